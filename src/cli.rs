@@ -1,0 +1,57 @@
+//! The command-line interface: parses arguments and hands each command to
+//! the module that owns it. No command logic lives here.
+
+use clap::{Args, Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "earmark", version, about = "A keyboard-driven terminal audiobook player")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Options every client command understands.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GlobalArgs {
+    /// Profile from config.toml to use (default: `default_profile`).
+    #[arg(long, global = true, env = "EARMARK_PROFILE")]
+    pub profile: Option<String>,
+    /// Server address: host, host:port, URL, or URL with a gateway prefix.
+    #[arg(long, global = true, env = "EARMARK_SERVER")]
+    pub server: Option<String>,
+    /// Server-side user name.
+    #[arg(long, global = true, env = "EARMARK_USER")]
+    pub user: Option<String>,
+    /// Print one JSON document instead of text (see docs/cli.md).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    #[command(flatten)]
+    Client(crate::commands::ClientCommand),
+    /// Play a book headlessly (no TUI).
+    Play(crate::commands::play::PlayArgs),
+    /// Run the reference Audiobook Library Service.
+    Serve(crate::server::cli::ServeArgs),
+    /// Start a demo server with the demo library and open the player.
+    Demo(crate::server::demo::DemoArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Client(cmd)) => crate::commands::run(&cli.global, cmd),
+        Some(Command::Play(args)) => crate::commands::play::run(&cli.global, args),
+        Some(Command::Serve(args)) => crate::server::cli::run(args),
+        Some(Command::Demo(args)) => crate::server::demo::run(args),
+        None => {
+            eprintln!("earmark: the terminal player is not built yet; see `earmark --help`");
+            ExitCode::from(2)
+        }
+    }
+}

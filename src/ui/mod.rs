@@ -1,0 +1,1 @@
+//! The terminal player: app state, events, views and keymap.
