@@ -184,7 +184,7 @@ for wav in "$work"/verlaine/[0-9][0-9].wav; do
         "${EXACT[@]}" "$book/$nn - $t.flac"
 done
 book_toml "$book" "Poèmes choisis – Paul Verlaine" "Paul Verlaine" \
-    "Trois poèmes : Chanson d'automne (1866), Il pleure dans mon cœur (1874) et Le ciel est, par-dessus le toit (1881)." \
+    "Trois poèmes : Chanson d'automne (1866), Il pleure dans mon cœur (1874) et Le ciel est, par-dessus le toit (1880)." \
     Poetry
 cover "$book/cover.jpg" 0x1e5a52
 
