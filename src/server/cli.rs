@@ -80,7 +80,8 @@ pub fn default_data_dir() -> anyhow::Result<PathBuf> {
 
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // symphonia logs every probed file at info level.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,symphonia=warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

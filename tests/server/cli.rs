@@ -107,3 +107,61 @@ async fn admin_commands_act_on_a_running_server() {
         "empty password or duplicate user must fail"
     );
 }
+
+#[tokio::test]
+async fn serve_command_serves_the_library_under_its_prefix() {
+    use std::io::BufRead;
+    let lib = small_library();
+    let data = tempfile::tempdir().unwrap();
+    earmark::server::add_user(data.path(), "dora", "doras password").unwrap();
+    let mut child = earmark()
+        .args(["serve", "--library", lib.path().to_str().unwrap()])
+        .args(["--data", data.path().to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--prefix", "/gw/earmark"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        line
+    })
+    .await
+    .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("earmark serve: listening on ")
+        .unwrap_or_else(|| panic!("{line:?}"))
+        .to_owned();
+    assert!(
+        base.starts_with("http://127.0.0.1:") && base.ends_with("/gw/earmark/api/v1"),
+        "{base}"
+    );
+    let http = reqwest::Client::new();
+    let login: serde_json::Value = http
+        .post(format!("{base}/auth/login"))
+        .json(&serde_json::json!({"username": "dora", "password": "doras password"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = login["data"]["token"].as_str().unwrap();
+    let books: serde_json::Value = http
+        .get(format!("{base}/books"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(books["data"]["total"], 3);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
