@@ -25,8 +25,18 @@ impl Home {
         self.dir.path().join(sub)
     }
 
-    /// Run `earmark ARGS` with `stdin` piped in.
+    /// Run `earmark ARGS` with `stdin` piped in, the file token store forced.
     pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        self.run_with_store(args, stdin, Some("file")).await
+    }
+
+    /// Like `run`; `store` sets EARMARK_TOKEN_STORE (`None`: automatic).
+    pub async fn run_with_store(
+        &self,
+        args: &[&str],
+        stdin: Option<&str>,
+        store: Option<&str>,
+    ) -> Output {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
         cmd.args(args)
             .env_clear()
@@ -36,7 +46,7 @@ impl Home {
             .env("XDG_DATA_HOME", self.path("data"))
             .env("XDG_CACHE_HOME", self.path("cache"))
             .env("XDG_STATE_HOME", self.path("state"))
-            .env("EARMARK_TOKEN_STORE", "file")
+            .env("EARMARK_TOKEN_STORE", store.unwrap_or("auto"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -208,4 +218,36 @@ async fn login_without_a_terminal_asks_for_password_stdin() {
         text(&out)
     );
     assert!(home.files().is_empty(), "a failed login stores nothing");
+}
+
+/// With no D-Bus session (as over SSH or in CI) the automatic store falls
+/// back to the file, warns once, and `status` says which store is in use.
+#[tokio::test]
+async fn keyring_unavailable_falls_back_to_the_file_and_warns_once() {
+    let server = login_server().await;
+    let home = Home::new();
+    let args = [
+        "--server",
+        server.as_str(),
+        "--user",
+        "alice",
+        "login",
+        "--password-stdin",
+    ];
+    let pw = format!("{PASSWORD}\n");
+    let first = home.run_with_store(&args, Some(&pw), None).await;
+    let (_, stderr) = text(&first);
+    assert!(first.status.success(), "{:?}", text(&first));
+    assert!(stderr.contains("keyring is not available"), "{stderr}");
+    let second = home.run_with_store(&args, Some(&pw), None).await;
+    assert!(second.status.success(), "{:?}", text(&second));
+    assert!(
+        !text(&second).1.contains("keyring"),
+        "warned twice: {:?}",
+        text(&second)
+    );
+    let out = home.run_with_store(&["status", "--json"], None, None).await;
+    let v: Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["tokenStore"], "file");
+    assert!(home.path("data/earmark/tokens/default.token").exists());
 }
