@@ -2,11 +2,11 @@
 //! clone (an `Arc`); safe to share between the sync worker, the player and
 //! the UI's background tasks.
 
+use super::Auth;
 use super::base::BaseUrl;
 use super::error::{ApiError, BodyKind};
 use super::paths::{self, Paths};
 use super::wire::{self, LoginData, NextPage, ProgressState, WriteOutcome};
-use super::{Auth, Token};
 use crate::domain::*;
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
@@ -194,7 +194,7 @@ impl Client {
             .await?;
         let data = wire::decode_login(&v, "POST /auth/login")?;
         self.set_auth(Some(Auth {
-            token: Token::new(data.token.clone()),
+            token: data.token.clone(),
             server_id: data.server_id.clone(),
             user_id: data.user_id,
         }));

@@ -173,7 +173,7 @@ pub async fn login(
     let client = Client::new(server.clone(), profile.options.clone())?;
     let data = client.login(&user, password).await?;
     let store = TokenStore::new(profile.dirs.tokens_dir())?;
-    let token = Token::new(data.token.clone());
+    let token = data.token.clone();
     let saved = store.save(&profile.name, &token)?;
     if let Some(prev) = &previous
         && prev.token_store != saved.kind

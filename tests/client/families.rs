@@ -89,7 +89,7 @@ async fn family_a_gateway_spring_envelopes() {
     let login = c.login("alice", "pw").await.unwrap();
     assert_eq!(
         (
-            login.token.as_str(),
+            login.token.expose(),
             login.server_id.as_str(),
             login.user_id
         ),
@@ -218,7 +218,7 @@ async fn family_b_bare_offset_custom_names() {
 
     let l = c.login("bob", "pw").await.unwrap();
     assert_eq!(
-        (l.token.as_str(), l.server_id.as_str(), l.user_id),
+        (l.token.expose(), l.server_id.as_str(), l.user_id),
         ("tokB", "srv-b", UserId(7))
     );
     let books = c.books(&BookQuery::default()).await.unwrap();
@@ -342,7 +342,7 @@ async fn family_c_cursor_and_gateway_failures() {
     let c = client(&addr, fast_options());
     let l = c.login("carol", "pw").await.unwrap();
     assert_eq!(
-        (l.token.as_str(), l.server_id.as_str(), l.user_id),
+        (l.token.expose(), l.server_id.as_str(), l.user_id),
         ("tokC", "i-1", UserId(5))
     );
 

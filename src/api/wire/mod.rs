@@ -157,7 +157,7 @@ fn missing(endpoint: &str, field: &str) -> ApiError {
 /// What a login answer carries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoginData {
-    pub token: String,
+    pub token: crate::api::Token,
     pub server_id: ServerId,
     pub user_id: UserId,
     pub user_name: Option<String>,
@@ -214,7 +214,7 @@ pub fn decode_login(v: &Value, endpoint: &str) -> Result<LoginData, ApiError> {
         .and_then(|u| string(u, &["username", "userName", "name", "login"]))
         .or_else(|| string(data, &["username", "userName"]));
     Ok(LoginData {
-        token,
+        token: crate::api::Token::new(token),
         server_id: ServerId::new(server_id),
         user_id,
         user_name,

@@ -92,7 +92,7 @@ fn login_variants() {
     let ours = json!({"data": {"token": "t1", "serverId": "srv_1", "user": {"id": 1, "username": "alice"}}});
     let l = decode_login(&ours, EP).unwrap();
     assert_eq!(
-        (l.token.as_str(), l.server_id.as_str(), l.user_id.0),
+        (l.token.expose(), l.server_id.as_str(), l.user_id.0),
         ("t1", "srv_1", 1)
     );
     assert_eq!(l.user_name.as_deref(), Some("alice"));
@@ -101,16 +101,16 @@ fn login_variants() {
         "serverId": 77, "user": {"id": "42", "name": "bob"}}});
     let l = decode_login(&nested, EP).unwrap();
     assert_eq!(
-        (l.token.as_str(), l.server_id.as_str(), l.user_id.0),
+        (l.token.expose(), l.server_id.as_str(), l.user_id.0),
         ("t2", "77", 42)
     );
 
     let top = json!({"access_token": "t3", "server_id": "s", "userId": 9});
     let l = decode_login(&top, EP).unwrap();
-    assert_eq!((l.token.as_str(), l.user_id.0), ("t3", 9));
+    assert_eq!((l.token.expose(), l.user_id.0), ("t3", 9));
 
     let jwt = json!({"result": {"jwt": "t4", "instanceId": "i", "user": {"userId": 5}}});
-    assert_eq!(decode_login(&jwt, EP).unwrap().token, "t4");
+    assert_eq!(decode_login(&jwt, EP).unwrap().token.expose(), "t4");
 }
 
 #[test]
