@@ -250,3 +250,20 @@ mod tests {
         assert_eq!(back, b);
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Parsing never panics, and a normalized address normalizes to itself.
+        #[test]
+        fn normalization_is_idempotent(s in "(https?://)?[a-z0-9.:/\\[\\]@?#-]{0,30}") {
+            if let Ok(b) = BaseUrl::parse(&s) {
+                prop_assert!(b.as_str().ends_with("/api/v1"));
+                prop_assert_eq!(BaseUrl::parse(b.as_str()).unwrap(), b);
+            }
+        }
+    }
+}

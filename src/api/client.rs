@@ -626,7 +626,7 @@ impl Client {
                 .saturating_mul(n.saturating_sub(1)),
             NextPage::Cursor(_) => 0,
         };
-        let fetched = before + items.len() as u64;
+        let fetched = before.saturating_add(items.len() as u64);
         let mut next = wire::next_page(&list.info, items.len(), fetched, page_no, size);
         if next.as_ref() == Some(at) {
             next = None; // a server that repeats itself must not loop us

@@ -397,9 +397,11 @@ pub fn next_page(
         return None;
     }
     if let Some(off) = info.offset {
-        return Some(NextPage::Offset(off + len));
+        return Some(NextPage::Offset(off.saturating_add(len)));
     }
-    Some(NextPage::Page(info.page.unwrap_or(requested_page) + 1))
+    Some(NextPage::Page(
+        info.page.unwrap_or(requested_page).saturating_add(1),
+    ))
 }
 
 /// Decode every item of a list with `item`, naming the endpoint and index

@@ -406,3 +406,90 @@ fn bookmarks_categories_chapters() {
         ("1", "One", Some(61.0))
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let key = prop::sample::select(vec![
+            "data",
+            "items",
+            "id",
+            "bookId",
+            "chapterId",
+            "title",
+            "name",
+            "token",
+            "user",
+            "serverId",
+            "durationMs",
+            "duration",
+            "total",
+            "page",
+            "hasMore",
+            "nextCursor",
+            "progress",
+            "positionSec",
+            "code",
+            "message",
+            "error",
+            "list",
+            "offset",
+            "result",
+            "authors",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|f| json!(f)),
+            "[ -~]{0,12}".prop_map(Value::String),
+            "[0-9:.]{1,9}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..6).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        /// No payload makes a decoder panic; each answers a value or an error.
+        #[test]
+        fn decoders_never_panic(v in arb_json()) {
+            let _ = decode_login(&v, EP);
+            let _ = decode_license(&v, EP);
+            let _ = decode_book(&v, EP);
+            let _ = decode_manifest(&v, &BookId::new("b"), EP);
+            let _ = decode_progress_state(&v, EP);
+            let _ = decode_progress_write(&v, EP);
+            let _ = decode_batch(&v, EP, "http://h");
+            let _ = decode_bookmark(&v, None, EP);
+            let _ = error_parts(&v);
+            let _ = envelope_error(&v);
+            if let Ok(list) = find_list(&v, EP) {
+                let _ = decode_items(&list, EP, decode_chapter);
+                let _ = next_page(&list.info, list.items.len(), 3, 1, 2);
+            }
+        }
+
+        /// Any bytes: JSON, or a classified non-JSON body; never a panic.
+        #[test]
+        fn bodies_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = parse_body(Some("text/html"), &bytes);
+            let _ = parse_body(None, &bytes);
+        }
+
+        /// Decoded durations are finite and never negative.
+        #[test]
+        fn durations_are_sane(v in arb_json()) {
+            if let Ok(b) = decode_book(&v, EP) {
+                prop_assert!(b.duration.is_none_or(|d| d.is_finite() && d >= 0.0));
+            }
+        }
+    }
+}
