@@ -581,6 +581,42 @@ impl Client {
         Err(self.bad_redirect(&url))
     }
 
+    /// A URL the server handed out (`coverUrl`, …) as a request: resolved
+    /// against the base; the token only for the server's own origin.
+    pub fn resource_request(&self, given: &str) -> Option<StreamRequest> {
+        let url = self.inner.base.resolve(given).ok()?;
+        let headers = match self.auth() {
+            Some(a) if self.inner.base.same_origin(&url) => {
+                vec![(
+                    "Authorization".to_owned(),
+                    format!("Bearer {}", a.token.expose()),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        Some(StreamRequest { url, headers })
+    }
+
+    /// A book's cover image bytes, `None` when it has none (no `coverUrl`, or 404).
+    pub async fn cover(&self, book: &Book) -> Result<Option<bytes::Bytes>, ApiError> {
+        let Some(req) = book
+            .cover_url
+            .as_deref()
+            .and_then(|u| self.resource_request(u))
+        else {
+            return Ok(None);
+        };
+        match self.open_stream(&req, None).await {
+            Ok(resp) => resp
+                .bytes()
+                .await
+                .map(Some)
+                .map_err(|e| self.network_error(&e)),
+            Err(ApiError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     // ------------------------------------------------------------ plumbing
 
     async fn get(&self, segs: &[&str], query: &[(String, String)]) -> Result<Value, ApiError> {
