@@ -6,6 +6,7 @@
 //! would download the whole file), then decode forward and drop frames before
 //! the target; other formats have an index and seek accurately.
 
+use symphonia::core::codecs::audio::well_known::{CODEC_ID_AAC, CODEC_ID_ALAC, CODEC_ID_FLAC};
 use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymError;
 use symphonia::core::formats::probe::Hint;
@@ -54,6 +55,9 @@ impl std::fmt::Display for DecodeError {
     }
 }
 
+/// Seconds decoded and dropped before a seek target (lossy codecs).
+const PREROLL: f64 = 0.2;
+
 /// Consecutive undecodable packets before the stream is declared corrupt.
 const MAX_BAD_PACKETS: u32 = 20;
 
@@ -65,6 +69,9 @@ pub struct StreamDecoder {
     rate: u32,
     channels: usize,
     coarse_seek: bool,
+    lossless: bool,
+    /// Frames of encoder delay to drop at the start (AAC priming).
+    delay: u64,
     /// Drop decoded frames before this stream time (after a seek).
     skip_until: Option<f64>,
     /// Stream time of the next frame when packets carry no usable pts.
@@ -126,6 +133,16 @@ impl StreamDecoder {
             _ => None,
         };
         let track_id = track.id;
+        let codec = params.codec;
+        let lossless = [CODEC_ID_FLAC, CODEC_ID_ALAC].contains(&codec)
+            || format.format_info().short_name == "wave";
+        // symphonia's mp4 reader does not apply the edit list; AAC encoders
+        // prime with 1024 frames (ffmpeg, fdk; Apple uses 2112 and says so).
+        let delay = if codec == CODEC_ID_AAC && track.delay.is_none() {
+            1024
+        } else {
+            0
+        };
         Ok(Self {
             format,
             decoder,
@@ -134,7 +151,9 @@ impl StreamDecoder {
             rate,
             channels,
             coarse_seek,
-            skip_until: None,
+            lossless,
+            delay,
+            skip_until: (delay > 0).then_some(0.0),
             next_time: 0.0,
             duration,
             scratch: Vec::new(),
@@ -153,10 +172,14 @@ impl StreamDecoder {
     /// Position the decoder so the next frame returned is at `secs`.
     pub fn seek(&mut self, secs: f64) -> Result<(), DecodeError> {
         let secs = secs.max(0.0);
-        if secs < 0.001 && self.next_time < 0.001 {
+        if secs < 0.001 && self.next_time < 0.001 && self.delay == 0 {
             return Ok(());
         }
-        let time = Time::try_from_secs_f64(secs)
+        // Lossy decoders need a little audio before the target to rebuild
+        // their state (MDCT overlap, mp3 bit reservoir): seek earlier and
+        // drop the pre-roll.
+        let preroll = if self.lossless { 0.0 } else { PREROLL };
+        let time = Time::try_from_secs_f64((secs - preroll).max(0.0) + self.delay_secs())
             .ok_or_else(|| DecodeError::Corrupt(format!("bad seek target {secs}")))?;
         let mode = if self.coarse_seek {
             SeekMode::Coarse
@@ -172,7 +195,10 @@ impl StreamDecoder {
         ) {
             Ok(seeked) => {
                 self.decoder.reset();
-                self.next_time = self.ts_secs(seeked.actual_ts).unwrap_or(secs);
+                self.next_time = self
+                    .ts_secs(seeked.actual_ts)
+                    .map(|t| t - self.delay_secs())
+                    .unwrap_or(secs);
                 self.skip_until = Some(secs);
                 Ok(())
             }
@@ -183,6 +209,10 @@ impl StreamDecoder {
             }
             Err(e) => Err(sym_err(e)),
         }
+    }
+
+    fn delay_secs(&self) -> f64 {
+        self.delay as f64 / self.rate.max(1) as f64
     }
 
     fn ts_secs(&self, ts: Timestamp) -> Option<f64> {
@@ -213,7 +243,8 @@ impl StreamDecoder {
             if packet.track_id != self.track_id {
                 continue;
             }
-            let pts = self.ts_secs(packet.pts);
+            let delay = self.delay_secs();
+            let pts = self.ts_secs(packet.pts).map(|t| t - delay);
             let buf = match self.decoder.decode(&packet) {
                 Ok(b) => b,
                 Err(SymError::DecodeError(m)) => {
@@ -236,7 +267,9 @@ impl StreamDecoder {
             self.channels = channels;
             self.rate = rate;
             buf.copy_to_vec_interleaved::<f32>(&mut self.scratch);
-            let start = pts.filter(|p| *p >= 0.0).unwrap_or(self.next_time);
+            let start = pts
+                .filter(|p| *p >= -delay - 1e-9)
+                .unwrap_or(self.next_time);
             let end = start + frames as f64 / rate as f64;
             self.next_time = end;
             let mut samples = std::mem::take(&mut self.scratch);

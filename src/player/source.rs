@@ -318,6 +318,8 @@ impl symphonia::core::io::MediaSource for HttpSource {
 }
 
 enum Outcome {
+    /// Far enough ahead of the reader; resume when it catches up.
+    Ahead,
     /// The reader moved elsewhere; start a new request at `want`.
     Restart,
     /// The connection failed; retry from the downloaded end after a pause.
@@ -371,6 +373,18 @@ async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
                 return;
             }
             Outcome::Cancelled => return,
+            Outcome::Ahead => loop {
+                {
+                    let w = shared.lock();
+                    if w.cancel {
+                        return;
+                    }
+                    if w.restart || w.end() < w.want + shared.read_ahead / 2 {
+                        break;
+                    }
+                }
+                shared.wake_task.notified().await;
+            },
             Outcome::Done => {
                 {
                     let mut w = shared.lock();
@@ -461,6 +475,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             return Outcome::Fatal(SourceError::Http(format!("HTTP {status}: {msg}")));
         }
     }
+    let ranges = status == 206;
     let mut resp = resp;
     loop {
         // Back-pressure: wait while far enough ahead of the reader.
@@ -478,7 +493,9 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
                 }
             };
             match verdict {
-                // `Done` here only means "far enough ahead": wait for the reader.
+                // Far enough ahead. With Range support, hang up (so neither
+                // the socket nor the server buffers more) and ask again later.
+                Some(Outcome::Done) if ranges => return Outcome::Ahead,
                 Some(Outcome::Done) => shared.wake_task.notified().await,
                 Some(o) => return o,
                 None => break,

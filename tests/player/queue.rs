@@ -74,7 +74,7 @@ fn embedded_chapters_share_one_stream() {
             end: None,
         },
     ]);
-    let e = engine(&server, 0.0, TOKEN);
+    let e = engine(&server, 2.0, TOKEN);
     // Start inside the second chapter: positions are relative to its start.
     e.load(m.clone(), "ch_y", 0.5);
     let s = e.wait(5.0, "landed", |s| s.landed);
