@@ -257,13 +257,3 @@ pub fn frequency(x: &[f32], rate: u32) -> f64 {
     let span = crossings[crossings.len() - 1] - crossings[0];
     periods * rate as f64 / span
 }
-
-/// Peak absolute amplitude.
-pub fn peak(x: &[f32]) -> f32 {
-    x.iter().fold(0.0f32, |m, v| m.max(v.abs()))
-}
-
-/// The fixtures' amplitude ramp: 0.1 at 0 s to 0.9 at 3 s.
-pub fn time_from_amplitude(a: f32) -> f64 {
-    ((a as f64 - 0.1) / 0.8) * 3.0
-}
