@@ -93,3 +93,15 @@ fn seeks_land_within_50_ms() {
         }
     }
 }
+
+#[test]
+fn servers_without_range_fall_back_to_progressive_download() {
+    let server = TestServer::start(&fixtures());
+    // moov at the end: the reader must reach the tail without Range.
+    let (rate, m) = play_from(&server, "/norange/tone.m4b", 0.0);
+    let secs = m.len() as f64 / rate as f64;
+    assert!((secs - 3.0).abs() <= 0.03, "played {secs:.3} s");
+    let (rate, m) = play_from(&server, "/norange/tone.mp3", 1.7);
+    let landed = 3.0 - m.len() as f64 / rate as f64;
+    assert!((landed - 1.7).abs() <= 0.05, "landed at {landed:.3}");
+}

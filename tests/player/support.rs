@@ -25,7 +25,7 @@ pub fn fixtures() -> PathBuf {
 }
 
 /// An HTTP file server: `/files/*` from a directory (Bearer required),
-/// `/expired/*` answers 403 license_required. Stoppable and restartable on
+/// `/expired/*` answers 403 license_required, `/norange/*` ignores Range. Stoppable and restartable on
 /// the same port.
 pub struct TestServer {
     pub addr: SocketAddr,
@@ -48,6 +48,17 @@ async fn auth(req: Request, next: Next) -> Response {
             .into_response();
     }
     next.run(req).await
+}
+
+/// A server that ignores Range: always 200 with the whole body.
+async fn no_range(
+    axum::extract::State(dir): axum::extract::State<PathBuf>,
+    axum::extract::Path(file): axum::extract::Path<String>,
+) -> Response {
+    match std::fs::read(dir.join(&file)) {
+        Ok(body) => (StatusCode::OK, body).into_response(),
+        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 async fn expired() -> Response {
@@ -88,6 +99,10 @@ impl TestServer {
         let app = Router::new()
             .nest_service("/files", ServeDir::new(dir))
             .route("/expired/{*rest}", axum::routing::get(expired))
+            .route(
+                "/norange/{*file}",
+                axum::routing::get(no_range).with_state(dir.to_path_buf()),
+            )
             .layer(middleware::from_fn(auth));
         rt.spawn(async move {
             let _ = axum::serve(listener, app).await;
