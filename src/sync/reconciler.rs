@@ -299,6 +299,15 @@ impl Reconciler {
                 manifest,
                 local,
             } => {
+                // The playback being replaced reports where it was, as its
+                // own book; after this it owns nothing.
+                if self
+                    .current
+                    .as_ref()
+                    .is_some_and(|c| c.playback != playback)
+                {
+                    self.report_current(now, false, &mut out);
+                }
                 if let Some(l) = &local {
                     out.push(Decision::Display {
                         book: book.clone(),

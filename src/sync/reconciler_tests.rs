@@ -718,16 +718,23 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
             Event::Intent { playback, .. } | Event::Action { playback, .. } => Some(*playback),
             _ => None,
         };
+        // Opening a book lets the replaced playback report its last place.
+        let reporter = if matches!(event, Event::BookOpened { .. }) {
+            cur
+        } else {
+            m.playbacks.len() as u64
+        };
         let decisions = r.handle(event, now);
         for w in reports(&decisions) {
             // Only the current playback reports, and only its own book.
-            let owner = m.playbacks.last().expect("a book is open");
+            prop_assert!(reporter > 0, "a report without an open book");
+            let owner = m.playbacks[reporter as usize - 1].clone();
             prop_assert_eq!(w.book.as_str(), owner.as_str(), "write crossed books");
             if let Some(p) = event_playback {
-                prop_assert_eq!(p.0, m.playbacks.len() as u64, "stale playback reported");
+                prop_assert_eq!(p.0, reporter, "stale playback reported");
             }
-            let p = m.playbacks.len() as u64;
-            let mf = manifest(owner);
+            let p = reporter;
+            let mf = manifest(&owner);
             prop_assert!(mf.position_of(&w.spot.chapter).is_some());
             if is_intent {
                 continue;

@@ -51,6 +51,13 @@ pub trait Remote: Send + Sync + 'static {
 
     fn fetch(&self, book: &BookId) -> impl Future<Output = Result<ServerBook, Failure>> + Send;
 
+    /// `POST /auth/reading-progress/{bookId}`: the merged record.
+    fn write_progress(
+        &self,
+        book: &BookId,
+        progress: &QueuedProgress,
+    ) -> impl Future<Output = ItemResult> + Send;
+
     /// `POST /auth/reading-progress/batch`: one result per item, in order.
     fn write_progress_batch(
         &self,

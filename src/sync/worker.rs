@@ -231,6 +231,7 @@ pub fn spawn<R: Remote>(
         requests: 0,
         want_flush: true,
         want_fetch: None,
+        single_writes: false,
     };
     tokio::spawn(worker.run(rx));
     Ok((SyncHandle { tx, status }, notices))
@@ -254,6 +255,8 @@ struct Worker<R> {
     requests: u64,
     want_flush: bool,
     want_fetch: Option<(PlaybackId, BookId)>,
+    /// The server has no batch endpoint (404): progress goes one by one.
+    single_writes: bool,
 }
 
 impl<R: Remote> Worker<R> {
@@ -460,7 +463,8 @@ impl<R: Remote> Worker<R> {
         {
             self.check_license().await;
         }
-        if self.link == Link::Offline && !self.outbox.is_empty() {
+        // Retries wait for the back-off inside `flush`.
+        if !self.outbox.is_empty() {
             self.want_flush = true;
         }
     }
@@ -502,6 +506,33 @@ impl<R: Remote> Worker<R> {
         let (progress, others): (Vec<_>, Vec<_>) = entries
             .into_iter()
             .partition(|e| matches!(e.op, Op::ProgressWrite(_)));
+        if self.single_writes {
+            for e in &progress {
+                let Op::ProgressWrite(p) = &e.op else {
+                    continue;
+                };
+                self.requests += 1;
+                match self.remote.write_progress(&e.book, p).await {
+                    Ok(merged) => {
+                        self.reachable();
+                        self.done(e.seq);
+                        if let Some(p) = merged {
+                            self.server_said(&e.book, p);
+                        }
+                    }
+                    Err(f) => {
+                        if !self.item_failed(e.seq, &e.book, f) {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        let progress = if self.single_writes {
+            Vec::new()
+        } else {
+            progress
+        };
         for chunk in progress.chunks(BATCH_MAX) {
             let items: Vec<(BookId, QueuedProgress)> = chunk
                 .iter()
@@ -529,6 +560,13 @@ impl<R: Remote> Worker<R> {
                             }
                         }
                     }
+                }
+                Err(Failure::NotFound(message)) => {
+                    // A server without the batch endpoint: write one by one.
+                    tracing::warn!("sync: no batch endpoint ({message}); writing books one by one");
+                    self.single_writes = true;
+                    self.want_flush = true;
+                    return;
                 }
                 Err(f) => return self.request_failed(f),
             }
@@ -626,6 +664,7 @@ impl<R: Remote> Worker<R> {
             Failure::Rejected { message, .. } | Failure::ScopeBug(message) => {
                 tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
                 self.last_error = Some(message);
+                self.back_off();
                 true
             }
             other => {
@@ -653,10 +692,7 @@ impl<R: Remote> Worker<R> {
                 self.link = Link::Offline;
                 let ds = self.rec.handle(Event::Offline, now_millis());
                 self.decide(ds);
-                self.backoff = (self.backoff * 2)
-                    .max(self.cfg.backoff_min)
-                    .min(self.cfg.backoff_max);
-                self.next_attempt = Some(Instant::now() + self.backoff);
+                self.back_off();
             }
             Failure::Unauthorized(message) | Failure::ScopeMismatch(message) => {
                 self.link = Link::NeedsLogin {
@@ -667,16 +703,20 @@ impl<R: Remote> Worker<R> {
             Failure::License(message) => self.license_blocked(message),
             Failure::ScopeBug(message) | Failure::Rejected { message, .. } => {
                 tracing::error!("sync: request refused, writes kept: {message}");
-                self.backoff = (self.backoff * 2)
-                    .max(self.cfg.backoff_min)
-                    .min(self.cfg.backoff_max);
-                self.next_attempt = Some(Instant::now() + self.backoff);
+                self.back_off();
             }
             Failure::NotFound(message) => {
                 tracing::error!("sync: endpoint not found, writes kept: {message}");
                 self.next_attempt = Some(Instant::now() + self.cfg.backoff_max);
             }
         }
+    }
+
+    fn back_off(&mut self) {
+        self.backoff = (self.backoff * 2)
+            .max(self.cfg.backoff_min)
+            .min(self.cfg.backoff_max);
+        self.next_attempt = Some(Instant::now() + self.backoff);
     }
 
     fn license_blocked(&mut self, message: String) {
