@@ -22,6 +22,18 @@ pub enum Stop {
     License(String),
     /// 401/409: the session is not valid any more.
     Login(String),
+    /// The server did not answer in time to restore the place.
+    Unavailable(String),
+}
+
+impl Stop {
+    /// One sentence for the user.
+    pub fn message(&self) -> String {
+        match self {
+            Stop::License(m) => format!("{m} Playback and sync are stopped."),
+            Stop::Login(m) | Stop::Unavailable(m) => m.clone(),
+        }
+    }
 }
 
 pub struct HeadlessSync {
@@ -87,7 +99,10 @@ impl HeadlessSync {
                 Some(Notice::ApplySettings { settings, .. }) => self.settings = Some(settings),
                 Some(_) => {}
                 None => {
-                    return Err(Stop::Login("the sync worker did not answer in time".into()));
+                    return Err(Stop::Unavailable(format!(
+                        "could not restore the position: no answer within {} s",
+                        timeout.as_secs()
+                    )));
                 }
             }
         }
@@ -97,6 +112,18 @@ impl HeadlessSync {
     pub fn settings(&mut self) -> Option<PlaybackSettings> {
         self.drain();
         self.settings.clone()
+    }
+
+    /// The user chose where to start (`--chapter`/`--at`): an explicit
+    /// place, which may move the saved progress back (even to 0).
+    pub fn user_start(&self, start: &(ChapterId, f64)) {
+        self.handle.event(Event::Action {
+            playback: self.playback,
+            action: super::reconciler::Action::Seek(super::reconciler::Spot::new(
+                start.0.clone(),
+                start.1,
+            )),
+        });
     }
 
     /// Call right before sending the engine its `Load`.
