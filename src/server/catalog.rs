@@ -217,10 +217,12 @@ pub struct ScanSummary {
 /// keeps its id when found at the same path, else when its audio has the
 /// same fingerprint (a renamed folder); a chapter keeps its id by key.
 pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSummary> {
-    let scanned = scan::scan_library(library)?;
+    let mut cache = load_probe_cache(db)?;
+    let scanned = scan::scan_library(library, &mut cache)?;
     let covers_dir = data_dir.join("covers");
     let mut conn = db.conn();
     let tx = conn.transaction()?;
+    save_probe_cache(&tx, &cache)?;
     let mut existing: Vec<(String, String, String)> = Vec::new();
     {
         let mut stmt = tx.prepare("SELECT id, path, fingerprint FROM books")?;
@@ -299,6 +301,71 @@ pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSu
     Ok(summary)
 }
 
+fn load_probe_cache(db: &Db) -> anyhow::Result<scan::ProbeCache> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare("SELECT path, data FROM probe_cache")?;
+    let mut cache = scan::ProbeCache::default();
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+        let (path, data) = row?;
+        // An entry from an older layout is simply probed again.
+        if let Ok(entry) = serde_json::from_str(&data) {
+            cache.entries.insert(path, entry);
+        }
+    }
+    Ok(cache)
+}
+
+fn save_probe_cache(
+    tx: &rusqlite::Transaction<'_>,
+    cache: &scan::ProbeCache,
+) -> anyhow::Result<()> {
+    for path in &cache.fresh {
+        if let Some(entry) = cache.entries.get(path) {
+            tx.execute(
+                "INSERT OR REPLACE INTO probe_cache(path, data) VALUES (?1, ?2)",
+                params![path, serde_json::to_string(entry)?],
+            )?;
+        }
+    }
+    let stale: Vec<&String> = cache
+        .entries
+        .keys()
+        .filter(|p| !cache.seen.contains(*p))
+        .collect();
+    for path in stale {
+        tx.execute("DELETE FROM probe_cache WHERE path = ?1", [path])?;
+    }
+    Ok(())
+}
+
+/// The cover file for embedded art, named by the audio's fingerprint so a
+/// changed file gets a fresh extraction and an unchanged one none at all.
+fn embedded_cover(audio: &Path, fingerprint: &str, covers_dir: &Path) -> Option<PathBuf> {
+    let named = |ext: &str| covers_dir.join(format!("{fingerprint}.{ext}"));
+    if let Some(existing) = ["jpg", "png", "bmp"]
+        .into_iter()
+        .map(named)
+        .find(|p| p.is_file())
+    {
+        return Some(existing);
+    }
+    let (bytes, ext) = match super::media::probe(audio, false) {
+        Ok(p) => p.cover?,
+        Err(err) => {
+            tracing::warn!("cannot read the cover art of {}: {err:#}", audio.display());
+            return None;
+        }
+    };
+    let path = named(ext);
+    match std::fs::create_dir_all(covers_dir).and_then(|_| std::fs::write(&path, bytes)) {
+        Ok(()) => Some(path),
+        Err(err) => {
+            tracing::warn!("cannot store the cover of {}: {err}", audio.display());
+            None
+        }
+    }
+}
+
 fn store_book(
     tx: &rusqlite::Transaction<'_>,
     book_id: &str,
@@ -338,18 +405,7 @@ fn store_book(
     }
     let cover = match (&book.cover_file, &book.cover_embedded) {
         (Some(file), _) => Some(file.clone()),
-        (None, Some((bytes, ext))) => {
-            let path = covers_dir.join(format!("{book_id}.{ext}"));
-            let written =
-                std::fs::create_dir_all(covers_dir).and_then(|_| std::fs::write(&path, bytes));
-            match written {
-                Ok(()) => Some(path),
-                Err(err) => {
-                    tracing::warn!("cannot store the cover of {}: {err}", book.rel_path);
-                    None
-                }
-            }
-        }
+        (None, Some((audio, fingerprint))) => embedded_cover(audio, fingerprint, covers_dir),
         (None, None) => None,
     };
     Ok(StoredBook {

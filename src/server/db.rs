@@ -117,6 +117,7 @@ CREATE TABLE IF NOT EXISTS bookmarks (
     note TEXT,
     created_at INTEGER NOT NULL,
     client_id TEXT);
+CREATE TABLE IF NOT EXISTS probe_cache (path TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS bookmarks_client ON bookmarks(user_id, client_id);
 ";
 

@@ -36,7 +36,7 @@ fn ext(path: &Path) -> String {
         .to_ascii_lowercase()
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Tags {
     pub title: Option<String>,
     pub album: Option<String>,
@@ -46,19 +46,23 @@ pub struct Tags {
     pub description: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EmbeddedChapter {
     pub title: Option<String>,
     pub start_sec: f64,
     pub end_sec: Option<f64>,
 }
 
-#[derive(Debug, Default)]
+/// What a probe found. Cached in the database (without the cover bytes:
+/// those are extracted again only when a cover file must be written).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Probed {
     pub duration_sec: f64,
     pub tags: Tags,
     pub chapters: Vec<EmbeddedChapter>,
+    pub has_cover: bool,
     /// (bytes, file extension)
+    #[serde(skip)]
     pub cover: Option<(Vec<u8>, &'static str)>,
 }
 
@@ -74,6 +78,7 @@ pub fn probe(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
             Err(err) => tracing::warn!("no MP4 tags in {}: {err}", path.display()),
         }
     }
+    probed.has_cover = probed.cover.is_some();
     if let Some(last) = probed.chapters.last_mut()
         && last.end_sec.is_none_or(|e| e > probed.duration_sec)
     {

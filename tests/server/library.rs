@@ -89,6 +89,20 @@ async fn ids_survive_rescan_restart_and_rename() {
     assert_eq!(&gch[..3], &bch[..]);
     assert_eq!(gch.len(), 4);
 
+    // A file rewritten in place is probed again (new duration).
+    write_wav(&lib.path().join("loose-renamed.wav"), 6.0, 500.0);
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    let loose = api.book_titled("loose-renamed").await;
+    assert!(
+        (loose["durationSec"].as_f64().unwrap() - 6.0).abs() < 0.01,
+        "{loose}"
+    );
+    assert_eq!(
+        loose["id"].as_str().unwrap(),
+        before["loose"].0,
+        "same path, same book"
+    );
+
     // A removed book is gone (404), and comes back with its id.
     std::fs::rename(
         lib.path().join("Science"),
