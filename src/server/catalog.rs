@@ -373,25 +373,52 @@ fn store_book(
     covers_dir: &Path,
 ) -> anyhow::Result<StoredBook> {
     let mut chapters = Vec::new();
+    let mut used: HashSet<String> = HashSet::new();
     for c in &book.chapters {
-        let existing: Option<String> = tx
+        let by_key: Option<String> = tx
             .query_row(
                 "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND key = ?2",
                 params![book_id, c.key],
                 |r| r.get(0),
             )
-            .optional()?;
-        let id = match existing {
-            Some(id) => id,
-            None => {
-                let id = format!("ch_{}", random_hex(8));
-                tx.execute(
-                    "INSERT INTO chapter_keys(book_id, key, chapter_id) VALUES (?1, ?2, ?3)",
-                    params![book_id, c.key, id],
-                )?;
-                id
-            }
+            .optional()?
+            .filter(|id| !used.contains(id));
+        // Else the same file position in the book (a re-tagged file).
+        let by_place = || -> rusqlite::Result<Option<String>> {
+            Ok(tx
+                .query_row(
+                    "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND place = ?2",
+                    params![book_id, c.place],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .filter(|id| !used.contains(id)))
         };
+        let id = match by_key {
+            Some(id) => id,
+            None => match by_place()? {
+                Some(id) => {
+                    tx.execute(
+                        "UPDATE OR IGNORE chapter_keys SET key = ?2 WHERE chapter_id = ?1",
+                        params![id, c.key],
+                    )?;
+                    id
+                }
+                None => {
+                    let id = format!("ch_{}", random_hex(8));
+                    tx.execute(
+                        "INSERT INTO chapter_keys(book_id, key, place, chapter_id) VALUES (?1, ?2, ?3, ?4)",
+                        params![book_id, c.key, c.place, id],
+                    )?;
+                    id
+                }
+            },
+        };
+        tx.execute(
+            "UPDATE chapter_keys SET place = ?2 WHERE chapter_id = ?1",
+            params![id, c.place],
+        )?;
+        used.insert(id.clone());
         chapters.push(StoredChapter {
             id,
             title: c.title.clone(),

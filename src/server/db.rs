@@ -82,6 +82,7 @@ CREATE INDEX IF NOT EXISTS books_fingerprint ON books(fingerprint);
 CREATE TABLE IF NOT EXISTS chapter_keys (
     book_id TEXT NOT NULL,
     key TEXT NOT NULL,
+    place TEXT NOT NULL,
     chapter_id TEXT NOT NULL UNIQUE,
     PRIMARY KEY (book_id, key));
 CREATE TABLE IF NOT EXISTS progress (

@@ -30,6 +30,9 @@ pub struct ScannedChapter {
     /// Stable identity within the book: content fingerprint, plus the start
     /// time for embedded chapters.
     pub key: String,
+    /// Where it sits: the file's path in the library, plus the start time
+    /// for embedded chapters. The fallback identity for a re-tagged file.
+    pub place: String,
     pub title: String,
     pub file: PathBuf,
     pub mime: &'static str,
@@ -260,6 +263,11 @@ fn scan_book(
                 let end = c.end_sec.unwrap_or(probed.duration_sec);
                 chapters.push(ScannedChapter {
                     key: format!("{fp}@{}", (c.start_sec * 1000.0).round() as i64),
+                    place: format!(
+                        "{}@{}",
+                        rel(root, file),
+                        (c.start_sec * 1000.0).round() as i64
+                    ),
                     title: c
                         .title
                         .clone()
@@ -287,6 +295,7 @@ fn scan_book(
             }
             chapters.push(ScannedChapter {
                 key,
+                place: rel(root, file),
                 title,
                 file: file.clone(),
                 mime,
