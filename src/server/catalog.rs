@@ -98,6 +98,9 @@ pub struct Library {
     by_id: HashMap<String, usize>,
     chapters: HashMap<String, (usize, usize)>,
     pub categories: Vec<(Category, usize)>,
+    /// The canonical library folder of the last scan: files are served
+    /// only while they still resolve inside it.
+    pub root: Option<PathBuf>,
 }
 
 impl Library {
@@ -113,6 +116,7 @@ impl Library {
 
     /// Loads the present books from the database.
     pub fn load(db: &Db) -> anyhow::Result<Self> {
+        let root = db.meta("library_root")?.map(PathBuf::from);
         let conn = db.conn();
         let mut stmt =
             conn.prepare("SELECT id, path, added_at, data FROM books WHERE present = 1")?;
@@ -186,6 +190,7 @@ impl Library {
         }
         books.sort_by(|a, b| scan::natural_cmp(&a.title, &b.title).then_with(|| a.id.cmp(&b.id)));
         let mut lib = Library::default();
+        lib.root = root;
         let mut counts: HashMap<Category, usize> = HashMap::new();
         for (bi, book) in books.into_iter().enumerate() {
             lib.by_id.insert(book.id.clone(), bi);
@@ -293,6 +298,12 @@ pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSu
             .collect::<Result<_, _>>()?
     };
     summary.removed_books = was_present.difference(&still).count();
+    if let Ok(root) = std::fs::canonicalize(library) {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('library_root', ?1)",
+            [root.to_string_lossy()],
+        )?;
+    }
     tx.execute(
         "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalog_generation'",
         [],

@@ -429,3 +429,16 @@ async fn internal_errors_use_the_shape_and_leak_nothing() {
     // The rest of the server keeps working.
     api.get("/license/status").await.expect(200);
 }
+
+#[tokio::test]
+async fn undecodable_path_parameters_are_400_in_our_shape() {
+    let lib = small_library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    api.get("/books/%FF%FE")
+        .await
+        .expect_error(400, "bad_request");
+    api.get("/chapters/%FF/play")
+        .await
+        .expect_error(400, "bad_request");
+}

@@ -179,3 +179,36 @@ async fn symlinks_out_of_the_library_and_non_utf8_names_are_skipped() {
         "the symlink to /etc/passwd is not a chapter"
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlink_retargeted_after_the_scan_is_not_followed_out() {
+    let lib = small_library();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.wav"), b"top secret bytes").unwrap();
+    std::os::unix::fs::symlink(lib.path().join("loose.wav"), lib.path().join("link.wav")).unwrap();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    let b = api.book_titled("link").await;
+    let m = api.manifest(b["id"].as_str().unwrap()).await;
+    let play = format!(
+        "/chapters/{}/play?raw=1",
+        m["items"][0]["chapterId"].as_str().unwrap()
+    );
+    let ok = api
+        .http
+        .get(api.url(&play))
+        .bearer_auth(&api.session.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    // Re-point the link outside the library without a rescan.
+    std::fs::remove_file(lib.path().join("link.wav")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.wav"),
+        lib.path().join("link.wav"),
+    )
+    .unwrap();
+    api.get(&play).await.expect_error(404, "not_found");
+}
