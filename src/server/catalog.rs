@@ -189,8 +189,10 @@ impl Library {
             });
         }
         books.sort_by(|a, b| scan::natural_cmp(&a.title, &b.title).then_with(|| a.id.cmp(&b.id)));
-        let mut lib = Library::default();
-        lib.root = root;
+        let mut lib = Library {
+            root,
+            ..Library::default()
+        };
         let mut counts: HashMap<Category, usize> = HashMap::new();
         for (bi, book) in books.into_iter().enumerate() {
             lib.by_id.insert(book.id.clone(), bi);
