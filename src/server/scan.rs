@@ -282,7 +282,7 @@ fn scan_book(
             }
         } else {
             let title = if single {
-                "Chapter 1".to_owned()
+                String::new() // named after the book below
             } else {
                 probed.tags.title.clone().unwrap_or_else(|| stem.clone())
             };
@@ -330,6 +330,9 @@ fn scan_book(
         .or_else(|| tags.album.clone())
         .or_else(|| if single { tags.title.clone() } else { None })
         .unwrap_or(name_fallback);
+    for c in chapters.iter_mut().filter(|c| c.title.is_empty()) {
+        c.title = title.clone();
+    }
     let author = toml
         .author
         .clone()

@@ -75,9 +75,18 @@ async fn play_streams_exact_bytes_with_ranges() {
     assert_eq!(res.status(), 206);
     assert_eq!(res.bytes().await.unwrap().as_ref(), &file[file.len() - 5..]);
 
-    let res = api.http.head(&url).bearer_auth(&api.session.token).send().await.unwrap();
+    let res = api
+        .http
+        .head(&url)
+        .bearer_auth(&api.session.token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-length"], file.len().to_string().as_str());
+    assert_eq!(
+        res.headers()["content-length"],
+        file.len().to_string().as_str()
+    );
     assert_eq!(res.bytes().await.unwrap().len(), 0);
 
     let res = api
