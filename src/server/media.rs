@@ -79,6 +79,17 @@ pub fn probe(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
         }
     }
     probed.has_cover = probed.cover.is_some();
+    // Chapters in time order, each ending where the next starts at the latest.
+    probed
+        .chapters
+        .sort_by(|a, b| a.start_sec.total_cmp(&b.start_sec));
+    probed
+        .chapters
+        .dedup_by(|b, a| (b.start_sec - a.start_sec).abs() < 0.001);
+    let starts: Vec<f64> = probed.chapters.iter().map(|c| c.start_sec).collect();
+    for (c, next) in probed.chapters.iter_mut().zip(starts.iter().skip(1)) {
+        c.end_sec = Some(c.end_sec.map_or(*next, |e| e.min(*next)));
+    }
     if let Some(last) = probed.chapters.last_mut()
         && last.end_sec.is_none_or(|e| e > probed.duration_sec)
     {
