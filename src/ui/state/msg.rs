@@ -232,6 +232,8 @@ pub enum Backend {
         books: Vec<Book>,
         from_cache: bool,
     },
+    /// The first screenful of the cached library, while the rest loads.
+    LibraryHead(Vec<Book>),
     Categories(Vec<Category>),
     SearchResults {
         query: String,
