@@ -5,7 +5,11 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "earmark", version, about = "A keyboard-driven terminal audiobook player")]
+#[command(
+    name = "earmark",
+    version,
+    about = "A keyboard-driven terminal audiobook player"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

@@ -1,2 +1,54 @@
 //! The contract client: one HTTP client for the whole stable interface of
 //! the Audiobook Library Service, with tolerant decoding of payloads.
+//!
+//! - `base`: the user's server address normalized to `…/api/v1`.
+//! - `paths`: the one table of paths and names the contract does not show.
+//! - `wire`: pure, tolerant decoding of payloads and error bodies.
+//! - `error`: `ApiError`, one variant per row of the contract's error table.
+//! - `client`: `Client`, the async HTTP client.
+
+pub mod base;
+pub mod client;
+pub mod error;
+pub mod paths;
+pub mod wire;
+
+pub use base::BaseUrl;
+pub use client::{
+    BookQuery, Client, ClientOptions, ListPage, NewBookmark, PageCursor, ProgressWrite,
+    SettingsWrite, StreamRequest,
+};
+pub use error::{ApiError, ErrorClass};
+pub use paths::Paths;
+pub use wire::{BatchResult, LoginData, NextPage, ProgressState, WriteOutcome};
+
+use crate::domain::{ServerId, UserId};
+
+/// A bearer token. `Debug` and `Display` never show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    pub fn new(t: impl Into<String>) -> Token {
+        Token(t.into())
+    }
+    /// The secret itself, for the `Authorization` header or the token store.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+/// What authenticated calls carry: the token and the identity the sync
+/// writes must name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Auth {
+    pub token: Token,
+    pub server_id: ServerId,
+    pub user_id: UserId,
+}

@@ -1,23 +1,486 @@
 //! Client commands of the CLI (`earmark login`, `books`, …): each one
-//! talks to the server through `crate::api` and prints text or JSON.
+//! talks to the server through `crate::api` and prints text or one JSON
+//! document (docs/cli.md). Errors: one sentence on stderr and an exit code
+//! per class (2 usage, 3 auth, 4 license, 5 not found, 6 network/server,
+//! 7 scope mismatch).
 
+mod output;
+pub mod password;
 pub mod play;
 
+use crate::api::{ApiError, BookQuery, Client, ErrorClass, NewBookmark};
 use crate::cli::GlobalArgs;
+use crate::config::{Profile, Session, SessionError, read_record};
+use crate::domain::*;
 use clap::Subcommand;
+use output::Out;
+use serde_json::json;
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
 pub enum ClientCommand {
-    /// Log in and store the session token.
+    /// Log in and store the session token (never the password).
     Login {
         /// Read the password from standard input instead of the terminal.
         #[arg(long)]
         password_stdin: bool,
     },
+    /// Log out: revoke the token on the server and remove it locally.
+    Logout,
+    /// Server, serverId, user id, license status and token store in use.
+    Status,
+    /// List books.
+    Books {
+        /// Only books of this category id.
+        #[arg(long)]
+        category: Option<String>,
+        /// Only your favorites.
+        #[arg(long)]
+        favorites: bool,
+        /// Sort order: title, author, recent or added.
+        #[arg(long)]
+        sort: Option<String>,
+    },
+    /// Search books by title, author, narrator or description.
+    Search {
+        /// The search text (several words are joined with spaces).
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Details of a book.
+    Book { book_id: String },
+    /// Chapters of a book.
+    Chapters { book_id: String },
+    /// The playback manifest of a book, in server order.
+    Manifest { book_id: String },
+    /// Categories.
+    Categories,
+    /// List favorites, or add/remove one.
+    Favorites {
+        #[command(subcommand)]
+        action: Option<FavoriteAction>,
+    },
+    /// List a book's bookmarks, or add/remove one.
+    Bookmarks {
+        book_id: String,
+        #[command(subcommand)]
+        action: Option<BookmarkAction>,
+    },
+    /// Reading progress (and playback settings) of a book.
+    Progress { book_id: String },
 }
 
-pub fn run(_global: &GlobalArgs, _cmd: ClientCommand) -> ExitCode {
-    eprintln!("earmark: not implemented yet");
-    ExitCode::from(2)
+#[derive(Debug, Subcommand)]
+pub enum FavoriteAction {
+    /// Mark a book as favorite.
+    Add { book_id: String },
+    /// Remove a book from the favorites.
+    Remove { book_id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BookmarkAction {
+    /// Add a bookmark.
+    Add {
+        /// Chapter id (from `earmark manifest`).
+        #[arg(long)]
+        chapter: String,
+        /// Position in the chapter: seconds, or MM:SS / HH:MM:SS.
+        #[arg(long, value_parser = parse_position)]
+        at: f64,
+        /// A note.
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Remove a bookmark by id.
+    Remove { bookmark_id: String },
+}
+
+fn parse_position(s: &str) -> Result<f64, String> {
+    crate::api::wire::fields::clock_seconds(s)
+        .ok_or_else(|| format!("{s:?} is not a position (seconds, MM:SS or HH:MM:SS)"))
+}
+
+/// An error of a command, with its exit code.
+#[derive(Debug)]
+pub struct CommandError {
+    pub code: u8,
+    pub message: String,
+}
+
+impl CommandError {
+    fn usage(message: impl Into<String>) -> Self {
+        CommandError {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_AUTH: u8 = 3;
+pub const EXIT_LICENSE: u8 = 4;
+pub const EXIT_NOT_FOUND: u8 = 5;
+pub const EXIT_NETWORK: u8 = 6;
+pub const EXIT_SCOPE: u8 = 7;
+
+pub fn exit_code_of(e: &ApiError) -> u8 {
+    match e.class() {
+        ErrorClass::Request => EXIT_USAGE,
+        ErrorClass::Auth | ErrorClass::Forbidden => EXIT_AUTH,
+        ErrorClass::License => EXIT_LICENSE,
+        ErrorClass::NotFound => EXIT_NOT_FOUND,
+        ErrorClass::NetworkOrServer => EXIT_NETWORK,
+        ErrorClass::Scope => EXIT_SCOPE,
+    }
+}
+
+impl From<ApiError> for CommandError {
+    fn from(e: ApiError) -> Self {
+        let code = match &e {
+            // A malformed answer is the server's fault, not the user's.
+            ApiError::Decode { .. } => EXIT_NETWORK,
+            other => exit_code_of(other),
+        };
+        CommandError {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<SessionError> for CommandError {
+    fn from(e: SessionError) -> Self {
+        let code = match &e {
+            SessionError::Api(a) => return a.clone().into(),
+            SessionError::NotLoggedIn { .. } | SessionError::OtherServer { .. } => EXIT_AUTH,
+            SessionError::Config(_)
+            | SessionError::NoServer { .. }
+            | SessionError::NoUser { .. } => EXIT_USAGE,
+            SessionError::Store(_) | SessionError::Record { .. } => 1,
+        };
+        CommandError {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<crate::config::ConfigError> for CommandError {
+    fn from(e: crate::config::ConfigError) -> Self {
+        CommandError::usage(e.to_string())
+    }
+}
+
+pub fn run(global: &GlobalArgs, cmd: ClientCommand) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("earmark: cannot start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut out = Out::new(global.json);
+    match rt.block_on(dispatch(global, cmd, &mut out)) {
+        Ok(()) => {
+            out.finish();
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            out.error(e.code, &sentence(&e.message));
+            out.finish();
+            eprintln!("earmark: {}", sentence(&e.message));
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+fn sentence(m: &str) -> String {
+    let m = m.trim();
+    if m.ends_with(['.', '!', '?']) {
+        m.to_owned()
+    } else {
+        format!("{m}.")
+    }
+}
+
+async fn dispatch(
+    global: &GlobalArgs,
+    cmd: ClientCommand,
+    out: &mut Out,
+) -> Result<(), CommandError> {
+    let profile = Profile::resolve(global)?;
+    match cmd {
+        ClientCommand::Login { password_stdin } => login(&profile, password_stdin, out).await,
+        ClientCommand::Logout => logout(&profile, out).await,
+        ClientCommand::Status => status(&profile, out).await,
+        cmd => {
+            let session = Session::load(&profile)?;
+            let client = session.client(&profile)?;
+            library(&client, cmd, out).await
+        }
+    }
+}
+
+async fn login(profile: &Profile, password_stdin: bool, out: &mut Out) -> Result<(), CommandError> {
+    let previous = read_record(profile).ok().flatten();
+    let user = profile
+        .user
+        .clone()
+        .or_else(|| previous.as_ref().map(|r| r.user.clone()))
+        .ok_or_else(|| {
+            CommandError::usage(format!(
+                "no user name for profile {:?}; pass --user or set it in config.toml",
+                profile.name
+            ))
+        })?;
+    if profile.server.is_none() && previous.is_none() {
+        return Err(CommandError::usage(format!(
+            "no server address for profile {:?}; pass --server or set it in config.toml",
+            profile.name
+        )));
+    }
+    let password = if password_stdin {
+        password::from_stdin()
+    } else {
+        password::from_terminal(&format!("Password for {user}: "))
+    }
+    .map_err(|e| CommandError::usage(e.to_string()))?;
+    let logged = match crate::config::login(profile, Some(&user), &password).await {
+        Ok(l) => l,
+        Err(SessionError::Api(ApiError::LicenseRequired { message })) => {
+            return Err(CommandError {
+                code: EXIT_LICENSE,
+                message: format!(
+                    "the server refused the login because its license is not valid ({message}); resolve the license on the server, then log in again"
+                ),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    drop(password);
+    if let Some(w) = &logged.store_warning {
+        eprintln!("earmark: warning: {w}");
+    }
+    let s = &logged.session;
+    let license = logged.client.license_status().await;
+    let (license_json, license_note) = match &license {
+        Ok(l) => (output::license_json(l), None),
+        Err(e) => (json!(null), Some(e.to_string())),
+    };
+    out.json(json!({
+        "profile": s.profile, "server": s.server.as_str(), "user": s.user,
+        "userId": s.user_id.0, "serverId": s.server_id.as_str(),
+        "tokenStore": s.token_store.to_string(), "license": license_json,
+    }));
+    out.line(format!(
+        "Logged in to {} as {} (user id {}, server {}).",
+        s.server, s.user, s.user_id, s.server_id
+    ));
+    match license {
+        Ok(l) if !l.valid => eprintln!(
+            "earmark: the server's license is {}: {} Playback and sync stay disabled until it is resolved.",
+            output::license_word(l.state),
+            l.message.as_deref().unwrap_or("")
+        ),
+        Ok(_) => out.line("License: valid."),
+        Err(ApiError::LicenseRequired { message }) => eprintln!(
+            "earmark: the server's license is not valid: {message} Playback and sync stay disabled until it is resolved."
+        ),
+        Err(_) => {
+            if let Some(n) = license_note {
+                eprintln!("earmark: warning: could not read the license status: {n}");
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn logout(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
+    let mut revoked = false;
+    if let Ok(session) = Session::load(profile)
+        && let Ok(client) = session.client(profile)
+    {
+        // Best effort: the local token goes away even when the server is down.
+        revoked = client.logout().await.is_ok();
+    }
+    let removed = crate::config::logout_local(profile)?;
+    out.json(json!({"profile": profile.name, "loggedOut": removed.is_some(), "revoked": revoked}));
+    out.line(match removed {
+        Some(r) => format!("Logged out of {} (profile {}).", r.server, profile.name),
+        None => format!("Profile {} was not logged in.", profile.name),
+    });
+    Ok(())
+}
+
+async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
+    let session = match Session::load(profile) {
+        Ok(s) => s,
+        Err(SessionError::NotLoggedIn { .. }) => {
+            out.json(json!({
+                "profile": profile.name, "loggedIn": false,
+                "server": profile.server.as_ref().map(|s| s.as_str()),
+                "user": profile.user, "userId": null, "serverId": null,
+                "tokenStore": null, "license": null,
+            }));
+            out.line(format!("Profile:     {}", profile.name));
+            if let Some(s) = &profile.server {
+                out.line(format!("Server:      {s}"));
+            }
+            out.line("Not logged in; run `earmark login`.");
+            return Err(CommandError {
+                code: EXIT_AUTH,
+                message: format!(
+                    "not logged in (profile {:?}); run `earmark login`",
+                    profile.name
+                ),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let client = session.client(profile)?;
+    let license = client.license_status().await;
+    out.json(json!({
+        "profile": session.profile, "loggedIn": true, "server": session.server.as_str(),
+        "user": session.user, "userId": session.user_id.0, "serverId": session.server_id.as_str(),
+        "tokenStore": session.token_store.to_string(),
+        "license": license.as_ref().ok().map(output::license_json),
+    }));
+    out.line(format!("Profile:     {}", session.profile));
+    out.line(format!("Server:      {}", session.server));
+    out.line(format!("Server id:   {}", session.server_id));
+    out.line(format!(
+        "User:        {} (id {})",
+        session.user, session.user_id
+    ));
+    out.line(format!("Token store: {}", session.token_store));
+    match license {
+        Ok(l) => {
+            out.line(format!(
+                "License:     {}{}",
+                output::license_word(l.state),
+                l.message.map(|m| format!(" ({m})")).unwrap_or_default()
+            ));
+            Ok(())
+        }
+        Err(e) => {
+            out.line("License:     unknown");
+            Err(e.into())
+        }
+    }
+}
+
+async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(), CommandError> {
+    match cmd {
+        ClientCommand::Books {
+            category,
+            favorites,
+            sort,
+        } => {
+            let q = BookQuery {
+                category: category.map(CategoryId::new),
+                favorites,
+                sort,
+                ..Default::default()
+            };
+            let books = client.books(&q).await?;
+            output::books(out, &books);
+        }
+        ClientCommand::Search { text } => {
+            let text = text.join(" ");
+            if text.trim().is_empty() {
+                return Err(CommandError::usage("the search text is empty"));
+            }
+            let q = BookQuery {
+                text: Some(text),
+                ..Default::default()
+            };
+            let books = client.search(&q).await?;
+            output::books(out, &books);
+        }
+        ClientCommand::Book { book_id } => {
+            let book = client.book(&BookId::new(book_id)).await?;
+            output::book_details(out, &book);
+        }
+        ClientCommand::Chapters { book_id } => {
+            let chapters = client.chapters(&BookId::new(book_id)).await?;
+            output::chapters(out, &chapters);
+        }
+        ClientCommand::Manifest { book_id } => {
+            let m = client.manifest(&BookId::new(book_id)).await?;
+            output::manifest(out, client, &m);
+        }
+        ClientCommand::Categories => {
+            let cats = client.categories().await?;
+            output::categories(out, &cats);
+        }
+        ClientCommand::Favorites { action: None } => {
+            let books = client.favorites().await?;
+            output::books(out, &books);
+        }
+        ClientCommand::Favorites {
+            action: Some(action),
+        } => {
+            let (id, add) = match action {
+                FavoriteAction::Add { book_id } => (BookId::new(book_id), true),
+                FavoriteAction::Remove { book_id } => (BookId::new(book_id), false),
+            };
+            if add {
+                client.add_favorite(&id).await?;
+            } else {
+                client.remove_favorite(&id).await?;
+            }
+            out.json(json!({"bookId": id.as_str(), "favorite": add}));
+            out.line(if add {
+                format!("Added {id} to the favorites.")
+            } else {
+                format!("Removed {id} from the favorites.")
+            });
+        }
+        ClientCommand::Bookmarks { book_id, action } => {
+            let book = BookId::new(book_id);
+            match action {
+                None => {
+                    let marks = client.bookmarks(&book).await?;
+                    output::bookmarks(out, &marks);
+                }
+                Some(BookmarkAction::Add { chapter, at, note }) => {
+                    let b = client
+                        .add_bookmark(&NewBookmark {
+                            book_id: book.clone(),
+                            chapter_id: ChapterId::new(chapter),
+                            position: at,
+                            note,
+                            client_id: Some(format!("cli-{}-{}", now_millis(), std::process::id())),
+                        })
+                        .await?;
+                    out.json(output::bookmark_json(&b));
+                    out.line(format!(
+                        "Added bookmark {} at {} in chapter {}.",
+                        b.id,
+                        output::clock(b.position),
+                        b.chapter_id
+                    ));
+                }
+                Some(BookmarkAction::Remove { bookmark_id }) => {
+                    let id = BookmarkId::new(bookmark_id);
+                    client.remove_bookmark(&id).await?;
+                    out.json(json!({"id": id.as_str(), "deleted": true}));
+                    out.line(format!("Removed bookmark {id}."));
+                }
+            }
+        }
+        ClientCommand::Progress { book_id } => {
+            let book = BookId::new(book_id);
+            let state = client.progress(&book).await?;
+            output::progress(out, &book, &state);
+        }
+        ClientCommand::Login { .. } | ClientCommand::Logout | ClientCommand::Status => {
+            unreachable!("handled before a session is loaded")
+        }
+    }
+    Ok(())
 }

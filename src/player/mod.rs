@@ -1,2 +1,224 @@
 //! The audio engine: HTTP source, decode, pitch-preserving stretch, output
 //! (device or null) and the engine thread that owns playback.
+//!
+//! Public API (everything else is internal):
+//! - [`Engine::spawn`] starts the engine thread and returns an [`EngineHandle`].
+//! - [`EngineHandle::send`] queues a [`Command`]; it never blocks.
+//! - [`EngineHandle::state`] returns the latest [`PlayerState`] snapshot, and
+//!   [`EngineHandle::subscribe`] a `tokio::sync::watch::Receiver` of it. Both
+//!   read a published value: readers never wait on I/O or on the engine.
+//! - Positions are media time (seconds of audio, independent of speed) and
+//!   every snapshot carries the [`PlaybackId`] of the `Load` it belongs to.
+//!   After a `Load`/`Seek` the published position is the target (never a
+//!   transient 0 or a previous chapter's value) and `landed` turns true once
+//!   audio from the target is being played.
+//!
+//! Threads: the engine thread (commands, state), one pipeline thread per
+//! load/seek (source + decode, feeding [`render::Renderer`]), one prefetch
+//! worker per open stream (network), and the output (rodio's callback thread
+//! or the null output's clock thread), which only calls the renderer.
+
+pub mod decode;
+mod engine;
+pub mod output;
+mod pipeline;
+pub mod render;
+pub mod source;
+pub mod stretch;
+
+use crate::domain::{ChapterId, Manifest, ManifestItem};
+use std::fmt;
+use std::sync::Arc;
+
+pub use engine::{Engine, EngineHandle};
+pub use output::AudioMode;
+pub use source::StreamRequest;
+
+/// Identifies one `Load`: state with another id belongs to another playback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct PlaybackId(pub u64);
+
+impl fmt::Display for PlaybackId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Commands the engine understands. Positions are media seconds.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Replace the queue with `manifest` (kept in server order) and prepare
+    /// playback at `start`. Playback starts paused unless `autoplay`.
+    Load {
+        manifest: Manifest,
+        start: (ChapterId, f64),
+        autoplay: bool,
+    },
+    Play,
+    Pause,
+    Toggle,
+    Seek {
+        chapter: ChapterId,
+        position: f64,
+    },
+    /// Skip by ± media seconds (the UI converts listened seconds with the speed).
+    /// Crosses chapter boundaries.
+    SkipBy(f64),
+    NextChapter,
+    /// Previous chapter, or restart the current one when more than 3 s in.
+    PrevChapter,
+    /// 0.5–3.0, applied live.
+    SetSpeed(f32),
+    /// 0.0–1.0.
+    SetVolume(f32),
+    /// Stop playback and drop the queue.
+    Stop,
+    /// End the engine thread.
+    Shutdown,
+}
+
+/// What the engine is doing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// Nothing loaded.
+    Idle,
+    Playing,
+    Paused,
+    /// Waiting for the first audio after a load, seek or chapter change.
+    Buffering,
+    /// The network stopped delivering; playback resumes by itself.
+    Stalled,
+    /// The whole manifest was played.
+    Ended,
+    Error(PlaybackError),
+}
+
+impl Status {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::Idle => "idle",
+            Status::Playing => "playing",
+            Status::Paused => "paused",
+            Status::Buffering => "buffering",
+            Status::Stalled => "stalled",
+            Status::Ended => "ended",
+            Status::Error(_) => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 401: the token is missing or expired.
+    Unauthorized,
+    /// 403 license_required: the server's license is not valid.
+    LicenseRequired,
+    /// 404 or another HTTP failure.
+    Http,
+    /// Truncated, corrupt or unsupported audio.
+    Decode,
+    /// No audio output could be opened.
+    Output,
+    /// A command named a chapter that is not in the manifest.
+    UnknownChapter,
+}
+
+/// Why playback stopped; names the chapter when one is involved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlaybackError {
+    pub kind: ErrorKind,
+    pub chapter: Option<ChapterId>,
+    pub message: String,
+}
+
+impl fmt::Display for PlaybackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.chapter {
+            Some(ch) => write!(f, "chapter {ch}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// The published snapshot. Cheap to clone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlayerState {
+    /// Increments on every `Load`; 0 before the first.
+    pub playback_id: PlaybackId,
+    /// Bumped on every published change.
+    pub version: u64,
+    pub status: Status,
+    pub chapter_id: Option<ChapterId>,
+    /// Seconds into the chapter (relative to the item's `start`).
+    pub position: f64,
+    /// Seconds into the book, when every earlier chapter's duration is known.
+    pub book_position: Option<f64>,
+    /// The chapter's duration, when known.
+    pub duration: Option<f64>,
+    /// Seconds into the chapter up to which audio is decoded ahead.
+    pub buffered_to: f64,
+    /// True once the last load/seek target is being played.
+    pub landed: bool,
+    pub speed: f32,
+    pub volume: f32,
+}
+
+impl Default for PlayerState {
+    fn default() -> Self {
+        Self {
+            playback_id: PlaybackId(0),
+            version: 0,
+            status: Status::Idle,
+            chapter_id: None,
+            position: 0.0,
+            book_position: None,
+            duration: None,
+            buffered_to: 0.0,
+            landed: false,
+            speed: 1.0,
+            volume: 1.0,
+        }
+    }
+}
+
+/// Turns a manifest item into the HTTP request that streams it (URL and
+/// headers such as `Authorization`). `earmark::api::Client` provides one.
+pub type StreamResolver = Arc<dyn Fn(&ManifestItem) -> StreamRequest + Send + Sync>;
+
+/// How to start the engine.
+#[derive(Clone)]
+pub struct EngineConfig {
+    pub audio: AudioMode,
+    pub resolve: StreamResolver,
+    /// Null output only: how many times faster than real time its clock runs.
+    /// 1.0 (the default) is real-time pacing; tests use more.
+    pub null_clock_rate: f64,
+    /// Null output only: keep a copy of every rendered sample (tests).
+    pub capture: Option<output::Capture>,
+    /// Seconds without data before a stream is reported `Stalled`.
+    pub stall_after: f64,
+    /// Bytes each stream downloads ahead of the decoder.
+    pub read_ahead: u64,
+}
+
+impl EngineConfig {
+    pub fn new(audio: AudioMode, resolve: StreamResolver) -> Self {
+        Self {
+            audio,
+            resolve,
+            null_clock_rate: 1.0,
+            capture: None,
+            stall_after: 2.0,
+            read_ahead: source::READ_AHEAD,
+        }
+    }
+}
+
+/// Clamp a speed to what the engine supports (0.5–3.0).
+pub fn clamp_speed(speed: f32) -> f32 {
+    if speed.is_finite() {
+        speed.clamp(0.5, 3.0)
+    } else {
+        1.0
+    }
+}

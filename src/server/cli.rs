@@ -1,17 +1,154 @@
-//! `earmark serve` and its sub-commands.
+//! `earmark serve` and its sub-commands: argument parsing and wiring only.
 
-use clap::Args;
+use super::{LicenseSetting, ServerConfig};
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use std::io::BufRead;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ServeArgs {
+    #[command(subcommand)]
+    pub command: Option<ServeCommand>,
     /// The library folder to serve.
     #[arg(long)]
     pub library: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8686")]
+    pub listen: SocketAddr,
+    /// Data directory (database, covers). Default: the platform data dir.
+    #[arg(long, global = true)]
+    pub data: Option<PathBuf>,
+    /// Gateway prefix to emulate, e.g. /nas/earmark (the API is then under {prefix}/api/v1).
+    #[arg(long, default_value = "")]
+    pub prefix: String,
+    /// Prefix of the identity header names ({prefix}-Expected-Server-Id).
+    #[arg(long, default_value = "X-Service")]
+    pub header_prefix: String,
 }
 
-pub fn run(_args: ServeArgs) -> ExitCode {
-    eprintln!("earmark: serve is not implemented yet");
-    ExitCode::from(2)
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// Manage users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Set the simulated license state (applies to a running server at once).
+    License {
+        #[command(subcommand)]
+        command: LicenseCommand,
+    },
+    /// Rescan the library into the catalog (a running server picks it up).
+    Rescan {
+        /// The library folder.
+        #[arg(long)]
+        library: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user.
+    Add {
+        /// The user name.
+        name: String,
+        /// Read the password from the first line of standard input.
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LicenseCommand {
+    /// Set the license state.
+    Set {
+        #[arg(value_enum)]
+        state: LicenseSetting,
+    },
+}
+
+/// The default data directory: `{platform data dir}/earmark/server`.
+pub fn default_data_dir() -> anyhow::Result<PathBuf> {
+    directories::ProjectDirs::from("", "", "earmark")
+        .map(|d| d.data_dir().join("server"))
+        .context("cannot find a home directory for the data dir; pass --data")
+}
+
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        // symphonia logs every probed file at info level.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,symphonia=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    init_logging();
+    match run_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("earmark serve: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
+    let data = match args.data.clone() {
+        Some(d) => d,
+        None => default_data_dir()?,
+    };
+    match args.command {
+        Some(ServeCommand::User {
+            command: UserCommand::Add { name, .. },
+        }) => {
+            let mut password = String::new();
+            std::io::stdin()
+                .lock()
+                .read_line(&mut password)
+                .context("cannot read the password")?;
+            let password = password.trim_end_matches(['\n', '\r']);
+            let id = super::add_user(&data, &name, password)?;
+            println!("added user {name:?} with id {id}");
+        }
+        Some(ServeCommand::License {
+            command: LicenseCommand::Set { state },
+        }) => {
+            super::set_license(&data, state)?;
+            println!("license set to {}", state.as_str());
+        }
+        Some(ServeCommand::Rescan { library }) => {
+            let s = super::rescan(&library, &data)?;
+            println!(
+                "{} books, {} chapters ({} new, {} removed)",
+                s.books, s.chapters, s.new_books, s.removed_books
+            );
+        }
+        None => {
+            let library = args.library.context("--library DIR is required")?;
+            let config = ServerConfig {
+                library,
+                data_dir: data,
+                listen: args.listen,
+                prefix: args.prefix,
+                header_prefix: args.header_prefix,
+            };
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(async {
+                let server = super::spawn(config).await?;
+                println!("earmark serve: listening on {}", server.base_url());
+                tokio::signal::ctrl_c().await?;
+                println!("earmark serve: stopping");
+                server.shutdown().await;
+                anyhow::Ok(())
+            })?;
+        }
+    }
+    Ok(())
 }

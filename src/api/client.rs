@@ -1,0 +1,890 @@
+//! `Client`: the async HTTP client for the whole stable contract. Cheap to
+//! clone (an `Arc`); safe to share between the sync worker, the player and
+//! the UI's background tasks.
+
+use super::Auth;
+use super::base::BaseUrl;
+use super::error::{ApiError, BodyKind};
+use super::paths::{self, Paths};
+use super::wire::{self, LoginData, NextPage, ProgressState, WriteOutcome};
+use crate::domain::*;
+use reqwest::{Method, StatusCode, header};
+use serde_json::{Value, json};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use url::Url;
+
+/// Where a page of a list starts (`Page(1)` is the first page).
+pub type PageCursor = NextPage;
+
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub paths: Paths,
+    /// `{prefix}-Expected-Server-Id` / `{prefix}-Expected-User-Id`.
+    pub identity_header_prefix: String,
+    pub connect_timeout: Duration,
+    /// Whole-request time-out for JSON calls (not for streams).
+    pub request_timeout: Duration,
+    /// Extra attempts for idempotent GETs on network errors and 5xx.
+    pub retries: u32,
+    /// First back-off delay; doubles per attempt.
+    pub backoff: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            paths: Paths::default(),
+            identity_header_prefix: "X-Service".into(),
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            retries: 2,
+            backoff: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Filters of the book list and search.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BookQuery {
+    pub text: Option<String>,
+    pub category: Option<CategoryId>,
+    pub favorites: bool,
+    /// `title`, `author`, `recent`, `added` (ours); passed through as given.
+    pub sort: Option<String>,
+}
+
+/// One page of a list and where the next one starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage<T> {
+    pub items: Vec<T>,
+    pub total: Option<u64>,
+    pub next: Option<PageCursor>,
+}
+
+/// A progress write (`POST /auth/reading-progress/{bookId}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressWrite {
+    pub chapter_id: ChapterId,
+    pub position: f64,
+    pub client_updated_at: EpochMillis,
+    pub finished: bool,
+    pub device_id: Option<String>,
+    /// An explicit user action (restart, seek to 0, mark unfinished).
+    pub reset: bool,
+}
+
+/// A playback settings write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingsWrite {
+    pub speed: f32,
+    pub volume: Option<f32>,
+    pub client_updated_at: EpochMillis,
+}
+
+/// A new bookmark; `client_id` makes a retried create idempotent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewBookmark {
+    pub book_id: BookId,
+    pub chapter_id: ChapterId,
+    pub position: f64,
+    pub note: Option<String>,
+    pub client_id: Option<String>,
+}
+
+/// Everything a player needs to fetch a chapter's audio.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamRequest {
+    pub url: Url,
+    /// `Authorization: Bearer …` when the URL is on the server's origin;
+    /// empty for another origin, which never gets the token.
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    base: BaseUrl,
+    opts: ClientOptions,
+    auth: RwLock<Option<Auth>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.inner.base.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+const MAX_REDIRECTS: usize = 5;
+const MAX_PAGES: usize = 10_000;
+
+impl Client {
+    pub fn new(base: BaseUrl, opts: ClientOptions) -> Result<Client, ApiError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(opts.connect_timeout)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .tcp_keepalive(Duration::from_secs(60))
+            // Redirects are followed by hand so the token never leaves the origin.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("earmark/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ApiError::Network {
+                address: base.to_string(),
+                message: format!("cannot set up HTTP: {e}"),
+            })?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                opts,
+                auth: RwLock::new(None),
+            }),
+        })
+    }
+
+    /// A client that is already logged in with `auth`.
+    pub fn with_auth(base: BaseUrl, opts: ClientOptions, auth: Auth) -> Result<Client, ApiError> {
+        let c = Client::new(base, opts)?;
+        c.set_auth(Some(auth));
+        Ok(c)
+    }
+
+    pub fn base(&self) -> &BaseUrl {
+        &self.inner.base
+    }
+
+    pub fn options(&self) -> &ClientOptions {
+        &self.inner.opts
+    }
+
+    pub fn auth(&self) -> Option<Auth> {
+        self.inner
+            .auth
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn set_auth(&self, auth: Option<Auth>) {
+        *self.inner.auth.write().unwrap_or_else(|e| e.into_inner()) = auth;
+    }
+
+    // ------------------------------------------------------------ auth
+
+    /// `POST /auth/login`. On success the client uses the new token and ids.
+    pub async fn login(&self, user: &str, password: &str) -> Result<LoginData, ApiError> {
+        let p = &self.inner.opts.paths;
+        let mut body = serde_json::Map::new();
+        body.insert(p.login_user_field.clone(), json!(user));
+        body.insert(p.login_password_field.clone(), json!(password));
+        let v = self
+            .call(
+                Method::POST,
+                &["auth", "login"],
+                &[],
+                Some(Value::Object(body)),
+                Access::Anonymous,
+            )
+            .await?;
+        let data = wire::decode_login(&v, "POST /auth/login")?;
+        self.set_auth(Some(Auth {
+            token: data.token.clone(),
+            server_id: data.server_id.clone(),
+            user_id: data.user_id,
+        }));
+        Ok(data)
+    }
+
+    /// Revoke the token on the server (best effort for servers without logout).
+    pub async fn logout(&self) -> Result<(), ApiError> {
+        let segs = paths::segments(&self.inner.opts.paths.logout, None);
+        let r = self
+            .call(Method::POST, &segs, &[], None, Access::Token)
+            .await;
+        self.set_auth(None);
+        match r {
+            Ok(_) | Err(ApiError::NotFound { .. }) | Err(ApiError::Unauthorized { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn license_status(&self) -> Result<LicenseStatus, ApiError> {
+        let v = self.get(&["license", "status"], &[]).await?;
+        wire::decode_license(&v, "GET /license/status")
+    }
+
+    // ------------------------------------------------------------ books
+
+    pub async fn books_page(
+        &self,
+        q: &BookQuery,
+        at: &PageCursor,
+    ) -> Result<ListPage<Book>, ApiError> {
+        self.book_list_page(&["books"], q, at, "GET /books").await
+    }
+
+    /// Every book matching `q`, fetching pages until the list is complete.
+    pub async fn books(&self, q: &BookQuery) -> Result<Vec<Book>, ApiError> {
+        self.collect(|at| async move { self.books_page(q, &at).await })
+            .await
+    }
+
+    pub async fn search_page(
+        &self,
+        q: &BookQuery,
+        at: &PageCursor,
+    ) -> Result<ListPage<Book>, ApiError> {
+        self.book_list_page(&["books", "search"], q, at, "GET /books/search")
+            .await
+    }
+
+    /// Search: `q.text` is the search text.
+    pub async fn search(&self, q: &BookQuery) -> Result<Vec<Book>, ApiError> {
+        self.collect(|at| async move { self.search_page(q, &at).await })
+            .await
+    }
+
+    async fn book_list_page(
+        &self,
+        segs: &[&str],
+        q: &BookQuery,
+        at: &PageCursor,
+        endpoint: &str,
+    ) -> Result<ListPage<Book>, ApiError> {
+        let p = &self.inner.opts.paths;
+        let mut query = Vec::new();
+        if let Some(t) = &q.text {
+            query.push((p.search_param.clone(), t.clone()));
+        }
+        if let Some(c) = &q.category {
+            query.push((p.category_param.clone(), c.to_string()));
+        }
+        if q.favorites {
+            query.push((p.favorites_param.clone(), "true".into()));
+        }
+        if let Some(s) = &q.sort {
+            query.push(("sort".into(), s.clone()));
+        }
+        self.list_page(segs, query, at, endpoint, wire::decode_book)
+            .await
+    }
+
+    pub async fn book(&self, id: &BookId) -> Result<Book, ApiError> {
+        let v = self.get(&["books", id.as_str()], &[]).await?;
+        wire::decode_book(&v, "GET /books/{bookId}")
+    }
+
+    pub async fn chapters(&self, id: &BookId) -> Result<Vec<Chapter>, ApiError> {
+        let segs = ["books", id.as_str(), "chapters"];
+        self.collect(|at| async move {
+            self.list_page(
+                &segs,
+                Vec::new(),
+                &at,
+                "GET /books/{bookId}/chapters",
+                wire::decode_chapter,
+            )
+            .await
+        })
+        .await
+    }
+
+    /// The complete, ordered playback queue; server order is kept.
+    pub async fn manifest(&self, id: &BookId) -> Result<Manifest, ApiError> {
+        let v = self
+            .get(&["books", id.as_str(), "download-manifest"], &[])
+            .await?;
+        wire::decode_manifest(&v, id, "GET /books/{bookId}/download-manifest")
+    }
+
+    pub async fn categories(&self) -> Result<Vec<Category>, ApiError> {
+        let segs = paths::segments(&self.inner.opts.paths.categories, None);
+        let segs = &segs;
+        self.collect(|at| async move {
+            self.list_page(
+                segs,
+                Vec::new(),
+                &at,
+                "GET categories",
+                wire::decode_category,
+            )
+            .await
+        })
+        .await
+    }
+
+    // ------------------------------------------------------------ favorites
+
+    pub async fn favorites(&self) -> Result<Vec<Book>, ApiError> {
+        let segs = paths::segments(&self.inner.opts.paths.favorites, None);
+        let segs = &segs;
+        let mut books = self
+            .collect(|at| async move {
+                self.list_page(segs, Vec::new(), &at, "GET favorites", wire::decode_book)
+                    .await
+            })
+            .await?;
+        for b in &mut books {
+            b.favorite = true;
+        }
+        Ok(books)
+    }
+
+    pub async fn add_favorite(&self, id: &BookId) -> Result<(), ApiError> {
+        let segs = paths::segments(&self.inner.opts.paths.favorite, Some(id.as_str()));
+        self.call(Method::POST, &segs, &[], None, Access::Write)
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn remove_favorite(&self, id: &BookId) -> Result<(), ApiError> {
+        let segs = paths::segments(&self.inner.opts.paths.favorite, Some(id.as_str()));
+        self.call(Method::DELETE, &segs, &[], None, Access::Write)
+            .await
+            .map(|_| ())
+    }
+
+    // ------------------------------------------------------------ bookmarks
+
+    pub async fn bookmarks(&self, book: &BookId) -> Result<Vec<Bookmark>, ApiError> {
+        let p = &self.inner.opts.paths;
+        let segs = paths::segments(&p.bookmarks, Some(book.as_str()));
+        let segs = &segs;
+        let query = vec![(p.bookmarks_book_param.clone(), book.to_string())];
+        let query = &query;
+        self.collect(|at| async move {
+            self.list_page(segs, query.clone(), &at, "GET bookmarks", |v, ep| {
+                wire::decode_bookmark(v, Some(book), ep)
+            })
+            .await
+        })
+        .await
+    }
+
+    pub async fn add_bookmark(&self, b: &NewBookmark) -> Result<Bookmark, ApiError> {
+        let segs = paths::segments(&self.inner.opts.paths.bookmarks, Some(b.book_id.as_str()));
+        let mut body = json!({
+            "bookId": b.book_id, "chapterId": b.chapter_id, "positionSec": b.position,
+        });
+        if let Some(n) = &b.note {
+            body["note"] = json!(n);
+        }
+        if let Some(c) = &b.client_id {
+            body["clientId"] = json!(c);
+        }
+        let v = self
+            .call(Method::POST, &segs, &[], Some(body), Access::Write)
+            .await?;
+        wire::decode_bookmark(&v, Some(&b.book_id), "POST bookmarks")
+    }
+
+    pub async fn remove_bookmark(&self, id: &BookmarkId) -> Result<(), ApiError> {
+        let segs = paths::segments(&self.inner.opts.paths.bookmark, Some(id.as_str()));
+        self.call(Method::DELETE, &segs, &[], None, Access::Write)
+            .await
+            .map(|_| ())
+    }
+
+    // ------------------------------------------------------------ progress
+
+    pub async fn progress(&self, book: &BookId) -> Result<ProgressState, ApiError> {
+        let v = self
+            .get(&["auth", "reading-progress", book.as_str()], &[])
+            .await?;
+        wire::decode_progress_state(&v, "GET /auth/reading-progress/{bookId}")
+    }
+
+    pub async fn post_progress(
+        &self,
+        book: &BookId,
+        w: &ProgressWrite,
+    ) -> Result<WriteOutcome<Progress>, ApiError> {
+        let v = self
+            .call(
+                Method::POST,
+                &["auth", "reading-progress", book.as_str()],
+                &[],
+                Some(progress_body(w)),
+                Access::Write,
+            )
+            .await?;
+        wire::decode_progress_write(&v, "POST /auth/reading-progress/{bookId}")
+    }
+
+    /// Returns whether the server had progress to delete (`true` if it does not say).
+    pub async fn delete_progress(&self, book: &BookId) -> Result<bool, ApiError> {
+        let v = self
+            .call(
+                Method::DELETE,
+                &["auth", "reading-progress", book.as_str()],
+                &[],
+                None,
+                Access::Write,
+            )
+            .await?;
+        Ok(deleted_flag(&v))
+    }
+
+    pub async fn post_progress_batch(
+        &self,
+        writes: &[(BookId, ProgressWrite)],
+    ) -> Result<Vec<wire::BatchResult>, ApiError> {
+        let items: Vec<Value> = writes
+            .iter()
+            .map(|(b, w)| {
+                let mut o = progress_body(w);
+                o["bookId"] = json!(b);
+                o
+            })
+            .collect();
+        let v = self
+            .call(
+                Method::POST,
+                &["auth", "reading-progress", "batch"],
+                &[],
+                Some(json!({ "items": items })),
+                Access::Write,
+            )
+            .await?;
+        wire::decode_batch(
+            &v,
+            "POST /auth/reading-progress/batch",
+            self.inner.base.as_str(),
+        )
+    }
+
+    pub async fn post_playback_settings(
+        &self,
+        book: &BookId,
+        s: &SettingsWrite,
+    ) -> Result<WriteOutcome<PlaybackSettings>, ApiError> {
+        let mut body = json!({"speed": s.speed, "clientUpdatedAt": s.client_updated_at});
+        if let Some(v) = s.volume {
+            body["volume"] = json!(v);
+        }
+        let v = self
+            .call(
+                Method::POST,
+                &["auth", "playback-settings", book.as_str()],
+                &[],
+                Some(body),
+                Access::Write,
+            )
+            .await?;
+        wire::decode_settings_write(&v, "POST /auth/playback-settings/{bookId}")
+    }
+
+    pub async fn delete_playback_settings(&self, book: &BookId) -> Result<bool, ApiError> {
+        let v = self
+            .call(
+                Method::DELETE,
+                &["auth", "playback-settings", book.as_str()],
+                &[],
+                None,
+                Access::Write,
+            )
+            .await?;
+        Ok(deleted_flag(&v))
+    }
+
+    // ------------------------------------------------------------ streams
+
+    /// The URL of a chapter's audio: the manifest `url` resolved against the
+    /// base, else `/chapters/{chapterId}/play?raw=1`.
+    pub fn stream_url(&self, item: &ManifestItem) -> Url {
+        let base = &self.inner.base;
+        item.url
+            .as_deref()
+            .filter(|u| !u.trim().is_empty())
+            .and_then(|u| base.resolve(u).ok())
+            .unwrap_or_else(|| {
+                let mut u = base.endpoint(["chapters", item.chapter_id.as_str(), "play"]);
+                u.set_query(Some("raw=1"));
+                u
+            })
+    }
+
+    /// URL plus the Bearer header (only for the server's own origin).
+    pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
+        let url = self.stream_url(item);
+        let headers = match self.auth() {
+            Some(a) if self.inner.base.same_origin(&url) => {
+                vec![(
+                    "Authorization".to_owned(),
+                    format!("Bearer {}", a.token.expose()),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        StreamRequest { url, headers }
+    }
+
+    /// For players that cannot set headers: the token in `access_token`
+    /// (only for the server's own origin).
+    pub fn stream_url_with_token(&self, item: &ManifestItem) -> Url {
+        let mut url = self.stream_url(item);
+        if let Some(a) = self.auth().filter(|_| self.inner.base.same_origin(&url)) {
+            let kept: Vec<(String, String)> = url
+                .query_pairs()
+                .filter(|(k, _)| k != "access_token")
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            url.query_pairs_mut()
+                .clear()
+                .extend_pairs(kept)
+                .append_pair("access_token", a.token.expose());
+        }
+        url
+    }
+
+    /// Open a stream (optionally from a byte offset), following redirects
+    /// without leaking the token to another origin. No whole-request
+    /// time-out: audio may take long to download.
+    pub async fn open_stream(
+        &self,
+        req: &StreamRequest,
+        from_byte: Option<u64>,
+    ) -> Result<reqwest::Response, ApiError> {
+        let mut url = req.url.clone();
+        let mut token_allowed = true;
+        for _ in 0..=MAX_REDIRECTS {
+            let mut rb = self.inner.http.get(url.clone());
+            if token_allowed {
+                for (k, v) in &req.headers {
+                    rb = rb.header(k, v);
+                }
+            }
+            if let Some(b) = from_byte {
+                rb = rb.header(header::RANGE, format!("bytes={b}-"));
+            }
+            let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
+            if resp.status().is_redirection() {
+                let next = redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&url))?;
+                token_allowed &= next.origin() == url.origin();
+                url = next;
+                continue;
+            }
+            if resp.status().is_success() {
+                return Ok(resp);
+            }
+            let status = resp.status();
+            let ct = content_type(&resp);
+            let body = resp.bytes().await.unwrap_or_default();
+            return Err(self.error_from_body(status, ct.as_deref(), &body));
+        }
+        Err(self.bad_redirect(&url))
+    }
+
+    /// A URL the server handed out (`coverUrl`, …) as a request: resolved
+    /// against the base; the token only for the server's own origin.
+    pub fn resource_request(&self, given: &str) -> Option<StreamRequest> {
+        let url = self.inner.base.resolve(given).ok()?;
+        let headers = match self.auth() {
+            Some(a) if self.inner.base.same_origin(&url) => {
+                vec![(
+                    "Authorization".to_owned(),
+                    format!("Bearer {}", a.token.expose()),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        Some(StreamRequest { url, headers })
+    }
+
+    /// A book's cover image bytes, `None` when it has none (no `coverUrl`, or 404).
+    pub async fn cover(&self, book: &Book) -> Result<Option<bytes::Bytes>, ApiError> {
+        let Some(req) = book
+            .cover_url
+            .as_deref()
+            .and_then(|u| self.resource_request(u))
+        else {
+            return Ok(None);
+        };
+        match self.open_stream(&req, None).await {
+            Ok(resp) => resp
+                .bytes()
+                .await
+                .map(Some)
+                .map_err(|e| self.network_error(&e)),
+            Err(ApiError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    // ------------------------------------------------------------ plumbing
+
+    async fn get(&self, segs: &[&str], query: &[(String, String)]) -> Result<Value, ApiError> {
+        self.call(Method::GET, segs, query, None, Access::Token)
+            .await
+    }
+
+    async fn list_page<T>(
+        &self,
+        segs: &[&str],
+        mut query: Vec<(String, String)>,
+        at: &PageCursor,
+        endpoint: &str,
+        decode: impl FnMut(&Value, &str) -> Result<T, ApiError>,
+    ) -> Result<ListPage<T>, ApiError> {
+        let p = &self.inner.opts.paths;
+        let size = u64::from(p.page_size.max(1));
+        let page_no = match at {
+            NextPage::Page(n) => {
+                query.push((p.page_param.clone(), n.to_string()));
+                query.push((p.page_size_param.clone(), size.to_string()));
+                *n
+            }
+            NextPage::Offset(o) => {
+                query.push((p.offset_param.clone(), o.to_string()));
+                query.push((p.limit_param.clone(), size.to_string()));
+                1
+            }
+            NextPage::Cursor(c) => {
+                query.push((p.cursor_param.clone(), c.clone()));
+                1
+            }
+        };
+        let v = self.get(segs, &query).await?;
+        let list = wire::find_list(&v, endpoint)?;
+        let items = wire::decode_items(&list, endpoint, decode)?;
+        let before = match at {
+            NextPage::Offset(o) => *o,
+            NextPage::Page(n) => list
+                .info
+                .page_size
+                .unwrap_or(size)
+                .saturating_mul(n.saturating_sub(1)),
+            NextPage::Cursor(_) => 0,
+        };
+        let fetched = before.saturating_add(items.len() as u64);
+        let mut next = wire::next_page(&list.info, items.len(), fetched, page_no, size);
+        if next.as_ref() == Some(at) {
+            next = None; // a server that repeats itself must not loop us
+        }
+        Ok(ListPage {
+            items,
+            total: list.info.total,
+            next,
+        })
+    }
+
+    /// Fetch pages from the first until none is left.
+    async fn collect<T, F, Fut>(&self, mut page: F) -> Result<Vec<T>, ApiError>
+    where
+        F: FnMut(PageCursor) -> Fut,
+        Fut: std::future::Future<Output = Result<ListPage<T>, ApiError>>,
+    {
+        let mut all = Vec::new();
+        let mut at = NextPage::Page(1);
+        let mut seen_cursors = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let p = page(at).await?;
+            all.extend(p.items);
+            match p.next {
+                Some(NextPage::Cursor(c)) if !seen_cursors.insert(c.clone()) => break,
+                Some(n) => at = n,
+                None => break,
+            }
+            if p.total.is_some_and(|t| all.len() as u64 >= t) {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        segs: &[&str],
+        query: &[(String, String)],
+        body: Option<Value>,
+        access: Access,
+    ) -> Result<Value, ApiError> {
+        let mut url = self.inner.base.endpoint(segs.iter().copied());
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        let auth = match access {
+            Access::Anonymous => None,
+            Access::Token | Access::Write => Some(self.auth().ok_or(ApiError::NotLoggedIn)?),
+        };
+        let attempts = if method == Method::GET {
+            self.inner.opts.retries + 1
+        } else {
+            1
+        };
+        let mut delay = self.inner.opts.backoff;
+        let mut last = None;
+        for attempt in 0..attempts {
+            if attempt > 0 {
+                tokio::time::sleep(delay).await;
+                delay = delay.saturating_mul(2);
+            }
+            match self.once(&method, &url, body.as_ref(), auth.as_ref()).await {
+                Err(e) if e.is_retryable() && attempt + 1 < attempts => {
+                    tracing::debug!("retrying {method} {url}: {e}");
+                    last = Some(e);
+                }
+                r => return r,
+            }
+        }
+        Err(last.unwrap_or(ApiError::NotLoggedIn))
+    }
+
+    async fn once(
+        &self,
+        method: &Method,
+        url: &Url,
+        body: Option<&Value>,
+        auth: Option<&Auth>,
+    ) -> Result<Value, ApiError> {
+        let prefix = &self.inner.opts.identity_header_prefix;
+        let mut url = url.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            let same_origin = self.inner.base.same_origin(&url);
+            let mut rb = self
+                .inner
+                .http
+                .request(method.clone(), url.clone())
+                .timeout(self.inner.opts.request_timeout)
+                .header(header::ACCEPT, "application/json");
+            if let (Some(a), true) = (auth, same_origin) {
+                rb = rb.bearer_auth(a.token.expose());
+                if *method != Method::GET {
+                    rb = rb
+                        .header(format!("{prefix}-Expected-Server-Id"), a.server_id.as_str())
+                        .header(format!("{prefix}-Expected-User-Id"), a.user_id.to_string());
+                }
+            }
+            if let Some(b) = body {
+                rb = rb.json(b);
+            }
+            let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
+            let status = resp.status();
+            if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
+                // Writes are never re-sent elsewhere.
+                if *method != Method::GET {
+                    return Err(self.bad_redirect(&url));
+                }
+                url = redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&url))?;
+                continue;
+            }
+            let ct = content_type(&resp);
+            let bytes = resp.bytes().await.map_err(|e| self.network_error(&e))?;
+            if !status.is_success() {
+                return Err(self.error_from_body(status, ct.as_deref(), &bytes));
+            }
+            let v = match wire::parse_body(ct.as_deref(), &bytes) {
+                Ok(v) => v,
+                // Writes may answer 204 or an empty 200.
+                Err(BodyKind::Empty) if *method != Method::GET => Value::Null,
+                Err(kind) => {
+                    return Err(ApiError::NotJson {
+                        address: self.inner.base.to_string(),
+                        status: status.as_u16(),
+                        kind,
+                    });
+                }
+            };
+            if let Some((st, code, msg)) = wire::envelope_error(&v) {
+                return Err(ApiError::from_status(
+                    st,
+                    code,
+                    msg,
+                    self.inner.base.as_str(),
+                ));
+            }
+            return Ok(v);
+        }
+        Err(self.bad_redirect(&url))
+    }
+
+    fn error_from_body(&self, status: StatusCode, ct: Option<&str>, body: &[u8]) -> ApiError {
+        let address = self.inner.base.as_str();
+        let (code, message) = match wire::parse_body(ct, body) {
+            Ok(v) => wire::error_parts(&v),
+            Err(BodyKind::Empty) => (None, None),
+            Err(kind) => (
+                None,
+                Some(format!(
+                    "it answered with {kind}; check the address and gateway prefix"
+                )),
+            ),
+        };
+        ApiError::from_status(status.as_u16(), code, message, address)
+    }
+
+    fn network_error(&self, e: &reqwest::Error) -> ApiError {
+        let mut message = if e.is_timeout() {
+            "the request timed out".to_owned()
+        } else if e.is_connect() {
+            "the connection failed".to_owned()
+        } else {
+            e.to_string()
+        };
+        let mut src = std::error::Error::source(e);
+        while let Some(s) = src {
+            let t = s.to_string();
+            if !message.contains(&t) {
+                message.push_str(": ");
+                message.push_str(&t);
+            }
+            src = s.source();
+        }
+        ApiError::Network {
+            address: self.inner.base.to_string(),
+            message,
+        }
+    }
+
+    fn bad_redirect(&self, from: &Url) -> ApiError {
+        ApiError::Redirect {
+            address: self.inner.base.to_string(),
+            detail: format!("{from} elsewhere more than we follow (writes are never redirected)"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Anonymous,
+    Token,
+    /// Token plus identity headers.
+    Write,
+}
+
+fn progress_body(w: &ProgressWrite) -> Value {
+    let mut o = json!({
+        "chapterId": w.chapter_id, "positionSec": w.position,
+        "clientUpdatedAt": w.client_updated_at, "finished": w.finished, "reset": w.reset,
+    });
+    if let Some(d) = &w.device_id {
+        o["deviceId"] = json!(d);
+    }
+    o
+}
+
+fn deleted_flag(v: &Value) -> bool {
+    wire::content(v)
+        .as_object()
+        .and_then(|o| wire::fields::boolean(o, &["deleted", "removed"]))
+        .unwrap_or(true)
+}
+
+fn content_type(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn redirect_target(from: &Url, resp: &reqwest::Response) -> Option<Url> {
+    let loc = resp.headers().get(header::LOCATION)?.to_str().ok()?;
+    from.join(loc).ok()
+}

@@ -1,0 +1,204 @@
+//! Tolerant field readers over `serde_json::Value`: the first of several
+//! names, ids as strings or numbers, numbers as strings, durations in
+//! seconds, milliseconds or `HH:MM:SS`.
+
+use serde_json::{Map, Value};
+
+pub type Obj = Map<String, Value>;
+
+/// The first of `keys` present in `obj` with a non-null value.
+pub fn get<'a>(obj: &'a Obj, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter()
+        .filter_map(|k| obj.get(*k))
+        .find(|v| !v.is_null())
+}
+
+/// An id as an opaque string: strings are kept, integers printed.
+pub fn id_value(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+pub fn id(obj: &Obj, keys: &[&str]) -> Option<String> {
+    keys.iter().filter_map(|k| obj.get(*k)).find_map(id_value)
+}
+
+pub fn string(obj: &Obj, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .filter_map(|k| obj.get(*k))
+        .find_map(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+}
+
+pub fn number_value(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+    .filter(|f| f.is_finite())
+}
+
+pub fn number(obj: &Obj, keys: &[&str]) -> Option<f64> {
+    keys.iter()
+        .filter_map(|k| obj.get(*k))
+        .find_map(number_value)
+}
+
+pub fn unsigned(obj: &Obj, keys: &[&str]) -> Option<u64> {
+    number(obj, keys).filter(|f| *f >= 0.0).map(|f| f as u64)
+}
+
+pub fn boolean(obj: &Obj, keys: &[&str]) -> Option<bool> {
+    keys.iter()
+        .filter_map(|k| obj.get(*k))
+        .find_map(|v| match v {
+            Value::Bool(b) => Some(*b),
+            Value::Number(n) => n.as_i64().map(|i| i != 0),
+            Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" => Some(true),
+                "false" | "0" | "no" => Some(false),
+                _ => None,
+            },
+            _ => None,
+        })
+}
+
+/// `HH:MM:SS(.fff)`, `MM:SS` or a plain number of seconds.
+pub fn clock_seconds(s: &str) -> Option<f64> {
+    let s = s.trim();
+    if !s.contains(':') {
+        return s.parse::<f64>().ok().filter(|f| f.is_finite() && *f >= 0.0);
+    }
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() > 3 {
+        return None;
+    }
+    let mut total = 0.0;
+    for (i, p) in parts.iter().enumerate() {
+        let last = i == parts.len() - 1;
+        let v: f64 = if last {
+            p.parse().ok()?
+        } else {
+            p.parse::<u64>().ok()? as f64
+        };
+        if v < 0.0 || !v.is_finite() {
+            return None;
+        }
+        total = total * 60.0 + v;
+    }
+    Some(total)
+}
+
+/// A duration or position in seconds. `sec_keys` hold seconds (numbers,
+/// numeric strings or clock strings), `ms_keys` hold milliseconds.
+pub fn seconds(obj: &Obj, sec_keys: &[&str], ms_keys: &[&str]) -> Option<f64> {
+    let secs = sec_keys
+        .iter()
+        .filter_map(|k| obj.get(*k))
+        .find_map(|v| match v {
+            Value::String(s) => clock_seconds(s),
+            other => number_value(other),
+        });
+    secs.or_else(|| number(obj, ms_keys).map(|ms| ms / 1000.0))
+        .filter(|f| *f >= 0.0)
+}
+
+/// A wall-clock instant in epoch milliseconds. Small numbers are taken as
+/// epoch seconds (a server that counts seconds would otherwise be 1970).
+pub fn instant_millis(obj: &Obj, keys: &[&str]) -> Option<i64> {
+    let n = number(obj, keys)?;
+    if n <= 0.0 {
+        return None;
+    }
+    Some(if n < 100_000_000_000.0 {
+        (n * 1000.0) as i64
+    } else {
+        n as i64
+    })
+}
+
+/// Names from a string, an array of strings, or an array of objects with a
+/// `name`; a single string is kept whole.
+pub fn names(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => vec![s.trim().to_owned()],
+        Value::Array(a) => a.iter().flat_map(names).collect(),
+        Value::Object(o) => string(o, &["name", "fullName", "displayName", "title"])
+            .filter(|s| !s.trim().is_empty())
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Obj {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn clock_strings() {
+        assert_eq!(clock_seconds("01:02:03"), Some(3723.0));
+        assert_eq!(clock_seconds("2:03"), Some(123.0));
+        assert_eq!(clock_seconds("0:00:01.5"), Some(1.5));
+        assert_eq!(clock_seconds("61.25"), Some(61.25));
+        assert_eq!(clock_seconds("a:b"), None);
+        assert_eq!(clock_seconds("1:2:3:4"), None);
+        assert_eq!(clock_seconds("-3"), None);
+    }
+
+    #[test]
+    fn seconds_from_every_unit() {
+        let sk = ["durationSec", "duration"];
+        let mk = ["durationMs"];
+        assert_eq!(
+            seconds(&obj(json!({"durationSec": 61.2})), &sk, &mk),
+            Some(61.2)
+        );
+        assert_eq!(
+            seconds(&obj(json!({"durationMs": 61200})), &sk, &mk),
+            Some(61.2)
+        );
+        assert_eq!(
+            seconds(&obj(json!({"duration": "00:01:01"})), &sk, &mk),
+            Some(61.0)
+        );
+        assert_eq!(
+            seconds(&obj(json!({"duration": "61"})), &sk, &mk),
+            Some(61.0)
+        );
+        assert_eq!(seconds(&obj(json!({"duration": null})), &sk, &mk), None);
+        assert_eq!(seconds(&obj(json!({"duration": -1})), &sk, &mk), None);
+    }
+
+    #[test]
+    fn ids_and_names() {
+        assert_eq!(id(&obj(json!({"id": 42})), &["id"]), Some("42".into()));
+        assert_eq!(
+            id(&obj(json!({"id": "", "bookId": "b"})), &["id", "bookId"]),
+            Some("b".into())
+        );
+        assert_eq!(names(&json!(["A", {"name": "B"}, 3])), ["A", "B"]);
+        assert_eq!(names(&json!("A and B")), ["A and B"]);
+        assert_eq!(
+            instant_millis(&obj(json!({"t": 1795000000})), &["t"]),
+            Some(1795000000000)
+        );
+        assert_eq!(
+            instant_millis(&obj(json!({"t": 1795000000123i64})), &["t"]),
+            Some(1795000000123)
+        );
+        assert_eq!(boolean(&obj(json!({"b": "true"})), &["b"]), Some(true));
+    }
+}

@@ -1,0 +1,607 @@
+//! Tolerant decoding of server payloads into domain types. Pure: bytes and
+//! `serde_json::Value` in, domain types or typed errors out; no I/O.
+//!
+//! Written against docs/contract.md, but a real server's shapes are "not
+//! shown", so every decoder accepts the variants listed in the section
+//! "What the client tolerates" of that file.
+
+pub mod fields;
+mod progress;
+#[cfg(test)]
+mod tests;
+
+use crate::api::error::{ApiError, BodyKind};
+use crate::domain::*;
+use fields::*;
+use serde_json::Value;
+
+pub use progress::*;
+
+/// Keys under which a list may sit.
+const LIST_KEYS: &[&str] = &[
+    "items",
+    "list",
+    "books",
+    "records",
+    "rows",
+    "results",
+    "content",
+    "data",
+    "chapters",
+    "categories",
+    "bookmarks",
+    "favorites",
+    "tracks",
+    "files",
+    "result",
+    "manifest",
+];
+/// Keys whose object value is a wrapper around the content.
+const ENVELOPE_KEYS: &[&str] = &["data", "result", "payload", "response"];
+
+// ---------------------------------------------------------------- bodies
+
+/// Parse a response body as JSON, recognising gateway HTML pages and empty
+/// bodies. A leading UTF-8 BOM is skipped.
+pub fn parse_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, BodyKind> {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let trimmed = body.trim_ascii();
+    if trimmed.is_empty() {
+        return Err(BodyKind::Empty);
+    }
+    if trimmed.starts_with(b"<") {
+        return Err(BodyKind::Html);
+    }
+    match serde_json::from_slice(trimmed) {
+        Ok(v) => Ok(v),
+        Err(_) if content_type.is_some_and(|c| c.contains("html")) => Err(BodyKind::Html),
+        Err(_) => Err(BodyKind::Garbage),
+    }
+}
+
+/// Code and message of an error body: `code` / `error.code` / `errorCode`
+/// / `error` (a string); `message` / `msg` / `error.message` / `detail`.
+pub fn error_parts(v: &Value) -> (Option<String>, Option<String>) {
+    let Some(obj) = v.as_object() else {
+        return (None, v.as_str().map(str::to_owned));
+    };
+    let nested = obj.get("error").and_then(Value::as_object);
+    let code = string(obj, &["code", "errorCode", "error_code"])
+        .or_else(|| nested.and_then(|e| string(e, &["code", "type", "status"])))
+        .or_else(|| obj.get("error").and_then(Value::as_str).map(str::to_owned))
+        .map(normalize_code);
+    let message = string(
+        obj,
+        &["message", "msg", "errorMessage", "error_description"],
+    )
+    .or_else(|| nested.and_then(|e| string(e, &["message", "msg", "detail"])))
+    .or_else(|| string(obj, &["detail", "title", "reason"]));
+    (code, message)
+}
+
+fn normalize_code(c: String) -> String {
+    if c.chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+    {
+        c.to_ascii_lowercase().replace('-', "_")
+    } else {
+        c
+    }
+}
+
+/// Some servers answer 200 with `{"success": false, "code": 401, …}`.
+/// Returns the HTTP-like status, code and message of such an envelope.
+pub fn envelope_error(v: &Value) -> Option<(u16, Option<String>, Option<String>)> {
+    let obj = v.as_object()?;
+    let failed = boolean(obj, &["success", "ok"]) == Some(false)
+        || obj.get("status").and_then(Value::as_str) == Some("error");
+    if !failed {
+        return None;
+    }
+    let (code, message) = error_parts(v);
+    let status = code
+        .as_deref()
+        .and_then(|c| c.parse::<u16>().ok())
+        .filter(|s| (400..600).contains(s))
+        .unwrap_or(400);
+    Some((status, code.filter(|c| c.parse::<u16>().is_err()), message))
+}
+
+/// The content of a response: descends through `data`/`result`/… wrappers
+/// that hold an object or an array.
+pub fn content(v: &Value) -> &Value {
+    let mut cur = v;
+    for _ in 0..3 {
+        let Some(obj) = cur.as_object() else { break };
+        match ENVELOPE_KEYS
+            .iter()
+            .filter_map(|k| obj.get(*k))
+            .find(|d| d.is_object() || d.is_array())
+        {
+            Some(inner) if inner.is_object() => cur = inner,
+            _ => break,
+        }
+    }
+    cur
+}
+
+fn object<'a>(v: &'a Value, endpoint: &str, what: &str) -> Result<&'a Obj, ApiError> {
+    v.as_object().ok_or_else(|| ApiError::Decode {
+        endpoint: endpoint.to_owned(),
+        field: what.to_owned(),
+        problem: format!("is not an object (got {})", kind_of(v)),
+    })
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn missing(endpoint: &str, field: &str) -> ApiError {
+    ApiError::Decode {
+        endpoint: endpoint.to_owned(),
+        field: field.to_owned(),
+        problem: "is missing".to_owned(),
+    }
+}
+
+// ---------------------------------------------------------------- login
+
+/// What a login answer carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoginData {
+    pub token: crate::api::Token,
+    pub server_id: ServerId,
+    pub user_id: UserId,
+    pub user_name: Option<String>,
+}
+
+const TOKEN_KEYS: &[&str] = &["token", "accessToken", "access_token", "jwt", "authToken"];
+
+fn find_token(v: &Value, depth: u8) -> Option<String> {
+    let obj = v.as_object()?;
+    if let Some(t) = TOKEN_KEYS
+        .iter()
+        .filter_map(|k| obj.get(*k))
+        .find_map(|t| t.as_str().filter(|s| !s.trim().is_empty()))
+    {
+        return Some(t.to_owned());
+    }
+    if depth == 0 {
+        return None;
+    }
+    obj.values().find_map(|child| find_token(child, depth - 1))
+}
+
+pub fn decode_login(v: &Value, endpoint: &str) -> Result<LoginData, ApiError> {
+    let token = find_token(v, 3).ok_or_else(|| missing(endpoint, "data.token"))?;
+    let c = content(v);
+    let data = object(c, endpoint, "data")?;
+    let top = v.as_object();
+    let server_keys = ["serverId", "server_id", "instanceId", "serverID"];
+    let server_id = id(data, &server_keys)
+        .or_else(|| top.and_then(|t| id(t, &server_keys)))
+        .or_else(|| {
+            data.get("server")
+                .and_then(Value::as_object)
+                .and_then(|s| id(s, &["id", "serverId"]))
+        })
+        .ok_or_else(|| missing(endpoint, "data.serverId"))?;
+    let user = data.get("user").and_then(Value::as_object);
+    let raw_uid = user
+        .and_then(|u| get(u, &["id", "userId", "user_id", "uid"]))
+        .or_else(|| get(data, &["userId", "user_id", "uid"]))
+        .ok_or_else(|| missing(endpoint, "data.user.id"))?;
+    let user_id = match raw_uid {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    }
+    .map(UserId)
+    .ok_or_else(|| ApiError::Decode {
+        endpoint: endpoint.to_owned(),
+        field: "data.user.id".to_owned(),
+        problem: format!("is not a number ({raw_uid})"),
+    })?;
+    let user_name = user
+        .and_then(|u| string(u, &["username", "userName", "name", "login"]))
+        .or_else(|| string(data, &["username", "userName"]));
+    Ok(LoginData {
+        token: crate::api::Token::new(token),
+        server_id: ServerId::new(server_id),
+        user_id,
+        user_name,
+    })
+}
+
+// ---------------------------------------------------------------- license
+
+pub fn decode_license(v: &Value, endpoint: &str) -> Result<LicenseStatus, ApiError> {
+    let c = content(v);
+    let obj = object(c, endpoint, "data")?;
+    let obj = obj.get("license").and_then(Value::as_object).unwrap_or(obj);
+    let word = string(obj, &["status", "state", "licenseStatus"]).map(|s| s.to_ascii_lowercase());
+    let flag = boolean(obj, &["valid", "isValid", "licensed", "active", "ok"]);
+    let state = match (word.as_deref(), flag) {
+        (Some("valid" | "active" | "ok" | "licensed" | "true"), _) => LicenseState::Valid,
+        (Some("expired"), _) => LicenseState::Expired,
+        (Some("missing" | "none" | "unlicensed" | "absent"), _) => LicenseState::Missing,
+        (Some(_), Some(true)) => LicenseState::Valid,
+        (Some(_), _) => LicenseState::Invalid,
+        (None, Some(true)) => LicenseState::Valid,
+        (None, Some(false)) => LicenseState::Invalid,
+        (None, None) => return Err(missing(endpoint, "data.status")),
+    };
+    Ok(LicenseStatus {
+        state,
+        valid: flag.unwrap_or(state == LicenseState::Valid),
+        message: string(obj, &["message", "msg", "detail", "description"]),
+    })
+}
+
+// ---------------------------------------------------------------- lists
+
+/// Paging facts a list answer reported, in whatever style it uses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageInfo {
+    pub total: Option<u64>,
+    pub page: Option<u64>,
+    pub page_size: Option<u64>,
+    pub offset: Option<u64>,
+    pub has_more: Option<bool>,
+    pub cursor: Option<String>,
+    pub total_pages: Option<u64>,
+}
+
+impl PageInfo {
+    fn absorb(&mut self, o: &Obj) {
+        self.total = self.total.or_else(|| {
+            unsigned(
+                o,
+                &[
+                    "total",
+                    "totalCount",
+                    "total_count",
+                    "totalElements",
+                    "count",
+                    "totalItems",
+                ],
+            )
+        });
+        self.page = self.page.or_else(|| {
+            unsigned(
+                o,
+                &["page", "pageNum", "pageNumber", "currentPage", "page_no"],
+            )
+        });
+        self.page_size = self.page_size.or_else(|| {
+            unsigned(
+                o,
+                &[
+                    "pageSize",
+                    "page_size",
+                    "perPage",
+                    "per_page",
+                    "size",
+                    "limit",
+                ],
+            )
+        });
+        self.offset = self
+            .offset
+            .or_else(|| unsigned(o, &["offset", "skip", "start"]));
+        self.has_more = self.has_more.or_else(|| {
+            boolean(o, &["hasMore", "has_more", "hasNext", "has_next", "more"])
+                .or_else(|| boolean(o, &["last", "isLast"]).map(|l| !l))
+        });
+        self.cursor = self.cursor.clone().or_else(|| {
+            [
+                "nextCursor",
+                "next_cursor",
+                "nextPageToken",
+                "cursor",
+                "next",
+            ]
+            .iter()
+            .filter_map(|k| o.get(*k))
+            .find_map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+        });
+        self.total_pages = self
+            .total_pages
+            .or_else(|| unsigned(o, &["totalPages", "total_pages", "pages", "pageCount"]));
+    }
+}
+
+/// One page of a list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawList<'a> {
+    pub items: &'a [Value],
+    pub info: PageInfo,
+}
+
+/// Find the array of a list answer and its paging facts: a bare array, or
+/// under one of the list keys, possibly inside envelopes.
+pub fn find_list<'a>(v: &'a Value, endpoint: &str) -> Result<RawList<'a>, ApiError> {
+    let mut info = PageInfo::default();
+    let mut cur = v;
+    for _ in 0..4 {
+        match cur {
+            Value::Array(items) => return Ok(RawList { items, info }),
+            Value::Object(o) => {
+                info.absorb(o);
+                let next = LIST_KEYS
+                    .iter()
+                    .filter_map(|k| o.get(*k))
+                    .find(|x| x.is_array())
+                    .or_else(|| {
+                        LIST_KEYS
+                            .iter()
+                            .filter_map(|k| o.get(*k))
+                            .find(|x| x.is_object())
+                    });
+                match next {
+                    Some(n) => cur = n,
+                    None => break,
+                }
+            }
+            _ => break,
+        }
+    }
+    Err(ApiError::Decode {
+        endpoint: endpoint.to_owned(),
+        field: "items".to_owned(),
+        problem: "is missing: no list found in the answer".to_owned(),
+    })
+}
+
+/// Where the next page starts, in the style the server answered with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NextPage {
+    Page(u64),
+    Offset(u64),
+    Cursor(String),
+}
+
+/// The next page to ask for, or `None` when the list is complete.
+/// `fetched` counts items received so far including this page;
+/// `requested_page` is the page number this answer is for.
+pub fn next_page(
+    info: &PageInfo,
+    page_len: usize,
+    fetched: u64,
+    requested_page: u64,
+    requested_size: u64,
+) -> Option<NextPage> {
+    if page_len == 0 || info.has_more == Some(false) {
+        return None;
+    }
+    let len = page_len as u64;
+    if let Some(c) = &info.cursor {
+        return Some(NextPage::Cursor(c.clone()));
+    }
+    let more = info
+        .has_more
+        .unwrap_or_else(|| match (info.total, info.total_pages) {
+            (Some(t), _) => fetched < t,
+            (None, Some(tp)) => info.page.unwrap_or(requested_page) < tp,
+            (None, None) => len >= info.page_size.unwrap_or(requested_size).max(1),
+        });
+    if !more {
+        return None;
+    }
+    if let Some(off) = info.offset {
+        return Some(NextPage::Offset(off.saturating_add(len)));
+    }
+    Some(NextPage::Page(
+        info.page.unwrap_or(requested_page).saturating_add(1),
+    ))
+}
+
+/// Decode every item of a list with `item`, naming the endpoint and index
+/// of the first bad one.
+pub fn decode_items<T>(
+    list: &RawList<'_>,
+    endpoint: &str,
+    mut item: impl FnMut(&Value, &str) -> Result<T, ApiError>,
+) -> Result<Vec<T>, ApiError> {
+    list.items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| item(v, &format!("{endpoint} items[{i}]")))
+        .collect()
+}
+
+// ---------------------------------------------------------------- books
+
+const BOOK_ID_KEYS: &[&str] = &["id", "bookId", "book_id", "uuid", "bookID"];
+
+pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
+    let c = content(v);
+    let obj = object(c, endpoint, "book")?;
+    // A favorite entry wraps the book: {"bookId", "book": {...}}.
+    if let Some(inner) = obj.get("book").filter(|b| b.is_object()) {
+        let mut b = decode_book(inner, endpoint)?;
+        if b.id.as_str().is_empty() {
+            b.id = BookId::new(id(obj, BOOK_ID_KEYS).unwrap_or_default());
+        }
+        if let Some(f) = boolean(obj, &["favorite", "isFavorite"]) {
+            b.favorite = f;
+        }
+        return Ok(b);
+    }
+    let book_id = id(obj, BOOK_ID_KEYS).ok_or_else(|| missing(endpoint, "id"))?;
+    let title = string(obj, &["title", "name", "bookTitle"]).unwrap_or_default();
+    let authors = get(
+        obj,
+        &[
+            "authors", "author", "writers", "writer", "artist", "creator",
+        ],
+    )
+    .map(names)
+    .unwrap_or_default();
+    let narrator = get(obj, &["narrator", "narrators", "reader", "readers"])
+        .map(names)
+        .filter(|n| !n.is_empty())
+        .map(|n| n.join(", "));
+    let categories = get(obj, &["categories", "category", "genres", "genre"])
+        .map(decode_category_refs)
+        .unwrap_or_default();
+    let progress = match obj.get("progress") {
+        Some(p) if p.is_object() => decode_progress_object(p, endpoint).ok().flatten(),
+        _ => None,
+    };
+    Ok(Book {
+        id: BookId::new(book_id),
+        title,
+        authors,
+        narrator,
+        description: string(obj, &["description", "summary", "desc", "intro"]),
+        duration: seconds(
+            obj,
+            &[
+                "durationSec",
+                "duration_sec",
+                "durationSeconds",
+                "duration",
+                "length",
+            ],
+            &["durationMs", "duration_ms", "durationMillis", "lengthMs"],
+        ),
+        chapter_count: unsigned(
+            obj,
+            &["chapterCount", "chapter_count", "chapters", "numChapters"],
+        )
+        .map(|n| n.min(u32::MAX as u64) as u32),
+        categories,
+        cover_url: string(
+            obj,
+            &["coverUrl", "cover_url", "cover", "coverImage", "image"],
+        ),
+        favorite: boolean(obj, &["favorite", "isFavorite", "favorited"]).unwrap_or(false),
+        added_at: instant_millis(obj, &["addedAt", "createdAt", "created_at", "added_at"]),
+        progress,
+    })
+}
+
+fn decode_category_refs(v: &Value) -> Vec<Category> {
+    match v {
+        Value::Array(a) => a.iter().flat_map(decode_category_refs).collect(),
+        Value::String(s) if !s.trim().is_empty() => vec![Category {
+            id: CategoryId::new(s.clone()),
+            name: s.clone(),
+            book_count: None,
+        }],
+        Value::Object(_) => decode_category(v, "").ok().into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+pub fn decode_category(v: &Value, endpoint: &str) -> Result<Category, ApiError> {
+    if let Some(s) = v.as_str().filter(|s| !s.trim().is_empty()) {
+        return Ok(Category {
+            id: CategoryId::new(s),
+            name: s.to_owned(),
+            book_count: None,
+        });
+    }
+    let obj = object(v, endpoint, "category")?;
+    let name = string(obj, &["name", "title", "label"]);
+    let cid = id(obj, &["id", "categoryId", "category_id", "slug"])
+        .or_else(|| name.clone())
+        .ok_or_else(|| missing(endpoint, "id"))?;
+    Ok(Category {
+        name: name.unwrap_or_else(|| cid.clone()),
+        id: CategoryId::new(cid),
+        book_count: unsigned(obj, &["bookCount", "book_count", "count", "books", "total"]),
+    })
+}
+
+pub fn decode_chapter(v: &Value, endpoint: &str) -> Result<Chapter, ApiError> {
+    let obj = object(v, endpoint, "chapter")?;
+    let cid = id(obj, &["id", "chapterId", "chapter_id", "uuid"])
+        .ok_or_else(|| missing(endpoint, "id"))?;
+    Ok(Chapter {
+        id: ChapterId::new(cid),
+        title: string(obj, &["title", "name"]).unwrap_or_default(),
+        duration: seconds(
+            obj,
+            &[
+                "durationSec",
+                "duration_sec",
+                "durationSeconds",
+                "duration",
+                "length",
+            ],
+            &["durationMs", "duration_ms", "durationMillis"],
+        ),
+    })
+}
+
+// ---------------------------------------------------------------- manifest
+
+pub fn decode_manifest(v: &Value, book: &BookId, endpoint: &str) -> Result<Manifest, ApiError> {
+    let c = content(v);
+    let list = find_list(c, endpoint)?;
+    let items = decode_items(&list, endpoint, decode_manifest_item)?;
+    let book_id = c
+        .as_object()
+        .and_then(|o| id(o, &["bookId", "book_id"]))
+        .map(BookId::new)
+        .unwrap_or_else(|| book.clone());
+    let mut seen = std::collections::HashSet::new();
+    for (i, item) in items.iter().enumerate() {
+        if !seen.insert(&item.chapter_id) {
+            return Err(ApiError::Decode {
+                endpoint: endpoint.to_owned(),
+                field: format!("items[{i}].chapterId"),
+                problem: format!("repeats {}", item.chapter_id),
+            });
+        }
+    }
+    Ok(Manifest { book_id, items })
+}
+
+pub fn decode_manifest_item(v: &Value, endpoint: &str) -> Result<ManifestItem, ApiError> {
+    let obj = object(v, endpoint, "item")?;
+    let cid = id(obj, &["chapterId", "chapter_id", "chapterID", "id"])
+        .ok_or_else(|| missing(endpoint, "chapterId"))?;
+    Ok(ManifestItem {
+        chapter_id: ChapterId::new(cid),
+        title: string(obj, &["title", "name"]).unwrap_or_default(),
+        duration: seconds(
+            obj,
+            &["durationSec", "duration_sec", "durationSeconds", "duration"],
+            &["durationMs", "duration_ms", "durationMillis"],
+        ),
+        url: string(
+            obj,
+            &["url", "playUrl", "streamUrl", "src", "href", "downloadUrl"],
+        ),
+        mime_type: string(
+            obj,
+            &["mimeType", "mime_type", "contentType", "mime", "type"],
+        ),
+        size_bytes: unsigned(
+            obj,
+            &["sizeBytes", "size_bytes", "size", "fileSize", "bytes"],
+        ),
+        start: seconds(
+            obj,
+            &["startSec", "start_sec", "start", "startTime", "offset"],
+            &["startMs", "start_ms"],
+        )
+        .unwrap_or(0.0),
+        end: seconds(
+            obj,
+            &["endSec", "end_sec", "end", "endTime"],
+            &["endMs", "end_ms"],
+        ),
+    })
+}

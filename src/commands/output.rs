@@ -1,0 +1,256 @@
+//! Text and JSON output of the client commands. JSON shapes are documented
+//! in docs/cli.md and kept stable: camelCase keys, seconds as numbers.
+
+use crate::api::{Client, ProgressState};
+use crate::domain::*;
+use serde_json::{Value, json};
+
+/// Collects the one JSON document of a command, or prints text lines.
+pub struct Out {
+    json: bool,
+    doc: Option<Value>,
+}
+
+impl Out {
+    pub fn new(json: bool) -> Out {
+        Out { json, doc: None }
+    }
+
+    pub fn json(&mut self, v: Value) {
+        if self.json {
+            self.doc = Some(v);
+        }
+    }
+
+    pub fn line(&mut self, s: impl AsRef<str>) {
+        if !self.json {
+            println!("{}", s.as_ref());
+        }
+    }
+
+    pub fn error(&mut self, code: u8, message: &str) {
+        if self.json && self.doc.is_none() {
+            self.doc = Some(json!({"error": {"exitCode": code, "message": message}}));
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(d) = self.doc.take() {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&d).expect("JSON values print")
+            );
+        }
+    }
+}
+
+pub fn clock(secs: f64) -> String {
+    let s = secs.max(0.0);
+    let whole = s as u64;
+    let (h, m, sec) = (whole / 3600, whole / 60 % 60, whole % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{sec:02}")
+    } else {
+        format!("{m}:{sec:02}")
+    }
+}
+
+fn opt_clock(secs: Option<f64>) -> String {
+    secs.map(clock).unwrap_or_else(|| "?".into())
+}
+
+pub fn license_word(s: LicenseState) -> &'static str {
+    match s {
+        LicenseState::Valid => "valid",
+        LicenseState::Expired => "expired",
+        LicenseState::Missing => "missing",
+        LicenseState::Invalid => "invalid",
+    }
+}
+
+pub fn license_json(l: &LicenseStatus) -> Value {
+    json!({"status": license_word(l.state), "valid": l.valid, "message": l.message})
+}
+
+pub fn progress_json(p: &Progress) -> Value {
+    json!({
+        "chapterId": p.chapter_id.as_str(), "positionSec": p.position,
+        "bookPositionSec": p.book_position, "finished": p.finished,
+        "clientUpdatedAt": p.client_updated_at, "serverUpdatedAt": p.server_updated_at,
+    })
+}
+
+pub fn book_json(b: &Book) -> Value {
+    json!({
+        "id": b.id.as_str(), "title": b.title, "authors": b.authors, "narrator": b.narrator,
+        "description": b.description, "durationSec": b.duration, "chapterCount": b.chapter_count,
+        "categories": b.categories.iter().map(category_json).collect::<Vec<_>>(),
+        "coverUrl": b.cover_url, "favorite": b.favorite, "addedAt": b.added_at,
+        "progress": b.progress.as_ref().map(progress_json),
+    })
+}
+
+pub fn category_json(c: &Category) -> Value {
+    json!({"id": c.id.as_str(), "name": c.name, "bookCount": c.book_count})
+}
+
+pub fn bookmark_json(b: &Bookmark) -> Value {
+    json!({
+        "id": b.id.as_str(), "bookId": b.book_id.as_str(), "chapterId": b.chapter_id.as_str(),
+        "positionSec": b.position, "note": b.note, "createdAt": b.created_at,
+    })
+}
+
+pub fn books(out: &mut Out, books: &[Book]) {
+    out.json(
+        json!({"items": books.iter().map(book_json).collect::<Vec<_>>(), "total": books.len()}),
+    );
+    if books.is_empty() {
+        out.line("No books.");
+    }
+    for b in books {
+        let fav = if b.favorite { " ♥" } else { "" };
+        out.line(format!(
+            "{}\t{}\t{}\t{}{fav}",
+            b.id,
+            b.title,
+            b.authors.join(", "),
+            opt_clock(b.duration)
+        ));
+    }
+}
+
+pub fn book_details(out: &mut Out, b: &Book) {
+    out.json(book_json(b));
+    out.line(format!("{} ({})", b.title, b.id));
+    if !b.authors.is_empty() {
+        out.line(format!("Author:     {}", b.authors.join(", ")));
+    }
+    if let Some(n) = &b.narrator {
+        out.line(format!("Narrator:   {n}"));
+    }
+    out.line(format!("Duration:   {}", opt_clock(b.duration)));
+    if let Some(c) = b.chapter_count {
+        out.line(format!("Chapters:   {c}"));
+    }
+    if !b.categories.is_empty() {
+        let names: Vec<&str> = b.categories.iter().map(|c| c.name.as_str()).collect();
+        out.line(format!("Categories: {}", names.join(", ")));
+    }
+    out.line(format!(
+        "Favorite:   {}",
+        if b.favorite { "yes" } else { "no" }
+    ));
+    if let Some(p) = &b.progress {
+        out.line(format!(
+            "Progress:   chapter {} at {}{}",
+            p.chapter_id,
+            clock(p.position),
+            if p.finished { " (finished)" } else { "" }
+        ));
+    }
+    if let Some(d) = &b.description {
+        out.line("");
+        out.line(d);
+    }
+}
+
+pub fn chapters(out: &mut Out, chapters: &[Chapter]) {
+    out.json(json!({"items": chapters.iter().map(|c| json!({
+        "id": c.id.as_str(), "title": c.title, "durationSec": c.duration,
+    })).collect::<Vec<_>>(), "total": chapters.len()}));
+    for (i, c) in chapters.iter().enumerate() {
+        out.line(format!(
+            "{:>3}  {}\t{}\t{}",
+            i + 1,
+            c.id,
+            c.title,
+            opt_clock(c.duration)
+        ));
+    }
+}
+
+pub fn manifest(out: &mut Out, client: &Client, m: &Manifest) {
+    out.json(json!({
+        "bookId": m.book_id.as_str(), "totalDurationSec": m.total_duration(),
+        "items": m.items.iter().map(|i| json!({
+            "chapterId": i.chapter_id.as_str(), "title": i.title, "durationSec": i.duration,
+            "url": client.stream_url(i).as_str(), "mimeType": i.mime_type,
+            "sizeBytes": i.size_bytes, "startSec": i.start, "endSec": i.end,
+        })).collect::<Vec<_>>(),
+    }));
+    for (i, item) in m.items.iter().enumerate() {
+        out.line(format!(
+            "{:>3}  {}\t{}\t{}\t{}",
+            i + 1,
+            item.chapter_id,
+            item.title,
+            opt_clock(item.duration),
+            item.mime_type.as_deref().unwrap_or("")
+        ));
+    }
+}
+
+pub fn categories(out: &mut Out, cats: &[Category]) {
+    out.json(
+        json!({"items": cats.iter().map(category_json).collect::<Vec<_>>(), "total": cats.len()}),
+    );
+    for c in cats {
+        let n = c
+            .book_count
+            .map(|n| format!("\t{n} books"))
+            .unwrap_or_default();
+        out.line(format!("{}\t{}{n}", c.id, c.name));
+    }
+}
+
+pub fn bookmarks(out: &mut Out, marks: &[Bookmark]) {
+    out.json(
+        json!({"items": marks.iter().map(bookmark_json).collect::<Vec<_>>(), "total": marks.len()}),
+    );
+    if marks.is_empty() {
+        out.line("No bookmarks.");
+    }
+    for b in marks {
+        out.line(format!(
+            "{}\t{}\t{}\t{}",
+            b.id,
+            b.chapter_id,
+            clock(b.position),
+            b.note.as_deref().unwrap_or("")
+        ));
+    }
+}
+
+pub fn progress(out: &mut Out, book: &BookId, s: &ProgressState) {
+    out.json(json!({
+        "bookId": book.as_str(),
+        "progress": s.progress.as_ref().map(progress_json),
+        "playbackSettings": s.settings.as_ref().map(|p| json!({
+            "speed": p.speed, "volume": p.volume, "clientUpdatedAt": p.client_updated_at,
+        })),
+    }));
+    match &s.progress {
+        Some(p) => {
+            out.line(format!(
+                "Chapter {} at {}{}{}",
+                p.chapter_id,
+                clock(p.position),
+                p.book_position
+                    .map(|b| format!(" ({} into the book)", clock(b)))
+                    .unwrap_or_default(),
+                if p.finished { ", finished" } else { "" }
+            ));
+        }
+        None => out.line("No progress yet."),
+    }
+    if let Some(st) = &s.settings {
+        out.line(format!(
+            "Speed {}×{}",
+            st.speed,
+            st.volume
+                .map(|v| format!(", volume {:.0}%", v * 100.0))
+                .unwrap_or_default()
+        ));
+    }
+}

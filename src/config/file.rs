@@ -1,0 +1,240 @@
+//! `$XDG_CONFIG_HOME/earmark/config.toml` and the resolved profile.
+//!
+//! ```toml
+//! default_profile = "home"
+//! [profiles.home]
+//! server = "http://nas.local:8686"
+//! user = "alice"
+//! identity_header_prefix = "X-Service"   # optional
+//! [profiles.home.paths]                   # optional overrides, see api::paths
+//! categories = "/genres"
+//! ```
+//!
+//! earmark reads this file but never rewrites it: what login learns goes to
+//! the session store in the data directory.
+
+use crate::api::{BaseUrl, ClientOptions, Paths};
+use crate::cli::GlobalArgs;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub default_profile: Option<String>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileConfig>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileConfig {
+    pub server: Option<String>,
+    pub user: Option<String>,
+    pub identity_header_prefix: Option<String>,
+    pub paths: Option<Paths>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot find the home directory to place earmark's files in")]
+    NoHome,
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("the profile name {0:?} is not valid: use letters, digits, '-', '_' or '.'")]
+    BadProfileName(String),
+    #[error(transparent)]
+    Address(#[from] crate::api::base::BaseUrlError),
+}
+
+/// Where earmark keeps its files; follows the XDG variables on Linux.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dirs {
+    pub config: PathBuf,
+    pub data: PathBuf,
+    pub cache: PathBuf,
+}
+
+impl Dirs {
+    pub fn discover() -> Result<Dirs, ConfigError> {
+        let p = directories::ProjectDirs::from("", "", "earmark").ok_or(ConfigError::NoHome)?;
+        Ok(Dirs {
+            config: p.config_dir().to_owned(),
+            data: p.data_dir().to_owned(),
+            cache: p.cache_dir().to_owned(),
+        })
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.config.join("config.toml")
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.data.join("sessions")
+    }
+
+    pub fn tokens_dir(&self) -> PathBuf {
+        self.data.join("tokens")
+    }
+}
+
+impl Config {
+    /// The config file, or an empty config when there is none.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+            path: path.to_owned(),
+            message: e.message().to_owned(),
+        })
+    }
+}
+
+/// A profile resolved from the command line, the environment and the config
+/// file: which server, which user, and how to talk to it.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub name: String,
+    pub dirs: Dirs,
+    /// From `--server` or the config; `None` when only a session knows it.
+    pub server: Option<BaseUrl>,
+    /// True when `server` came from `--server`/`EARMARK_SERVER`.
+    pub server_from_args: bool,
+    pub user: Option<String>,
+    pub options: ClientOptions,
+}
+
+pub fn valid_profile_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+impl Profile {
+    /// Resolve the profile for `global` (flags and `EARMARK_*` variables win
+    /// over config.toml).
+    pub fn resolve(global: &GlobalArgs) -> Result<Profile, ConfigError> {
+        Profile::resolve_in(global, Dirs::discover()?)
+    }
+
+    pub fn resolve_in(global: &GlobalArgs, dirs: Dirs) -> Result<Profile, ConfigError> {
+        let config = Config::load(&dirs.config_file())?;
+        let name = global
+            .profile
+            .clone()
+            .or_else(|| config.default_profile.clone())
+            .unwrap_or_else(|| "default".to_owned());
+        if !valid_profile_name(&name) {
+            return Err(ConfigError::BadProfileName(name));
+        }
+        let pc = config.profiles.get(&name).cloned().unwrap_or_default();
+        let (server, server_from_args) = match (&global.server, &pc.server) {
+            (Some(s), _) => (Some(BaseUrl::parse(s)?), true),
+            (None, Some(s)) => (
+                Some(BaseUrl::parse(s).map_err(|e| ConfigError::Invalid {
+                    path: dirs.config_file(),
+                    message: format!("profiles.{name}.server: {e}"),
+                })?),
+                false,
+            ),
+            (None, None) => (None, false),
+        };
+        let mut options = ClientOptions::default();
+        if let Some(p) = pc.identity_header_prefix.filter(|p| !p.trim().is_empty()) {
+            options.identity_header_prefix = p.trim().to_owned();
+        }
+        if let Some(paths) = pc.paths {
+            options.paths = paths;
+        }
+        Ok(Profile {
+            name,
+            dirs,
+            server,
+            server_from_args,
+            user: global.user.clone().or(pc.user),
+            options,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_example_of_the_issue_parses() {
+        let c: Config = toml::from_str(
+            r#"
+default_profile = "home"
+[profiles.home]
+server = "http://nas.local:8686"
+user = "alice"
+identity_header_prefix = "X-Service"
+[profiles.home.paths]
+categories = "/genres"
+"#,
+        )
+        .unwrap();
+        let home = &c.profiles["home"];
+        assert_eq!(home.user.as_deref(), Some("alice"));
+        assert_eq!(home.paths.as_ref().unwrap().categories, "/genres");
+        assert_eq!(home.paths.as_ref().unwrap().favorites, "/auth/favorites");
+    }
+
+    #[test]
+    fn profile_names() {
+        assert!(valid_profile_name("home-2.x_y"));
+        for bad in ["", ".hidden", "a/b", "../x", "sp ace"] {
+            assert!(!valid_profile_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn resolve_prefers_flags_and_reads_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = Dirs {
+            config: dir.path().join("c"),
+            data: dir.path().join("d"),
+            cache: dir.path().join("k"),
+        };
+        std::fs::create_dir_all(&dirs.config).unwrap();
+        std::fs::write(
+            dirs.config_file(),
+            "default_profile = \"home\"\n[profiles.home]\nserver = \"nas\"\nuser = \"alice\"\nidentity_header_prefix = \"X-Acme\"\n",
+        )
+        .unwrap();
+        let p = Profile::resolve_in(&GlobalArgs::default(), dirs.clone()).unwrap();
+        assert_eq!(p.name, "home");
+        assert_eq!(p.server.unwrap().as_str(), "http://nas:8686/api/v1");
+        assert_eq!(p.options.identity_header_prefix, "X-Acme");
+        let g = GlobalArgs {
+            server: Some("https://other/gw".into()),
+            user: Some("bob".into()),
+            ..Default::default()
+        };
+        let p = Profile::resolve_in(&g, dirs.clone()).unwrap();
+        assert!(p.server_from_args);
+        assert_eq!(p.server.unwrap().as_str(), "https://other/gw/api/v1");
+        assert_eq!(p.user.as_deref(), Some("bob"));
+        std::fs::write(dirs.config_file(), "bogus = 1").unwrap();
+        let e = Profile::resolve_in(&GlobalArgs::default(), dirs).unwrap_err();
+        assert!(e.to_string().contains("config.toml"), "{e}");
+    }
+}

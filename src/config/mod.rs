@@ -1,0 +1,17 @@
+//! Client-side configuration and the logged-in session:
+//! - `file`: `config.toml` (profiles) and the XDG directories,
+//! - `tokens`: the token at rest (OS keyring, else a 0600 file),
+//! - `session`: the session store (server, serverId, userId per profile),
+//!   loading the current session and logging in.
+//!
+//! The password is never written anywhere by this module.
+
+pub mod file;
+pub mod session;
+pub mod tokens;
+
+pub use file::{Config, ConfigError, Dirs, Profile, ProfileConfig};
+pub use session::{
+    LoggedIn, Session, SessionError, SessionRecord, login, logout_local, read_record,
+};
+pub use tokens::{TokenStore, TokenStoreKind};

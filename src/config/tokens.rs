@@ -1,0 +1,257 @@
+//! The token at rest: the OS keyring when it answers within a short
+//! time-out, else `$XDG_DATA_HOME/earmark/tokens/<profile>.token` (file
+//! 0600 in a 0700 directory). `EARMARK_TOKEN_STORE=file|keyring` forces one
+//! (CI has no D-Bus session).
+
+use crate::api::Token;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const SERVICE: &str = "earmark";
+const KEYRING_TIMEOUT: Duration = Duration::from_secs(2);
+pub const STORE_ENV: &str = "EARMARK_TOKEN_STORE";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenStoreKind {
+    Keyring,
+    File,
+}
+
+impl std::fmt::Display for TokenStoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TokenStoreKind::Keyring => "keyring",
+            TokenStoreKind::File => "file",
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot store the token in {path}: {source}")]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the OS keyring failed: {0}")]
+    Keyring(String),
+    #[error("{STORE_ENV} must be \"file\" or \"keyring\", not {0:?}")]
+    BadEnv(String),
+}
+
+/// Saves, loads and deletes tokens per profile.
+#[derive(Debug, Clone)]
+pub struct TokenStore {
+    dir: PathBuf,
+    forced: Option<TokenStoreKind>,
+}
+
+/// The result of saving a token.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Saved {
+    pub kind: TokenStoreKind,
+    /// Shown once when the keyring was not available and the file was used.
+    pub warning: Option<String>,
+}
+
+impl TokenStore {
+    /// `dir` is the tokens directory (`Dirs::tokens_dir`).
+    pub fn new(dir: PathBuf) -> Result<TokenStore, StoreError> {
+        let forced = match std::env::var(STORE_ENV) {
+            Ok(v) if v.eq_ignore_ascii_case("file") => Some(TokenStoreKind::File),
+            Ok(v) if v.eq_ignore_ascii_case("keyring") => Some(TokenStoreKind::Keyring),
+            Ok(v) if v.is_empty() || v.eq_ignore_ascii_case("auto") => None,
+            Ok(v) => return Err(StoreError::BadEnv(v)),
+            Err(_) => None,
+        };
+        Ok(TokenStore { dir, forced })
+    }
+
+    pub fn with_kind(dir: PathBuf, kind: Option<TokenStoreKind>) -> TokenStore {
+        TokenStore { dir, forced: kind }
+    }
+
+    pub fn file_path(&self, profile: &str) -> PathBuf {
+        self.dir.join(format!("{profile}.token"))
+    }
+
+    pub fn save(&self, profile: &str, token: &Token) -> Result<Saved, StoreError> {
+        if self.forced != Some(TokenStoreKind::File) {
+            match keyring_op(profile, KeyringOp::Set(token.expose().to_owned())) {
+                Ok(_) => {
+                    // A stale file from an earlier fallback must not linger.
+                    let _ = std::fs::remove_file(self.file_path(profile));
+                    return Ok(Saved {
+                        kind: TokenStoreKind::Keyring,
+                        warning: None,
+                    });
+                }
+                Err(e) if self.forced == Some(TokenStoreKind::Keyring) => return Err(e),
+                Err(e) => {
+                    self.write_file(profile, token)?;
+                    return Ok(Saved {
+                        kind: TokenStoreKind::File,
+                        warning: self.warn_once(&e),
+                    });
+                }
+            }
+        }
+        self.write_file(profile, token)?;
+        Ok(Saved {
+            kind: TokenStoreKind::File,
+            warning: None,
+        })
+    }
+
+    pub fn load(&self, profile: &str, kind: TokenStoreKind) -> Result<Option<Token>, StoreError> {
+        match kind {
+            TokenStoreKind::Keyring => keyring_op(profile, KeyringOp::Get),
+            TokenStoreKind::File => {
+                let path = self.file_path(profile);
+                match std::fs::read_to_string(&path) {
+                    Ok(t) if !t.trim().is_empty() => Ok(Some(Token::new(t.trim()))),
+                    Ok(_) => Ok(None),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(source) => Err(StoreError::File { path, source }),
+                }
+            }
+        }
+    }
+
+    pub fn delete(&self, profile: &str, kind: TokenStoreKind) -> Result<(), StoreError> {
+        let path = self.file_path(profile);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(StoreError::File { path, source }),
+        }
+        if kind == TokenStoreKind::Keyring {
+            keyring_op(profile, KeyringOp::Delete)?;
+        }
+        Ok(())
+    }
+
+    fn write_file(&self, profile: &str, token: &Token) -> Result<(), StoreError> {
+        let path = self.file_path(profile);
+        let err = |source| StoreError::File {
+            path: path.clone(),
+            source,
+        };
+        create_private_dir(&self.dir).map_err(err)?;
+        write_private(&path, token.expose().as_bytes()).map_err(err)
+    }
+
+    fn warn_once(&self, cause: &StoreError) -> Option<String> {
+        let marker = self.dir.join(".keyring-fallback-warned");
+        if marker.exists() {
+            return None;
+        }
+        let _ = write_private(&marker, b"");
+        Some(format!(
+            "the OS keyring is not available ({cause}); the token is kept in {} (readable only by you)",
+            self.dir.display()
+        ))
+    }
+}
+
+/// Create `dir` (and parents) and make it 0700.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `path` atomically with mode 0600 from the first byte.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
+        std::process::id()
+    ));
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)
+}
+
+enum KeyringOp {
+    Set(String),
+    Get,
+    Delete,
+}
+
+/// Run a keyring call on its own thread with a time-out: a keyring that
+/// hangs (a locked collection waiting for a prompt) must not hang earmark.
+fn keyring_op(profile: &str, op: KeyringOp) -> Result<Option<Token>, StoreError> {
+    let (tx, rx) = mpsc::channel();
+    let user = format!("profile:{profile}");
+    std::thread::Builder::new()
+        .name("keyring".into())
+        .spawn(move || {
+            let r = (|| -> Result<Option<Token>, keyring::Error> {
+                let entry = keyring::Entry::new(SERVICE, &user)?;
+                match op {
+                    KeyringOp::Set(t) => entry.set_password(&t).map(|_| None),
+                    KeyringOp::Get => match entry.get_password() {
+                        Ok(t) => Ok(Some(Token::new(t))),
+                        Err(keyring::Error::NoEntry) => Ok(None),
+                        Err(e) => Err(e),
+                    },
+                    KeyringOp::Delete => match entry.delete_credential() {
+                        Ok(()) | Err(keyring::Error::NoEntry) => Ok(None),
+                        Err(e) => Err(e),
+                    },
+                }
+            })();
+            let _ = tx.send(r.map_err(|e| e.to_string()));
+        })
+        .map_err(|e| StoreError::Keyring(e.to_string()))?;
+    match rx.recv_timeout(KEYRING_TIMEOUT) {
+        Ok(r) => r.map_err(StoreError::Keyring),
+        Err(_) => Err(StoreError::Keyring(format!(
+            "no answer within {} s",
+            KEYRING_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn file_store_round_trip_with_private_modes() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("tokens");
+        let s = TokenStore::with_kind(dir.clone(), Some(TokenStoreKind::File));
+        let saved = s.save("home", &Token::new("tok123")).unwrap();
+        assert_eq!(saved.kind, TokenStoreKind::File);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&s.file_path("home")), 0o600);
+        assert_eq!(
+            s.load("home", TokenStoreKind::File).unwrap(),
+            Some(Token::new("tok123"))
+        );
+        s.delete("home", TokenStoreKind::File).unwrap();
+        assert_eq!(s.load("home", TokenStoreKind::File).unwrap(), None);
+    }
+}

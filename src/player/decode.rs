@@ -1,0 +1,299 @@
+//! Decoding one stream to interleaved `f32` with symphonia 0.6, with
+//! timestamps in seconds of the stream, and sample-exact seeking.
+//!
+//! Seeks use the demuxer's coarse mode for mp3 (a byte estimate from the
+//! length and bitrate/TOC instead of scanning from the start, which over HTTP
+//! would download the whole file), then decode forward and drop frames before
+//! the target; other formats have an index and seek accurately.
+
+use symphonia::core::codecs::audio::well_known::{CODEC_ID_AAC, CODEC_ID_ALAC, CODEC_ID_FLAC};
+use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
+use symphonia::core::errors::Error as SymError;
+use symphonia::core::formats::probe::Hint;
+use symphonia::core::formats::{FormatOptions, FormatReader, SeekMode, SeekTo, TrackType};
+use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
+use symphonia::core::meta::MetadataOptions;
+use symphonia::core::units::{Time, TimeBase, Timestamp};
+
+/// A decoded run of audio.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    pub rate: u32,
+    pub channels: usize,
+    /// Seconds into the stream of the first frame.
+    pub start: f64,
+    /// Interleaved samples.
+    pub samples: Vec<f32>,
+}
+
+impl Decoded {
+    pub fn frames(&self) -> usize {
+        self.samples.len() / self.channels.max(1)
+    }
+    pub fn end(&self) -> f64 {
+        self.start + self.frames() as f64 / self.rate as f64
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The bytes are not audio we can decode.
+    Unsupported(String),
+    /// The stream is damaged.
+    Corrupt(String),
+    /// Reading the stream failed (network error, cancelled).
+    Io(String),
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::Unsupported(m) => write!(f, "unsupported audio: {m}"),
+            DecodeError::Corrupt(m) => write!(f, "corrupt audio: {m}"),
+            DecodeError::Io(m) => write!(f, "read error: {m}"),
+        }
+    }
+}
+
+/// Seconds decoded and dropped before a seek target (lossy codecs).
+const PREROLL: f64 = 0.2;
+
+/// Consecutive undecodable packets before the stream is declared corrupt.
+const MAX_BAD_PACKETS: u32 = 20;
+
+pub struct StreamDecoder {
+    format: Box<dyn FormatReader>,
+    decoder: Box<dyn AudioDecoder>,
+    track_id: u32,
+    time_base: Option<TimeBase>,
+    rate: u32,
+    channels: usize,
+    coarse_seek: bool,
+    lossless: bool,
+    /// Frames of encoder delay to drop at the start (AAC priming).
+    delay: u64,
+    /// Drop decoded frames before this stream time (after a seek).
+    skip_until: Option<f64>,
+    /// Stream time of the next frame when packets carry no usable pts.
+    next_time: f64,
+    duration: Option<f64>,
+    scratch: Vec<f32>,
+}
+
+fn sym_err(e: SymError) -> DecodeError {
+    match e {
+        SymError::IoError(io) => DecodeError::Io(io.to_string()),
+        SymError::Unsupported(m) => DecodeError::Unsupported(m.to_string()),
+        other => DecodeError::Corrupt(other.to_string()),
+    }
+}
+
+impl StreamDecoder {
+    /// Probe the stream and set up a decoder for its first audio track.
+    pub fn open(source: Box<dyn MediaSource>, mime: Option<&str>) -> Result<Self, DecodeError> {
+        let mss = MediaSourceStream::new(source, MediaSourceStreamOptions::default());
+        let mut hint = Hint::new();
+        if let Some(m) = mime {
+            hint.mime_type(m);
+        }
+        let format = symphonia::default::get_probe()
+            .probe(
+                &hint,
+                mss,
+                FormatOptions::default(),
+                MetadataOptions::default(),
+            )
+            .map_err(|e| match e {
+                SymError::IoError(io) => DecodeError::Io(io.to_string()),
+                other => DecodeError::Unsupported(other.to_string()),
+            })?;
+        let coarse_seek = format.format_info().short_name.contains("mp");
+        let track = format
+            .default_track(TrackType::Audio)
+            .ok_or_else(|| DecodeError::Unsupported("no audio track".into()))?;
+        let params = track
+            .codec_params
+            .as_ref()
+            .and_then(|p| p.audio())
+            .ok_or_else(|| DecodeError::Unsupported("no audio codec parameters".into()))?;
+        let decoder = symphonia::default::get_codecs()
+            .make_audio_decoder(params, &AudioDecoderOptions::default())
+            .map_err(sym_err)?;
+        let rate = params
+            .sample_rate
+            .ok_or_else(|| DecodeError::Unsupported("unknown sample rate".into()))?;
+        let channels = params.channels.as_ref().map(|c| c.count()).unwrap_or(0);
+        let time_base = track.time_base;
+        let duration = match (track.num_frames, time_base) {
+            (Some(n), _) => Some(n as f64 / rate as f64),
+            (None, Some(tb)) => track
+                .duration
+                .and_then(|d| tb.calc_duration(d))
+                .map(|t| t.as_secs_f64()),
+            _ => None,
+        };
+        let track_id = track.id;
+        let codec = params.codec;
+        let lossless = [CODEC_ID_FLAC, CODEC_ID_ALAC].contains(&codec)
+            || format.format_info().short_name == "wave";
+        // symphonia's mp4 reader does not apply the edit list; AAC encoders
+        // prime with 1024 frames (ffmpeg, fdk; Apple uses 2112 and says so).
+        let delay = if codec == CODEC_ID_AAC && track.delay.is_none() {
+            1024
+        } else {
+            0
+        };
+        Ok(Self {
+            format,
+            decoder,
+            track_id,
+            time_base,
+            rate,
+            channels,
+            coarse_seek,
+            lossless,
+            delay,
+            skip_until: (delay > 0).then_some(0.0),
+            next_time: 0.0,
+            duration,
+            scratch: Vec::new(),
+        })
+    }
+
+    pub fn rate(&self) -> u32 {
+        self.rate
+    }
+
+    /// The stream's duration in seconds, when the container says.
+    pub fn duration(&self) -> Option<f64> {
+        self.duration
+    }
+
+    /// Position the decoder so the next frame returned is at `secs`.
+    pub fn seek(&mut self, secs: f64) -> Result<(), DecodeError> {
+        let secs = secs.max(0.0);
+        if secs < 0.001 && self.next_time < 0.001 && self.delay == 0 {
+            return Ok(());
+        }
+        // Lossy decoders need a little audio before the target to rebuild
+        // their state (MDCT overlap, mp3 bit reservoir): seek earlier and
+        // drop the pre-roll.
+        let preroll = if self.lossless { 0.0 } else { PREROLL };
+        let time = Time::try_from_secs_f64((secs - preroll).max(0.0) + self.delay_secs())
+            .ok_or_else(|| DecodeError::Corrupt(format!("bad seek target {secs}")))?;
+        let mode = if self.coarse_seek {
+            SeekMode::Coarse
+        } else {
+            SeekMode::Accurate
+        };
+        match self.format.seek(
+            mode,
+            SeekTo::Time {
+                time,
+                track_id: Some(self.track_id),
+            },
+        ) {
+            Ok(seeked) => {
+                self.decoder.reset();
+                self.next_time = self
+                    .ts_secs(seeked.actual_ts)
+                    .map(|t| t - self.delay_secs())
+                    .unwrap_or(secs);
+                self.skip_until = Some(secs);
+                Ok(())
+            }
+            Err(SymError::SeekError(_)) => {
+                // Past the end (e.g. a duration estimate was long): nothing left.
+                self.skip_until = Some(f64::INFINITY);
+                Ok(())
+            }
+            Err(e) => Err(sym_err(e)),
+        }
+    }
+
+    fn delay_secs(&self) -> f64 {
+        self.delay as f64 / self.rate.max(1) as f64
+    }
+
+    fn ts_secs(&self, ts: Timestamp) -> Option<f64> {
+        let tb = self.time_base?;
+        tb.calc_time(ts).map(|t| t.as_secs_f64())
+    }
+
+    /// The next decoded run, or `None` at the end of the stream.
+    pub fn next_block(&mut self) -> Result<Option<Decoded>, DecodeError> {
+        let mut bad = 0u32;
+        loop {
+            let packet = match self.format.next_packet() {
+                Ok(Some(p)) => p,
+                Ok(None) => return Ok(None),
+                Err(SymError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Ok(None);
+                }
+                Err(SymError::ResetRequired) => return Ok(None),
+                Err(SymError::DecodeError(m)) => {
+                    bad += 1;
+                    if bad > MAX_BAD_PACKETS {
+                        return Err(DecodeError::Corrupt(m.to_string()));
+                    }
+                    continue;
+                }
+                Err(e) => return Err(sym_err(e)),
+            };
+            if packet.track_id != self.track_id {
+                continue;
+            }
+            let delay = self.delay_secs();
+            let pts = self.ts_secs(packet.pts).map(|t| t - delay);
+            let buf = match self.decoder.decode(&packet) {
+                Ok(b) => b,
+                Err(SymError::DecodeError(m)) => {
+                    bad += 1;
+                    if bad > MAX_BAD_PACKETS {
+                        return Err(DecodeError::Corrupt(m.to_string()));
+                    }
+                    continue;
+                }
+                Err(SymError::IoError(e)) => return Err(DecodeError::Io(e.to_string())),
+                Err(e) => return Err(sym_err(e)),
+            };
+            bad = 0;
+            let frames = buf.frames();
+            if frames == 0 {
+                continue;
+            }
+            let channels = buf.spec().channels().count().max(1);
+            let rate = buf.spec().rate();
+            self.channels = channels;
+            self.rate = rate;
+            buf.copy_to_vec_interleaved::<f32>(&mut self.scratch);
+            let start = pts
+                .filter(|p| *p >= -delay - 1e-9)
+                .unwrap_or(self.next_time);
+            let end = start + frames as f64 / rate as f64;
+            self.next_time = end;
+            let mut samples = std::mem::take(&mut self.scratch);
+            samples.truncate(frames * channels);
+            let mut start = start;
+            if let Some(target) = self.skip_until {
+                if end <= target {
+                    self.scratch = samples;
+                    continue;
+                }
+                if start < target {
+                    let drop_frames =
+                        (((target - start) * rate as f64).round() as usize).min(frames);
+                    samples.drain(..drop_frames * channels);
+                    start += drop_frames as f64 / rate as f64;
+                }
+                self.skip_until = None;
+            }
+            return Ok(Some(Decoded {
+                rate,
+                channels,
+                start,
+                samples,
+            }));
+        }
+    }
+}

@@ -1,0 +1,468 @@
+//! The engine thread: owns the queue (the manifest, in server order), turns
+//! commands into pipeline starts and renderer settings, and publishes
+//! [`PlayerState`] snapshots on a `watch` channel.
+
+use super::output::{self, Output};
+use super::pipeline::{self, Pipeline, PipelineShared};
+use super::render::{RenderStatus, Renderer};
+use super::{
+    Command, EngineConfig, ErrorKind, PlaybackError, PlaybackId, PlayerState, Status, clamp_speed,
+};
+use crate::domain::{ChapterId, Manifest, ManifestItem};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Publish at least this often while something is loaded.
+const TICK: Duration = Duration::from_millis(25);
+/// `PrevChapter` restarts the chapter when further in than this.
+const RESTART_THRESHOLD: f64 = 3.0;
+
+/// Starts the engine.
+pub struct Engine;
+
+/// A cloneable handle to the engine thread.
+#[derive(Clone)]
+pub struct EngineHandle {
+    tx: Sender<Command>,
+    state: watch::Receiver<PlayerState>,
+    notice: Option<String>,
+    renderer: Arc<Renderer>,
+}
+
+impl EngineHandle {
+    /// Queue a command. False when the engine has shut down.
+    pub fn send(&self, cmd: Command) -> bool {
+        self.tx.send(cmd).is_ok()
+    }
+
+    /// The latest published state.
+    pub fn state(&self) -> PlayerState {
+        self.state.borrow().clone()
+    }
+
+    /// A receiver that is notified on every change.
+    pub fn subscribe(&self) -> watch::Receiver<PlayerState> {
+        self.state.clone()
+    }
+
+    /// A message for the user when `--audio auto` fell back to the null output.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
+    }
+
+    /// Output frames rendered so far (benchmarks, tests).
+    pub fn frames_rendered(&self) -> u64 {
+        self.renderer.status().frames_out
+    }
+
+    /// When the first audio of the current load/seek reached the output.
+    pub fn first_audio_at(&self) -> Option<std::time::Instant> {
+        self.renderer.status().first_audio_at
+    }
+
+    /// Block the calling thread until `pred` holds or `timeout` passes.
+    /// For headless use and tests; the UI uses `subscribe` instead.
+    pub fn wait_for(
+        &self,
+        timeout: Duration,
+        mut pred: impl FnMut(&PlayerState) -> bool,
+    ) -> Option<PlayerState> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let s = self.state();
+            if pred(&s) {
+                return Some(s);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Engine {
+    /// Start the engine thread and open the output. Fails only when
+    /// `--audio device` was asked for and no device opens.
+    pub fn spawn(config: EngineConfig) -> Result<EngineHandle, String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (state_tx, state_rx) = watch::channel(PlayerState::default());
+        let renderer = Arc::new(Renderer::new());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let r2 = renderer.clone();
+        std::thread::Builder::new()
+            .name("earmark-engine".into())
+            .spawn(move || {
+                let opened = output::open(
+                    config.audio,
+                    r2.clone(),
+                    config.null_clock_rate,
+                    config.capture.clone(),
+                );
+                let (out, notice) = match opened {
+                    Ok(o) => o,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(notice));
+                EngineLoop::new(config, r2, state_tx, out).run(rx);
+            })
+            .map_err(|e| e.to_string())?;
+        let notice = ready_rx
+            .recv()
+            .map_err(|_| "the engine thread died".to_string())??;
+        if let Some(n) = &notice {
+            tracing::warn!("{n}");
+        }
+        Ok(EngineHandle {
+            tx,
+            state: state_rx,
+            notice,
+            renderer,
+        })
+    }
+}
+
+fn chapter_duration(item: &ManifestItem) -> Option<f64> {
+    item.duration
+        .or(item.end.map(|e| (e - item.start).max(0.0)))
+}
+
+struct EngineLoop {
+    config: EngineConfig,
+    renderer: Arc<Renderer>,
+    tx: watch::Sender<PlayerState>,
+    _output: Output,
+    manifest: Option<Arc<Manifest>>,
+    playback_id: u64,
+    generation: u64,
+    pipeline: Option<Arc<PipelineShared>>,
+    /// Load/seek target until audio from it plays.
+    target: Option<(ChapterId, f64)>,
+    playing: bool,
+    speed: f32,
+    volume: f32,
+    error: Option<PlaybackError>,
+    version: u64,
+}
+
+impl EngineLoop {
+    fn new(
+        config: EngineConfig,
+        renderer: Arc<Renderer>,
+        tx: watch::Sender<PlayerState>,
+        output: Output,
+    ) -> Self {
+        Self {
+            config,
+            renderer,
+            tx,
+            _output: output,
+            manifest: None,
+            playback_id: 0,
+            generation: 0,
+            pipeline: None,
+            target: None,
+            playing: false,
+            speed: 1.0,
+            volume: 1.0,
+            error: None,
+            version: 0,
+        }
+    }
+
+    fn run(mut self, rx: Receiver<Command>) {
+        loop {
+            match rx.recv_timeout(TICK) {
+                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(cmd) => self.handle(cmd),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            self.publish();
+        }
+        self.stop_pipeline();
+        self.renderer.set_playing(false);
+    }
+
+    fn stop_pipeline(&mut self) {
+        if let Some(p) = self.pipeline.take() {
+            p.cancel();
+        }
+    }
+
+    /// Cancel what is playing and start decoding at `index`/`pos`.
+    fn start_at(&mut self, index: usize, pos: f64) {
+        let Some(manifest) = self.manifest.clone() else {
+            return;
+        };
+        let Some(item) = manifest.items.get(index) else {
+            return;
+        };
+        let mut pos = pos.max(0.0);
+        if let Some(d) = chapter_duration(item) {
+            pos = pos.min(d);
+        }
+        self.stop_pipeline();
+        self.generation += 1;
+        self.renderer.flush(self.generation);
+        self.error = None;
+        self.target = Some((item.chapter_id.clone(), pos));
+        let shared = Arc::new(PipelineShared::default());
+        self.pipeline = Some(shared.clone());
+        pipeline::spawn(Pipeline {
+            generation: self.generation,
+            manifest,
+            start_index: index,
+            start_pos: pos,
+            resolve: self.config.resolve.clone(),
+            renderer: self.renderer.clone(),
+            shared,
+            stall_after: Duration::from_secs_f64(self.config.stall_after.max(0.05)),
+            read_ahead: self.config.read_ahead,
+        });
+    }
+
+    fn unknown_chapter(&mut self, chapter: &ChapterId) {
+        self.error = Some(PlaybackError {
+            kind: ErrorKind::UnknownChapter,
+            chapter: Some(chapter.clone()),
+            message: format!("chapter {chapter} is not in this book's manifest"),
+        });
+    }
+
+    /// Where playback is now: the renderer's clock, else the pending target.
+    fn current(&self) -> Option<(ChapterId, f64)> {
+        let r = self.renderer.status();
+        if r.generation == self.generation
+            && let Some(p) = r.position
+        {
+            return Some(p);
+        }
+        self.target.clone()
+    }
+
+    fn handle(&mut self, cmd: Command) {
+        match cmd {
+            Command::Load {
+                manifest,
+                start,
+                autoplay,
+            } => {
+                self.playback_id += 1;
+                self.stop_pipeline();
+                let (chapter, pos) = start;
+                let index = manifest.position_of(&chapter);
+                self.manifest = Some(Arc::new(manifest));
+                self.playing = autoplay;
+                self.renderer.set_playing(autoplay);
+                match index {
+                    Some(i) => self.start_at(i, pos),
+                    None => {
+                        self.generation += 1;
+                        self.renderer.flush(self.generation);
+                        self.target = None;
+                        self.unknown_chapter(&chapter);
+                    }
+                }
+            }
+            Command::Play => self.set_playing(true),
+            Command::Pause => self.set_playing(false),
+            Command::Toggle => self.set_playing(!self.playing),
+            Command::Seek { chapter, position } => {
+                match self.manifest.as_ref().and_then(|m| m.position_of(&chapter)) {
+                    Some(i) => self.start_at(i, position),
+                    None => self.unknown_chapter(&chapter),
+                }
+            }
+            Command::SkipBy(delta) => self.skip_by(delta),
+            Command::NextChapter => {
+                if let Some((i, _)) = self.current_index() {
+                    let len = self.manifest.as_ref().map_or(0, |m| m.items.len());
+                    if i + 1 < len {
+                        self.start_at(i + 1, 0.0);
+                    } else if let Some(d) = self.item(i).and_then(chapter_duration) {
+                        self.start_at(i, d);
+                    }
+                }
+            }
+            Command::PrevChapter => {
+                if let Some((i, pos)) = self.current_index() {
+                    if pos > RESTART_THRESHOLD || i == 0 {
+                        self.start_at(i, 0.0);
+                    } else {
+                        self.start_at(i - 1, 0.0);
+                    }
+                }
+            }
+            Command::SetSpeed(s) => {
+                self.speed = clamp_speed(s);
+                self.renderer.set_speed(self.speed);
+            }
+            Command::SetVolume(v) => {
+                self.volume = if v.is_finite() {
+                    v.clamp(0.0, 1.0)
+                } else {
+                    1.0
+                };
+                self.renderer.set_volume(self.volume);
+            }
+            Command::Stop => {
+                self.stop_pipeline();
+                self.generation += 1;
+                self.renderer.flush(self.generation);
+                self.renderer.set_playing(false);
+                self.playing = false;
+                self.manifest = None;
+                self.target = None;
+                self.error = None;
+            }
+            Command::Shutdown => {}
+        }
+    }
+
+    fn set_playing(&mut self, playing: bool) {
+        if playing && self.renderer.status().ended {
+            // Play at the end of the book: stay ended.
+            return;
+        }
+        self.playing = playing;
+        self.renderer.set_playing(playing);
+        // Resume after an error (e.g. a license renewed): retry where we were.
+        if playing
+            && (self.error.is_some() || self.renderer.status().error.is_some())
+            && let Some((i, pos)) = self.current_index()
+        {
+            self.start_at(i, pos);
+        }
+    }
+
+    fn item(&self, i: usize) -> Option<&ManifestItem> {
+        self.manifest.as_ref()?.items.get(i)
+    }
+
+    fn current_index(&self) -> Option<(usize, f64)> {
+        let (ch, pos) = self.current()?;
+        let i = self.manifest.as_ref()?.position_of(&ch)?;
+        Some((i, pos))
+    }
+
+    fn skip_by(&mut self, delta: f64) {
+        let Some((mut i, pos)) = self.current_index() else {
+            return;
+        };
+        if !delta.is_finite() {
+            return;
+        }
+        let mut pos = pos + delta;
+        while pos < 0.0 {
+            if i == 0 {
+                pos = 0.0;
+                break;
+            }
+            match self.item(i - 1).and_then(chapter_duration) {
+                Some(d) => {
+                    i -= 1;
+                    pos += d;
+                }
+                None => {
+                    pos = 0.0;
+                    break;
+                }
+            }
+        }
+        while let Some(d) = self.item(i).and_then(chapter_duration) {
+            if pos < d {
+                break;
+            }
+            if self.item(i + 1).is_none() {
+                pos = d;
+                break;
+            }
+            pos -= d;
+            i += 1;
+        }
+        self.start_at(i, pos);
+    }
+
+    fn snapshot(&self) -> PlayerState {
+        let r: RenderStatus = self.renderer.status();
+        let same_gen = r.generation == self.generation;
+        let played = if same_gen { r.position.clone() } else { None };
+        let (chapter, position, landed) = match (&played, &self.target) {
+            (Some((c, p)), _) => (Some(c.clone()), *p, true),
+            (None, Some((c, p))) => (
+                Some(c.clone()),
+                *p,
+                same_gen && r.buffered_to.is_some() && !self.playing,
+            ),
+            (None, None) => (None, 0.0, false),
+        };
+        let item = chapter
+            .as_ref()
+            .and_then(|c| self.manifest.as_ref().and_then(|m| m.item(c)));
+        let duration = item.and_then(chapter_duration);
+        let book_position = chapter.as_ref().and_then(|c| {
+            self.manifest
+                .as_ref()
+                .and_then(|m| m.book_position(c, position))
+        });
+        let stalled = self.pipeline.as_ref().is_some_and(|p| p.stalled());
+        let status = if let Some(e) =
+            self.error
+                .clone()
+                .or(if same_gen { r.error.clone() } else { None })
+        {
+            Status::Error(e)
+        } else if self.manifest.is_none() {
+            Status::Idle
+        } else if same_gen && r.ended {
+            Status::Ended
+        } else if !self.playing {
+            Status::Paused
+        } else if played.is_none() || r.underrun {
+            if stalled {
+                Status::Stalled
+            } else {
+                Status::Buffering
+            }
+        } else {
+            Status::Playing
+        };
+        let buffered_to = match (&r.buffered_to, same_gen) {
+            (Some(b), true) => b.max(position),
+            _ => position,
+        };
+        PlayerState {
+            playback_id: PlaybackId(self.playback_id),
+            version: self.version,
+            status,
+            chapter_id: chapter,
+            position,
+            book_position,
+            duration,
+            buffered_to,
+            landed,
+            speed: self.speed,
+            volume: self.volume,
+        }
+    }
+
+    fn publish(&mut self) {
+        let mut s = self.snapshot();
+        let version = &mut self.version;
+        self.tx.send_if_modified(|cur| {
+            s.version = cur.version;
+            if *cur == s {
+                return false;
+            }
+            *version += 1;
+            s.version = *version;
+            *cur = s;
+            true
+        });
+    }
+}

@@ -1,0 +1,238 @@
+//! Audio outputs: rodio on the default device, and a null output paced by a
+//! real-time clock (no sound card: SSH, CI, tests). Both only call
+//! [`Renderer::render`]; neither touches the network.
+
+use super::render::{Chunk, Renderer};
+use std::num::NonZero;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Which output to use (`--audio`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum AudioMode {
+    /// The default device, or the null output (with a notice) when none opens.
+    #[default]
+    Auto,
+    /// The default device; fail when it cannot be opened.
+    Device,
+    /// No sound, paced in real time.
+    Null,
+}
+
+/// Samples the null output rendered, for tests.
+#[derive(Debug, Default)]
+pub struct Captured {
+    pub rate: u32,
+    pub channels: usize,
+    pub samples: Vec<f32>,
+}
+
+pub type Capture = Arc<Mutex<Captured>>;
+
+/// A running output. Dropping it stops the sound.
+pub enum Output {
+    Device(rodio::MixerDeviceSink),
+    Null(NullOutput),
+}
+
+impl Output {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Output::Null(_))
+    }
+}
+
+/// Open the output for `mode`. The `String` is a notice for the user when
+/// `auto` fell back to the null output.
+pub fn open(
+    mode: AudioMode,
+    renderer: Arc<Renderer>,
+    null_clock_rate: f64,
+    capture: Option<Capture>,
+) -> Result<(Output, Option<String>), String> {
+    match mode {
+        AudioMode::Null => Ok((
+            Output::Null(NullOutput::start(renderer, null_clock_rate, capture)),
+            None,
+        )),
+        AudioMode::Device => open_device(renderer).map(|o| (o, None)),
+        AudioMode::Auto => match open_device(renderer.clone()) {
+            Ok(o) => Ok((o, None)),
+            Err(e) => Ok((
+                Output::Null(NullOutput::start(renderer, null_clock_rate, capture)),
+                Some(format!("no audio device ({e}); playing silently")),
+            )),
+        },
+    }
+}
+
+/// Run `f` with fd 2 pointed at /dev/null, so ALSA/cpal chatter never
+/// reaches the terminal (errors are returned, and logged by the caller).
+fn with_stderr_silenced<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: plain fd juggling; fd 2 is restored before returning.
+    unsafe {
+        let saved = libc::dup(2);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+        if saved < 0 || null < 0 {
+            if saved >= 0 {
+                libc::close(saved);
+            }
+            if null >= 0 {
+                libc::close(null);
+            }
+            return f();
+        }
+        libc::dup2(null, 2);
+        libc::close(null);
+        let out = f();
+        libc::dup2(saved, 2);
+        libc::close(saved);
+        out
+    }
+}
+
+fn open_device(renderer: Arc<Renderer>) -> Result<Output, String> {
+    let sink = with_stderr_silenced(rodio::DeviceSinkBuilder::open_default_sink)
+        .map_err(|e| e.to_string())?;
+    let mut sink = sink;
+    sink.log_on_drop(false);
+    sink.mixer().add(RendererSource::new(renderer));
+    tracing::info!("audio device opened: {:?}", sink.config());
+    Ok(Output::Device(sink))
+}
+
+/// Frames per chunk handed to rodio (bounds the latency of speed changes).
+const DEVICE_CHUNK: usize = 2048;
+
+/// Feeds rodio's mixer from the renderer; silence while paused or starved.
+struct RendererSource {
+    renderer: Arc<Renderer>,
+    chunk: Chunk,
+    idx: usize,
+}
+
+impl RendererSource {
+    fn new(renderer: Arc<Renderer>) -> Self {
+        let mut s = Self {
+            renderer,
+            chunk: Chunk {
+                rate: 44_100,
+                channels: 2,
+                samples: Vec::new(),
+                audible: false,
+            },
+            idx: 0,
+        };
+        s.refill();
+        s
+    }
+
+    fn refill(&mut self) {
+        let (rate, channels) = (self.chunk.rate, self.chunk.channels);
+        self.renderer.render(DEVICE_CHUNK, &mut self.chunk);
+        if !self.chunk.audible || self.chunk.samples.is_empty() {
+            // Keep the last format; silence does not move the position.
+            self.chunk.rate = rate.max(1);
+            self.chunk.channels = channels.max(1);
+            self.chunk.samples.clear();
+            self.chunk.samples.resize(1024 * self.chunk.channels, 0.0);
+        }
+        self.idx = 0;
+    }
+}
+
+impl Iterator for RendererSource {
+    type Item = rodio::Sample;
+    fn next(&mut self) -> Option<rodio::Sample> {
+        let s = self.chunk.samples[self.idx];
+        self.idx += 1;
+        if self.idx >= self.chunk.samples.len() {
+            self.refill();
+        }
+        Some(s as rodio::Sample)
+    }
+}
+
+impl rodio::Source for RendererSource {
+    fn current_span_len(&self) -> Option<usize> {
+        Some(self.chunk.samples.len() - self.idx)
+    }
+    fn channels(&self) -> rodio::ChannelCount {
+        NonZero::new(self.chunk.channels as u16).unwrap_or(NonZero::<u16>::MIN)
+    }
+    fn sample_rate(&self) -> rodio::SampleRate {
+        NonZero::new(self.chunk.rate).unwrap_or(NonZero::<u32>::MIN)
+    }
+    fn total_duration(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// A clock thread that consumes audio at `rate` × real time (1.0 = real
+/// time; 0.0 = as fast as possible, for tests).
+pub struct NullOutput {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl NullOutput {
+    pub fn start(renderer: Arc<Renderer>, clock_rate: f64, capture: Option<Capture>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("earmark-null-out".into())
+            .spawn(move || null_loop(renderer, clock_rate, capture, stop2))
+            .expect("spawn null output thread");
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for NullOutput {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn null_loop(
+    renderer: Arc<Renderer>,
+    clock_rate: f64,
+    capture: Option<Capture>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut chunk = Chunk::default();
+    let mut deadline = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        // 20 ms of audio per tick at the stream's rate (44.1 kHz until known).
+        let tick = (chunk.rate.max(8_000) / 50) as usize;
+        renderer.render(tick, &mut chunk);
+        if !chunk.audible {
+            std::thread::sleep(Duration::from_millis(if clock_rate > 0.0 { 5 } else { 1 }));
+            deadline = Instant::now();
+            continue;
+        }
+        let frames = chunk.samples.len() / chunk.channels.max(1);
+        if let Some(c) = &capture {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            c.rate = chunk.rate;
+            c.channels = chunk.channels;
+            c.samples.extend_from_slice(&chunk.samples);
+        }
+        if clock_rate > 0.0 {
+            deadline += Duration::from_secs_f64(frames as f64 / chunk.rate as f64 / clock_rate);
+            let now = Instant::now();
+            if deadline > now {
+                std::thread::sleep(deadline - now);
+            } else if now - deadline > Duration::from_millis(200) {
+                // We fell far behind (suspended); don't rush to catch up.
+                deadline = now;
+            }
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! One pipeline thread per load/seek: walks the manifest from the start
+//! point in server order, streams and decodes each chapter, and queues the
+//! audio into the renderer. Consecutive items that share a stream (embedded
+//! chapters) continue on the same decoder without reopening it.
+
+use super::decode::{DecodeError, Decoded, StreamDecoder};
+use super::render::{Block, Renderer};
+use super::source::{HttpSource, SourceError, SourceMonitor};
+use super::{ErrorKind, PlaybackError, StreamResolver};
+use crate::domain::{Manifest, ManifestItem};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What the engine keeps to stop a pipeline and watch its stream.
+#[derive(Default)]
+pub(super) struct PipelineShared {
+    cancelled: AtomicBool,
+    monitor: Mutex<Option<SourceMonitor>>,
+}
+
+impl PipelineShared {
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        if let Some(m) = self.lock_monitor().as_ref() {
+            m.cancel();
+        }
+    }
+
+    pub fn stalled(&self) -> bool {
+        self.lock_monitor().as_ref().is_some_and(|m| m.stalled())
+    }
+
+    fn lock_monitor(&self) -> std::sync::MutexGuard<'_, Option<SourceMonitor>> {
+        self.monitor.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_monitor(&self, m: SourceMonitor) {
+        *self.lock_monitor() = Some(m.clone());
+        if self.cancelled.load(Ordering::SeqCst) {
+            m.cancel();
+        }
+    }
+
+    fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+}
+
+pub(super) struct Pipeline {
+    pub generation: u64,
+    pub manifest: Arc<Manifest>,
+    pub start_index: usize,
+    pub start_pos: f64,
+    pub resolve: StreamResolver,
+    pub renderer: Arc<Renderer>,
+    pub shared: Arc<PipelineShared>,
+    pub stall_after: Duration,
+    pub read_ahead: u64,
+}
+
+pub(super) fn spawn(p: Pipeline) {
+    let r = std::thread::Builder::new()
+        .name("earmark-pipeline".into())
+        .spawn(move || p.run());
+    if let Err(e) = r {
+        tracing::error!("cannot start the pipeline thread: {e}");
+    }
+}
+
+fn source_error(e: SourceError, item: &ManifestItem) -> PlaybackError {
+    let kind = match e {
+        SourceError::Unauthorized(_) => ErrorKind::Unauthorized,
+        SourceError::LicenseRequired(_) => ErrorKind::LicenseRequired,
+        SourceError::Http(_) | SourceError::Cancelled => ErrorKind::Http,
+    };
+    PlaybackError {
+        kind,
+        chapter: Some(item.chapter_id.clone()),
+        message: e.to_string(),
+    }
+}
+
+fn decode_error(e: DecodeError, item: &ManifestItem) -> PlaybackError {
+    PlaybackError {
+        kind: ErrorKind::Decode,
+        chapter: Some(item.chapter_id.clone()),
+        message: format!("cannot play \"{}\": {e}", item.title),
+    }
+}
+
+/// Split `d` at stream time `t`: frames before and from `t`.
+fn split_at(d: Decoded, t: f64) -> (Option<Decoded>, Option<Decoded>) {
+    if t <= d.start {
+        return (None, Some(d));
+    }
+    if t >= d.end() {
+        return (Some(d), None);
+    }
+    let frames = (((t - d.start) * d.rate as f64).round() as usize).min(d.frames());
+    let mut head = d;
+    let tail_samples = head.samples.split_off(frames * head.channels);
+    let tail = Decoded {
+        rate: head.rate,
+        channels: head.channels,
+        start: head.start + frames as f64 / head.rate as f64,
+        samples: tail_samples,
+    };
+    (Some(head), Some(tail))
+}
+
+impl Pipeline {
+    fn run(self) {
+        let mut open: Option<(String, StreamDecoder)> = None;
+        let mut carry: Option<Decoded> = None;
+        let mut prev_end: Option<f64> = None;
+        for (i, item) in self
+            .manifest
+            .items
+            .iter()
+            .enumerate()
+            .skip(self.start_index)
+        {
+            if self.shared.is_cancelled() {
+                return;
+            }
+            let offset = if i == self.start_index {
+                self.start_pos.max(0.0)
+            } else {
+                0.0
+            };
+            let req = (self.resolve)(item);
+            let continues = offset == 0.0
+                && prev_end.is_some_and(|e| (e - item.start).abs() < 0.01)
+                && open.as_ref().is_some_and(|(u, _)| *u == req.url);
+            if !continues {
+                carry = None;
+                drop(open.take());
+                let url = req.url.clone();
+                let src = HttpSource::start(req, self.stall_after, self.read_ahead);
+                self.shared.set_monitor(src.monitor());
+                if let Err(e) = src.wait_headers() {
+                    if e != SourceError::Cancelled {
+                        self.renderer
+                            .push_error(self.generation, source_error(e, item));
+                    }
+                    return;
+                }
+                let monitor = src.monitor();
+                let mut dec = match StreamDecoder::open(Box::new(src), item.mime_type.as_deref()) {
+                    Ok(d) => d,
+                    Err(e) => return self.fail(e, &monitor, item),
+                };
+                let target = item.start + offset;
+                if target > 0.0
+                    && let Err(e) = dec.seek(target)
+                {
+                    return self.fail(e, &monitor, item);
+                }
+                open = Some((url, dec));
+            }
+            let Some((_, dec)) = open.as_mut() else {
+                return;
+            };
+            let mut last_end = item.start + offset;
+            let mut hit_eof = false;
+            loop {
+                let d = match carry.take() {
+                    Some(d) => d,
+                    None => match dec.next_block() {
+                        Ok(Some(d)) => d,
+                        Ok(None) => {
+                            hit_eof = true;
+                            break;
+                        }
+                        Err(e) => {
+                            if self.shared.is_cancelled() {
+                                return;
+                            }
+                            let monitor = self.shared.lock_monitor().clone();
+                            match monitor {
+                                Some(m) => return self.fail(e, &m, item),
+                                None => {
+                                    self.renderer
+                                        .push_error(self.generation, decode_error(e, item));
+                                    return;
+                                }
+                            }
+                        }
+                    },
+                };
+                let (mine, rest) = match item.end {
+                    Some(end) => split_at(d, end),
+                    None => (Some(d), None),
+                };
+                if let Some(m) = mine {
+                    last_end = m.end();
+                    let block = Block {
+                        chapter: item.chapter_id.clone(),
+                        rate: m.rate,
+                        channels: m.channels,
+                        pos: (m.start - item.start).max(0.0),
+                        samples: m.samples,
+                    };
+                    if !self.renderer.push_audio(self.generation, block) {
+                        return;
+                    }
+                }
+                if rest.is_some() {
+                    carry = rest;
+                    break;
+                }
+            }
+            if hit_eof {
+                let expected = item
+                    .end
+                    .or(item.duration.map(|d| item.start + d))
+                    .or(dec.duration());
+                if let Some(x) = expected {
+                    let slack = (0.02 * (x - item.start)).max(0.5);
+                    if x - last_end > slack && last_end < x {
+                        let err = PlaybackError {
+                            kind: ErrorKind::Decode,
+                            chapter: Some(item.chapter_id.clone()),
+                            message: format!(
+                                "\"{}\" is truncated: its audio stops at {:.1} s of {:.1} s",
+                                item.title,
+                                (last_end - item.start).max(0.0),
+                                x - item.start
+                            ),
+                        };
+                        self.renderer.push_error(self.generation, err);
+                        return;
+                    }
+                }
+                open = None;
+            }
+            prev_end = if hit_eof { None } else { item.end };
+        }
+        self.renderer.push_end(self.generation);
+    }
+
+    fn fail(&self, e: DecodeError, monitor: &SourceMonitor, item: &ManifestItem) {
+        if self.shared.is_cancelled() {
+            return;
+        }
+        let err = match monitor.fatal() {
+            Some(f) => source_error(f, item),
+            None => decode_error(e, item),
+        };
+        self.renderer.push_error(self.generation, err);
+    }
+}

@@ -1,0 +1,424 @@
+//! The hand-over point between the pipeline (decoded audio, in media time)
+//! and the output: a bounded queue of blocks, the stretcher, volume, and the
+//! playback clock. The output calls [`Renderer::render`]; it never touches
+//! the network and never waits for the pipeline. When the queue is empty the
+//! output gets silence and the position does not move.
+
+use super::stretch::{Stretcher, WsolaStretcher};
+use super::{PlaybackError, clamp_speed};
+use crate::domain::ChapterId;
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Media seconds the pipeline may queue ahead of the output.
+const MAX_AHEAD: f64 = 2.0;
+
+/// Decoded audio of one chapter.
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub chapter: ChapterId,
+    pub rate: u32,
+    pub channels: usize,
+    /// Seconds into the chapter of the first frame.
+    pub pos: f64,
+    pub samples: Vec<f32>,
+}
+
+impl Block {
+    fn frames(&self) -> usize {
+        self.samples.len() / self.channels.max(1)
+    }
+    fn secs(&self) -> f64 {
+        self.frames() as f64 / self.rate as f64
+    }
+}
+
+#[derive(Debug)]
+enum Item {
+    Audio(Block),
+    End,
+    Error(PlaybackError),
+}
+
+/// A run of output frames in one format.
+#[derive(Debug, Default, Clone)]
+pub struct Chunk {
+    pub rate: u32,
+    pub channels: usize,
+    pub samples: Vec<f32>,
+    /// False for silence that does not advance the position.
+    pub audible: bool,
+}
+
+/// What the engine reads back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderStatus {
+    pub generation: u64,
+    /// Where playback is, once audio of this generation has been played.
+    pub position: Option<(ChapterId, f64)>,
+    pub buffered_to: Option<f64>,
+    pub underrun: bool,
+    pub ended: bool,
+    pub error: Option<PlaybackError>,
+    /// Output frames rendered since creation (for tests and benchmarks).
+    pub frames_out: u64,
+    /// When the first audio of this generation went to the output.
+    pub first_audio_at: Option<std::time::Instant>,
+}
+
+struct StretchState {
+    st: Box<dyn Stretcher>,
+    rate: u32,
+    channels: usize,
+    chapter: ChapterId,
+    /// Media position (chapter seconds) of the next output frame.
+    pos: f64,
+    /// Media position just after the last frame pushed in.
+    fed_to: f64,
+}
+
+struct Inner {
+    generation: u64,
+    queue: VecDeque<Item>,
+    queued_secs: f64,
+    /// Frames of the front block already consumed.
+    front_off: usize,
+    playing: bool,
+    speed: f32,
+    volume: f32,
+    stretch: Option<StretchState>,
+    position: Option<(ChapterId, f64)>,
+    underrun: bool,
+    ended: bool,
+    error: Option<PlaybackError>,
+    frames_out: u64,
+    first_audio_at: Option<std::time::Instant>,
+    scratch: Vec<f32>,
+}
+
+pub struct Renderer {
+    inner: Mutex<Inner>,
+    space: Condvar,
+}
+
+impl Default for Renderer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Renderer {
+    pub fn new() -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                generation: 0,
+                queue: VecDeque::new(),
+                queued_secs: 0.0,
+                front_off: 0,
+                playing: false,
+                speed: 1.0,
+                volume: 1.0,
+                stretch: None,
+                position: None,
+                underrun: false,
+                ended: false,
+                error: None,
+                frames_out: 0,
+                first_audio_at: None,
+                scratch: Vec::new(),
+            }),
+            space: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Drop everything queued and start a new generation (load, seek).
+    pub fn flush(&self, generation: u64) {
+        let mut g = self.lock();
+        g.generation = generation;
+        g.queue.clear();
+        g.queued_secs = 0.0;
+        g.front_off = 0;
+        g.stretch = None;
+        g.position = None;
+        g.underrun = false;
+        g.ended = false;
+        g.error = None;
+        g.first_audio_at = None;
+        self.space.notify_all();
+    }
+
+    pub fn set_playing(&self, playing: bool) {
+        self.lock().playing = playing;
+    }
+
+    pub fn set_speed(&self, speed: f32) {
+        self.lock().speed = clamp_speed(speed);
+    }
+
+    pub fn set_volume(&self, volume: f32) {
+        self.lock().volume = if volume.is_finite() {
+            volume.clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+    }
+
+    pub fn status(&self) -> RenderStatus {
+        let g = self.lock();
+        let chapter = g.position.as_ref().map(|p| p.0.clone()).or_else(|| {
+            g.queue.iter().find_map(|i| match i {
+                Item::Audio(b) => Some(b.chapter.clone()),
+                _ => None,
+            })
+        });
+        let buffered_to = chapter.and_then(|ch| {
+            g.queue.iter().rev().find_map(|i| match i {
+                Item::Audio(b) if b.chapter == ch => Some(b.pos + b.secs()),
+                _ => None,
+            })
+        });
+        RenderStatus {
+            generation: g.generation,
+            position: g.position.clone(),
+            buffered_to,
+            underrun: g.underrun,
+            ended: g.ended,
+            error: g.error.clone(),
+            frames_out: g.frames_out,
+            first_audio_at: g.first_audio_at,
+        }
+    }
+
+    /// Queue a block, waiting while the queue is full. False when the
+    /// generation moved on (the caller should stop).
+    pub fn push_audio(&self, generation: u64, block: Block) -> bool {
+        self.push(generation, Item::Audio(block))
+    }
+
+    pub fn push_end(&self, generation: u64) -> bool {
+        self.push(generation, Item::End)
+    }
+
+    pub fn push_error(&self, generation: u64, err: PlaybackError) -> bool {
+        self.push(generation, Item::Error(err))
+    }
+
+    fn push(&self, generation: u64, item: Item) -> bool {
+        let mut g = self.lock();
+        loop {
+            if g.generation != generation {
+                return false;
+            }
+            if g.queued_secs < MAX_AHEAD || !matches!(item, Item::Audio(_)) {
+                break;
+            }
+            g = self
+                .space
+                .wait_timeout(g, Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        if let Item::Audio(b) = &item {
+            g.queued_secs += b.secs();
+        }
+        g.queue.push_back(item);
+        true
+    }
+
+    /// Produce up to `max_frames` output frames. Never blocks on the pipeline.
+    pub fn render(&self, max_frames: usize, out: &mut Chunk) {
+        let mut g = self.lock();
+        out.samples.clear();
+        out.audible = false;
+        if !g.playing || g.ended || g.error.is_some() {
+            return;
+        }
+        let before = g.queued_secs;
+        render_inner(&mut g, max_frames, out);
+        if g.queued_secs < before {
+            self.space.notify_all();
+        }
+        if out.audible {
+            let vol = g.volume;
+            if vol < 0.999 {
+                out.samples.iter_mut().for_each(|s| *s *= vol);
+            }
+            g.frames_out += (out.samples.len() / out.channels.max(1)) as u64;
+            if g.first_audio_at.is_none() {
+                g.first_audio_at = Some(std::time::Instant::now());
+            }
+            g.underrun = false;
+        }
+    }
+}
+
+fn pop_front(g: &mut Inner) {
+    if let Some(Item::Audio(b)) = g.queue.pop_front() {
+        g.queued_secs = (g.queued_secs - b.secs()).max(0.0);
+    }
+    g.front_off = 0;
+}
+
+fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
+    // Terminal items first.
+    match g.queue.front() {
+        None => {
+            // Drain a stretcher's tail before declaring an underrun.
+            if let Some(mut s) = g.stretch.take() {
+                finish_stretch(&mut s, g.speed, out);
+                g.position = Some((s.chapter.clone(), s.fed_to));
+                if out.audible {
+                    return;
+                }
+            }
+            g.underrun = true;
+            return;
+        }
+        Some(Item::End) => {
+            if let Some(mut s) = g.stretch.take() {
+                finish_stretch(&mut s, g.speed, out);
+                g.position = Some((s.chapter.clone(), s.fed_to));
+                if out.audible {
+                    return;
+                }
+            }
+            g.ended = true;
+            return;
+        }
+        Some(Item::Error(e)) => {
+            g.error = Some(e.clone());
+            return;
+        }
+        Some(Item::Audio(_)) => {}
+    }
+    let speed = g.speed;
+    let unity = (speed - 1.0).abs() < 1e-3;
+    if unity && let Some(mut s) = g.stretch.take() {
+        // Back to 1×: play the stretcher's tail, then bypass it.
+        finish_stretch(&mut s, g.speed, out);
+        g.position = Some((s.chapter.clone(), s.fed_to));
+        if out.audible {
+            return;
+        }
+    }
+    if unity {
+        let off = g.front_off;
+        let Some(Item::Audio(b)) = g.queue.front() else {
+            return;
+        };
+        let n = (b.frames() - off).min(max_frames);
+        out.rate = b.rate;
+        out.channels = b.channels;
+        out.samples
+            .extend_from_slice(&b.samples[off * b.channels..(off + n) * b.channels]);
+        out.audible = n > 0;
+        let pos = b.pos + (off + n) as f64 / b.rate as f64;
+        let chapter = b.chapter.clone();
+        let done = off + n >= b.frames();
+        g.position = Some((chapter, pos));
+        if done {
+            pop_front(g);
+        } else {
+            g.front_off += n;
+        }
+        return;
+    }
+    render_stretched(g, speed, max_frames, out);
+}
+
+/// Play the stretcher's tail, no longer than the media it still holds
+/// (at the current speed), so output duration stays input / speed.
+fn finish_stretch(s: &mut StretchState, speed: f32, out: &mut Chunk) {
+    out.rate = s.rate;
+    out.channels = s.channels;
+    let before = out.samples.len();
+    s.st.finish(&mut out.samples);
+    let left = ((s.fed_to - s.pos).max(0.0) * s.rate as f64 / speed.max(0.1) as f64).round();
+    let max = before + left as usize * s.channels;
+    if out.samples.len() > max {
+        out.samples.truncate(max);
+    }
+    out.audible = out.samples.len() > before;
+}
+
+/// Frames fed to the stretcher per step.
+const FEED_FRAMES: usize = 1024;
+
+fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chunk) {
+    // (Re)create the stretcher when the front block's chapter or format differs.
+    let (rate, channels, chapter, pos) = match g.queue.front() {
+        Some(Item::Audio(b)) => (
+            b.rate,
+            b.channels,
+            b.chapter.clone(),
+            b.pos + g.front_off as f64 / b.rate as f64,
+        ),
+        _ => return,
+    };
+    let fits = g
+        .stretch
+        .as_ref()
+        .is_some_and(|s| s.rate == rate && s.channels == channels && s.chapter == chapter);
+    if !fits {
+        if let Some(mut old) = g.stretch.take() {
+            // Close the previous chapter with its tail; the next call starts this one.
+            finish_stretch(&mut old, speed, out);
+            g.position = Some((old.chapter.clone(), old.fed_to));
+            if out.audible {
+                return;
+            }
+        }
+        g.stretch = Some(StretchState {
+            st: Box::new(WsolaStretcher::new(rate, channels)),
+            rate,
+            channels,
+            chapter,
+            pos,
+            fed_to: pos,
+        });
+    }
+    let mut scratch = std::mem::take(&mut g.scratch);
+    scratch.clear();
+    let mut produced = 0usize;
+    loop {
+        let s = g.stretch.as_mut().expect("stretcher present");
+        s.st.set_speed(speed);
+        produced += s.st.pull(&mut scratch, max_frames - produced);
+        if produced >= max_frames {
+            break;
+        }
+        // Needs input: feed from the front block if it belongs to this stretcher.
+        let off = g.front_off;
+        let feed = match g.queue.front() {
+            Some(Item::Audio(b))
+                if b.chapter == s.chapter && b.rate == s.rate && b.channels == s.channels =>
+            {
+                let n = (b.frames() - off).min(FEED_FRAMES);
+                s.st.push(&b.samples[off * b.channels..(off + n) * b.channels]);
+                s.fed_to = b.pos + (off + n) as f64 / b.rate as f64;
+                Some((n, off + n >= b.frames()))
+            }
+            _ => None,
+        };
+        match feed {
+            Some((_, true)) => pop_front(g),
+            Some((n, false)) => g.front_off += n,
+            None => break,
+        }
+    }
+    let s = g.stretch.as_mut().expect("stretcher present");
+    s.pos = (s.pos + produced as f64 * speed as f64 / s.rate as f64).min(s.fed_to);
+    out.rate = s.rate;
+    out.channels = s.channels;
+    out.samples.extend_from_slice(&scratch);
+    out.audible = produced > 0;
+    if produced > 0 {
+        g.position = Some((s.chapter.clone(), s.pos));
+    }
+    g.scratch = scratch;
+}

@@ -1,0 +1,560 @@
+//! An HTTP stream as a blocking `Read + Seek` for the decoder.
+//!
+//! A prefetch task on a small network runtime downloads ahead of the reader
+//! into a bounded window; the reader (the pipeline thread) only copies from
+//! that window and waits on a condvar. Seeks outside the window restart the
+//! download with a Range request (`bytes=N-`); servers that ignore Range get
+//! a progressive download that skips to the offset. A broken connection is
+//! retried with back-off from the same byte offset. 401/403/404 are fatal.
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// One HTTP GET: absolute URL and extra headers (e.g. `Authorization`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamRequest {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+}
+
+/// Why a stream cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceError {
+    Unauthorized(String),
+    LicenseRequired(String),
+    Http(String),
+    Cancelled,
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceError::Unauthorized(m) => write!(f, "not authorized: {m}"),
+            SourceError::LicenseRequired(m) => write!(f, "license required: {m}"),
+            SourceError::Http(m) => f.write_str(m),
+            SourceError::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+/// Bytes kept behind the reader (decoders step back a little).
+const KEEP_BEHIND: u64 = 512 * 1024;
+/// Bytes downloaded ahead of the reader before the task waits (default).
+pub const READ_AHEAD: u64 = 8 * 1024 * 1024;
+/// A forward seek this close to the downloaded end waits instead of restarting.
+const FORWARD_SLACK: u64 = 256 * 1024;
+/// A connection that delivers nothing for this long is retried.
+const CHUNK_TIMEOUT: Duration = Duration::from_secs(3);
+
+struct Window {
+    start: u64,
+    data: Vec<u8>,
+    /// Where the reader is; the task restarts when `restart` is set.
+    want: u64,
+    restart: bool,
+    total: Option<u64>,
+    ranges: bool,
+    headers_seen: bool,
+    eof: bool,
+    fatal: Option<SourceError>,
+    cancel: bool,
+    stalled: bool,
+    generation: u64,
+}
+
+impl Window {
+    fn end(&self) -> u64 {
+        self.start + self.data.len() as u64
+    }
+}
+
+struct Shared {
+    w: Mutex<Window>,
+    data_ready: Condvar,
+    wake_task: Notify,
+    stall_after: Duration,
+    read_ahead: u64,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Window> {
+        self.w.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("earmark-net")
+            .enable_all()
+            .build()
+            .expect("network runtime")
+    })
+}
+
+fn client() -> &'static reqwest::Client {
+    static C: OnceLock<reqwest::Client> = OnceLock::new();
+    C.get_or_init(|| {
+        reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(3))
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new())
+    })
+}
+
+/// Read-only view of a stream's health for the engine.
+#[derive(Clone)]
+pub struct SourceMonitor(Arc<Shared>);
+
+impl SourceMonitor {
+    pub fn stalled(&self) -> bool {
+        self.0.lock().stalled
+    }
+    /// Bytes downloaded up to (and the total, when known).
+    pub fn buffered(&self) -> (u64, Option<u64>) {
+        let w = self.0.lock();
+        (w.end(), w.total)
+    }
+    /// The fatal error that ended the stream, if any.
+    pub fn fatal(&self) -> Option<SourceError> {
+        self.0.lock().fatal.clone()
+    }
+    /// Wake a reader blocked in `read` and make it fail with `Cancelled`.
+    pub fn cancel(&self) {
+        self.0.lock().cancel = true;
+        self.0.data_ready.notify_all();
+        self.0.wake_task.notify_one();
+    }
+}
+
+/// A blocking, seekable reader over an HTTP resource.
+pub struct HttpSource {
+    shared: Arc<Shared>,
+    pos: u64,
+}
+
+impl HttpSource {
+    /// Start downloading and wait for the response headers (so the length and
+    /// Range support are known). Waits through network failures (reported as
+    /// stalled) until the server answers, a fatal status, or `cancel`.
+    pub fn open(req: StreamRequest, stall_after: Duration) -> Result<Self, SourceError> {
+        let src = Self::start(req, stall_after, READ_AHEAD);
+        src.wait_headers()?;
+        Ok(src)
+    }
+
+    /// Start downloading without waiting.
+    pub fn start(req: StreamRequest, stall_after: Duration, read_ahead: u64) -> Self {
+        let shared = Arc::new(Shared {
+            w: Mutex::new(Window {
+                start: 0,
+                data: Vec::new(),
+                want: 0,
+                restart: false,
+                total: None,
+                ranges: false,
+                headers_seen: false,
+                eof: false,
+                fatal: None,
+                cancel: false,
+                stalled: false,
+                generation: 0,
+            }),
+            data_ready: Condvar::new(),
+            wake_task: Notify::new(),
+            stall_after,
+            read_ahead: read_ahead.max(64 * 1024),
+        });
+        let task_shared = shared.clone();
+        runtime().spawn(fetch_task(task_shared, req));
+        HttpSource { shared, pos: 0 }
+    }
+
+    /// Wait for the response headers (see [`HttpSource::open`]).
+    pub fn wait_headers(&self) -> Result<(), SourceError> {
+        let src = self;
+        {
+            let mut w = src.shared.lock();
+            let began = Instant::now();
+            loop {
+                if let Some(e) = &w.fatal {
+                    return Err(e.clone());
+                }
+                if w.cancel {
+                    return Err(SourceError::Cancelled);
+                }
+                if w.headers_seen {
+                    break;
+                }
+                if began.elapsed() > src.shared.stall_after {
+                    w.stalled = true;
+                }
+                w = src
+                    .shared
+                    .data_ready
+                    .wait_timeout(w, Duration::from_millis(100))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn monitor(&self) -> SourceMonitor {
+        SourceMonitor(self.shared.clone())
+    }
+
+    pub fn len(&self) -> Option<u64> {
+        self.shared.lock().total
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+}
+
+impl Drop for HttpSource {
+    fn drop(&mut self) {
+        self.monitor().cancel();
+    }
+}
+
+impl Read for HttpSource {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let shared = self.shared.clone();
+        let mut w = shared.lock();
+        let mut waiting_since: Option<Instant> = None;
+        loop {
+            if w.cancel {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled"));
+            }
+            if let Some(e) = &w.fatal {
+                return Err(io::Error::other(e.to_string()));
+            }
+            let pos = self.pos;
+            if pos >= w.start && pos < w.end() {
+                let off = (pos - w.start) as usize;
+                let n = buf.len().min(w.data.len() - off);
+                buf[..n].copy_from_slice(&w.data[off..off + n]);
+                self.pos += n as u64;
+                w.want = self.pos;
+                if w.stalled {
+                    w.stalled = false;
+                }
+                // Let the task trim and download further.
+                shared.wake_task.notify_one();
+                return Ok(n);
+            }
+            if let Some(total) = w.total
+                && pos >= total
+            {
+                return Ok(0);
+            }
+            if w.eof && pos >= w.end() && w.total.is_none() {
+                return Ok(0);
+            }
+            let in_reach = pos >= w.start && pos <= w.end() + FORWARD_SLACK;
+            if !(in_reach || (w.restart && w.want == pos)) {
+                w.want = pos;
+                w.restart = true;
+                w.eof = false;
+                shared.wake_task.notify_one();
+            } else if w.want != pos {
+                w.want = pos;
+                shared.wake_task.notify_one();
+            }
+            let since = *waiting_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= shared.stall_after && !w.stalled {
+                w.stalled = true;
+            }
+            w = shared
+                .data_ready
+                .wait_timeout(w, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Seek for HttpSource {
+    fn seek(&mut self, from: SeekFrom) -> io::Result<u64> {
+        let total = self.shared.lock().total;
+        let target = match from {
+            SeekFrom::Start(n) => Some(n as i128),
+            SeekFrom::Current(d) => Some(self.pos as i128 + d as i128),
+            SeekFrom::End(d) => total.map(|t| t as i128 + d as i128),
+        };
+        match target {
+            Some(t) if t >= 0 => {
+                self.pos = t as u64;
+                Ok(self.pos)
+            }
+            Some(_) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the stream",
+            )),
+            None => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the stream's length is unknown",
+            )),
+        }
+    }
+}
+
+impl symphonia::core::io::MediaSource for HttpSource {
+    fn is_seekable(&self) -> bool {
+        self.shared.lock().total.is_some()
+    }
+    fn byte_len(&self) -> Option<u64> {
+        self.shared.lock().total
+    }
+}
+
+enum Outcome {
+    /// Far enough ahead of the reader; resume when it catches up.
+    Ahead,
+    /// The reader moved elsewhere; start a new request at `want`.
+    Restart,
+    /// The connection failed; retry from the downloaded end after a pause.
+    Retry,
+    Done,
+    Fatal(SourceError),
+    Cancelled,
+}
+
+async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let (offset, generation) = {
+            let mut w = shared.lock();
+            if w.cancel {
+                return;
+            }
+            if w.restart {
+                w.restart = false;
+                w.generation += 1;
+                w.start = w.want;
+                w.data.clear();
+            }
+            (w.end(), w.generation)
+        };
+        let done_already = {
+            let w = shared.lock();
+            w.total.is_some_and(|t| offset >= t) && w.headers_seen
+        };
+        let outcome = if done_already {
+            Outcome::Done
+        } else {
+            fetch_once(&shared, &req, offset, generation).await
+        };
+        match outcome {
+            Outcome::Restart => {
+                backoff = Duration::from_millis(100);
+                continue;
+            }
+            Outcome::Retry => {
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shared.wake_task.notified() => {}
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            Outcome::Fatal(e) => {
+                let mut w = shared.lock();
+                w.fatal = Some(e);
+                shared.data_ready.notify_all();
+                return;
+            }
+            Outcome::Cancelled => return,
+            Outcome::Ahead => loop {
+                {
+                    let w = shared.lock();
+                    if w.cancel {
+                        return;
+                    }
+                    if w.restart || w.end() < w.want + shared.read_ahead / 2 {
+                        break;
+                    }
+                }
+                shared.wake_task.notified().await;
+            },
+            Outcome::Done => {
+                {
+                    let mut w = shared.lock();
+                    w.eof = true;
+                    shared.data_ready.notify_all();
+                }
+                // Idle until the reader seeks elsewhere or goes away.
+                loop {
+                    shared.wake_task.notified().await;
+                    let w = shared.lock();
+                    if w.cancel {
+                        return;
+                    }
+                    if w.restart {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn parse_content_range_total(v: &str) -> Option<u64> {
+    // "bytes 100-199/1234" or "bytes */1234"
+    v.rsplit('/').next()?.trim().parse().ok()
+}
+
+async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generation: u64) -> Outcome {
+    let mut rb = client().get(&req.url);
+    for (k, v) in &req.headers {
+        rb = rb.header(k, v);
+    }
+    rb = rb.header("Range", format!("bytes={offset}-"));
+    let resp = match tokio::time::timeout(CHUNK_TIMEOUT, rb.send()).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            tracing::debug!("stream request failed: {e}");
+            return Outcome::Retry;
+        }
+        Err(_) => return Outcome::Retry,
+    };
+    let status = resp.status().as_u16();
+    let mut skip: u64 = 0;
+    match status {
+        206 => {
+            let total = resp
+                .headers()
+                .get("content-range")
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_content_range_total);
+            let mut w = shared.lock();
+            if total.is_some() {
+                w.total = total;
+            }
+            w.ranges = true;
+            w.headers_seen = true;
+            shared.data_ready.notify_all();
+        }
+        200 => {
+            // Range ignored: the body starts at byte 0.
+            let total = resp.content_length();
+            let mut w = shared.lock();
+            if total.is_some() {
+                w.total = total;
+            }
+            w.ranges = false;
+            w.headers_seen = true;
+            skip = offset;
+            shared.data_ready.notify_all();
+        }
+        416 => {
+            let total = resp
+                .headers()
+                .get("content-range")
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_content_range_total);
+            let mut w = shared.lock();
+            w.total = total.or(Some(offset));
+            w.headers_seen = true;
+            shared.data_ready.notify_all();
+            return Outcome::Done;
+        }
+        401 => return Outcome::Fatal(SourceError::Unauthorized(error_message(resp).await)),
+        403 => return Outcome::Fatal(SourceError::LicenseRequired(error_message(resp).await)),
+        500..=599 => return Outcome::Retry,
+        _ => {
+            let msg = error_message(resp).await;
+            return Outcome::Fatal(SourceError::Http(format!("HTTP {status}: {msg}")));
+        }
+    }
+    let ranges = status == 206;
+    let mut resp = resp;
+    loop {
+        // Back-pressure: wait while far enough ahead of the reader.
+        loop {
+            let verdict = {
+                let w = shared.lock();
+                if w.cancel {
+                    Some(Outcome::Cancelled)
+                } else if w.restart || w.generation != generation {
+                    Some(Outcome::Restart)
+                } else if w.end() < w.want + shared.read_ahead || skip > 0 {
+                    None
+                } else {
+                    Some(Outcome::Done)
+                }
+            };
+            match verdict {
+                // Far enough ahead. With Range support, hang up (so neither
+                // the socket nor the server buffers more) and ask again later.
+                Some(Outcome::Done) if ranges => return Outcome::Ahead,
+                Some(Outcome::Done) => shared.wake_task.notified().await,
+                Some(o) => return o,
+                None => break,
+            }
+        }
+        let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, resp.chunk()).await {
+            Ok(Ok(Some(c))) => c,
+            Ok(Ok(None)) => {
+                let w = shared.lock();
+                return match w.total {
+                    Some(t) if w.end() < t => Outcome::Retry,
+                    _ => Outcome::Done,
+                };
+            }
+            Ok(Err(e)) => {
+                tracing::debug!("stream interrupted: {e}");
+                return Outcome::Retry;
+            }
+            Err(_) => return Outcome::Retry,
+        };
+        let mut bytes: &[u8] = &chunk;
+        if skip > 0 {
+            let n = (skip as usize).min(bytes.len());
+            bytes = &bytes[n..];
+            skip -= n as u64;
+            if bytes.is_empty() {
+                continue;
+            }
+        }
+        let mut w = shared.lock();
+        if w.restart || w.generation != generation {
+            return Outcome::Restart;
+        }
+        w.data.extend_from_slice(bytes);
+        w.stalled = false;
+        if w.want > w.start + KEEP_BEHIND {
+            let cut = ((w.want - w.start - KEEP_BEHIND) as usize).min(w.data.len());
+            if cut > 1024 * 1024 {
+                w.data.drain(..cut);
+                w.start += cut as u64;
+            }
+        }
+        shared.data_ready.notify_all();
+    }
+}
+
+async fn error_message(resp: reqwest::Response) -> String {
+    let status = resp.status();
+    let body = resp.text().await.unwrap_or_default();
+    #[derive(serde::Deserialize)]
+    struct Body {
+        message: Option<String>,
+        code: Option<String>,
+    }
+    match serde_json::from_str::<Body>(&body) {
+        Ok(Body {
+            message: Some(m), ..
+        }) => m,
+        Ok(Body { code: Some(c), .. }) => c,
+        _ => format!("HTTP {status}"),
+    }
+}

@@ -1,0 +1,307 @@
+//! The SQLite database of one server instance: instance id, license,
+//! users and tokens, the catalog, and per-user progress, settings,
+//! favorites and bookmarks. One `Connection` behind a mutex; WAL mode so
+//! the `earmark serve …` admin commands can write while a server runs.
+
+use anyhow::{Context, bail};
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use rand::RngCore;
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How long a login token stays valid.
+pub const TOKEN_LIFETIME_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// The simulated license state of an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LicenseSetting {
+    Valid,
+    Expired,
+    Missing,
+}
+
+impl LicenseSetting {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Valid => "valid",
+            Self::Expired => "expired",
+            Self::Missing => "missing",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        match s {
+            "valid" => Self::Valid,
+            "expired" => Self::Expired,
+            _ => Self::Missing,
+        }
+    }
+}
+
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    hex::encode(buf)
+}
+
+pub fn sha256_hex(data: &[u8]) -> String {
+    hex::encode(Sha256::digest(data))
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS users (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    username TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+    hash TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS books (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    added_at INTEGER NOT NULL,
+    present INTEGER NOT NULL,
+    data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS books_path ON books(path);
+CREATE INDEX IF NOT EXISTS books_fingerprint ON books(fingerprint);
+CREATE TABLE IF NOT EXISTS chapter_keys (
+    book_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    chapter_id TEXT NOT NULL UNIQUE,
+    PRIMARY KEY (book_id, key));
+CREATE TABLE IF NOT EXISTS progress (
+    user_id INTEGER NOT NULL,
+    book_id TEXT NOT NULL,
+    chapter_id TEXT NOT NULL,
+    position_sec REAL NOT NULL,
+    finished INTEGER NOT NULL,
+    client_updated_at INTEGER NOT NULL,
+    server_updated_at INTEGER NOT NULL,
+    device_id TEXT,
+    revision INTEGER NOT NULL,
+    PRIMARY KEY (user_id, book_id));
+CREATE TABLE IF NOT EXISTS settings (
+    user_id INTEGER NOT NULL,
+    book_id TEXT NOT NULL,
+    speed REAL NOT NULL,
+    volume REAL,
+    client_updated_at INTEGER NOT NULL,
+    server_updated_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, book_id));
+CREATE TABLE IF NOT EXISTS favorites (
+    user_id INTEGER NOT NULL,
+    book_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, book_id));
+CREATE TABLE IF NOT EXISTS bookmarks (
+    id TEXT PRIMARY KEY,
+    user_id INTEGER NOT NULL,
+    book_id TEXT NOT NULL,
+    chapter_id TEXT NOT NULL,
+    position_sec REAL NOT NULL,
+    note TEXT,
+    created_at INTEGER NOT NULL,
+    client_id TEXT);
+CREATE UNIQUE INDEX IF NOT EXISTS bookmarks_client ON bookmarks(user_id, client_id);
+";
+
+/// The database of one data directory.
+pub struct Db {
+    conn: Mutex<Connection>,
+    data_dir: PathBuf,
+}
+
+impl Db {
+    /// Opens (creating if needed) `{data_dir}/earmark.sqlite3`. A new data
+    /// dir gets a fresh `serverId` and a valid license.
+    pub fn open(data_dir: &Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(data_dir)
+            .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
+        let path = data_dir.join("earmark.sqlite3");
+        let conn = Connection::open(&path)
+            .with_context(|| format!("cannot open database {}", path.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let _mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch(SCHEMA)?;
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('server_id', ?1)",
+            [format!("srv_{}", random_hex(16))],
+        )?;
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('license', 'valid')",
+            [],
+        )?;
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('catalog_generation', '0')",
+            [],
+        )?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            data_dir: data_dir.to_owned(),
+        })
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The connection. A poisoned lock is recovered: SQLite keeps its own
+    /// consistency, a panicked request does not corrupt it.
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn meta(&self, key: &str) -> anyhow::Result<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn server_id(&self) -> anyhow::Result<String> {
+        self.meta("server_id")?.context("server id missing")
+    }
+
+    /// License and catalog generation in one read (done on every request).
+    pub fn license_and_generation(&self) -> anyhow::Result<(LicenseSetting, i64)> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT key, value FROM meta WHERE key IN ('license', 'catalog_generation')",
+        )?;
+        let mut license = LicenseSetting::Missing;
+        let mut generation = 0;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (k, v) = row?;
+            if k == "license" {
+                license = LicenseSetting::parse(&v);
+            } else {
+                generation = v.parse().unwrap_or(0);
+            }
+        }
+        Ok((license, generation))
+    }
+
+    pub fn set_license(&self, state: LicenseSetting) -> anyhow::Result<()> {
+        self.conn().execute(
+            "INSERT INTO meta(key, value) VALUES ('license', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [state.as_str()],
+        )?;
+        Ok(())
+    }
+
+    pub fn add_user(&self, name: &str, password: &str) -> anyhow::Result<u64> {
+        let name = name.trim();
+        if name.is_empty() {
+            bail!("the user name is empty");
+        }
+        if password.is_empty() {
+            bail!("the password is empty");
+        }
+        let hash = hash_password(password)?;
+        let conn = self.conn();
+        let exists: Option<i64> = conn
+            .query_row("SELECT id FROM users WHERE username = ?1", [name], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if exists.is_some() {
+            bail!("a user named {name:?} already exists");
+        }
+        conn.execute(
+            "INSERT INTO users(username, password_hash, created_at) VALUES (?1, ?2, ?3)",
+            params![name, hash, now_ms()],
+        )?;
+        Ok(conn.last_insert_rowid() as u64)
+    }
+
+    /// (id, password hash) of a user.
+    pub fn user_credentials(&self, name: &str) -> anyhow::Result<Option<(u64, String)>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT id, password_hash FROM users WHERE username = ?1",
+                [name],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    /// Issues a token: returns (token, expiresAt). Only its hash is stored.
+    pub fn issue_token(&self, user_id: u64) -> anyhow::Result<(String, i64)> {
+        let token = random_hex(32);
+        let now = now_ms();
+        let expires = now + TOKEN_LIFETIME_MS;
+        let conn = self.conn();
+        conn.execute("DELETE FROM tokens WHERE expires_at <= ?1", [now])?;
+        conn.execute(
+            "INSERT INTO tokens(hash, user_id, expires_at) VALUES (?1, ?2, ?3)",
+            params![sha256_hex(token.as_bytes()), user_id as i64, expires],
+        )?;
+        Ok((token, expires))
+    }
+
+    /// The user id and name of a valid (unexpired) token.
+    pub fn token_user(&self, token: &str) -> anyhow::Result<Option<(u64, String)>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT u.id, u.username FROM tokens t JOIN users u ON u.id = t.user_id
+             WHERE t.hash = ?1 AND t.expires_at > ?2",
+        )?;
+        Ok(stmt
+            .query_row(params![sha256_hex(token.as_bytes()), now_ms()], |r| {
+                Ok((r.get::<_, i64>(0)? as u64, r.get(1)?))
+            })
+            .optional()?)
+    }
+
+    pub fn revoke_token(&self, token: &str) -> anyhow::Result<()> {
+        self.conn().execute(
+            "DELETE FROM tokens WHERE hash = ?1",
+            [sha256_hex(token.as_bytes())],
+        )?;
+        Ok(())
+    }
+}
+
+fn argon2() -> Argon2<'static> {
+    Argon2::default()
+}
+
+pub fn hash_password(password: &str) -> anyhow::Result<String> {
+    let mut salt = [0u8; 16];
+    rand::rng().fill_bytes(&mut salt);
+    let salt = SaltString::encode_b64(&salt).map_err(|e| anyhow::anyhow!("salt: {e}"))?;
+    argon2()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| anyhow::anyhow!("cannot hash the password: {e}"))
+}
+
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash)
+        .map(|parsed| {
+            argon2()
+                .verify_password(password.as_bytes(), &parsed)
+                .is_ok()
+        })
+        .unwrap_or(false)
+}

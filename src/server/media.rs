@@ -1,0 +1,236 @@
+//! Reads what the scanner needs from one audio file: duration, tags,
+//! embedded chapters and cover art. mp4ameta for MP4 (m4b chapters live in
+//! `chpl` or a chapter track, which symphonia does not expose), symphonia
+//! for everything else (ID3 CHAP through `FormatReader::chapters`).
+
+use anyhow::Context;
+use std::fs::File;
+use std::path::Path;
+use symphonia::core::formats::probe::Hint;
+use symphonia::core::formats::{FormatOptions, FormatReader, TrackType};
+use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions};
+use symphonia::core::meta::{ChapterGroup, ChapterGroupItem, MetadataOptions, StandardTag, Tag};
+
+/// Audio file extensions the scanner serves, with their MIME types.
+pub fn mime_for(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "mp3" => "audio/mpeg",
+        "m4a" | "m4b" | "mp4" | "aac" => "audio/mp4",
+        "flac" => "audio/flac",
+        "ogg" | "oga" | "opus" => "audio/ogg",
+        "wav" => "audio/wav",
+        _ => return None,
+    })
+}
+
+/// Files that may carry embedded chapters.
+pub fn may_have_chapters(path: &Path) -> bool {
+    matches!(ext(path).as_str(), "m4b" | "m4a" | "mp3" | "mp4")
+}
+
+fn ext(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Tags {
+    pub title: Option<String>,
+    pub album: Option<String>,
+    pub artist: Option<String>,
+    pub album_artist: Option<String>,
+    pub composer: Option<String>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EmbeddedChapter {
+    pub title: Option<String>,
+    pub start_sec: f64,
+    pub end_sec: Option<f64>,
+}
+
+#[derive(Debug, Default)]
+pub struct Probed {
+    pub duration_sec: f64,
+    pub tags: Tags,
+    pub chapters: Vec<EmbeddedChapter>,
+    /// (bytes, file extension)
+    pub cover: Option<(Vec<u8>, &'static str)>,
+}
+
+/// Probes one file. `want_chapters` skips chapter reading for files of a
+/// folder book (each file is a chapter there).
+pub fn probe(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
+    let is_mp4 = matches!(ext(path).as_str(), "m4b" | "m4a" | "mp4");
+    let mut probed = probe_symphonia(path, want_chapters && !is_mp4)
+        .with_context(|| format!("cannot read audio file {}", path.display()))?;
+    if is_mp4 {
+        match mp4ameta::Tag::read_from_path(path) {
+            Ok(tag) => merge_mp4(&mut probed, &tag, want_chapters),
+            Err(err) => tracing::warn!("no MP4 tags in {}: {err}", path.display()),
+        }
+    }
+    if let Some(last) = probed.chapters.last_mut()
+        && last.end_sec.is_none_or(|e| e > probed.duration_sec)
+    {
+        last.end_sec = None;
+    }
+    Ok(probed)
+}
+
+fn merge_mp4(probed: &mut Probed, tag: &mp4ameta::Tag, want_chapters: bool) {
+    let set = |slot: &mut Option<String>, v: Option<&str>| {
+        if let Some(v) = v.map(str::trim).filter(|v| !v.is_empty()) {
+            *slot = Some(v.to_owned());
+        }
+    };
+    let t = &mut probed.tags;
+    set(&mut t.title, tag.title());
+    set(&mut t.album, tag.album());
+    set(&mut t.artist, tag.artist());
+    set(&mut t.album_artist, tag.album_artist());
+    set(&mut t.composer, tag.composer());
+    set(&mut t.description, tag.description().or(tag.comment()));
+    if probed.duration_sec <= 0.0 {
+        probed.duration_sec = tag.duration().as_secs_f64();
+    }
+    if probed.cover.is_none()
+        && let Some(img) = tag.artwork()
+    {
+        let ext = match img.fmt {
+            mp4ameta::ImgFmt::Png => "png",
+            mp4ameta::ImgFmt::Bmp => "bmp",
+            _ => "jpg",
+        };
+        probed.cover = Some((img.data.to_vec(), ext));
+    }
+    if want_chapters {
+        let chapters = tag.chapters();
+        probed.chapters = chapters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| EmbeddedChapter {
+                title: Some(c.title.trim().to_owned()).filter(|t| !t.is_empty()),
+                start_sec: c.start.as_secs_f64(),
+                end_sec: chapters.get(i + 1).map(|n| n.start.as_secs_f64()),
+            })
+            .collect();
+    }
+}
+
+fn probe_symphonia(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
+    let file = File::open(path)?;
+    let mss = MediaSourceStream::new(Box::new(file), MediaSourceStreamOptions::default());
+    let mut hint = Hint::new();
+    hint.with_extension(&ext(path));
+    let mut format = symphonia::default::get_probe().probe(
+        &hint,
+        mss,
+        FormatOptions::default(),
+        MetadataOptions::default(),
+    )?;
+    let mut probed = Probed::default();
+    if let Some(rev) = format.metadata().skip_to_latest() {
+        read_tags(&rev.media.tags, &mut probed.tags);
+        if let Some(v) = rev.media.visuals.first() {
+            let ext = match v.media_type.as_deref() {
+                Some("image/png") => "png",
+                _ => "jpg",
+            };
+            probed.cover = Some((v.data.to_vec(), ext));
+        }
+    }
+    if want_chapters && let Some(group) = format.chapters() {
+        flatten_chapters(group, &mut probed.chapters);
+    }
+    probed.duration_sec = duration_sec(format.as_mut())?;
+    Ok(probed)
+}
+
+fn flatten_chapters(group: &ChapterGroup, out: &mut Vec<EmbeddedChapter>) {
+    for item in &group.items {
+        match item {
+            ChapterGroupItem::Group(g) => flatten_chapters(g, out),
+            ChapterGroupItem::Chapter(c) => out.push(EmbeddedChapter {
+                title: c.tags.iter().find_map(tag_title),
+                start_sec: c.start_time.as_secs_f64(),
+                end_sec: c.end_time.map(|t| t.as_secs_f64()),
+            }),
+        }
+    }
+}
+
+fn tag_title(tag: &Tag) -> Option<String> {
+    match &tag.std {
+        Some(StandardTag::TrackTitle(s)) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
+        _ if tag.raw.key.eq_ignore_ascii_case("TIT2") => Some(tag.raw.value.to_string()),
+        _ => None,
+    }
+}
+
+fn read_tags(tags: &[Tag], out: &mut Tags) {
+    for tag in tags {
+        let Some(std) = &tag.std else { continue };
+        let (slot, value) = match std {
+            StandardTag::TrackTitle(v) => (&mut out.title, v),
+            StandardTag::Album(v) => (&mut out.album, v),
+            StandardTag::Artist(v) => (&mut out.artist, v),
+            StandardTag::AlbumArtist(v) => (&mut out.album_artist, v),
+            StandardTag::Composer(v) => (&mut out.composer, v),
+            StandardTag::Description(v) | StandardTag::Comment(v) => (&mut out.description, v),
+            _ => continue,
+        };
+        let value = value.trim();
+        if slot.is_none() && !value.is_empty() {
+            *slot = Some(value.to_owned());
+        }
+    }
+}
+
+/// The duration of the default audio track: the container's figure when it
+/// has one, else the end of the last packet (demuxing only, no decoding).
+fn duration_sec(format: &mut dyn FormatReader) -> anyhow::Result<f64> {
+    let track = format
+        .default_track(TrackType::Audio)
+        .context("no audio track")?
+        .clone();
+    if let (Some(tb), Some(dur)) = (track.time_base, track.duration)
+        && let Some(t) = tb.calc_duration(dur)
+    {
+        let secs = t.as_secs_f64();
+        if secs > 0.0 {
+            return Ok(secs);
+        }
+    }
+    let rate = match &track.codec_params {
+        Some(symphonia::core::codecs::CodecParameters::Audio(p)) => p.sample_rate,
+        _ => None,
+    };
+    if let (Some(frames), Some(rate)) = (track.num_frames, rate)
+        && rate > 0
+        && frames > 0
+    {
+        return Ok(frames as f64 / rate as f64);
+    }
+    let tb = track.time_base.context("no time base")?;
+    let mut end = 0i64;
+    loop {
+        match format.next_packet() {
+            Ok(Some(p)) if p.track_id == track.id => {
+                end = end.max(p.pts.saturating_add(p.dur).get());
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            // A truncated tail still has a usable duration up to the damage.
+            Err(_) => break,
+        }
+    }
+    Ok(tb
+        .calc_time(symphonia::core::units::Timestamp::new(end))
+        .map(|t| t.as_secs_f64())
+        .unwrap_or(0.0))
+}

@@ -1,0 +1,408 @@
+//! Walks the library folder and groups audio files into books (see
+//! "Library scanning" in docs/contract.md). Pure file-system work plus
+//! `media::probe`; ids are assigned later by `catalog`.
+//!
+//! Rules: loose files in the library root are one book each. In a
+//! sub-folder, the audio files directly inside it form one book (one file:
+//! its embedded chapters; several: one chapter per file, natural order),
+//! except a folder holding only several `.m4b` files, where each is a book.
+
+use super::media::{self, Probed};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// `book.toml` beside the audio files.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(default)]
+pub struct BookToml {
+    pub title: Option<String>,
+    pub author: Option<String>,
+    pub narrator: Option<String>,
+    pub description: Option<String>,
+    pub categories: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScannedChapter {
+    /// Stable identity within the book: content fingerprint, plus the start
+    /// time for embedded chapters.
+    pub key: String,
+    pub title: String,
+    pub file: PathBuf,
+    pub mime: &'static str,
+    pub size: u64,
+    pub duration_sec: f64,
+    /// Start inside the file (embedded chapters), else 0.
+    pub start_sec: f64,
+    /// End inside the file for embedded chapters; `None` = end of file.
+    pub end_sec: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScannedBook {
+    /// Relative path of the book folder or file, '/'-separated.
+    pub rel_path: String,
+    pub fingerprint: String,
+    pub title: String,
+    pub author: String,
+    pub narrator: Option<String>,
+    pub description: Option<String>,
+    pub categories: Vec<String>,
+    /// Cover image file, or embedded art (bytes, extension).
+    pub cover_file: Option<PathBuf>,
+    pub cover_embedded: Option<(Vec<u8>, &'static str)>,
+    pub chapters: Vec<ScannedChapter>,
+}
+
+/// Scans the library. Problems with single files or folders are logged
+/// and skipped; only an unreadable library root is an error.
+pub fn scan_library(root: &Path) -> anyhow::Result<Vec<ScannedBook>> {
+    let root = fs::canonicalize(root)
+        .map_err(|e| anyhow::anyhow!("cannot open library {}: {e}", root.display()))?;
+    if !root.is_dir() {
+        anyhow::bail!("library {} is not a folder", root.display());
+    }
+    let mut books = Vec::new();
+    let mut seen = HashSet::new();
+    visit(&root, &root, &mut seen, &mut books);
+    Ok(books)
+}
+
+fn visit(root: &Path, dir: &Path, seen: &mut HashSet<PathBuf>, books: &mut Vec<ScannedBook>) {
+    if !seen.insert(dir.to_owned()) {
+        return; // a symlink loop inside the library
+    }
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(err) => {
+            tracing::warn!("skipping unreadable folder {}: {err}", dir.display());
+            return;
+        }
+    };
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_name().to_str().is_none() {
+            tracing::warn!("skipping {}: its name is not valid UTF-8", path.display());
+            continue;
+        }
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        // Resolve symlinks; anything that leaves the library is skipped.
+        let real = match fs::canonicalize(&path) {
+            Ok(r) => r,
+            Err(err) => {
+                tracing::warn!("skipping {}: {err}", path.display());
+                continue;
+            }
+        };
+        if !real.starts_with(root) {
+            tracing::warn!("skipping {}: it points outside the library", path.display());
+            continue;
+        }
+        if real.is_dir() {
+            dirs.push(real);
+        } else if real.is_file() && media::mime_for(&path).is_some() {
+            files.push(path);
+        }
+    }
+    files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
+    dirs.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
+
+    let at_root = dir == root;
+    let all_m4b = files.len() > 1
+        && files
+            .iter()
+            .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
+    if at_root || all_m4b {
+        for file in &files {
+            if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), false) {
+                books.push(book);
+            }
+        }
+    } else if !files.is_empty()
+        && let Some(book) = scan_book(root, dir, &files, true)
+    {
+        books.push(book);
+    }
+    for sub in dirs {
+        visit(root, &sub, seen, books);
+    }
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn rel(root: &Path, p: &Path) -> String {
+    let r = p.strip_prefix(root).unwrap_or(p);
+    r.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Builds one book from its audio files. `folder_book`: the folder is the
+/// book (its name, book.toml and cover apply).
+fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> Option<ScannedBook> {
+    let book_path = if folder_book {
+        dir.to_owned()
+    } else {
+        files[0].clone()
+    };
+    let rel_path = rel(root, &book_path);
+    let toml = if folder_book {
+        read_book_toml(dir)
+    } else {
+        BookToml::default()
+    };
+    let single = files.len() == 1;
+    let mut chapters = Vec::new();
+    let mut first_probe: Option<Probed> = None;
+    let mut fingerprints = Vec::new();
+    let mut seen_keys = HashSet::new();
+    for file in files {
+        let probed = match media::probe(file, single && media::may_have_chapters(file)) {
+            Ok(p) => p,
+            Err(err) => {
+                tracing::warn!("skipping {}: {err:#}", file.display());
+                continue;
+            }
+        };
+        let size = fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+        let fp = match fingerprint(file, size) {
+            Ok(fp) => fp,
+            Err(err) => {
+                tracing::warn!("skipping {}: {err}", file.display());
+                continue;
+            }
+        };
+        fingerprints.push(fp.clone());
+        let mime = media::mime_for(file).unwrap_or("application/octet-stream");
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if single && probed.chapters.len() > 1 {
+            for (i, c) in probed.chapters.iter().enumerate() {
+                let end = c.end_sec.unwrap_or(probed.duration_sec);
+                chapters.push(ScannedChapter {
+                    key: format!("{fp}@{}", (c.start_sec * 1000.0).round() as i64),
+                    title: c
+                        .title
+                        .clone()
+                        .unwrap_or_else(|| format!("Chapter {}", i + 1)),
+                    file: file.clone(),
+                    mime,
+                    size,
+                    duration_sec: (end - c.start_sec).max(0.0),
+                    start_sec: c.start_sec,
+                    end_sec: c.end_sec,
+                });
+            }
+        } else {
+            let title = if single {
+                "Chapter 1".to_owned()
+            } else {
+                probed.tags.title.clone().unwrap_or_else(|| stem.clone())
+            };
+            // Two identical files in one book still get distinct keys.
+            let mut key = fp.clone();
+            let mut n = 1;
+            while !seen_keys.insert(key.clone()) {
+                n += 1;
+                key = format!("{fp}#{n}");
+            }
+            chapters.push(ScannedChapter {
+                key,
+                title,
+                file: file.clone(),
+                mime,
+                size,
+                duration_sec: probed.duration_sec,
+                start_sec: 0.0,
+                end_sec: None,
+            });
+        }
+        if first_probe.is_none() {
+            first_probe = Some(probed);
+        }
+    }
+    let probed = first_probe?;
+    let tags = &probed.tags;
+    let name_fallback = if folder_book {
+        file_name(dir)
+    } else {
+        files[0]
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let title = toml
+        .title
+        .clone()
+        .or_else(|| tags.album.clone())
+        .or_else(|| if single { tags.title.clone() } else { None })
+        .unwrap_or(name_fallback);
+    let author = toml
+        .author
+        .clone()
+        .or_else(|| tags.album_artist.clone())
+        .or_else(|| tags.artist.clone())
+        .unwrap_or_else(|| "Unknown author".to_owned());
+    let narrator = toml.narrator.clone().or_else(|| tags.composer.clone());
+    let description = toml
+        .description
+        .clone()
+        .or_else(|| tags.description.clone());
+    let categories = match &toml.categories {
+        Some(c) => c
+            .iter()
+            .map(|c| c.trim().to_owned())
+            .filter(|c| !c.is_empty())
+            .collect(),
+        None => {
+            // The top-level folder, when the book is nested below one.
+            let parts: Vec<&str> = rel_path.split('/').collect();
+            if parts.len() >= 2 {
+                vec![parts[0].to_owned()]
+            } else {
+                Vec::new()
+            }
+        }
+    };
+    let cover_file = if folder_book {
+        ["cover.jpg", "cover.jpeg", "cover.png", "folder.jpg"]
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.is_file())
+    } else {
+        None
+    };
+    let mut hasher = Sha256::new();
+    for fp in &fingerprints {
+        hasher.update(fp.as_bytes());
+    }
+    Some(ScannedBook {
+        rel_path,
+        fingerprint: hex::encode(hasher.finalize()),
+        title,
+        author,
+        narrator,
+        description,
+        categories,
+        cover_embedded: if cover_file.is_none() {
+            probed.cover
+        } else {
+            None
+        },
+        cover_file,
+        chapters,
+    })
+}
+
+fn read_book_toml(dir: &Path) -> BookToml {
+    let path = dir.join("book.toml");
+    let Ok(text) = fs::read_to_string(&path) else {
+        return BookToml::default();
+    };
+    match toml::from_str(&text) {
+        Ok(t) => t,
+        Err(err) => {
+            tracing::warn!("ignoring {}: {err}", path.display());
+            BookToml::default()
+        }
+    }
+}
+
+/// sha256 of the size and the first and last 64 KiB: cheap, and survives
+/// renames and moves.
+pub fn fingerprint(path: &Path, size: u64) -> std::io::Result<String> {
+    const CHUNK: u64 = 64 * 1024;
+    let mut f = File::open(path)?;
+    let mut hasher = Sha256::new();
+    hasher.update(size.to_le_bytes());
+    let mut buf = vec![0u8; CHUNK as usize];
+    let n = read_full(&mut f, &mut buf)?;
+    hasher.update(&buf[..n]);
+    if size > CHUNK {
+        f.seek(SeekFrom::Start(size.saturating_sub(CHUNK).max(CHUNK)))?;
+        let n = read_full(&mut f, &mut buf)?;
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(&hasher.finalize()[..16]))
+}
+
+fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut total = 0;
+    while total < buf.len() {
+        match f.read(&mut buf[total..])? {
+            0 => break,
+            n => total += n,
+        }
+    }
+    Ok(total)
+}
+
+/// Natural order: digit runs compare by value, the rest case-insensitively.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut a, mut b) = (a.chars().peekable(), b.chars().peekable());
+    loop {
+        match (a.peek().copied(), b.peek().copied()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let take = |it: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+                    let mut s = String::new();
+                    while let Some(c) = it.peek().copied().filter(char::is_ascii_digit) {
+                        s.push(c);
+                        it.next();
+                    }
+                    s
+                };
+                let (na, nb) = (take(&mut a), take(&mut b));
+                let (ta, tb) = (na.trim_start_matches('0'), nb.trim_start_matches('0'));
+                let ord = ta
+                    .len()
+                    .cmp(&tb.len())
+                    .then_with(|| ta.cmp(tb))
+                    .then(na.len().cmp(&nb.len()));
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+            }
+            (Some(x), Some(y)) => {
+                let ord = x.to_lowercase().cmp(y.to_lowercase());
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+                a.next();
+                b.next();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural_cmp;
+    use std::cmp::Ordering;
+
+    #[test]
+    fn natural_order_compares_numbers_by_value() {
+        assert_eq!(natural_cmp("2.mp3", "10.mp3"), Ordering::Less);
+        assert_eq!(natural_cmp("Chapter 9", "chapter 10"), Ordering::Less);
+        assert_eq!(natural_cmp("a", "B"), Ordering::Less);
+        assert_eq!(natural_cmp("01", "1"), Ordering::Greater);
+        assert_eq!(natural_cmp("x", "x"), Ordering::Equal);
+    }
+}

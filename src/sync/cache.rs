@@ -1,0 +1,136 @@
+//! This device's last known progress and playback settings per book, so a
+//! book opens at once (marked unconfirmed) and still opens offline. Kept
+//! in one small JSON file replaced atomically; a damaged file is ignored.
+
+use super::outbox::Scope;
+use super::reconciler::{LocalProgress, Spot};
+use crate::domain::{BookId, ChapterId, EpochMillis, PlaybackSettings};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CachedBook {
+    pub chapter_id: Option<ChapterId>,
+    pub position_sec: Option<f64>,
+    #[serde(default)]
+    pub finished: bool,
+    #[serde(default)]
+    pub updated_at: EpochMillis,
+    pub speed: Option<f32>,
+    pub volume: Option<f32>,
+    pub settings_updated_at: Option<EpochMillis>,
+}
+
+#[derive(Debug, Default)]
+pub struct Cache {
+    path: Option<PathBuf>,
+    books: BTreeMap<String, CachedBook>,
+    dirty: bool,
+}
+
+fn key(scope: &Scope, book: &BookId) -> String {
+    format!(
+        "{}|{}|{}|{}",
+        scope.base, scope.server_id, scope.user_id, book
+    )
+}
+
+impl Cache {
+    /// Loads the cache; a missing or damaged file gives an empty cache.
+    pub fn load(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let books = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Self {
+            path: Some(path),
+            books,
+            dirty: false,
+        }
+    }
+
+    pub fn progress(&self, scope: &Scope, book: &BookId) -> Option<LocalProgress> {
+        let b = self.books.get(&key(scope, book))?;
+        Some(LocalProgress {
+            spot: Spot::new(b.chapter_id.clone()?, b.position_sec?),
+            finished: b.finished,
+            updated_at: b.updated_at,
+        })
+    }
+
+    pub fn settings(&self, scope: &Scope, book: &BookId) -> Option<PlaybackSettings> {
+        let b = self.books.get(&key(scope, book))?;
+        Some(PlaybackSettings {
+            speed: b.speed?,
+            volume: b.volume,
+            client_updated_at: b.settings_updated_at,
+        })
+    }
+
+    /// Records progress unless the cache already holds a newer one.
+    pub fn set_progress(
+        &mut self,
+        scope: &Scope,
+        book: &BookId,
+        spot: &Spot,
+        finished: bool,
+        at: EpochMillis,
+    ) {
+        let b = self.books.entry(key(scope, book)).or_default();
+        if b.chapter_id.is_some() && b.updated_at > at {
+            return;
+        }
+        b.chapter_id = Some(spot.chapter.clone());
+        b.position_sec = Some(spot.position);
+        b.finished = finished;
+        b.updated_at = at;
+        self.dirty = true;
+    }
+
+    pub fn set_settings(&mut self, scope: &Scope, book: &BookId, s: &PlaybackSettings) {
+        let b = self.books.entry(key(scope, book)).or_default();
+        b.speed = Some(s.speed);
+        b.volume = s.volume;
+        b.settings_updated_at = s.client_updated_at;
+        self.dirty = true;
+    }
+
+    pub fn clear_settings(&mut self, scope: &Scope, book: &BookId) {
+        if let Some(b) = self.books.get_mut(&key(scope, book)) {
+            b.speed = None;
+            b.volume = None;
+            b.settings_updated_at = None;
+            self.dirty = true;
+        }
+    }
+
+    /// Writes the cache if it changed: temp file, fsync, rename.
+    pub fn save(&mut self) -> std::io::Result<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        if !self.dirty {
+            return Ok(());
+        }
+        write_atomic(path, &serde_json::to_vec(&self.books)?)?;
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}

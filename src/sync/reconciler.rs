@@ -1,0 +1,718 @@
+//! The progress reconciler: pure logic deciding what gets reported to the
+//! server and what gets displayed. No I/O, no clocks: every event carries
+//! `now`, and decisions come back as values the worker carries out.
+//!
+//! The rules it enforces (see docs/sync.md):
+//! - nothing is reported before the engine has landed on the restored (or
+//!   sought) position, so a pre-landing 0 never reaches the server;
+//! - a position at the very start of the book never replaces valid progress
+//!   unless an explicit user intent (restart, seek to 0, mark unfinished)
+//!   asked for it;
+//! - only the current playback reports, so book X never gets book Y's
+//!   position;
+//! - progress is `(chapterId, position)`, never a list index.
+
+use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, Progress};
+
+/// Positions below this many seconds in the first chapter count as "the
+/// start of the book", the value a transient reset produces.
+pub const START_EPSILON: f64 = 1.0;
+/// How close a landed engine position must be to the requested target.
+pub const LAND_TOLERANCE: f64 = 3.0;
+
+/// Identity of one playback session (one book opening). A new id is minted
+/// for every opening, so a late event of a previous playback is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PlaybackId(pub u64);
+
+/// A place in a book.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spot {
+    pub chapter: ChapterId,
+    pub position: f64,
+}
+
+impl Spot {
+    pub fn new(chapter: impl Into<ChapterId>, position: f64) -> Self {
+        Self {
+            chapter: chapter.into(),
+            position,
+        }
+    }
+}
+
+/// Progress as this device last knew it (cached on disk).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalProgress {
+    pub spot: Spot,
+    pub finished: bool,
+    pub updated_at: EpochMillis,
+}
+
+/// Tunables of the reconciler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconcilerConfig {
+    /// Report at most this often while playing.
+    pub report_interval_ms: i64,
+    /// Server and local progress further apart than this prompt the user.
+    pub prompt_threshold_secs: f64,
+    /// Headless playback follows the server instead of prompting.
+    pub headless: bool,
+}
+
+impl Default for ReconcilerConfig {
+    fn default() -> Self {
+        Self {
+            report_interval_ms: 10_000,
+            prompt_threshold_secs: 60.0,
+            headless: false,
+        }
+    }
+}
+
+/// Transport and lifecycle actions of the listener.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Play,
+    Pause,
+    Stop,
+    /// The user sought to this place (the engine has yet to land there).
+    Seek(Spot),
+    /// The user (or the end of a chapter) moved to another chapter.
+    ChapterChange(Spot),
+    /// The sleep timer stopped playback.
+    Sleep,
+    Quit,
+    /// The engine played past the end of the last chapter.
+    Ended,
+}
+
+/// Explicit user intents: the only way a position at the start of the book
+/// may replace progress.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    RestartBook,
+    /// Seek to 0 of this chapter.
+    SeekToZero(ChapterId),
+    MarkFinished,
+    MarkUnfinished,
+}
+
+/// Which side the user picked in a "choose" prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Server,
+    Local,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A book was opened for playback. `manifest` is the complete queue.
+    BookOpened {
+        playback: PlaybackId,
+        book: BookId,
+        manifest: Manifest,
+        local: Option<LocalProgress>,
+    },
+    /// The server's progress for the current book (`None`: no record). Also
+    /// sent after reconnecting and after a write was merged.
+    ServerProgress {
+        playback: PlaybackId,
+        progress: Option<Progress>,
+    },
+    /// Fetching the server's progress failed (offline, 5xx, …).
+    ServerFetchFailed {
+        playback: PlaybackId,
+    },
+    /// The engine's published position. `landed` is false while a seek or
+    /// load is in flight.
+    EnginePosition {
+        playback: PlaybackId,
+        spot: Spot,
+        landed: bool,
+    },
+    /// The engine says its pending load or seek has completed here.
+    EngineLanded {
+        playback: PlaybackId,
+        spot: Spot,
+    },
+    Action {
+        playback: PlaybackId,
+        action: Action,
+    },
+    Intent {
+        playback: PlaybackId,
+        intent: Intent,
+    },
+    /// The user answered a [`Decision::Choose`] prompt.
+    Chose {
+        playback: PlaybackId,
+        side: Side,
+    },
+    /// Periodic clock tick from the worker.
+    Tick,
+    Online,
+    Offline,
+}
+
+/// One progress write to send (through the outbox).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressWrite {
+    pub book: BookId,
+    pub spot: Spot,
+    pub finished: bool,
+    /// An explicit user action: the server may move progress backwards.
+    pub reset: bool,
+    pub client_updated_at: EpochMillis,
+}
+
+/// Where a displayed value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Cached on this device, not yet confirmed by the server.
+    LocalUnconfirmed,
+    /// What the server returned.
+    Server,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Queue this write (outbox) and send it.
+    Report(ProgressWrite),
+    /// Show this progress for the book.
+    Display {
+        book: BookId,
+        spot: Spot,
+        finished: bool,
+        source: Source,
+    },
+    /// Load (or move) the engine to this place; nothing is reported until it
+    /// has landed there.
+    LoadAt { playback: PlaybackId, spot: Spot },
+    /// Server and device disagree a lot: ask the user.
+    Choose {
+        book: BookId,
+        server: Spot,
+        local: Spot,
+    },
+    /// Send everything queued, then fetch the server's progress of `book`.
+    FlushThenFetch { book: BookId },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    /// Waiting for the server's progress (or its failure).
+    Restoring,
+    /// Waiting for the user's answer.
+    Choosing { server: Spot, local: Spot },
+    /// The engine was told to go to `target`; waiting for it to land.
+    Landing { target: Spot },
+    /// Positions from the engine are real and reportable.
+    Live,
+    /// The playback quit: it never reports again.
+    Closed,
+}
+
+#[derive(Debug, Clone)]
+struct Current {
+    playback: PlaybackId,
+    book: BookId,
+    manifest: Manifest,
+    local: Option<LocalProgress>,
+    phase: Phase,
+    /// Latest landed engine position.
+    position: Option<Spot>,
+    /// Best known valid progress (server's, local, or last reported).
+    known: Option<Spot>,
+    finished: bool,
+    playing: bool,
+    /// The next report carries `reset: true` (explicit intent came first).
+    reset_pending: bool,
+    /// The server answered for this playback: we know whether it holds
+    /// progress. Until then a start-of-book position is never reported.
+    server_checked: bool,
+    last_reported: Option<(Spot, bool)>,
+    last_report_at: Option<EpochMillis>,
+}
+
+impl Current {
+    /// A start-of-book place would replace progress that is further along,
+    /// or progress we have not been able to check with the server.
+    fn start_would_clobber(&self, spot: &Spot) -> bool {
+        is_start(&self.manifest, spot)
+            && (!self.server_checked
+                || self
+                    .known
+                    .as_ref()
+                    .is_some_and(|k| !is_start(&self.manifest, k)))
+    }
+}
+
+/// See the module docs.
+#[derive(Debug, Clone)]
+pub struct Reconciler {
+    config: ReconcilerConfig,
+    current: Option<Current>,
+    online: bool,
+    last_stamp: EpochMillis,
+}
+
+impl Reconciler {
+    pub fn new(config: ReconcilerConfig) -> Self {
+        Self {
+            config,
+            current: None,
+            online: true,
+            last_stamp: 0,
+        }
+    }
+
+    pub fn config(&self) -> &ReconcilerConfig {
+        &self.config
+    }
+
+    pub fn is_online(&self) -> bool {
+        self.online
+    }
+
+    /// The playback that currently owns reporting.
+    pub fn current_playback(&self) -> Option<(PlaybackId, &BookId)> {
+        self.current.as_ref().map(|c| (c.playback, &c.book))
+    }
+
+    /// True once the engine has landed and positions are reportable.
+    pub fn is_live(&self) -> bool {
+        matches!(self.current.as_ref().map(|c| &c.phase), Some(Phase::Live))
+    }
+
+    /// The latest landed position of the current playback.
+    pub fn position(&self) -> Option<&Spot> {
+        self.current.as_ref().and_then(|c| c.position.as_ref())
+    }
+
+    pub fn handle(&mut self, event: Event, now: EpochMillis) -> Vec<Decision> {
+        let mut out = Vec::new();
+        match event {
+            Event::BookOpened {
+                playback,
+                book,
+                manifest,
+                local,
+            } => {
+                // The playback being replaced reports where it was, as its
+                // own book; after this it owns nothing.
+                if self
+                    .current
+                    .as_ref()
+                    .is_some_and(|c| c.playback != playback)
+                {
+                    self.report_current(now, false, &mut out);
+                }
+                if let Some(l) = &local {
+                    out.push(Decision::Display {
+                        book: book.clone(),
+                        spot: l.spot.clone(),
+                        finished: l.finished,
+                        source: Source::LocalUnconfirmed,
+                    });
+                }
+                let known = local
+                    .as_ref()
+                    .filter(|l| manifest.position_of(&l.spot.chapter).is_some())
+                    .map(|l| l.spot.clone());
+                self.current = Some(Current {
+                    playback,
+                    book,
+                    manifest,
+                    finished: local.as_ref().is_some_and(|l| l.finished),
+                    local,
+                    phase: Phase::Restoring,
+                    position: None,
+                    known,
+                    playing: false,
+                    reset_pending: false,
+                    server_checked: false,
+                    last_reported: None,
+                    last_report_at: None,
+                });
+            }
+            Event::ServerProgress { playback, progress } => {
+                if let Some(cur) = self.owned(playback) {
+                    let phase = cur.phase.clone();
+                    self.online = true;
+                    self.on_server_progress(phase, progress, &mut out);
+                }
+            }
+            Event::ServerFetchFailed { playback } => {
+                if let Some(cur) = self.owned(playback)
+                    && cur.phase == Phase::Restoring
+                {
+                    self.online = false;
+                    let cur = self.current.as_mut().expect("owned");
+                    let target = cur.known.clone().unwrap_or_else(|| start_of(&cur.manifest));
+                    cur.phase = Phase::Landing {
+                        target: target.clone(),
+                    };
+                    out.push(Decision::LoadAt {
+                        playback,
+                        spot: target,
+                    });
+                }
+            }
+            Event::EnginePosition {
+                playback,
+                spot,
+                landed,
+            } => {
+                if landed && self.owned(playback).is_some() {
+                    self.on_landed_position(spot, false);
+                }
+            }
+            Event::EngineLanded { playback, spot } => {
+                if self.owned(playback).is_some() {
+                    self.on_landed_position(spot, true);
+                }
+            }
+            Event::Action { playback, action } => {
+                if self.owned(playback).is_some() {
+                    self.on_action(action, now, &mut out);
+                }
+            }
+            Event::Intent { playback, intent } => {
+                if self.owned(playback).is_some() {
+                    self.on_intent(intent, now, &mut out);
+                }
+            }
+            Event::Chose { playback, side } => {
+                if let Some(cur) = self.current.as_mut()
+                    && cur.playback == playback
+                    && let Phase::Choosing { server, local } = cur.phase.clone()
+                {
+                    let target = match side {
+                        Side::Server => server,
+                        Side::Local => local,
+                    };
+                    cur.known = Some(target.clone());
+                    cur.phase = Phase::Landing {
+                        target: target.clone(),
+                    };
+                    out.push(Decision::LoadAt {
+                        playback,
+                        spot: target,
+                    });
+                    if side == Side::Local {
+                        // Picking this device's place is an explicit choice:
+                        // it may move the server backwards.
+                        cur.reset_pending = true;
+                        cur.last_reported = None;
+                    }
+                }
+            }
+            Event::Tick => {
+                let due = self.current.as_ref().is_some_and(|c| {
+                    c.playing
+                        && c.last_report_at
+                            .is_none_or(|t| now - t >= self.config.report_interval_ms)
+                });
+                if due {
+                    self.report_current(now, false, &mut out);
+                }
+            }
+            Event::Online => {
+                if !self.online {
+                    self.online = true;
+                    if let Some(c) = &self.current {
+                        out.push(Decision::FlushThenFetch {
+                            book: c.book.clone(),
+                        });
+                    }
+                }
+            }
+            Event::Offline => self.online = false,
+        }
+        out
+    }
+
+    fn owned(&self, playback: PlaybackId) -> Option<&Current> {
+        self.current.as_ref().filter(|c| c.playback == playback)
+    }
+
+    fn on_server_progress(
+        &mut self,
+        phase: Phase,
+        progress: Option<Progress>,
+        out: &mut Vec<Decision>,
+    ) {
+        let threshold = self.config.prompt_threshold_secs;
+        let headless = self.config.headless;
+        let cur = self.current.as_mut().expect("owned");
+        cur.server_checked = true;
+        // A record naming a chapter outside the manifest cannot be restored.
+        let server = progress.filter(|p| cur.manifest.position_of(&p.chapter_id).is_some());
+        if let Some(p) = &server {
+            out.push(Decision::Display {
+                book: cur.book.clone(),
+                spot: Spot::new(p.chapter_id.clone(), p.position),
+                finished: p.finished,
+                source: Source::Server,
+            });
+        }
+        if phase != Phase::Restoring {
+            // After a reconnect or a merged write: the server's answer is
+            // displayed (above) and becomes the known progress; playback is
+            // not moved under the listener.
+            if let Some(p) = server {
+                cur.known = Some(Spot::new(p.chapter_id, p.position));
+                cur.finished = p.finished;
+            }
+            return;
+        }
+        let server_spot = server
+            .as_ref()
+            .map(|p| Spot::new(p.chapter_id.clone(), p.position));
+        let local_spot = cur
+            .local
+            .as_ref()
+            .map(|l| l.spot.clone())
+            .filter(|s| cur.manifest.position_of(&s.chapter).is_some());
+        if let Some(p) = &server {
+            cur.finished = p.finished;
+        }
+        let target = match (server_spot, local_spot) {
+            (Some(s), Some(l)) => {
+                let far = match distance(&cur.manifest, &s, &l) {
+                    Some(d) => d > threshold,
+                    None => s.chapter != l.chapter,
+                };
+                if far && !headless {
+                    out.push(Decision::Choose {
+                        book: cur.book.clone(),
+                        server: s.clone(),
+                        local: l.clone(),
+                    });
+                    cur.phase = Phase::Choosing {
+                        server: s,
+                        local: l,
+                    };
+                    return;
+                }
+                // Close enough, or headless: the server owns the merge.
+                s
+            }
+            (Some(s), None) => s,
+            (None, Some(l)) => l,
+            (None, None) => start_of(&cur.manifest),
+        };
+        cur.known = Some(target.clone());
+        cur.phase = Phase::Landing {
+            target: target.clone(),
+        };
+        out.push(Decision::LoadAt {
+            playback: cur.playback,
+            spot: target,
+        });
+    }
+
+    fn on_landed_position(&mut self, spot: Spot, explicit: bool) {
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        if !spot.position.is_finite() || spot.position < 0.0 {
+            return;
+        }
+        if cur.manifest.position_of(&spot.chapter).is_none() {
+            return;
+        }
+        match &cur.phase {
+            Phase::Restoring | Phase::Choosing { .. } | Phase::Closed => {}
+            Phase::Landing { target } => {
+                let near = spot.chapter == target.chapter
+                    && (spot.position - target.position).abs() <= LAND_TOLERANCE;
+                if near || explicit {
+                    cur.phase = Phase::Live;
+                    cur.position = Some(spot.clone());
+                    if cur.known.is_none() {
+                        cur.known = Some(spot);
+                    }
+                }
+            }
+            Phase::Live => {
+                // A landed reading at the very start while valid progress is
+                // further along is a transient reset, not the listener.
+                if !cur.reset_pending && cur.start_would_clobber(&spot) {
+                    return;
+                }
+                cur.position = Some(spot);
+            }
+        }
+    }
+
+    fn on_action(&mut self, action: Action, now: EpochMillis, out: &mut Vec<Decision>) {
+        let cur = self.current.as_mut().expect("owned");
+        match action {
+            Action::Play => cur.playing = true,
+            Action::Pause | Action::Sleep => {
+                self.report_current(now, false, out);
+                self.current.as_mut().expect("owned").playing = false;
+            }
+            Action::Stop | Action::Quit => {
+                self.report_current(now, false, out);
+                let cur = self.current.as_mut().expect("owned");
+                cur.playing = false;
+                if action == Action::Quit {
+                    // Nothing from this playback may report after quitting.
+                    cur.phase = Phase::Closed;
+                }
+            }
+            Action::Seek(target) | Action::ChapterChange(target) => {
+                // Report where the listener was, then wait for the engine to
+                // land on the new place before reporting again.
+                self.report_current(now, false, out);
+                let cur = self.current.as_mut().expect("owned");
+                if cur.manifest.position_of(&target.chapter).is_none() {
+                    return;
+                }
+                if is_start(&cur.manifest, &target) {
+                    // A user seek to the very start is an explicit intent.
+                    cur.reset_pending = true;
+                }
+                if matches!(cur.phase, Phase::Live | Phase::Landing { .. }) {
+                    cur.phase = Phase::Landing { target };
+                }
+            }
+            Action::Ended => {
+                if cur.phase == Phase::Live
+                    && let Some(pos) = cur.position.clone()
+                {
+                    cur.finished = true;
+                    let write = self.stamp(pos, true, false, now);
+                    out.push(Decision::Report(write));
+                }
+                let cur = self.current.as_mut().expect("owned");
+                cur.playing = false;
+            }
+        }
+    }
+
+    fn on_intent(&mut self, intent: Intent, now: EpochMillis, out: &mut Vec<Decision>) {
+        let cur = self.current.as_mut().expect("owned");
+        match intent {
+            Intent::RestartBook | Intent::SeekToZero(_) => {
+                let target = match intent {
+                    Intent::SeekToZero(ch) if cur.manifest.position_of(&ch).is_some() => {
+                        Spot::new(ch, 0.0)
+                    }
+                    _ => start_of(&cur.manifest),
+                };
+                cur.finished = false;
+                cur.known = Some(target.clone());
+                cur.phase = Phase::Landing {
+                    target: target.clone(),
+                };
+                cur.position = None;
+                cur.reset_pending = false;
+                let playback = cur.playback;
+                let write = self.stamp(target.clone(), false, true, now);
+                out.push(Decision::Report(write));
+                out.push(Decision::LoadAt {
+                    playback,
+                    spot: target,
+                });
+            }
+            Intent::MarkFinished | Intent::MarkUnfinished => {
+                let finished = intent == Intent::MarkFinished;
+                let spot = cur
+                    .position
+                    .clone()
+                    .or_else(|| cur.known.clone())
+                    .unwrap_or_else(|| start_of(&cur.manifest));
+                cur.finished = finished;
+                let write = self.stamp(spot, finished, !finished, now);
+                out.push(Decision::Report(write));
+            }
+        }
+    }
+
+    /// Reports the current landed position if it is reportable and changed.
+    fn report_current(&mut self, now: EpochMillis, force: bool, out: &mut Vec<Decision>) {
+        let Some(cur) = self.current.as_ref() else {
+            return;
+        };
+        if cur.phase != Phase::Live {
+            return;
+        }
+        let Some(spot) = cur.position.clone() else {
+            return;
+        };
+        let unchanged = cur
+            .last_reported
+            .as_ref()
+            .is_some_and(|(s, f)| *s == spot && *f == cur.finished);
+        if unchanged && !force {
+            return;
+        }
+        let reset = cur.reset_pending;
+        if !reset && cur.start_would_clobber(&spot) {
+            return;
+        }
+        let finished = cur.finished;
+        let write = self.stamp(spot, finished, reset, now);
+        out.push(Decision::Report(write));
+    }
+
+    /// Builds a write with a strictly increasing timestamp (the server keeps
+    /// the stored record on equal timestamps) and records it as reported.
+    fn stamp(
+        &mut self,
+        spot: Spot,
+        finished: bool,
+        reset: bool,
+        now: EpochMillis,
+    ) -> ProgressWrite {
+        let ts = now.max(self.last_stamp + 1);
+        self.last_stamp = ts;
+        let cur = self.current.as_mut().expect("owned");
+        cur.last_reported = Some((spot.clone(), finished));
+        cur.last_report_at = Some(now);
+        cur.known = Some(spot.clone());
+        cur.reset_pending = false;
+        ProgressWrite {
+            book: cur.book.clone(),
+            spot,
+            finished,
+            reset,
+            client_updated_at: ts,
+        }
+    }
+}
+
+/// The first chapter at 0 s.
+pub fn start_of(manifest: &Manifest) -> Spot {
+    match manifest.items.first() {
+        Some(i) => Spot::new(i.chapter_id.clone(), 0.0),
+        None => Spot::new(ChapterId::new(""), 0.0),
+    }
+}
+
+/// True for a place at the very start of the book.
+pub fn is_start(manifest: &Manifest, spot: &Spot) -> bool {
+    spot.position < START_EPSILON
+        && manifest
+            .items
+            .first()
+            .is_some_and(|i| i.chapter_id == spot.chapter)
+}
+
+/// Seconds between two places, when the chapter durations are known.
+fn distance(manifest: &Manifest, a: &Spot, b: &Spot) -> Option<f64> {
+    if a.chapter == b.chapter {
+        return Some((a.position - b.position).abs());
+    }
+    let pa = manifest.book_position(&a.chapter, a.position)?;
+    let pb = manifest.book_position(&b.chapter, b.position)?;
+    Some((pa - pb).abs())
+}
+
+#[cfg(test)]
+#[path = "reconciler_tests.rs"]
+mod tests;

@@ -1,0 +1,9 @@
+//! Integration tests of the contract client, the session store and the CLI:
+//! real HTTP on 127.0.0.1 against in-test servers with other payload
+//! families, and against the reference server.
+
+mod errors;
+mod families;
+mod redirect;
+mod security;
+mod support;

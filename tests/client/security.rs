@@ -1,0 +1,253 @@
+//! The password is never written to disk; the token file is private.
+//! Runs the real `earmark` binary with isolated XDG directories.
+
+use crate::support::serve;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use tokio::io::AsyncWriteExt;
+
+/// An isolated home for one CLI run: config, data, cache and HOME.
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self, sub: &str) -> PathBuf {
+        self.dir.path().join(sub)
+    }
+
+    /// Run `earmark ARGS` with `stdin` piped in, the file token store forced.
+    pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        self.run_with_store(args, stdin, Some("file")).await
+    }
+
+    /// Like `run`; `store` sets EARMARK_TOKEN_STORE (`None`: automatic).
+    pub async fn run_with_store(
+        &self,
+        args: &[&str],
+        stdin: Option<&str>,
+        store: Option<&str>,
+    ) -> Output {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_DATA_HOME", self.path("data"))
+            .env("XDG_CACHE_HOME", self.path("cache"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("EARMARK_TOKEN_STORE", store.unwrap_or("auto"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // A new session has no controlling terminal, like CI: the CLI can
+        // never block on /dev/tty in a test.
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        if let Some(s) = stdin {
+            pipe.write_all(s.as_bytes()).await.unwrap();
+        }
+        drop(pipe);
+        tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+            .await
+            .expect("earmark finished in time")
+            .unwrap()
+    }
+
+    pub fn files(&self) -> Vec<PathBuf> {
+        fn walk(p: &Path, out: &mut Vec<PathBuf>) {
+            if let Ok(rd) = std::fs::read_dir(p) {
+                for e in rd.flatten() {
+                    let path = e.path();
+                    if path.is_dir() {
+                        walk(&path, out);
+                    } else {
+                        out.push(path);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self.dir.path(), &mut out);
+        out
+    }
+}
+
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const PASSWORD: &str = "hunter2-Zebra-Quartz-9";
+
+async fn login_server() -> String {
+    let app = Router::new()
+        .route(
+            "/api/v1/auth/login",
+            post(|Json(b): Json<Value>| async move {
+                if b["password"] != PASSWORD {
+                    return (
+                        axum::http::StatusCode::UNAUTHORIZED,
+                        Json(json!({"code": "invalid_credentials", "message": "Wrong user name or password."})),
+                    );
+                }
+                (
+                    axum::http::StatusCode::OK,
+                    Json(json!({"data": {"token": "tok-0123456789abcdef", "serverId": "srv_x",
+                        "user": {"id": 3, "username": b["username"]}}})),
+                )
+            }),
+        )
+        .route(
+            "/api/v1/license/status",
+            get(|| async { Json(json!({"data": {"status": "valid", "valid": true}})) }),
+        );
+    serve(app).await
+}
+
+#[tokio::test]
+async fn password_never_on_disk_and_token_file_is_private() {
+    let server = login_server().await;
+    let home = Home::new();
+    let out = home
+        .run(
+            &[
+                "--server",
+                &server,
+                "--user",
+                "alice",
+                "login",
+                "--password-stdin",
+            ],
+            Some(&format!("{PASSWORD}\n")),
+        )
+        .await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "login failed: {stdout} {stderr}");
+    assert!(stdout.contains("Logged in"), "{stdout}");
+    assert!(!stdout.contains(PASSWORD) && !stderr.contains(PASSWORD));
+
+    // The session works without the password: status reads it back.
+    let out = home.run(&["status", "--json"], None).await;
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout} {stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["tokenStore"], "file");
+    assert_eq!(v["userId"], 3);
+    assert_eq!(v["serverId"], "srv_x");
+    assert_eq!(v["license"]["status"], "valid");
+
+    // A wrong password: exit 3, nothing stored changes.
+    let out = home
+        .run(&["login", "--password-stdin"], Some("wrong-password\n"))
+        .await;
+    assert_eq!(out.status.code(), Some(3), "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("wrong user name or password"),
+        "{:?}",
+        text(&out)
+    );
+
+    let files = home.files();
+    assert!(!files.is_empty());
+    let mut token_seen = false;
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let hay = String::from_utf8_lossy(&bytes);
+        assert!(!hay.contains(PASSWORD), "password found in {}", f.display());
+        assert!(
+            !hay.contains("wrong-password"),
+            "password found in {}",
+            f.display()
+        );
+        token_seen |= hay.contains("tok-0123456789abcdef");
+    }
+    assert!(
+        token_seen,
+        "the token itself is stored somewhere: {files:?}"
+    );
+
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let tokens = home.path("data/earmark/tokens");
+    assert_eq!(mode(&tokens), 0o700);
+    assert_eq!(mode(&tokens.join("default.token")), 0o600);
+    assert_eq!(
+        mode(&home.path("data/earmark/sessions/default.json")),
+        0o600
+    );
+
+    // Logout removes the token.
+    let out = home.run(&["logout"], None).await;
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(!tokens.join("default.token").exists());
+    let out = home.run(&["status"], None).await;
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[tokio::test]
+async fn login_without_a_terminal_asks_for_password_stdin() {
+    let server = login_server().await;
+    let home = Home::new();
+    let out = home
+        .run(&["--server", &server, "--user", "alice", "login"], None)
+        .await;
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+    assert!(
+        text(&out).1.contains("--password-stdin"),
+        "{:?}",
+        text(&out)
+    );
+    assert!(home.files().is_empty(), "a failed login stores nothing");
+}
+
+/// With no D-Bus session (as over SSH or in CI) the automatic store falls
+/// back to the file, warns once, and `status` says which store is in use.
+#[tokio::test]
+async fn keyring_unavailable_falls_back_to_the_file_and_warns_once() {
+    let server = login_server().await;
+    let home = Home::new();
+    let args = [
+        "--server",
+        server.as_str(),
+        "--user",
+        "alice",
+        "login",
+        "--password-stdin",
+    ];
+    let pw = format!("{PASSWORD}\n");
+    let first = home.run_with_store(&args, Some(&pw), None).await;
+    let (_, stderr) = text(&first);
+    assert!(first.status.success(), "{:?}", text(&first));
+    assert!(stderr.contains("keyring is not available"), "{stderr}");
+    let second = home.run_with_store(&args, Some(&pw), None).await;
+    assert!(second.status.success(), "{:?}", text(&second));
+    assert!(
+        !text(&second).1.contains("keyring"),
+        "warned twice: {:?}",
+        text(&second)
+    );
+    let out = home.run_with_store(&["status", "--json"], None, None).await;
+    let v: Value = serde_json::from_str(&text(&out).0).unwrap();
+    assert_eq!(v["tokenStore"], "file");
+    assert!(home.path("data/earmark/tokens/default.token").exists());
+}

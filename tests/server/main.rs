@@ -1,0 +1,11 @@
+//! The reference server over real HTTP on 127.0.0.1 (docs/contract.md).
+
+mod auth;
+mod books;
+mod cli;
+mod common;
+mod concurrency;
+mod library;
+mod play;
+mod progress;
+mod social;
