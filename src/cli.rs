@@ -53,9 +53,6 @@ pub fn main() -> ExitCode {
         Some(Command::Play(args)) => crate::commands::play::run(&cli.global, args),
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::server::demo::run(args),
-        None => {
-            eprintln!("earmark: the terminal player is not built yet; see `earmark --help`");
-            ExitCode::from(2)
-        }
+        None => crate::ui::launch::open(&cli.global),
     }
 }
