@@ -15,6 +15,9 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Audio output of the player: the default device, none (paced in real time), or auto.
+    #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
+    pub audio: crate::player::AudioMode,
 }
 
 /// Options every client command understands.
@@ -53,6 +56,6 @@ pub fn main() -> ExitCode {
         Some(Command::Play(args)) => crate::commands::play::run(&cli.global, args),
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::server::demo::run(args),
-        None => crate::ui::launch::open(&cli.global),
+        None => crate::ui::launch::open(&cli.global, cli.audio),
     }
 }

@@ -9,9 +9,10 @@ use super::state::Screen;
 use super::{UiConfig, theme::Theme};
 use crate::cli::GlobalArgs;
 use crate::config::{Profile, Session};
+use crate::player::AudioMode;
 use std::process::ExitCode;
 
-pub fn open(global: &GlobalArgs) -> ExitCode {
+pub fn open(global: &GlobalArgs, audio: AudioMode) -> ExitCode {
     let profile = match Profile::resolve(global) {
         Ok(p) => p,
         Err(e) => {
@@ -31,11 +32,16 @@ pub fn open(global: &GlobalArgs) -> ExitCode {
         }
     };
     let session = Session::load(&profile).ok();
-    run(config, profile, session)
+    run(config, profile, session, audio)
 }
 
 /// Runs the player with `profile`, logged in when `session` is given.
-pub fn run(config: UiConfig, profile: Profile, session: Option<Session>) -> ExitCode {
+pub fn run(
+    config: UiConfig,
+    profile: Profile,
+    session: Option<Session>,
+    audio: AudioMode,
+) -> ExitCode {
     let info = session.as_ref().map(session_info);
     let address = profile
         .server
@@ -56,7 +62,7 @@ pub fn run(config: UiConfig, profile: Profile, session: Option<Session>) -> Exit
                 app.screen = Screen::Library;
             }
         },
-        |ui| match Live::start(ui, profile, session) {
+        |ui| match Live::start(ui, profile, session, audio) {
             Ok(live) => Box::new(live),
             Err(e) => {
                 eprintln!("earmark: {e}");

@@ -105,14 +105,14 @@ fn demo_library() -> PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn login_search_open_and_quit_restores_the_terminal() {
+async fn login_search_play_bookmark_quit_then_the_server_holds_it() {
     let server = TestServer::start(demo_library()).await.unwrap();
     let home = tempfile::tempdir().unwrap();
     let base = server.base_url().to_owned();
     let password = server.password.clone();
     let home_path = home.path().to_owned();
     let screen = tokio::task::spawn_blocking(move || {
-        let mut tui = Tui::start(&home_path, &base, "alice", &[]);
+        let mut tui = Tui::start(&home_path, &base, "alice", &["--audio", "null"]);
         tui.wait_for("Log in to your audiobook server");
         tui.keys(&password);
         tui.keys("\r");
@@ -124,6 +124,18 @@ async fn login_search_open_and_quit_restores_the_terminal() {
         tui.keys("\r"); // opens the book
         tui.wait_for("Chapters");
         tui.wait_for("The Fox and the Grapes");
+        tui.keys(" "); // play (resume: no progress yet, so chapter 1)
+        tui.wait_for("▶ Playing");
+        tui.wait_for("0:02 /"); // real-time null output got going
+        tui.keys("\x1b[C"); // → skip 10 s
+        tui.keys("]"); // speed 1.05
+        tui.wait_for("1.05×");
+        tui.keys("b");
+        tui.wait_for("Bookmark at");
+        tui.keys("the grapes are sour\r");
+        tui.wait_for("Bookmark added");
+        tui.keys(" "); // pause: reports the position
+        tui.wait_for("Paused");
         tui.keys("q"); // back to the library
         tui.keys("\x1b");
         tui.keys("q"); // quit

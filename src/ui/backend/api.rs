@@ -28,7 +28,7 @@ fn scope(sh: &Shared) -> Option<cache::Scope> {
 }
 
 /// Reports a failure; license errors also raise the banner.
-fn fail(sh: &Shared, what: &str, e: &ApiError) {
+pub(super) fn fail(sh: &Shared, what: &str, e: &ApiError) {
     if let ApiError::LicenseRequired { message } = e {
         sh.ui.send(Answer::LicenseRequired(message.clone()));
     }
@@ -150,14 +150,17 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Err(e) => fail(&sh, "Could not read the license status", &e),
             }
         }
-        Effect::Play { .. } | Effect::Engine(_) => {
-            sh.ui.send(Answer::Failed(
-                "Playback is not available in this build yet.".into(),
-            ));
+        Effect::Play {
+            book,
+            manifest,
+            start,
+        } => super::playback::play(sh, book.id, manifest, start).await,
+        Effect::SetFinished { book, finished } => {
+            super::playback::set_finished(sh, book, finished).await
         }
-        Effect::SetFinished { .. }
+        Effect::FlushProgress => super::playback::report(&sh, false).await,
+        Effect::Engine(_)
         | Effect::ResolveConflict { .. }
-        | Effect::FlushProgress
         | Effect::Quit
         | Effect::SwitchProfile(_) => {}
     }

@@ -4,11 +4,13 @@
 //! come back through the `UiSender`.
 
 mod api;
+mod playback;
 
 use super::event_loop::{Backends, UiSender};
-use super::state::{Backend as Answer, Effect, SessionInfo};
+use super::state::{Backend as Answer, Effect, SessionInfo, SyncView};
 use crate::api::Client;
 use crate::config::{Config, Dirs, Profile, Session};
+use crate::player::{AudioMode, Command, Engine, EngineConfig, EngineHandle};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// What the tasks share.
@@ -21,6 +23,10 @@ pub(crate) struct Shared {
     /// Set once the server's library arrived, so a slower cache read does
     /// not replace it.
     pub fresh: Mutex<bool>,
+    pub engine: Mutex<Option<EngineHandle>>,
+    pub current: Mutex<Option<playback::Current>>,
+    pub last_report: Mutex<Option<(u64, crate::domain::ChapterId, i64)>>,
+    pub sync_view: Mutex<SyncView>,
 }
 
 pub struct Live {
@@ -31,7 +37,12 @@ pub struct Live {
 impl Live {
     /// Starts the runtime. With a stored session for `profile`, the library
     /// (cache first, then the server) starts loading at once.
-    pub fn start(ui: UiSender, profile: Profile, session: Option<Session>) -> Result<Live, String> {
+    pub fn start(
+        ui: UiSender,
+        profile: Profile,
+        session: Option<Session>,
+        audio: AudioMode,
+    ) -> Result<Live, String> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("earmark-backend")
@@ -49,7 +60,45 @@ impl Live {
             client: RwLock::new(client),
             session: RwLock::new(session.clone()),
             fresh: Mutex::new(false),
+            engine: Mutex::new(None),
+            current: Mutex::new(None),
+            last_report: Mutex::new(None),
+            sync_view: Mutex::new(SyncView::default()),
         });
+        // The engine reads the current client for every stream, so a new
+        // login applies to the next chapter without a restart.
+        let for_streams = shared.clone();
+        let resolve: crate::player::StreamResolver = Arc::new(move |item| {
+            let client = for_streams.client.read().ok().and_then(|c| c.clone());
+            match client {
+                Some(c) => {
+                    let r = c.stream_request(item);
+                    crate::player::StreamRequest {
+                        url: r.url.to_string(),
+                        headers: r.headers,
+                    }
+                }
+                None => crate::player::StreamRequest {
+                    url: item.url.clone().unwrap_or_default(),
+                    headers: Vec::new(),
+                },
+            }
+        });
+        let engine = Engine::spawn(EngineConfig::new(audio, resolve));
+        match engine {
+            Ok(engine) => {
+                if let Some(n) = engine.notice() {
+                    shared.ui.send(Answer::Notice(n.to_owned()));
+                }
+                rt.spawn(playback::forward(shared.clone(), engine.clone()));
+                if let Ok(mut e) = shared.engine.lock() {
+                    *e = Some(engine);
+                }
+            }
+            Err(e) => {
+                shared.ui.send(Answer::Failed(format!("No audio: {e}")));
+            }
+        }
         let live = Live {
             rt: Some(rt),
             shared,
@@ -104,6 +153,12 @@ impl Backends for Live {
         let sh = self.shared.clone();
         match effect {
             Effect::Quit => {}
+            Effect::Engine(cmd) => {
+                let engine = self.shared.engine.lock().ok().and_then(|e| e.clone());
+                if let Some(engine) = engine {
+                    engine.send(playback::to_command(cmd));
+                }
+            }
             Effect::SwitchProfile(name) => {
                 let global = crate::cli::GlobalArgs {
                     profile: Some(name),
@@ -127,6 +182,18 @@ impl Backends for Live {
 
     fn shutdown(&mut self) {
         if let Some(rt) = self.rt.take() {
+            // The last place is written before the engine stops.
+            let sh = self.shared.clone();
+            let _ = rt.block_on(async {
+                tokio::time::timeout(
+                    std::time::Duration::from_secs(3),
+                    playback::report(&sh, false),
+                )
+                .await
+            });
+            if let Some(e) = self.shared.engine.lock().ok().and_then(|e| e.clone()) {
+                e.send(Command::Shutdown);
+            }
             rt.shutdown_timeout(std::time::Duration::from_secs(2));
         }
     }

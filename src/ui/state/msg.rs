@@ -83,8 +83,6 @@ pub enum EngineCmd {
     },
     SetSpeed(f32),
     SetVolume(f32),
-    /// Fade out over this many seconds, then pause (sleep timer).
-    FadeOutAndPause(f32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
