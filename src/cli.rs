@@ -15,6 +15,9 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Audio output of the player: the default device, none (paced in real time), or auto.
+    #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
+    pub audio: crate::player::AudioMode,
 }
 
 /// Options every client command understands.
@@ -56,9 +59,6 @@ pub fn main() -> ExitCode {
         Some(Command::Sync(args)) => crate::sync::cli::run(&cli.global, args),
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::server::demo::run(args),
-        None => {
-            eprintln!("earmark: the terminal player is not built yet; see `earmark --help`");
-            ExitCode::from(2)
-        }
+        None => crate::ui::launch::open(&cli.global, cli.audio),
     }
 }

@@ -251,3 +251,40 @@ async fn keyring_unavailable_falls_back_to_the_file_and_warns_once() {
     assert_eq!(v["tokenStore"], "file");
     assert!(home.path("data/earmark/tokens/default.token").exists());
 }
+
+/// A server that refuses logins with 403 `license_required`: the CLI says
+/// so, exits 4 and stores nothing.
+#[tokio::test]
+async fn login_refused_for_the_license_says_so() {
+    let app = Router::new().route(
+        "/api/v1/auth/login",
+        post(|| async {
+            (
+                axum::http::StatusCode::FORBIDDEN,
+                Json(json!({"code": "license_required", "message": "The license has expired."})),
+            )
+        }),
+    );
+    let server = serve(app).await;
+    let home = Home::new();
+    let out = home
+        .run(
+            &[
+                "--server",
+                &server,
+                "--user",
+                "alice",
+                "login",
+                "--password-stdin",
+            ],
+            Some(&format!("{PASSWORD}\n")),
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(4), "{:?}", text(&out));
+    let stderr = text(&out).1;
+    assert!(
+        stderr.contains("license is not valid") && stderr.contains("The license has expired."),
+        "{stderr}"
+    );
+    assert!(home.files().is_empty(), "{:?}", home.files());
+}
