@@ -150,6 +150,9 @@ fn report_loop(
     loop {
         let s = engine.state();
         if let Some(stop) = sync.pump(&s) {
+            if stop == crate::sync::headless::Stop::Interrupted {
+                return ExitCode::from(130);
+            }
             engine.send(Command::Stop);
             eprintln!("earmark play: {}", stop.message());
             return ExitCode::from(1);

@@ -130,4 +130,30 @@ async fn play_restores_the_server_place_and_reports_it_on_quit() {
     server.set_license(LicenseSetting::Valid).unwrap();
     let after = direct.progress(&alpha).await.unwrap().progress.unwrap();
     assert_eq!(after.position, p.position);
+
+    // Ctrl-C ends playback gracefully: the last place reaches the server.
+    let child = Command::new(env!("CARGO_BIN_EXE_earmark"))
+        .args(["--server", &url, "--user", "alice"])
+        .args(["play", alpha.as_str(), "--audio", "null"])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("EARMARK_TOKEN_STORE", "file")
+        .env_remove("EARMARK_PROFILE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    // SAFETY: signalling our own child process by its id.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let last = direct.progress(&alpha).await.unwrap().progress.unwrap();
+    assert!(
+        last.position > after.position + 0.5,
+        "{} then {}",
+        after.position,
+        last.position
+    );
 }
