@@ -289,18 +289,15 @@ async fn login_refused_for_the_license_says_so() {
     assert!(home.files().is_empty(), "{:?}", home.files());
 }
 
-/// On a real terminal the prompt reads the password without echoing it.
-#[tokio::test]
-async fn terminal_prompt_does_not_echo_the_password() {
+/// Run `earmark login` on a real pty, type `keys` after the prompt, and
+/// return the exit code and everything the terminal showed.
+async fn pty_login(server: String, root: PathBuf, keys: String) -> (u32, String) {
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     use std::io::{Read, Write};
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
-    let server = login_server().await;
-    let home = Home::new();
-    let root = home.dir.path().to_owned();
-    let (ok, screen) = tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 24,
@@ -340,7 +337,7 @@ async fn terminal_prompt_does_not_echo_the_password() {
             std::thread::sleep(Duration::from_millis(20));
         }
         let mut w = pair.master.take_writer().unwrap();
-        w.write_all(format!("{PASSWORD}\r").as_bytes()).unwrap();
+        w.write_all(keys.as_bytes()).unwrap();
         w.flush().unwrap();
         let status = loop {
             if let Some(s) = child.try_wait().unwrap() {
@@ -351,14 +348,31 @@ async fn terminal_prompt_does_not_echo_the_password() {
         };
         std::thread::sleep(Duration::from_millis(100));
         let screen = String::from_utf8_lossy(&out.lock().unwrap()).into_owned();
-        (status.success(), screen)
+        (status.exit_code(), screen)
     })
     .await
-    .unwrap();
-    assert!(ok, "{screen}");
+    .unwrap()
+}
+
+/// On a real terminal the prompt reads the password without echoing it;
+/// backspace edits it; Ctrl-C cancels cleanly.
+#[tokio::test]
+async fn terminal_prompt_does_not_echo_the_password() {
+    let server = login_server().await;
+    let home = Home::new();
+    let root = home.dir.path().to_owned();
+    // A typo corrected with backspace.
+    let (code, screen) =
+        pty_login(server.clone(), root.clone(), format!("{PASSWORD}x\x7f\r")).await;
+    assert_eq!(code, 0, "{screen}");
     assert!(screen.contains("Logged in"), "{screen}");
     assert!(
         !screen.contains(PASSWORD),
         "the password was echoed: {screen}"
     );
+
+    let (code, screen) = pty_login(server, root, "abc\x03".into()).await;
+    assert_eq!(code, 2, "{screen}");
+    assert!(screen.contains("cancelled"), "{screen}");
+    assert!(!screen.contains("abc"), "{screen}");
 }
