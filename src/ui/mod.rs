@@ -3,10 +3,12 @@
 //! UI thread's loop (`event_loop`). The UI thread never does I/O besides
 //! the terminal: backends answer through channels.
 
+pub mod backend;
 pub mod cache;
 pub mod event_loop;
 pub mod input;
 pub mod keymap;
+pub mod launch;
 pub mod state;
 pub mod terminal;
 pub mod theme;

@@ -3,6 +3,7 @@
 //! reference server) end to end in a real pseudo-terminal.
 
 mod bench;
+mod e2e;
 mod fixtures;
 mod flows;
 mod sizes;

@@ -7,6 +7,7 @@
 use crate::domain::{Book, BookId, Category, CategoryId};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32String};
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,9 +74,16 @@ pub struct Search {
 
 pub struct Library {
     books: Vec<Book>,
-    by_id: HashMap<BookId, usize>,
-    /// "title  author" per book, converted once (nucleo's Utf32String).
+    /// Built on first use: cloning 100k ids costs more than the first frame.
+    by_id: OnceCell<HashMap<BookId, usize>>,
+    /// All books in the order of `.0`, reused while the books do not change.
+    order: Option<(Sort, Vec<u32>)>,
+    /// "title  author" per book, converted once (nucleo's Utf32String),
+    /// on the first search: a start with 100k books does not pay for it.
     keys: Vec<Utf32String>,
+    /// Views of the queries typed so far in this search, so a longer query
+    /// only re-scores the previous matches and Backspace is instant.
+    narrowing: Vec<(String, Vec<u32>)>,
     view: Vec<u32>,
     pub cursor: usize,
     pub offset: usize,
@@ -86,6 +94,8 @@ pub struct Library {
     pub search: Option<Search>,
     pub loaded: bool,
     pub from_cache: bool,
+    /// Only the head of the cache is in; the rest is being read.
+    pub partial: bool,
     matcher: Matcher,
 }
 
@@ -93,8 +103,10 @@ impl Default for Library {
     fn default() -> Self {
         Library {
             books: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: OnceCell::new(),
+            order: None,
             keys: Vec::new(),
+            narrowing: Vec::new(),
             view: Vec::new(),
             cursor: 0,
             offset: 0,
@@ -105,6 +117,7 @@ impl Default for Library {
             search: None,
             loaded: false,
             from_cache: false,
+            partial: false,
             matcher: Matcher::new(Config::DEFAULT),
         }
     }
@@ -145,6 +158,41 @@ fn in_progress(b: &Book) -> bool {
         .is_some_and(|p| !p.finished && (p.position > 0.0 || p.book_position.unwrap_or(0.0) > 0.0))
 }
 
+/// Case-insensitive comparison key, without allocating.
+fn caseless(s: &str) -> Caseless<'_> {
+    Caseless(s)
+}
+
+struct Caseless<'a>(&'a str);
+
+impl Ord for Caseless<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if self.0.is_ascii() && other.0.is_ascii() {
+            let a = self.0.bytes().map(|c| c.to_ascii_lowercase());
+            return a.cmp(other.0.bytes().map(|c| c.to_ascii_lowercase()));
+        }
+        let a = self.0.chars().flat_map(char::to_lowercase);
+        let b = other.0.chars().flat_map(char::to_lowercase);
+        a.cmp(b)
+    }
+}
+impl PartialOrd for Caseless<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Caseless<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for Caseless<'_> {}
+
+/// Typing `added` after a query only ever removes matches (no operators).
+fn narrows(added: &str) -> bool {
+    !added.contains(['!', '^', '$', '\'', '\\'])
+}
+
 fn recency(b: &Book) -> i64 {
     b.progress
         .as_ref()
@@ -165,11 +213,23 @@ impl Library {
     pub fn total(&self) -> usize {
         self.books.len()
     }
+    fn index(&self) -> &HashMap<BookId, usize> {
+        self.by_id.get_or_init(|| {
+            let mut m = HashMap::with_capacity(self.books.len());
+            for (i, b) in self.books.iter().enumerate() {
+                m.insert(b.id.clone(), i);
+            }
+            m
+        })
+    }
+    fn position(&self, id: &BookId) -> Option<usize> {
+        self.index().get(id).copied()
+    }
     pub fn get(&self, id: &BookId) -> Option<&Book> {
-        self.by_id.get(id).map(|&i| &self.books[i])
+        self.position(id).map(|i| &self.books[i])
     }
     pub fn get_mut(&mut self, id: &BookId) -> Option<&mut Book> {
-        self.by_id.get(id).map(|&i| &mut self.books[i])
+        self.position(id).map(|i| &mut self.books[i])
     }
     /// The book at a position of the current view.
     pub fn row(&self, i: usize) -> Option<&Book> {
@@ -182,26 +242,41 @@ impl Library {
     /// Replaces the whole library (a fresh list or the cache).
     pub fn set_books(&mut self, books: Vec<Book>, from_cache: bool) {
         let keep = self.selected().map(|b| b.id.clone());
-        self.books = Vec::with_capacity(books.len());
-        self.by_id.clear();
+        self.by_id = OnceCell::new();
+        self.order = None;
         self.keys.clear();
-        for b in books {
-            self.insert(b);
-        }
+        self.narrowing.clear();
+        self.books = books;
         self.loaded = true;
         self.from_cache = from_cache;
+        self.partial = false;
         self.rebuild(keep);
     }
 
     fn insert(&mut self, b: Book) {
-        if let Some(&i) = self.by_id.get(&b.id) {
-            self.keys[i] = match_key(&b);
+        self.narrowing.clear();
+        self.order = None;
+        if let Some(i) = self.position(&b.id) {
+            if let Some(k) = self.keys.get_mut(i) {
+                *k = match_key(&b);
+            }
             self.books[i] = b;
             return;
         }
-        self.by_id.insert(b.id.clone(), self.books.len());
-        self.keys.push(match_key(&b));
+        let n = self.books.len();
+        if let Some(m) = self.by_id.get_mut() {
+            m.insert(b.id.clone(), n);
+        }
+        if !self.keys.is_empty() {
+            self.keys.push(match_key(&b));
+        }
         self.books.push(b);
+    }
+
+    fn ensure_keys(&mut self) {
+        if self.keys.len() != self.books.len() {
+            self.keys = self.books.iter().map(match_key).collect();
+        }
     }
 
     /// Merges server search results in (new books are appended, known ones
@@ -215,9 +290,13 @@ impl Library {
     }
 
     pub fn update_book(&mut self, id: &BookId, f: impl FnOnce(&mut Book)) {
-        if let Some(&i) = self.by_id.get(id) {
+        if let Some(i) = self.position(id) {
+            self.order = None;
             f(&mut self.books[i]);
-            self.keys[i] = match_key(&self.books[i]);
+            if let Some(k) = self.keys.get_mut(i) {
+                *k = match_key(&self.books[i]);
+            }
+            self.narrowing.clear();
         }
     }
 
@@ -238,42 +317,113 @@ impl Library {
     /// Re-runs filter, search and sort; keeps the cursor on `keep` if it is
     /// still visible.
     pub fn rebuild(&mut self, keep: Option<BookId>) {
-        let query = self.search.as_ref().map(|s| s.query.trim()).unwrap_or("");
+        let query = self
+            .search
+            .as_ref()
+            .map(|s| s.query.trim().to_owned())
+            .unwrap_or_default();
         if query.is_empty() {
-            let mut view: Vec<u32> = (0..self.books.len() as u32)
+            self.narrowing.clear();
+            if self.order.as_ref().is_none_or(|(s, _)| *s != self.sort) {
+                let mut all: Vec<u32> = (0..self.books.len() as u32).collect();
+                let books = &self.books;
+                // Comparators that do not allocate; the cache is stored in
+                // title order and the sort is linear on sorted input.
+                let title = |i: u32| caseless(&books[i as usize].title);
+                match self.sort {
+                    Sort::Title => all.sort_by(|&a, &b| title(a).cmp(&title(b))),
+                    Sort::Author => all.sort_by(|&a, &b| {
+                        let author = |i: u32| {
+                            caseless(books[i as usize].authors.first().map_or("", |s| s.as_str()))
+                        };
+                        author(a)
+                            .cmp(&author(b))
+                            .then_with(|| title(a).cmp(&title(b)))
+                    }),
+                    Sort::Recent => {
+                        all.sort_by_key(|&i| std::cmp::Reverse(recency(&books[i as usize])))
+                    }
+                }
+                self.order = Some((self.sort, all));
+            }
+            let order = self
+                .order
+                .as_ref()
+                .map(|(_, o)| o.as_slice())
+                .unwrap_or(&[]);
+            self.view = order
+                .iter()
+                .copied()
                 .filter(|&i| self.passes(&self.books[i as usize]))
                 .collect();
-            let books = &self.books;
-            match self.sort {
-                Sort::Title => view.sort_by_cached_key(|&i| books[i as usize].title.to_lowercase()),
-                Sort::Author => view.sort_by_cached_key(|&i| {
-                    let b = &books[i as usize];
-                    (
-                        b.authors.first().map(|a| a.to_lowercase()),
-                        b.title.to_lowercase(),
-                    )
-                }),
-                Sort::Recent => {
-                    view.sort_by_key(|&i| std::cmp::Reverse(recency(&books[i as usize])))
-                }
-            }
-            self.view = view;
         } else {
-            let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
-            let mut scored: Vec<(u32, u32)> = Vec::new();
-            for (i, key) in self.keys.iter().enumerate() {
-                if !self.passes(&self.books[i]) {
-                    continue;
-                }
-                if let Some(score) = pattern.score(key.slice(..), &mut self.matcher) {
-                    scored.push((score, i as u32));
-                }
+            self.ensure_keys();
+            // Drop remembered views that this query does not extend.
+            while self.narrowing.last().is_some_and(|(q, _)| {
+                !(query.starts_with(q.as_str()) && narrows(&query[q.len()..]))
+            }) {
+                self.narrowing.pop();
             }
-            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            self.view = scored.into_iter().map(|(_, i)| i).collect();
+            if let Some((q, v)) = self.narrowing.last()
+                && q == &query
+            {
+                self.view = v.clone();
+            } else {
+                let all: Vec<u32>;
+                let candidates: &[u32] = match self.narrowing.last() {
+                    Some((_, v)) => v,
+                    None => {
+                        all = (0..self.books.len() as u32)
+                            .filter(|&i| self.passes(&self.books[i as usize]))
+                            .collect();
+                        &all
+                    }
+                };
+                let pattern = Pattern::parse(&query, CaseMatching::Smart, Normalization::Smart);
+                let keys = &self.keys;
+                let score_all = |chunk: &[u32], matcher: &mut Matcher| -> Vec<(u32, u32)> {
+                    chunk
+                        .iter()
+                        .filter_map(|&i| {
+                            pattern
+                                .score(keys[i as usize].slice(..), matcher)
+                                .map(|s| (s, i))
+                        })
+                        .collect()
+                };
+                // A first keystroke over a big library scans everything:
+                // split it over the cores so the frame stays quick.
+                let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+                let mut scored: Vec<(u32, u32)> = if candidates.len() >= 20_000 && threads > 1 {
+                    let size = candidates.len().div_ceil(threads);
+                    let matcher = &mut self.matcher;
+                    std::thread::scope(|scope| {
+                        let handles: Vec<_> = candidates
+                            .chunks(size)
+                            .skip(1)
+                            .map(|chunk| {
+                                scope.spawn(move || {
+                                    score_all(chunk, &mut Matcher::new(Config::DEFAULT))
+                                })
+                            })
+                            .collect();
+                        let mut first =
+                            score_all(&candidates[..size.min(candidates.len())], matcher);
+                        for h in handles {
+                            first.extend(h.join().unwrap_or_default());
+                        }
+                        first
+                    })
+                } else {
+                    score_all(candidates, &mut self.matcher)
+                };
+                scored.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                self.view = scored.into_iter().map(|(_, i)| i).collect();
+                self.narrowing.push((query, self.view.clone()));
+            }
         }
         self.cursor = keep
-            .and_then(|id| self.by_id.get(&id).copied())
+            .and_then(|id| self.position(&id))
             .and_then(|bi| self.view.iter().position(|&v| v as usize == bi))
             .unwrap_or(0);
         self.cursor = self.cursor.min(self.view.len().saturating_sub(1));

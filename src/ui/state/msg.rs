@@ -83,8 +83,6 @@ pub enum EngineCmd {
     },
     SetSpeed(f32),
     SetVolume(f32),
-    /// Fade out over this many seconds, then pause (sleep timer).
-    FadeOutAndPause(f32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +230,8 @@ pub enum Backend {
         books: Vec<Book>,
         from_cache: bool,
     },
+    /// The first screenful of the cached library, while the rest loads.
+    LibraryHead(Vec<Book>),
     Categories(Vec<Category>),
     SearchResults {
         query: String,

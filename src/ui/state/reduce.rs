@@ -517,6 +517,12 @@ impl App {
                 self.library.set_books(books, from_cache);
                 self.library.scroll_into_view(self.list_height());
             }
+            Backend::LibraryHead(books) => {
+                if !self.library.loaded {
+                    self.library.set_books(books, true);
+                    self.library.partial = true;
+                }
+            }
             Backend::Categories(c) => self.library.categories = c,
             Backend::SearchResults { query, books } => {
                 // A late answer for an older query still adds books; that is fine.

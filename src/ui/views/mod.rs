@@ -60,7 +60,9 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Screen::Library => {
             let l = &app.library;
             let mut s = format!(" earmark · library · {} books", l.total());
-            if l.from_cache {
+            if l.partial {
+                s = " earmark · library · reading the cache…".to_owned();
+            } else if l.from_cache {
                 s.push_str(" (cached)");
             }
             s
