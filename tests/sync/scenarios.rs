@@ -579,3 +579,40 @@ async fn s8_torn_journal_recovers_every_whole_record() {
     assert_eq!(env.server_progress(&b).await.unwrap().position, 22.0);
     assert!(env.server_progress(&l).await.is_none());
 }
+
+/// Playback settings are written per book (queued like progress) and
+/// applied when the book opens, on this device or another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s9_playback_settings_follow_the_book() {
+    let env = Env::start().await;
+    let (book, m) = env.book("Beta").await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = env.client().await;
+    let p = start_worker(&client, dir.path());
+    env.proxy.set_mode(Mode::Refuse);
+    p.handle.set_settings(book.clone(), 1.5, Some(0.75));
+    p.until("queued offline", |s| s.queued == 1).await;
+    env.proxy.set_mode(Mode::Forward);
+    p.until("sent", |s| s.queued == 0 && s.link == Link::Online)
+        .await;
+    let s = env
+        .direct()
+        .await
+        .progress(&book)
+        .await
+        .unwrap()
+        .settings
+        .unwrap();
+    assert_eq!((s.speed, s.volume), (1.5, Some(0.75)));
+    // Another device opens the book: the settings come with it.
+    let other = tempfile::tempdir().unwrap();
+    let mut q = start_worker(&env.client().await, other.path());
+    q.open(1, &book, &m);
+    let n = q
+        .notice(|n| matches!(n, Notice::ApplySettings { .. }))
+        .await;
+    let Notice::ApplySettings { settings, .. } = n else {
+        unreachable!()
+    };
+    assert_eq!((settings.speed, settings.volume), (1.5, Some(0.75)));
+}
