@@ -1,6 +1,21 @@
 //! The sync worker's public face: its configuration, the handle the UI
 //! and `earmark play` use (commands in, status out) and the one-off
 //! notices it sends. Sending never blocks; the status is a published value.
+//!
+//! How a player drives it (see `sync::headless` for a complete example):
+//! 1. `worker::spawn(WorkerConfig::new(cli::sync_dir(&profile)),
+//!    Arc::new(ClientRemote::new(client)))` inside a tokio runtime.
+//! 2. Opening a book: mint a new `PlaybackId`, send `Event::BookOpened`, then
+//!    wait for `Notice::LoadAt` (load the engine there, after
+//!    `EngineBridge::loading`) or `Notice::Choose` (ask, answer with
+//!    `Event::Chose`). `Notice::ApplySettings` carries the book's speed.
+//! 3. Every engine state: `for e in bridge.events(&state) { handle.event(e) }`.
+//! 4. User intents (restart, seek to 0, mark (un)finished): `Event::Intent`.
+//! 5. `set_settings` for speed/volume; `Command::Queue` for favorites and
+//!    bookmarks made offline.
+//! 6. `Notice::StopPlayback`: stop the engine and show the message;
+//!    `Notice::LoginRequired`: after a new login, send `SessionChanged`.
+//! 7. Quitting: `quit(timeout)`; what is not sent stays queued.
 
 use super::outbox::{Op, QueuedSettings};
 use super::reconciler::{Event, PlaybackId, ReconcilerConfig, Source, Spot};
