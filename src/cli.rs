@@ -15,6 +15,9 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Audio output of the player: the default device, none (paced in real time), or auto.
+    #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
+    pub audio: crate::player::AudioMode,
 }
 
 /// Options every client command understands.
@@ -40,6 +43,8 @@ pub enum Command {
     Client(crate::commands::ClientCommand),
     /// Play a book headlessly (no TUI).
     Play(crate::commands::play::PlayArgs),
+    /// Queued progress and settings changes: list, send or drop them.
+    Sync(crate::sync::cli::SyncArgs),
     /// Run the reference Audiobook Library Service.
     Serve(crate::server::cli::ServeArgs),
     /// Start a demo server with the demo library and open the player.
@@ -51,11 +56,9 @@ pub fn main() -> ExitCode {
     match cli.command {
         Some(Command::Client(cmd)) => crate::commands::run(&cli.global, cmd),
         Some(Command::Play(args)) => crate::commands::play::run(&cli.global, args),
+        Some(Command::Sync(args)) => crate::sync::cli::run(&cli.global, args),
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::server::demo::run(args),
-        None => {
-            eprintln!("earmark: the terminal player is not built yet; see `earmark --help`");
-            ExitCode::from(2)
-        }
+        None => crate::ui::launch::open(&cli.global, cli.audio),
     }
 }

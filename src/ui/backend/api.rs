@@ -1,0 +1,298 @@
+//! Effects that are plain API calls: login, library, search, book details,
+//! favorites, bookmarks, license. Every failure becomes plain words; a 403
+//! `license_required` anywhere raises the blocking banner.
+
+use super::{Shared, session_info};
+use crate::api::error::BodyKind;
+use crate::api::{ApiError, BookQuery, Client, NewBookmark};
+use crate::config::{Profile, SessionError};
+use crate::ui::cache;
+use crate::ui::state::{Backend as Answer, Effect, LoginError};
+use std::sync::Arc;
+
+/// Rows read from the cache for the first frame.
+const HEAD_ROWS: usize = 200;
+
+fn client(sh: &Shared) -> Option<Client> {
+    sh.client.read().ok().and_then(|c| c.clone())
+}
+
+fn scope(sh: &Shared) -> Option<cache::Scope> {
+    let s = sh.session.read().ok()?;
+    let s = s.as_ref()?;
+    Some(cache::Scope {
+        address: s.server.to_string(),
+        server_id: s.server_id.clone(),
+        user_id: s.user_id,
+    })
+}
+
+/// Reports a failure; license errors also raise the banner.
+pub(super) fn fail(sh: &Shared, what: &str, e: &ApiError) {
+    if let ApiError::LicenseRequired { message } = e {
+        sh.ui.send(Answer::LicenseRequired(message.clone()));
+    }
+    if e.needs_login() {
+        sh.ui.send(Answer::Failed(format!(
+            "{what}: {e}. Press P to log in again."
+        )));
+        return;
+    }
+    sh.ui.send(Answer::Failed(format!("{what}: {e}")));
+}
+
+pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
+    match effect {
+        Effect::Login {
+            address,
+            user,
+            password,
+            profile,
+        } => login(sh, address, user, password.expose().to_owned(), profile).await,
+        Effect::LoadLibrary => library(sh, false).await,
+        Effect::Search(q) => {
+            let Some(c) = client(&sh) else { return };
+            let query = BookQuery {
+                text: Some(q.clone()),
+                ..BookQuery::default()
+            };
+            match c.search(&query).await {
+                Ok(books) => {
+                    sh.ui.send(Answer::SearchResults { query: q, books });
+                }
+                Err(e) => fail(&sh, "Search on the server failed", &e),
+            }
+        }
+        Effect::LoadBook(id) => {
+            let Some(c) = client(&sh) else { return };
+            let (book, manifest, bookmarks) =
+                tokio::join!(c.book(&id), c.manifest(&id), c.bookmarks(&id));
+            let book = match book {
+                Ok(b) => b,
+                Err(e) => return fail(&sh, "Could not open the book", &e),
+            };
+            let manifest = match manifest {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    fail(&sh, "Could not load the chapter list", &e);
+                    None
+                }
+            };
+            let bookmarks = match bookmarks {
+                Ok(b) => b,
+                Err(e) if e.is_license() => {
+                    fail(&sh, "Bookmarks are unavailable", &e);
+                    Vec::new()
+                }
+                Err(_) => Vec::new(),
+            };
+            sh.ui.send(Answer::BookLoaded {
+                book,
+                manifest,
+                bookmarks,
+            });
+        }
+        Effect::SetFavorite { book, favorite } => {
+            let Some(c) = client(&sh) else { return };
+            let r = if favorite {
+                c.add_favorite(&book).await
+            } else {
+                c.remove_favorite(&book).await
+            };
+            match r {
+                Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
+                Err(e) => {
+                    sh.ui.send(Answer::FavoriteSet {
+                        book,
+                        favorite: !favorite,
+                    });
+                    fail(&sh, "Could not change the favorite", &e);
+                    true
+                }
+            };
+        }
+        Effect::AddBookmark {
+            book,
+            chapter,
+            position,
+            note,
+        } => {
+            let Some(c) = client(&sh) else { return };
+            let new = NewBookmark {
+                book_id: book,
+                chapter_id: chapter,
+                position,
+                note,
+                client_id: Some(format!("earmark-{}", crate::domain::now_millis())),
+            };
+            match c.add_bookmark(&new).await {
+                Ok(bm) => {
+                    sh.ui.send(Answer::BookmarkAdded(bm));
+                }
+                Err(e) => fail(&sh, "Could not save the bookmark", &e),
+            }
+        }
+        Effect::DeleteBookmark { book, id } => {
+            let Some(c) = client(&sh) else { return };
+            match c.remove_bookmark(&id).await {
+                Ok(()) => {
+                    sh.ui.send(Answer::BookmarkDeleted { book, id });
+                }
+                Err(e) => fail(&sh, "Could not delete the bookmark", &e),
+            }
+        }
+        Effect::LoadLicense => {
+            let Some(c) = client(&sh) else { return };
+            match c.license_status().await {
+                Ok(s) => {
+                    sh.ui.send(Answer::License(s));
+                }
+                Err(e) => fail(&sh, "Could not read the license status", &e),
+            }
+        }
+        Effect::Play {
+            book,
+            manifest,
+            start,
+        } => super::playback::play(sh, book.id, manifest, start).await,
+        Effect::SetFinished { book, finished } => {
+            super::playback::set_finished(sh, book, finished).await
+        }
+        Effect::FlushProgress => super::playback::report(&sh, false).await,
+        Effect::Engine(_)
+        | Effect::ResolveConflict { .. }
+        | Effect::Quit
+        | Effect::SwitchProfile(_) => {}
+    }
+}
+
+fn login_error(address: &str, e: SessionError) -> LoginError {
+    match e {
+        SessionError::Api(api) => match api {
+            ApiError::Network { address, .. } => LoginError::Unreachable(address),
+            ApiError::NotJson {
+                address,
+                kind: BodyKind::Html,
+                ..
+            } => LoginError::HtmlPage(address),
+            ApiError::Unauthorized { .. } => LoginError::BadCredentials,
+            ApiError::LicenseRequired { message } => LoginError::LicenseRequired(message),
+            other => LoginError::Other(format!("Login failed: {other}")),
+        },
+        SessionError::Config(c) => LoginError::Other(format!("The address {address:?}: {c}")),
+        other => LoginError::Other(format!("Login failed: {other}")),
+    }
+}
+
+async fn login(
+    sh: Arc<Shared>,
+    address: String,
+    user: String,
+    password: String,
+    profile: Option<String>,
+) {
+    let global = crate::cli::GlobalArgs {
+        profile,
+        server: Some(address.clone()),
+        user: Some(user.clone()),
+        json: false,
+    };
+    let profile = match Profile::resolve_in(&global, sh.dirs.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            sh.ui
+                .send(Answer::LoginFailed(login_error(&address, e.into())));
+            return;
+        }
+    };
+    let result = crate::config::login(&profile, Some(&user), &password).await;
+    drop(password);
+    match result {
+        Ok(done) => {
+            let info = session_info(&done.session);
+            if let Ok(mut c) = sh.client.write() {
+                *c = Some(done.client);
+            }
+            if let Ok(mut s) = sh.session.write() {
+                *s = Some(done.session);
+            }
+            if let Ok(mut p) = sh.profile.write() {
+                *p = profile;
+            }
+            if let Ok(mut f) = sh.fresh.lock() {
+                *f = false;
+            }
+            sh.ui.send(Answer::LoggedIn(info));
+            if let Some(w) = done.store_warning {
+                sh.ui.send(Answer::Notice(w));
+            }
+            // The reducer asks for the library; show the cache meanwhile.
+            show_cache(&sh).await;
+        }
+        Err(e) => {
+            sh.ui.send(Answer::LoginFailed(login_error(&address, e)));
+        }
+    }
+}
+
+/// Sends the cached library: the head at once, then the whole of it,
+/// unless the server's answer arrived first.
+async fn show_cache(sh: &Arc<Shared>) {
+    let Some(scope) = scope(sh) else { return };
+    let dir = sh.dirs.cache.clone();
+    let sh2 = sh.clone();
+    let _ = tokio::task::spawn_blocking(move || {
+        if let Some(head) = cache::load_head(&dir, &scope, HEAD_ROWS) {
+            sh2.ui.send(Answer::LibraryHead(head));
+            if let Some(all) = cache::load(&dir, &scope)
+                && let Ok(fresh) = sh2.fresh.lock()
+                && !*fresh
+            {
+                sh2.ui.send(Answer::Library {
+                    books: all,
+                    from_cache: true,
+                });
+            }
+        }
+    })
+    .await;
+}
+
+/// Refreshes the library (and categories) from the server, then saves the
+/// cache. With `cache_first`, the cache is shown while the request runs.
+pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
+    let Some(c) = client(&sh) else { return };
+    let sh2 = sh.clone();
+    let cached = async move {
+        if cache_first {
+            show_cache(&sh2).await;
+        }
+    };
+    let all = BookQuery::default();
+    let fetch = async { tokio::join!(c.books(&all), c.categories()) };
+    let ((), (books, cats)) = tokio::join!(cached, fetch);
+    if let Ok(cats) = cats {
+        sh.ui.send(Answer::Categories(cats));
+    }
+    match books {
+        Ok(books) => {
+            if let Ok(mut f) = sh.fresh.lock() {
+                *f = true;
+                sh.ui.send(Answer::Library {
+                    books: books.clone(),
+                    from_cache: false,
+                });
+            }
+            if let Some(scope) = scope(&sh) {
+                let dir = sh.dirs.cache.clone();
+                let _ = tokio::task::spawn_blocking(move || {
+                    if let Err(e) = cache::save(&dir, &scope, &books) {
+                        tracing::warn!("cannot write the library cache: {e}");
+                    }
+                })
+                .await;
+            }
+        }
+        Err(e) => fail(&sh, "Could not load the library", &e),
+    }
+}

@@ -1,0 +1,291 @@
+//! Effects for the audio engine, and progress reports to the server.
+//!
+//! Reporting rules (the sync issue's pitfalls): nothing is reported before
+//! the engine has `landed` on the restored place; a position under 1 s is
+//! never reported unless the user asked for it (restart, mark unfinished);
+//! only the current playback reports, so book X never gets book Y's place.
+//! The durable outbox and reconciler of `crate::sync` replace the direct
+//! writes here once a `sync::remote::Remote` for the client exists.
+
+use super::Shared;
+use crate::api::{ApiError, ProgressWrite};
+use crate::domain::{BookId, ChapterId, Manifest, now_millis};
+use crate::player::{Command, EngineHandle, PlayerState, Status};
+use crate::ui::state::{Backend as Answer, EngineCmd, EngineView, PlayState, StartAt, SyncView};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Seconds between periodic reports while playing.
+const REPORT_EVERY: Duration = Duration::from_secs(10);
+
+/// The book the engine plays, as the reporter needs it.
+#[derive(Debug, Clone)]
+pub(crate) struct Current {
+    pub book: BookId,
+    pub playback: u64,
+}
+
+fn client(sh: &Shared) -> Option<crate::api::Client> {
+    sh.client.read().ok().and_then(|c| c.clone())
+}
+
+fn engine(sh: &Shared) -> Option<EngineHandle> {
+    sh.engine.lock().ok().and_then(|e| e.clone())
+}
+
+pub(super) fn to_command(cmd: EngineCmd) -> Command {
+    match cmd {
+        EngineCmd::Toggle => Command::Toggle,
+        EngineCmd::Pause => Command::Pause,
+        EngineCmd::SkipBy(s) => Command::SkipBy(s),
+        EngineCmd::NextChapter => Command::NextChapter,
+        EngineCmd::PrevChapter => Command::PrevChapter,
+        EngineCmd::Seek { chapter, position } => Command::Seek { chapter, position },
+        EngineCmd::SetSpeed(s) => Command::SetSpeed(s),
+        EngineCmd::SetVolume(v) => Command::SetVolume(v),
+    }
+}
+
+/// Loads `manifest` at the start the user asked for (resume: the server's
+/// progress, else the first chapter).
+pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, start: StartAt) {
+    let Some(engine) = engine(&sh) else {
+        sh.ui
+            .send(Answer::Failed("No audio engine: playback is off.".into()));
+        return;
+    };
+    let Some(first) = manifest.items.first().map(|i| i.chapter_id.clone()) else {
+        sh.ui
+            .send(Answer::Failed("This book has no chapters to play.".into()));
+        return;
+    };
+    // The book playing before reports its last place first.
+    report(&sh, false).await;
+    let spot = match start {
+        StartAt::At(c, p) => (c, p),
+        StartAt::Restart => {
+            if let Some(c) = client(&sh) {
+                let w = write(first.clone(), 0.0, false, true);
+                if let Err(e) = c.post_progress(&book, &w).await {
+                    super::api::fail(&sh, "Could not restart on the server", &e);
+                }
+            }
+            (first, 0.0)
+        }
+        StartAt::Resume => match client(&sh) {
+            None => (first, 0.0),
+            Some(c) => match c.progress(&book).await {
+                Ok(state) => match state.progress {
+                    Some(p) if !p.finished && manifest.position_of(&p.chapter_id).is_some() => {
+                        if let Some(s) = state.settings {
+                            engine.send(Command::SetSpeed(crate::player::clamp_speed(s.speed)));
+                        }
+                        (p.chapter_id, p.position.max(0.0))
+                    }
+                    _ => (first, 0.0),
+                },
+                Err(e) => {
+                    // Offline: start where asked, never report before landing.
+                    if e.is_license() {
+                        super::api::fail(&sh, "Cannot play", &e);
+                        return;
+                    }
+                    sh.ui.send(Answer::Notice(format!(
+                        "Could not read your progress ({e}); starting at the beginning."
+                    )));
+                    (first, 0.0)
+                }
+            },
+        },
+    };
+    let next_id = engine.state().playback_id.0 + 1;
+    if let Ok(mut cur) = sh.current.lock() {
+        *cur = Some(Current {
+            book: book.clone(),
+            playback: next_id,
+        });
+    }
+    engine.send(Command::Load {
+        manifest,
+        start: spot,
+        autoplay: true,
+    });
+}
+
+fn write(chapter: ChapterId, position: f64, finished: bool, reset: bool) -> ProgressWrite {
+    ProgressWrite {
+        chapter_id: chapter,
+        position,
+        client_updated_at: now_millis(),
+        finished,
+        device_id: None,
+        reset,
+    }
+}
+
+/// Reports the engine's place for the current book, when it is safe to.
+pub(super) async fn report(sh: &Arc<Shared>, _explicit: bool) {
+    let (Some(c), Some(engine)) = (client(sh), engine(sh)) else {
+        return;
+    };
+    let Some(cur) = sh.current.lock().ok().and_then(|c| c.clone()) else {
+        return;
+    };
+    let s = engine.state();
+    if s.playback_id.0 != cur.playback || !s.landed || matches!(s.status, Status::Error(_)) {
+        return;
+    }
+    let Some(chapter) = s.chapter_id.clone() else {
+        return;
+    };
+    let first = s.book_position.is_some_and(|b| b < 1.0);
+    if s.position < 1.0 && first {
+        return; // a transient 0 never replaces progress
+    }
+    let key = (
+        cur.playback,
+        chapter.clone(),
+        (s.position * 10.0).round() as i64,
+    );
+    if sh
+        .last_report
+        .lock()
+        .ok()
+        .is_some_and(|l| l.as_ref() == Some(&key))
+    {
+        return;
+    }
+    let w = write(
+        chapter,
+        s.position,
+        matches!(s.status, Status::Ended),
+        false,
+    );
+    sync_view(sh, |v| v.syncing = true);
+    match c.post_progress(&cur.book, &w).await {
+        Ok(_) => {
+            if let Ok(mut l) = sh.last_report.lock() {
+                *l = Some(key);
+            }
+            sync_view(sh, |v| {
+                v.syncing = false;
+                v.offline = false;
+                v.queued = 0;
+            });
+        }
+        Err(e) => {
+            let offline = matches!(e, ApiError::Network { .. } | ApiError::Server { .. });
+            sync_view(sh, |v| {
+                v.syncing = false;
+                v.offline = offline;
+                v.queued = 1;
+            });
+            if e.is_license() || e.needs_login() {
+                super::api::fail(sh, "Could not save your progress", &e);
+            }
+        }
+    }
+}
+
+fn sync_view(sh: &Shared, f: impl FnOnce(&mut SyncView)) {
+    if let Ok(mut v) = sh.sync_view.lock() {
+        let before = *v;
+        f(&mut v);
+        if *v != before {
+            sh.ui.send(Answer::Sync(*v));
+        }
+    }
+}
+
+/// Marks a book finished or unfinished on the server.
+pub(super) async fn set_finished(sh: Arc<Shared>, book: BookId, finished: bool) {
+    let Some(c) = client(&sh) else { return };
+    let (progress, manifest) = tokio::join!(c.progress(&book), c.manifest(&book));
+    let chapter = match (progress, manifest) {
+        (Ok(state), _) if state.progress.is_some() => {
+            state.progress.map(|p| (p.chapter_id, p.position))
+        }
+        (_, Ok(m)) => m.items.first().map(|i| (i.chapter_id.clone(), 0.0)),
+        _ => None,
+    };
+    let Some((chapter, position)) = chapter else {
+        sh.ui
+            .send(Answer::Failed("Could not find the book's chapters.".into()));
+        return;
+    };
+    match c
+        .post_progress(&book, &write(chapter, position, finished, !finished))
+        .await
+    {
+        Ok(out) => {
+            if let Some(p) = out.record {
+                sh.ui.send(Answer::ProgressChanged { book, progress: p });
+            }
+        }
+        Err(e) => super::api::fail(&sh, "Could not mark the book", &e),
+    }
+}
+
+/// Forwards the engine's published state to the UI (at most ~5 per second
+/// unless something other than the position changed) and reports progress
+/// every `REPORT_EVERY` while playing and on pause.
+pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
+    let mut rx = engine.subscribe();
+    let mut last_sent: Option<PlayerState> = None;
+    let mut last_report = tokio::time::Instant::now();
+    loop {
+        if rx.changed().await.is_err() {
+            return;
+        }
+        let s = rx.borrow_and_update().clone();
+        let Some(cur) = sh.current.lock().ok().and_then(|c| c.clone()) else {
+            continue;
+        };
+        let paused_now = last_sent
+            .as_ref()
+            .is_some_and(|l| l.status == Status::Playing && s.status != Status::Playing);
+        let important = last_sent.as_ref().is_none_or(|l| {
+            l.status != s.status
+                || l.chapter_id != s.chapter_id
+                || l.playback_id != s.playback_id
+                || l.speed != s.speed
+                || l.volume != s.volume
+        });
+        let moved = last_sent
+            .as_ref()
+            .is_none_or(|l| (l.position - s.position).abs() >= 0.2);
+        if s.playback_id.0 == cur.playback
+            && (important || moved)
+            && let Some(chapter) = s.chapter_id.clone()
+        {
+            sh.ui.send(Answer::Engine(EngineView {
+                playback_id: s.playback_id.0,
+                book: cur.book.clone(),
+                chapter,
+                position: s.position,
+                state: match &s.status {
+                    Status::Idle => PlayState::Loading,
+                    Status::Playing => PlayState::Playing,
+                    Status::Paused => PlayState::Paused,
+                    Status::Buffering => PlayState::Buffering,
+                    Status::Stalled => PlayState::Stalled,
+                    Status::Ended => PlayState::Ended,
+                    Status::Error(e) => PlayState::Error(e.to_string()),
+                },
+                speed: s.speed,
+                volume: s.volume,
+            }));
+            if let Status::Error(e) = &s.status
+                && e.kind == crate::player::ErrorKind::LicenseRequired
+            {
+                sh.ui.send(Answer::LicenseRequired(e.message.clone()));
+            }
+            last_sent = Some(s.clone());
+        }
+        if paused_now || (s.status == Status::Playing && last_report.elapsed() >= REPORT_EVERY) {
+            last_report = tokio::time::Instant::now();
+            let sh2 = sh.clone();
+            tokio::spawn(async move { report(&sh2, false).await });
+        }
+    }
+}

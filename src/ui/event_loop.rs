@@ -1,0 +1,127 @@
+//! The UI thread's loop: wait for input or backend answers (never busy),
+//! drain everything pending, update the state, draw once if it changed.
+//! While playing it wakes at most 4 times a second; idle, it sleeps.
+
+use super::state::{App, Effect, Event, Millis};
+use super::terminal::LoopEvent;
+use super::theme::Theme;
+use super::views;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+/// Where the reducer's effects go: the api/engine/sync workers. Must not
+/// block: implementations queue the request and answer later with
+/// `UiSender::send`.
+pub trait Backends {
+    fn handle(&mut self, effect: Effect);
+    /// Called once after the loop ends, with the terminal still up; may
+    /// wait briefly for the last progress write.
+    fn shutdown(&mut self) {}
+}
+
+/// The handle backends use to answer; cheap to clone, never blocks.
+#[derive(Clone, Debug)]
+pub struct UiSender(pub(crate) Sender<LoopEvent>);
+
+impl UiSender {
+    pub fn send(&self, b: super::state::Backend) -> bool {
+        self.0.send(LoopEvent::App(Event::Backend(b))).is_ok()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitReason {
+    Quit,
+    Signal(i32),
+    TerminalGone(String),
+}
+
+/// Counters for benchmarks and tests.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LoopStats {
+    pub frames: u64,
+    pub wakeups: u64,
+}
+
+pub fn run<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    theme: &Theme,
+    rx: &Receiver<LoopEvent>,
+    backends: &mut dyn Backends,
+    stats: &mut LoopStats,
+) -> Result<ExitReason, String> {
+    let start = Instant::now();
+    let now = || start.elapsed().as_millis() as Millis;
+    if let Ok(size) = terminal.size() {
+        app.update(Event::Resize(size.width, size.height));
+    }
+    app.update(Event::Tick(now()));
+    draw(terminal, app, theme, stats)?;
+    loop {
+        let first = match app.next_wake() {
+            Some(at) => {
+                let wait = at.saturating_sub(now());
+                match rx.recv_timeout(Duration::from_millis(wait)) {
+                    Ok(ev) => Some(ev),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Ok(ExitReason::TerminalGone("input closed".into()));
+                    }
+                }
+            }
+            None => match rx.recv() {
+                Ok(ev) => Some(ev),
+                Err(_) => return Ok(ExitReason::TerminalGone("input closed".into())),
+            },
+        };
+        stats.wakeups += 1;
+        let mut fx = app.update(Event::Tick(now()));
+        // Drain everything pending before drawing (key repeat stays snappy).
+        let mut batch: Vec<LoopEvent> = first.into_iter().collect();
+        batch.extend(rx.try_iter());
+        let mut exit = None;
+        for ev in batch {
+            match ev {
+                LoopEvent::App(e) => fx.extend(app.update(e)),
+                LoopEvent::TerminalGone(why) => {
+                    fx.push(Effect::FlushProgress);
+                    exit.get_or_insert(ExitReason::TerminalGone(why));
+                }
+                LoopEvent::Signal(s) => {
+                    fx.push(Effect::FlushProgress);
+                    exit.get_or_insert(ExitReason::Signal(s));
+                }
+            }
+        }
+        for effect in fx {
+            if effect == Effect::Quit {
+                exit.get_or_insert(ExitReason::Quit);
+            } else {
+                backends.handle(effect);
+            }
+        }
+        if let Some(reason) = exit {
+            return Ok(reason);
+        }
+        if app.dirty {
+            draw(terminal, app, theme, stats)?;
+        }
+    }
+}
+
+fn draw<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    theme: &Theme,
+    stats: &mut LoopStats,
+) -> Result<(), String> {
+    terminal
+        .draw(|f| views::render(app, theme, f))
+        .map_err(|e| format!("drawing failed: {e}"))?;
+    app.dirty = false;
+    stats.frames += 1;
+    Ok(())
+}

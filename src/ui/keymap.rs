@@ -1,0 +1,540 @@
+//! Keys, actions and the keymap: the defaults, `[keys]` overrides from
+//! config.toml, and the conflict check. Pure: no terminal, no I/O.
+//!
+//! Format of the `[keys]` table (documented in docs/ui.md):
+//!
+//! ```toml
+//! [keys]
+//! play_pause = "space"             # one key
+//! skip_back_long = ["H", "shift+left"]  # or a list; replaces the defaults
+//! favorite = []                    # unbinds the action
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A key as the keymap sees it. Letters carry their case (`H` is shift+h),
+/// so `shift` is only ever set for non-character keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    pub code: KeyCode,
+    pub ctrl: bool,
+    pub alt: bool,
+    pub shift: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyCode {
+    Char(char),
+    Left,
+    Right,
+    Up,
+    Down,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+    Enter,
+    Esc,
+    Tab,
+    BackTab,
+    Backspace,
+    Delete,
+    Insert,
+    F(u8),
+}
+
+impl Key {
+    pub const fn plain(code: KeyCode) -> Self {
+        Key {
+            code,
+            ctrl: false,
+            alt: false,
+            shift: false,
+        }
+    }
+    pub const fn ch(c: char) -> Self {
+        Self::plain(KeyCode::Char(c))
+    }
+    pub const fn shift(code: KeyCode) -> Self {
+        Key {
+            code,
+            ctrl: false,
+            alt: false,
+            shift: true,
+        }
+    }
+    pub const fn ctrl(c: char) -> Self {
+        Key {
+            code: KeyCode::Char(c),
+            ctrl: true,
+            alt: false,
+            shift: false,
+        }
+    }
+
+    /// Canonical form: the case of a letter stands for shift.
+    pub fn normalized(mut self) -> Self {
+        if let KeyCode::Char(c) = self.code {
+            if self.shift && c.is_ascii_lowercase() {
+                self.code = KeyCode::Char(c.to_ascii_uppercase());
+            }
+            self.shift = false;
+            if self.ctrl && c.is_ascii_uppercase() {
+                self.code = KeyCode::Char(c.to_ascii_lowercase());
+            }
+        }
+        if self.code == KeyCode::BackTab {
+            self.shift = false;
+        }
+        self
+    }
+
+    /// Parses `space`, `left`, `shift+left`, `ctrl+c`, `H`, `pgdn`, `f5`, `+`…
+    pub fn parse(spec: &str) -> Result<Key, KeyParseError> {
+        let err = |why: &str| KeyParseError {
+            spec: spec.to_owned(),
+            why: why.to_owned(),
+        };
+        if spec.is_empty() {
+            return Err(err("the key is empty"));
+        }
+        // A lone "+" or "-" is the key itself, not a separator.
+        let (mods, name) = match spec.rfind('+') {
+            Some(i) if i + 1 < spec.len() => (&spec[..i], &spec[i + 1..]),
+            Some(i) if i > 0 && spec.ends_with("++") => (&spec[..i - 1], "+"),
+            _ => ("", spec),
+        };
+        let mut key = Key::plain(KeyCode::Esc);
+        for m in mods.split('+').filter(|m| !m.is_empty()) {
+            match m.to_ascii_lowercase().as_str() {
+                "ctrl" | "control" => key.ctrl = true,
+                "alt" | "meta" => key.alt = true,
+                "shift" => key.shift = true,
+                other => return Err(err(&format!("unknown modifier `{other}`"))),
+            }
+        }
+        let mut chars = name.chars();
+        key.code = match (chars.next(), chars.next()) {
+            (Some(c), None) => KeyCode::Char(c),
+            _ => match name.to_ascii_lowercase().as_str() {
+                "space" | "spc" => KeyCode::Char(' '),
+                "left" => KeyCode::Left,
+                "right" => KeyCode::Right,
+                "up" => KeyCode::Up,
+                "down" => KeyCode::Down,
+                "home" => KeyCode::Home,
+                "end" => KeyCode::End,
+                "pgup" | "pageup" => KeyCode::PageUp,
+                "pgdn" | "pgdown" | "pagedown" => KeyCode::PageDown,
+                "enter" | "return" => KeyCode::Enter,
+                "esc" | "escape" => KeyCode::Esc,
+                "tab" => KeyCode::Tab,
+                "backtab" => KeyCode::BackTab,
+                "backspace" | "bs" => KeyCode::Backspace,
+                "delete" | "del" => KeyCode::Delete,
+                "insert" | "ins" => KeyCode::Insert,
+                "plus" => KeyCode::Char('+'),
+                "minus" => KeyCode::Char('-'),
+                f if f.starts_with('f') && f.len() > 1 => match f[1..].parse::<u8>() {
+                    Ok(n @ 1..=24) => KeyCode::F(n),
+                    _ => return Err(err("function keys are f1 to f24")),
+                },
+                _ => return Err(err("not a key name (try `space`, `left`, `ctrl+x`, `H`)")),
+            },
+        };
+        let key = key.normalized();
+        if key.ctrl && key.code == KeyCode::Char('c') {
+            return Err(err("ctrl+c always quits and cannot be rebound"));
+        }
+        Ok(key)
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ctrl {
+            f.write_str("Ctrl+")?;
+        }
+        if self.alt {
+            f.write_str("Alt+")?;
+        }
+        if self.shift {
+            f.write_str("Shift+")?;
+        }
+        match self.code {
+            KeyCode::Char(' ') => f.write_str("Space"),
+            KeyCode::Char(c) => write!(f, "{c}"),
+            KeyCode::Left => f.write_str("←"),
+            KeyCode::Right => f.write_str("→"),
+            KeyCode::Up => f.write_str("↑"),
+            KeyCode::Down => f.write_str("↓"),
+            KeyCode::Home => f.write_str("Home"),
+            KeyCode::End => f.write_str("End"),
+            KeyCode::PageUp => f.write_str("PgUp"),
+            KeyCode::PageDown => f.write_str("PgDn"),
+            KeyCode::Enter => f.write_str("Enter"),
+            KeyCode::Esc => f.write_str("Esc"),
+            KeyCode::Tab => f.write_str("Tab"),
+            KeyCode::BackTab => f.write_str("Shift+Tab"),
+            KeyCode::Backspace => f.write_str("Backspace"),
+            KeyCode::Delete => f.write_str("Del"),
+            KeyCode::Insert => f.write_str("Ins"),
+            KeyCode::F(n) => write!(f, "F{n}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("key `{spec}`: {why}")]
+pub struct KeyParseError {
+    pub spec: String,
+    pub why: String,
+}
+
+macro_rules! actions {
+    ($($variant:ident = $name:literal, $group:literal, $help:literal;)*) => {
+        /// Everything a key can do.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Action { $($variant),* }
+
+        impl Action {
+            pub const ALL: &'static [Action] = &[$(Action::$variant),*];
+            /// The name used in the `[keys]` table.
+            pub fn name(self) -> &'static str {
+                match self { $(Action::$variant => $name),* }
+            }
+            pub fn group(self) -> &'static str {
+                match self { $(Action::$variant => $group),* }
+            }
+            pub fn help(self) -> &'static str {
+                match self { $(Action::$variant => $help),* }
+            }
+            pub fn from_name(name: &str) -> Option<Action> {
+                match name { $($name => Some(Action::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+actions! {
+    Up = "up", "move", "move up";
+    Down = "down", "move", "move down";
+    Top = "top", "move", "first row";
+    Bottom = "bottom", "move", "last row";
+    PageUp = "page_up", "move", "page up";
+    PageDown = "page_down", "move", "page down";
+    Open = "open", "move", "open / choose";
+    Back = "back", "move", "back (quits from the library)";
+    Quit = "quit", "move", "quit";
+    PlayPause = "play_pause", "playback", "play / pause";
+    SkipBackShort = "skip_back_short", "playback", "short skip back";
+    SkipForwardShort = "skip_forward_short", "playback", "short skip forward";
+    SkipBackLong = "skip_back_long", "playback", "long skip back";
+    SkipForwardLong = "skip_forward_long", "playback", "long skip forward";
+    SpeedDown = "speed_down", "playback", "speed -0.05";
+    SpeedUp = "speed_up", "playback", "speed +0.05";
+    SpeedDownBig = "speed_down_big", "playback", "speed -0.25";
+    SpeedUpBig = "speed_up_big", "playback", "speed +0.25";
+    VolumeDown = "volume_down", "playback", "volume down";
+    VolumeUp = "volume_up", "playback", "volume up";
+    NextChapter = "next_chapter", "playback", "next chapter";
+    PrevChapter = "prev_chapter", "playback", "previous chapter (restart if >3 s in)";
+    SleepTimer = "sleep_timer", "playback", "sleep timer";
+    Search = "search", "library", "search";
+    Favorite = "favorite", "library", "toggle favorite";
+    Filter = "filter", "library", "filter: all/favorites/in progress/finished";
+    Category = "category", "library", "next category";
+    Sort = "sort", "library", "sort: title/author/recent";
+    Refresh = "refresh", "library", "refresh from the server";
+    NowPlaying = "now_playing", "library", "open the playing book";
+    Bookmark = "bookmark", "book", "add a bookmark here";
+    Bookmarks = "bookmarks", "book", "switch chapters / bookmarks";
+    Delete = "delete", "book", "delete the selected bookmark";
+    MarkFinished = "mark_finished", "book", "mark finished / unfinished";
+    Restart = "restart", "book", "restart the book from 0";
+    License = "license", "other", "license status";
+    Profiles = "profiles", "other", "log in / switch profile";
+    Help = "help", "other", "this help";
+}
+
+/// The active keymap: every key maps to at most one action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keymap {
+    bindings: BTreeMap<Action, Vec<Key>>,
+    lookup: BTreeMap<Key, Action>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeymapError {
+    #[error("[keys] in config.toml: `{0}` is not an action; known actions: {1}")]
+    UnknownAction(String, String),
+    #[error("[keys] in config.toml: `{action}`: {source}")]
+    BadKey {
+        action: String,
+        source: KeyParseError,
+    },
+    #[error("[keys] in config.toml: `{action}` must be a key string or a list of them")]
+    BadValue { action: String },
+    #[error("[keys] in config.toml: {}", .0.join("; "))]
+    Conflicts(Vec<String>),
+}
+
+fn defaults(action: Action) -> Vec<Key> {
+    use Action as A;
+    use KeyCode as K;
+    let c = Key::ch;
+    match action {
+        A::Up => vec![c('k'), Key::plain(K::Up)],
+        A::Down => vec![c('j'), Key::plain(K::Down)],
+        A::Top => vec![c('g'), Key::plain(K::Home)],
+        A::Bottom => vec![c('G'), Key::plain(K::End)],
+        A::PageUp => vec![Key::plain(K::PageUp), Key::ctrl('u')],
+        A::PageDown => vec![Key::plain(K::PageDown), Key::ctrl('d')],
+        A::Open => vec![Key::plain(K::Enter)],
+        A::Back => vec![Key::plain(K::Esc), c('q')],
+        A::Quit => vec![c('Q')],
+        A::PlayPause => vec![c(' ')],
+        A::SkipBackShort => vec![Key::plain(K::Left)],
+        A::SkipForwardShort => vec![Key::plain(K::Right)],
+        A::SkipBackLong => vec![Key::shift(K::Left), c('h'), c('H')],
+        A::SkipForwardLong => vec![Key::shift(K::Right), c('l'), c('L')],
+        A::SpeedDown => vec![c('[')],
+        A::SpeedUp => vec![c(']')],
+        A::SpeedDownBig => vec![c('{')],
+        A::SpeedUpBig => vec![c('}')],
+        A::VolumeDown => vec![c('-')],
+        A::VolumeUp => vec![c('+'), c('=')],
+        A::NextChapter => vec![c('n')],
+        A::PrevChapter => vec![c('p')],
+        A::SleepTimer => vec![c('s')],
+        A::Search => vec![c('/')],
+        A::Favorite => vec![c('f')],
+        A::Filter => vec![c('t')],
+        A::Category => vec![c('c')],
+        A::Sort => vec![c('o')],
+        A::Refresh => vec![c('r')],
+        A::NowPlaying => vec![c('.')],
+        A::Bookmark => vec![c('b')],
+        A::Bookmarks => vec![c('B'), Key::plain(K::Tab)],
+        A::Delete => vec![c('d'), Key::plain(K::Delete)],
+        A::MarkFinished => vec![c('m')],
+        A::Restart => vec![c('R')],
+        A::License => vec![c('i')],
+        A::Profiles => vec![c('P')],
+        A::Help => vec![c('?'), Key::plain(K::F(1))],
+    }
+}
+
+impl Default for Keymap {
+    fn default() -> Self {
+        let bindings = Action::ALL.iter().map(|&a| (a, defaults(a))).collect();
+        Self::build(bindings).expect("the default keymap has no conflicts")
+    }
+}
+
+impl Keymap {
+    fn build(bindings: BTreeMap<Action, Vec<Key>>) -> Result<Self, KeymapError> {
+        let mut lookup: BTreeMap<Key, Action> = BTreeMap::new();
+        let mut conflicts = Vec::new();
+        for (&action, keys) in &bindings {
+            for &key in keys {
+                match lookup.get(&key) {
+                    Some(&other) if other != action => conflicts.push(format!(
+                        "key `{key}` is bound to both `{}` and `{}`",
+                        other.name(),
+                        action.name()
+                    )),
+                    _ => {
+                        lookup.insert(key, action);
+                    }
+                }
+            }
+        }
+        if !conflicts.is_empty() {
+            return Err(KeymapError::Conflicts(conflicts));
+        }
+        Ok(Keymap { bindings, lookup })
+    }
+
+    /// Applies a `[keys]` table over the defaults. Each action named replaces
+    /// its default keys; conflicts are reported all at once.
+    pub fn with_overrides(table: &toml::Table) -> Result<Self, KeymapError> {
+        let mut bindings: BTreeMap<Action, Vec<Key>> =
+            Action::ALL.iter().map(|&a| (a, defaults(a))).collect();
+        for (name, value) in table {
+            let action = Action::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = Action::ALL.iter().map(|a| a.name()).collect();
+                KeymapError::UnknownAction(name.clone(), known.join(", "))
+            })?;
+            let specs: Vec<&str> = match value {
+                toml::Value::String(s) => vec![s.as_str()],
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| KeymapError::BadValue {
+                        action: name.clone(),
+                    })?,
+                _ => {
+                    return Err(KeymapError::BadValue {
+                        action: name.clone(),
+                    });
+                }
+            };
+            let mut keys = Vec::new();
+            for spec in specs {
+                let key = Key::parse(spec).map_err(|source| KeymapError::BadKey {
+                    action: name.clone(),
+                    source,
+                })?;
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+            bindings.insert(action, keys);
+        }
+        Self::build(bindings)
+    }
+
+    pub fn action(&self, key: Key) -> Option<Action> {
+        self.lookup.get(&key.normalized()).copied()
+    }
+
+    pub fn keys(&self, action: Action) -> &[Key] {
+        self.bindings.get(&action).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// "j/↓" style label of an action's keys, for the help overlay and hints.
+    pub fn label(&self, action: Action) -> String {
+        let keys = self.keys(action);
+        if keys.is_empty() {
+            return "(unbound)".into();
+        }
+        keys.iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(src: &str) -> toml::Table {
+        src.parse::<toml::Table>().unwrap()
+    }
+
+    #[test]
+    fn parses_key_names() {
+        assert_eq!(Key::parse("space").unwrap(), Key::ch(' '));
+        assert_eq!(Key::parse("H").unwrap(), Key::ch('H'));
+        assert_eq!(Key::parse("shift+h").unwrap(), Key::ch('H'));
+        assert_eq!(Key::parse("shift+left").unwrap(), Key::shift(KeyCode::Left));
+        assert_eq!(Key::parse("Ctrl+X").unwrap(), Key::ctrl('x'));
+        assert_eq!(Key::parse("+").unwrap(), Key::ch('+'));
+        assert_eq!(Key::parse("-").unwrap(), Key::ch('-'));
+        assert_eq!(Key::parse("alt++").unwrap().code, KeyCode::Char('+'));
+        assert_eq!(Key::parse("pgdn").unwrap(), Key::plain(KeyCode::PageDown));
+        assert_eq!(Key::parse("f5").unwrap(), Key::plain(KeyCode::F(5)));
+        assert_eq!(Key::parse("é").unwrap(), Key::ch('é'));
+    }
+
+    #[test]
+    fn rejects_bad_keys_with_the_reason() {
+        let e = Key::parse("hyper+x").unwrap_err();
+        assert!(e.to_string().contains("unknown modifier `hyper`"), "{e}");
+        assert!(Key::parse("").is_err());
+        assert!(Key::parse("f99").is_err());
+        assert!(
+            Key::parse("spacebar")
+                .unwrap_err()
+                .to_string()
+                .contains("spacebar")
+        );
+        assert!(
+            Key::parse("ctrl+c")
+                .unwrap_err()
+                .to_string()
+                .contains("always quits")
+        );
+    }
+
+    #[test]
+    fn display_round_trips_through_parse_for_defaults() {
+        let km = Keymap::default();
+        for &a in Action::ALL {
+            for k in km.keys(a) {
+                let shown = match k.code {
+                    KeyCode::Left => k.to_string().replace('←', "left"),
+                    KeyCode::Right => k.to_string().replace('→', "right"),
+                    KeyCode::Up => k.to_string().replace('↑', "up"),
+                    KeyCode::Down => k.to_string().replace('↓', "down"),
+                    _ => k.to_string(),
+                };
+                assert_eq!(Key::parse(&shown).unwrap(), *k, "{a:?} {shown}");
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_issue() {
+        let km = Keymap::default();
+        assert_eq!(km.action(Key::ch('j')), Some(Action::Down));
+        assert_eq!(km.action(Key::plain(KeyCode::Up)), Some(Action::Up));
+        assert_eq!(km.action(Key::ch(' ')), Some(Action::PlayPause));
+        assert_eq!(
+            km.action(Key::plain(KeyCode::Left)),
+            Some(Action::SkipBackShort)
+        );
+        assert_eq!(
+            km.action(Key::shift(KeyCode::Right)),
+            Some(Action::SkipForwardLong)
+        );
+        assert_eq!(km.action(Key::ch('h')), Some(Action::SkipBackLong));
+        assert_eq!(km.action(Key::ch('L')), Some(Action::SkipForwardLong));
+        assert_eq!(km.action(Key::ch('{')), Some(Action::SpeedDownBig));
+        assert_eq!(km.action(Key::ch('q')), Some(Action::Back));
+        assert_eq!(km.action(Key::ch('?')), Some(Action::Help));
+        // A terminal that reports shift with an upper-case letter.
+        let shifted = Key {
+            shift: true,
+            ..Key::ch('G')
+        };
+        assert_eq!(km.action(shifted), Some(Action::Bottom));
+    }
+
+    #[test]
+    fn overrides_replace_defaults_and_unbind() {
+        let km = Keymap::with_overrides(&table(
+            "play_pause = \"p\"\nprev_chapter = [\"P\", \"ctrl+p\"]\nprofiles = []",
+        ))
+        .unwrap();
+        assert_eq!(km.action(Key::ch('p')), Some(Action::PlayPause));
+        assert_eq!(km.action(Key::ch(' ')), None);
+        assert_eq!(km.action(Key::ctrl('p')), Some(Action::PrevChapter));
+        assert_eq!(km.label(Action::Profiles), "(unbound)");
+    }
+
+    #[test]
+    fn conflicts_are_reported_clearly() {
+        let err = Keymap::with_overrides(&table("favorite = \"j\"\nhelp = \"n\"")).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("key `j` is bound to both `down` and `favorite`"),
+            "{msg}"
+        );
+        assert!(msg.contains("key `n`"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_actions_and_bad_values_are_named() {
+        let e = Keymap::with_overrides(&table("jump = \"x\"")).unwrap_err();
+        assert!(e.to_string().contains("`jump` is not an action"), "{e}");
+        let e = Keymap::with_overrides(&table("help = 3")).unwrap_err();
+        assert!(e.to_string().contains("`help` must be"), "{e}");
+        let e = Keymap::with_overrides(&table("help = [\"nope-key\"]")).unwrap_err();
+        assert!(e.to_string().contains("nope-key"), "{e}");
+    }
+}

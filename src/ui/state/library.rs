@@ -1,0 +1,597 @@
+//! The library list: all loaded books, the filtered/sorted view of them,
+//! the cursor, and the fuzzy search over cached match strings.
+//!
+//! Only indices move around: 100k books are sorted and filtered once per
+//! change, and the views draw just the rows that are visible.
+
+use crate::domain::{Book, BookId, Category, CategoryId};
+use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher, Utf32String};
+use std::cell::OnceCell;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Filter {
+    #[default]
+    All,
+    Favorites,
+    InProgress,
+    Finished,
+}
+
+impl Filter {
+    pub fn next(self) -> Self {
+        match self {
+            Filter::All => Filter::Favorites,
+            Filter::Favorites => Filter::InProgress,
+            Filter::InProgress => Filter::Finished,
+            Filter::Finished => Filter::All,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::Favorites => "favorites",
+            Filter::InProgress => "in progress",
+            Filter::Finished => "finished",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sort {
+    #[default]
+    Title,
+    Author,
+    Recent,
+}
+
+impl Sort {
+    pub fn next(self) -> Self {
+        match self {
+            Sort::Title => Sort::Author,
+            Sort::Author => Sort::Recent,
+            Sort::Recent => Sort::Title,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Sort::Title => "title",
+            Sort::Author => "author",
+            Sort::Recent => "recent",
+        }
+    }
+}
+
+/// An active search: the query and the pending server request.
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    pub query: String,
+    /// When to ask the server (debounce), if not asked yet.
+    pub ask_server_at: Option<u64>,
+    pub asked: Option<String>,
+}
+
+pub struct Library {
+    books: Vec<Book>,
+    /// Built on first use: cloning 100k ids costs more than the first frame.
+    by_id: OnceCell<HashMap<BookId, usize>>,
+    /// All books in the order of `.0`, reused while the books do not change.
+    order: Option<(Sort, Vec<u32>)>,
+    /// "title  author" per book, converted once (nucleo's Utf32String),
+    /// on the first search: a start with 100k books does not pay for it.
+    keys: Vec<Utf32String>,
+    /// Views of the queries typed so far in this search, so a longer query
+    /// only re-scores the previous matches and Backspace is instant.
+    narrowing: Vec<(String, Vec<u32>)>,
+    view: Vec<u32>,
+    pub cursor: usize,
+    pub offset: usize,
+    pub filter: Filter,
+    pub category: Option<CategoryId>,
+    pub categories: Vec<Category>,
+    pub sort: Sort,
+    pub search: Option<Search>,
+    pub loaded: bool,
+    pub from_cache: bool,
+    /// Only the head of the cache is in; the rest is being read.
+    pub partial: bool,
+    matcher: Matcher,
+}
+
+impl Default for Library {
+    fn default() -> Self {
+        Library {
+            books: Vec::new(),
+            by_id: OnceCell::new(),
+            order: None,
+            keys: Vec::new(),
+            narrowing: Vec::new(),
+            view: Vec::new(),
+            cursor: 0,
+            offset: 0,
+            filter: Filter::All,
+            category: None,
+            categories: Vec::new(),
+            sort: Sort::Title,
+            search: None,
+            loaded: false,
+            from_cache: false,
+            partial: false,
+            matcher: Matcher::new(Config::DEFAULT),
+        }
+    }
+}
+
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library")
+            .field("books", &self.books.len())
+            .field("view", &self.view.len())
+            .field("cursor", &self.cursor)
+            .finish()
+    }
+}
+
+fn match_key(b: &Book) -> Utf32String {
+    let mut s = b.title.clone();
+    if !b.authors.is_empty() {
+        s.push_str("  ");
+        s.push_str(&b.authors.join(", "));
+    }
+    Utf32String::from(s)
+}
+
+/// Fraction listened, when it is known.
+pub fn fraction(b: &Book) -> Option<f64> {
+    let p = b.progress.as_ref()?;
+    if p.finished {
+        return Some(1.0);
+    }
+    let d = b.duration.filter(|d| *d > 0.0)?;
+    Some((p.book_position? / d).clamp(0.0, 1.0))
+}
+
+fn in_progress(b: &Book) -> bool {
+    b.progress
+        .as_ref()
+        .is_some_and(|p| !p.finished && (p.position > 0.0 || p.book_position.unwrap_or(0.0) > 0.0))
+}
+
+/// Case-insensitive comparison key, without allocating.
+fn caseless(s: &str) -> Caseless<'_> {
+    Caseless(s)
+}
+
+struct Caseless<'a>(&'a str);
+
+impl Ord for Caseless<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if self.0.is_ascii() && other.0.is_ascii() {
+            let a = self.0.bytes().map(|c| c.to_ascii_lowercase());
+            return a.cmp(other.0.bytes().map(|c| c.to_ascii_lowercase()));
+        }
+        let a = self.0.chars().flat_map(char::to_lowercase);
+        let b = other.0.chars().flat_map(char::to_lowercase);
+        a.cmp(b)
+    }
+}
+impl PartialOrd for Caseless<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Caseless<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for Caseless<'_> {}
+
+/// Typing `added` after a query only ever removes matches (no operators).
+fn narrows(added: &str) -> bool {
+    !added.contains(['!', '^', '$', '\'', '\\'])
+}
+
+fn recency(b: &Book) -> i64 {
+    b.progress
+        .as_ref()
+        .and_then(|p| p.server_updated_at.or(p.client_updated_at))
+        .unwrap_or(i64::MIN)
+}
+
+impl Library {
+    pub fn books(&self) -> &[Book] {
+        &self.books
+    }
+    pub fn len(&self) -> usize {
+        self.view.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.view.is_empty()
+    }
+    pub fn total(&self) -> usize {
+        self.books.len()
+    }
+    fn index(&self) -> &HashMap<BookId, usize> {
+        self.by_id.get_or_init(|| {
+            let mut m = HashMap::with_capacity(self.books.len());
+            for (i, b) in self.books.iter().enumerate() {
+                m.insert(b.id.clone(), i);
+            }
+            m
+        })
+    }
+    fn position(&self, id: &BookId) -> Option<usize> {
+        self.index().get(id).copied()
+    }
+    pub fn get(&self, id: &BookId) -> Option<&Book> {
+        self.position(id).map(|i| &self.books[i])
+    }
+    pub fn get_mut(&mut self, id: &BookId) -> Option<&mut Book> {
+        self.position(id).map(|i| &mut self.books[i])
+    }
+    /// The book at a position of the current view.
+    pub fn row(&self, i: usize) -> Option<&Book> {
+        self.view.get(i).map(|&b| &self.books[b as usize])
+    }
+    pub fn selected(&self) -> Option<&Book> {
+        self.row(self.cursor)
+    }
+
+    /// Replaces the whole library (a fresh list or the cache).
+    pub fn set_books(&mut self, books: Vec<Book>, from_cache: bool) {
+        let keep = self.selected().map(|b| b.id.clone());
+        self.by_id = OnceCell::new();
+        self.order = None;
+        self.keys.clear();
+        self.narrowing.clear();
+        self.books = books;
+        self.loaded = true;
+        self.from_cache = from_cache;
+        self.partial = false;
+        self.rebuild(keep);
+    }
+
+    fn insert(&mut self, b: Book) {
+        self.narrowing.clear();
+        self.order = None;
+        if let Some(i) = self.position(&b.id) {
+            if let Some(k) = self.keys.get_mut(i) {
+                *k = match_key(&b);
+            }
+            self.books[i] = b;
+            return;
+        }
+        let n = self.books.len();
+        if let Some(m) = self.by_id.get_mut() {
+            m.insert(b.id.clone(), n);
+        }
+        if !self.keys.is_empty() {
+            self.keys.push(match_key(&b));
+        }
+        self.books.push(b);
+    }
+
+    fn ensure_keys(&mut self) {
+        if self.keys.len() != self.books.len() {
+            self.keys = self.books.iter().map(match_key).collect();
+        }
+    }
+
+    /// Merges server search results in (new books are appended, known ones
+    /// updated); the view is re-run.
+    pub fn merge(&mut self, books: Vec<Book>) {
+        let keep = self.selected().map(|b| b.id.clone());
+        for b in books {
+            self.insert(b);
+        }
+        self.rebuild(keep);
+    }
+
+    pub fn update_book(&mut self, id: &BookId, f: impl FnOnce(&mut Book)) {
+        if let Some(i) = self.position(id) {
+            self.order = None;
+            f(&mut self.books[i]);
+            if let Some(k) = self.keys.get_mut(i) {
+                *k = match_key(&self.books[i]);
+            }
+            self.narrowing.clear();
+        }
+    }
+
+    fn passes(&self, b: &Book) -> bool {
+        let by_filter = match self.filter {
+            Filter::All => true,
+            Filter::Favorites => b.favorite,
+            Filter::InProgress => in_progress(b),
+            Filter::Finished => b.progress.as_ref().is_some_and(|p| p.finished),
+        };
+        by_filter
+            && self
+                .category
+                .as_ref()
+                .is_none_or(|c| b.categories.iter().any(|bc| &bc.id == c))
+    }
+
+    /// Re-runs filter, search and sort; keeps the cursor on `keep` if it is
+    /// still visible.
+    pub fn rebuild(&mut self, keep: Option<BookId>) {
+        let query = self
+            .search
+            .as_ref()
+            .map(|s| s.query.trim().to_owned())
+            .unwrap_or_default();
+        if query.is_empty() {
+            self.narrowing.clear();
+            if self.order.as_ref().is_none_or(|(s, _)| *s != self.sort) {
+                let mut all: Vec<u32> = (0..self.books.len() as u32).collect();
+                let books = &self.books;
+                // Comparators that do not allocate; the cache is stored in
+                // title order and the sort is linear on sorted input.
+                let title = |i: u32| caseless(&books[i as usize].title);
+                match self.sort {
+                    Sort::Title => all.sort_by(|&a, &b| title(a).cmp(&title(b))),
+                    Sort::Author => all.sort_by(|&a, &b| {
+                        let author = |i: u32| {
+                            caseless(books[i as usize].authors.first().map_or("", |s| s.as_str()))
+                        };
+                        author(a)
+                            .cmp(&author(b))
+                            .then_with(|| title(a).cmp(&title(b)))
+                    }),
+                    Sort::Recent => {
+                        all.sort_by_key(|&i| std::cmp::Reverse(recency(&books[i as usize])))
+                    }
+                }
+                self.order = Some((self.sort, all));
+            }
+            let order = self
+                .order
+                .as_ref()
+                .map(|(_, o)| o.as_slice())
+                .unwrap_or(&[]);
+            self.view = order
+                .iter()
+                .copied()
+                .filter(|&i| self.passes(&self.books[i as usize]))
+                .collect();
+        } else {
+            self.ensure_keys();
+            // Drop remembered views that this query does not extend.
+            while self.narrowing.last().is_some_and(|(q, _)| {
+                !(query.starts_with(q.as_str()) && narrows(&query[q.len()..]))
+            }) {
+                self.narrowing.pop();
+            }
+            if let Some((q, v)) = self.narrowing.last()
+                && q == &query
+            {
+                self.view = v.clone();
+            } else {
+                let all: Vec<u32>;
+                let candidates: &[u32] = match self.narrowing.last() {
+                    Some((_, v)) => v,
+                    None => {
+                        all = (0..self.books.len() as u32)
+                            .filter(|&i| self.passes(&self.books[i as usize]))
+                            .collect();
+                        &all
+                    }
+                };
+                let pattern = Pattern::parse(&query, CaseMatching::Smart, Normalization::Smart);
+                let keys = &self.keys;
+                let score_all = |chunk: &[u32], matcher: &mut Matcher| -> Vec<(u32, u32)> {
+                    chunk
+                        .iter()
+                        .filter_map(|&i| {
+                            pattern
+                                .score(keys[i as usize].slice(..), matcher)
+                                .map(|s| (s, i))
+                        })
+                        .collect()
+                };
+                // A first keystroke over a big library scans everything:
+                // split it over the cores so the frame stays quick.
+                let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+                let mut scored: Vec<(u32, u32)> = if candidates.len() >= 20_000 && threads > 1 {
+                    let size = candidates.len().div_ceil(threads);
+                    let matcher = &mut self.matcher;
+                    std::thread::scope(|scope| {
+                        let handles: Vec<_> = candidates
+                            .chunks(size)
+                            .skip(1)
+                            .map(|chunk| {
+                                scope.spawn(move || {
+                                    score_all(chunk, &mut Matcher::new(Config::DEFAULT))
+                                })
+                            })
+                            .collect();
+                        let mut first =
+                            score_all(&candidates[..size.min(candidates.len())], matcher);
+                        for h in handles {
+                            first.extend(h.join().unwrap_or_default());
+                        }
+                        first
+                    })
+                } else {
+                    score_all(candidates, &mut self.matcher)
+                };
+                scored.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                self.view = scored.into_iter().map(|(_, i)| i).collect();
+                self.narrowing.push((query, self.view.clone()));
+            }
+        }
+        self.cursor = keep
+            .and_then(|id| self.position(&id))
+            .and_then(|bi| self.view.iter().position(|&v| v as usize == bi))
+            .unwrap_or(0);
+        self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
+    }
+
+    /// Char (grapheme) indices of `title` that match the search, for
+    /// highlighting. Computed for visible rows only.
+    pub fn title_matches(&mut self, book: &Book) -> Vec<u32> {
+        let Some(q) = self
+            .search
+            .as_ref()
+            .map(|s| s.query.trim())
+            .filter(|q| !q.is_empty())
+        else {
+            return Vec::new();
+        };
+        let pattern = Pattern::parse(q, CaseMatching::Smart, Normalization::Smart);
+        let hay = Utf32String::from(book.title.as_str());
+        let mut idx = Vec::new();
+        pattern.indices(hay.slice(..), &mut self.matcher, &mut idx);
+        idx.sort_unstable();
+        idx.dedup();
+        idx
+    }
+
+    pub fn move_by(&mut self, delta: isize) {
+        if self.view.is_empty() {
+            self.cursor = 0;
+            return;
+        }
+        let max = self.view.len() - 1;
+        self.cursor = self.cursor.saturating_add_signed(delta).min(max);
+    }
+
+    pub fn move_to(&mut self, i: usize) {
+        self.cursor = i.min(self.view.len().saturating_sub(1));
+    }
+
+    /// Keeps the cursor inside a window of `height` rows.
+    pub fn scroll_into_view(&mut self, height: usize) {
+        let height = height.max(1);
+        if self.cursor < self.offset {
+            self.offset = self.cursor;
+        } else if self.cursor >= self.offset + height {
+            self.offset = self.cursor + 1 - height;
+        }
+        self.offset = self.offset.min(self.view.len().saturating_sub(height));
+    }
+
+    pub fn next_category(&mut self) {
+        self.category = match &self.category {
+            None => self.categories.first().map(|c| c.id.clone()),
+            Some(cur) => {
+                let i = self.categories.iter().position(|c| &c.id == cur);
+                i.and_then(|i| self.categories.get(i + 1))
+                    .map(|c| c.id.clone())
+            }
+        };
+    }
+
+    pub fn category_name(&self) -> Option<&str> {
+        let id = self.category.as_ref()?;
+        self.categories
+            .iter()
+            .find(|c| &c.id == id)
+            .map(|c| c.name.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Progress;
+
+    fn book(id: &str, title: &str, author: &str) -> Book {
+        Book {
+            id: BookId::new(id),
+            title: title.into(),
+            authors: vec![author.into()],
+            duration: Some(3600.0),
+            ..Book::default()
+        }
+    }
+
+    fn lib() -> Library {
+        let mut l = Library::default();
+        let mut started = book("3", "Moby Dick", "Melville");
+        started.progress = Some(Progress {
+            chapter_id: "c1".into(),
+            position: 30.0,
+            book_position: Some(900.0),
+            finished: false,
+            client_updated_at: Some(5),
+            server_updated_at: None,
+        });
+        let mut fav = book("2", "Emma", "Austen");
+        fav.favorite = true;
+        l.set_books(
+            vec![book("1", "Pride and Prejudice", "Austen"), fav, started],
+            false,
+        );
+        l
+    }
+
+    #[test]
+    fn sorts_and_filters() {
+        let mut l = lib();
+        let titles = |l: &Library| {
+            (0..l.len())
+                .map(|i| l.row(i).unwrap().title.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(titles(&l), ["Emma", "Moby Dick", "Pride and Prejudice"]);
+        l.sort = Sort::Recent;
+        l.rebuild(None);
+        assert_eq!(titles(&l)[0], "Moby Dick");
+        l.filter = Filter::Favorites;
+        l.rebuild(None);
+        assert_eq!(titles(&l), ["Emma"]);
+        l.filter = Filter::InProgress;
+        l.rebuild(None);
+        assert_eq!(titles(&l), ["Moby Dick"]);
+        assert_eq!(fraction(l.row(0).unwrap()), Some(0.25));
+    }
+
+    #[test]
+    fn fuzzy_search_ranks_and_highlights() {
+        let mut l = lib();
+        l.search = Some(Search {
+            query: "pp".into(),
+            ..Search::default()
+        });
+        l.rebuild(None);
+        assert_eq!(l.len(), 1);
+        let b = l.row(0).unwrap().clone();
+        assert_eq!(b.title, "Pride and Prejudice");
+        let idx = l.title_matches(&b);
+        assert_eq!(idx.len(), 2);
+        // Matches authors too.
+        l.search.as_mut().unwrap().query = "melv".into();
+        l.rebuild(None);
+        assert_eq!(l.row(0).unwrap().title, "Moby Dick");
+    }
+
+    #[test]
+    fn merge_adds_server_results_and_keeps_the_cursor() {
+        let mut l = lib();
+        l.move_to(1);
+        let id = l.selected().unwrap().id.clone();
+        l.merge(vec![book("9", "Aaa", "Zed")]);
+        assert_eq!(l.total(), 4);
+        assert_eq!(l.selected().unwrap().id, id);
+    }
+
+    #[test]
+    fn scrolling_keeps_cursor_visible() {
+        let mut l = Library::default();
+        l.set_books(
+            (0..1000)
+                .map(|i| book(&i.to_string(), &format!("{i:04}"), "a"))
+                .collect(),
+            true,
+        );
+        l.move_by(500);
+        l.scroll_into_view(10);
+        assert_eq!(l.offset, 491);
+        l.move_by(-10_000);
+        l.scroll_into_view(10);
+        assert_eq!((l.cursor, l.offset), (0, 0));
+    }
+}

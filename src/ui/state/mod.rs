@@ -1,0 +1,329 @@
+//! The app state as plain data, and the reducer: `App::update(Event)`
+//! returns the effects (backend requests) to carry out. No I/O here.
+
+pub mod library;
+pub mod msg;
+mod overlay;
+mod playback;
+
+pub use library::{Filter, Library, Search, Sort};
+pub use msg::*;
+pub use overlay::{Overlay, SLEEP_CHOICES, SleepChoice};
+pub use playback::{NowPlaying, SleepTimer, fmt_time};
+
+use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
+use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
+use std::collections::VecDeque;
+
+/// How long the search waits after the last keystroke before asking the server.
+pub const SEARCH_DEBOUNCE_MS: Millis = 350;
+/// While playing, the clock ticks at most this often.
+pub const PLAYING_TICK_MS: Millis = 250;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UiSettings {
+    /// Listened seconds; media seconds = this × speed.
+    pub short_skip: f64,
+    pub long_skip: f64,
+}
+
+impl Default for UiSettings {
+    fn default() -> Self {
+        UiSettings {
+            short_skip: 10.0,
+            long_skip: 30.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginField {
+    Address,
+    User,
+    Password,
+    Profile,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LoginForm {
+    pub address: String,
+    pub user: String,
+    pub password: Password,
+    pub focus: usize,
+    pub error: Option<String>,
+    pub busy: bool,
+    pub profiles: Vec<String>,
+    pub profile: Option<String>,
+}
+
+impl LoginForm {
+    pub const FIELDS: [LoginField; 4] = [
+        LoginField::Address,
+        LoginField::User,
+        LoginField::Password,
+        LoginField::Profile,
+    ];
+    pub fn field(&self) -> LoginField {
+        Self::FIELDS[self.focus % Self::FIELDS.len()]
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BookPane {
+    #[default]
+    Chapters,
+    Bookmarks,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct BookScreen {
+    pub id: BookId,
+    pub manifest: Option<Manifest>,
+    pub bookmarks: Vec<Bookmark>,
+    pub loading: bool,
+    pub pane: BookPane,
+    pub cursor: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Login,
+    Library,
+    Book,
+    License,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Toast {
+    pub text: String,
+    pub error: bool,
+    pub until: Millis,
+}
+
+#[derive(Debug)]
+pub struct App {
+    pub keymap: Keymap,
+    pub settings: UiSettings,
+    pub now: Millis,
+    pub size: (u16, u16),
+    pub screen: Screen,
+    /// Where Back goes from the license screen.
+    pub prev_screen: Screen,
+    pub overlay: Option<Overlay>,
+    pub login: LoginForm,
+    pub session: Option<crate::ui::state::SessionInfo>,
+    pub library: Library,
+    pub book: BookScreen,
+    pub playing: Option<NowPlaying>,
+    pub speed: f32,
+    pub volume: f32,
+    pub sleep: Option<SleepTimer>,
+    pub sync: SyncView,
+    pub license: Option<LicenseStatus>,
+    /// Set on 403 license_required: playback and sync are stopped.
+    pub license_block: Option<String>,
+    pub toasts: VecDeque<Toast>,
+    /// Keys go to the search line (false once Enter moved focus to the list).
+    pub search_focus: bool,
+    /// Something visible changed since the last frame.
+    pub dirty: bool,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(keymap: Keymap, settings: UiSettings) -> Self {
+        App {
+            keymap,
+            settings,
+            now: 0,
+            size: (80, 24),
+            screen: Screen::Login,
+            prev_screen: Screen::Library,
+            overlay: None,
+            login: LoginForm::default(),
+            session: None,
+            library: Library::default(),
+            book: BookScreen::default(),
+            playing: None,
+            speed: 1.0,
+            volume: 1.0,
+            sleep: None,
+            sync: SyncView::default(),
+            license: None,
+            license_block: None,
+            toasts: VecDeque::new(),
+            search_focus: false,
+            dirty: true,
+            quit: false,
+        }
+    }
+
+    /// The reducer. Marks the app dirty when something visible changed.
+    pub fn update(&mut self, event: Event) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        match event {
+            Event::Tick(now) => self.tick(now, &mut fx),
+            Event::Resize(w, h) => {
+                self.size = (w, h);
+                self.dirty = true;
+            }
+            Event::Key(key) => {
+                self.dirty = true;
+                self.key(key.normalized(), &mut fx);
+            }
+            Event::Paste(text) => {
+                self.dirty = true;
+                let line: String = text.chars().filter(|c| !c.is_control()).collect();
+                for c in line.chars() {
+                    self.key(Key::ch(c), &mut fx);
+                }
+            }
+            Event::Mouse(m) => {
+                self.dirty = true;
+                self.mouse(m, &mut fx);
+            }
+            Event::Backend(b) => {
+                self.dirty = true;
+                self.backend(b, &mut fx);
+            }
+        }
+        if fx.contains(&Effect::Quit) {
+            self.quit = true;
+        }
+        fx
+    }
+
+    /// When the loop must wake up even with no input, if at all.
+    pub fn next_wake(&self) -> Option<Millis> {
+        let mut wake: Option<Millis> = None;
+        let mut at = |t: Millis| wake = Some(wake.map_or(t, |w| w.min(t)));
+        if self.is_playing() || matches!(self.sleep, Some(SleepTimer::Fading { .. })) {
+            at(self.now + PLAYING_TICK_MS);
+        }
+        if let Some(t) = self.toasts.front() {
+            at(t.until);
+        }
+        if let Some(t) = self.library.search.as_ref().and_then(|s| s.ask_server_at) {
+            at(t);
+        }
+        if let Some(SleepTimer::Until(t)) = self.sleep {
+            at(t);
+        }
+        wake
+    }
+
+    pub fn is_playing(&self) -> bool {
+        self.playing.as_ref().is_some_and(|p| p.is_playing())
+    }
+
+    pub fn toast(&mut self, text: impl Into<String>, error: bool) {
+        let until = self.now + if error { 6000 } else { 3000 };
+        self.toasts.push_back(Toast {
+            text: text.into(),
+            error,
+            until,
+        });
+        while self.toasts.len() > 3 {
+            self.toasts.pop_front();
+        }
+        self.dirty = true;
+    }
+
+    fn tick(&mut self, now: Millis, fx: &mut Vec<Effect>) {
+        self.now = now;
+        let before = self.toasts.len();
+        while self.toasts.front().is_some_and(|t| t.until <= now) {
+            self.toasts.pop_front();
+        }
+        if self.toasts.len() != before {
+            self.dirty = true;
+        }
+        if let Some(search) = self.library.search.as_mut()
+            && search.ask_server_at.is_some_and(|t| t <= now)
+        {
+            search.ask_server_at = None;
+            let q = search.query.trim().to_owned();
+            if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
+                search.asked = Some(q.clone());
+                fx.push(Effect::Search(q));
+            }
+        }
+        self.sleep_tick(fx);
+        if self.is_playing() {
+            self.dirty = true;
+        }
+    }
+
+    fn key(&mut self, key: Key, fx: &mut Vec<Effect>) {
+        if key.ctrl && key.code == KeyCode::Char('c') {
+            fx.push(Effect::FlushProgress);
+            fx.push(Effect::Quit);
+            return;
+        }
+        if self.overlay.is_some() {
+            self.overlay_key(key, fx);
+            return;
+        }
+        // Text input first: the login form and the search line own the keys.
+        if self.screen == Screen::Login {
+            self.login_key(key, fx);
+            return;
+        }
+        if self.screen == Screen::Library && self.search_editing() && self.search_key(key, fx) {
+            return;
+        }
+        let Some(action) = self.keymap.action(key) else {
+            return;
+        };
+        self.action(action, fx);
+    }
+
+    fn search_editing(&self) -> bool {
+        self.library.search.is_some() && self.screen == Screen::Library && self.search_focus
+    }
+
+    /// Handles a key typed into the search line; false hands it on.
+    fn search_key(&mut self, key: Key, fx: &mut Vec<Effect>) -> bool {
+        let Some(search) = self.library.search.as_mut() else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Char(c) if !key.ctrl && !key.alt => search.query.push(c),
+            KeyCode::Backspace => {
+                if search.query.pop().is_none() {
+                    self.close_search();
+                    return true;
+                }
+            }
+            KeyCode::Esc => {
+                self.close_search();
+                return true;
+            }
+            KeyCode::Enter => {
+                let q = search.query.trim().to_owned();
+                search.ask_server_at = None;
+                if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
+                    search.asked = Some(q.clone());
+                    fx.push(Effect::Search(q));
+                }
+                self.search_focus = false;
+                return true;
+            }
+            KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown => return false,
+            _ => return true,
+        }
+        search.ask_server_at = Some(self.now + SEARCH_DEBOUNCE_MS);
+        self.library.rebuild(None);
+        self.library.offset = 0;
+        true
+    }
+
+    fn close_search(&mut self) {
+        let keep = self.library.selected().map(|b| b.id.clone());
+        self.library.search = None;
+        self.search_focus = false;
+        self.library.rebuild(keep);
+    }
+}
+
+mod reduce;

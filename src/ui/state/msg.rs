@@ -1,0 +1,271 @@
+//! What flows into the reducer (events) and out of it (effects). Effects
+//! are requests to the backends; their answers come back as events.
+
+use crate::domain::{
+    Book, BookId, Bookmark, BookmarkId, Category, ChapterId, LicenseStatus, Manifest, Progress,
+};
+use crate::ui::keymap::Key;
+use std::fmt;
+
+/// Monotonic milliseconds, from the event loop's clock.
+pub type Millis = u64;
+
+// Messages move a few times per keystroke; boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Key(Key),
+    /// Text pasted into the terminal (bracketed paste).
+    Paste(String),
+    Mouse(Mouse),
+    Resize(u16, u16),
+    /// The clock moved; sent before other events of a wake-up.
+    Tick(Millis),
+    Backend(Backend),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mouse {
+    Click { x: u16, y: u16 },
+    ScrollUp,
+    ScrollDown,
+}
+
+/// A password that never shows up in logs or Debug output.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Password(String);
+
+impl Password {
+    pub fn new(s: impl Into<String>) -> Self {
+        Password(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Password(***)")
+    }
+}
+
+impl Drop for Password {
+    fn drop(&mut self) {
+        // Best effort: overwrite the bytes before the allocation is freed.
+        // SAFETY: zero bytes are valid UTF-8.
+        unsafe { self.0.as_bytes_mut() }.fill(0);
+    }
+}
+
+/// Where to start playing a book.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartAt {
+    /// Where the reconciler says (server progress, maybe a conflict prompt).
+    Resume,
+    /// The user chose a chapter (or a bookmark) explicitly.
+    At(ChapterId, f64),
+    /// Explicit restart from 0 (the intentional zero of the sync issue).
+    Restart,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineCmd {
+    Toggle,
+    Pause,
+    /// Seconds of media time, signed.
+    SkipBy(f64),
+    NextChapter,
+    PrevChapter,
+    Seek {
+        chapter: ChapterId,
+        position: f64,
+    },
+    SetSpeed(f32),
+    SetVolume(f32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictChoice {
+    Server,
+    Local,
+}
+
+// Messages move a few times per keystroke; boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Login {
+        address: String,
+        user: String,
+        password: Password,
+        profile: Option<String>,
+    },
+    SwitchProfile(String),
+    LoadLibrary,
+    Search(String),
+    LoadBook(BookId),
+    SetFavorite {
+        book: BookId,
+        favorite: bool,
+    },
+    AddBookmark {
+        book: BookId,
+        chapter: ChapterId,
+        position: f64,
+        note: Option<String>,
+    },
+    DeleteBookmark {
+        book: BookId,
+        id: BookmarkId,
+    },
+    LoadLicense,
+    Play {
+        book: Book,
+        manifest: Manifest,
+        start: StartAt,
+    },
+    Engine(EngineCmd),
+    SetFinished {
+        book: BookId,
+        finished: bool,
+    },
+    ResolveConflict {
+        book: BookId,
+        choice: ConflictChoice,
+    },
+    /// Write the current progress now (sleep timer fired, quitting).
+    FlushProgress,
+    Quit,
+}
+
+/// Why a login failed, in the words the login screen shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoginError {
+    Unreachable(String),
+    HtmlPage(String),
+    BadCredentials,
+    LicenseRequired(String),
+    Other(String),
+}
+
+impl fmt::Display for LoginError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoginError::Unreachable(a) => write!(
+                f,
+                "Cannot reach the server at {a}. Check the address and that the server is running."
+            ),
+            LoginError::HtmlPage(a) => write!(
+                f,
+                "The server at {a} answered with a web page, not the API. Check the address and gateway prefix."
+            ),
+            LoginError::BadCredentials => f.write_str("Wrong user name or password."),
+            LoginError::LicenseRequired(m) => write!(f, "The server has no valid license: {m}"),
+            LoginError::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Who we are logged in as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    pub address: String,
+    pub user: String,
+    pub profile: Option<String>,
+}
+
+/// Engine state as the UI needs it (mirrors the engine's published state).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineView {
+    pub playback_id: u64,
+    pub book: BookId,
+    pub chapter: ChapterId,
+    /// Seconds into the chapter, media time.
+    pub position: f64,
+    pub state: PlayState,
+    pub speed: f32,
+    pub volume: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlayState {
+    Loading,
+    Playing,
+    Paused,
+    Buffering,
+    Stalled,
+    Ended,
+    Error(String),
+}
+
+/// What the sync worker tells about the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SyncView {
+    pub offline: bool,
+    pub syncing: bool,
+    pub queued: usize,
+}
+
+/// A position as the conflict prompt shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Position {
+    pub chapter: ChapterId,
+    pub position: f64,
+}
+
+// Messages move a few times per keystroke; boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Backend {
+    Profiles {
+        names: Vec<String>,
+        current: Option<String>,
+        address: String,
+        user: String,
+    },
+    LoggedIn(SessionInfo),
+    LoginFailed(LoginError),
+    Library {
+        books: Vec<Book>,
+        from_cache: bool,
+    },
+    /// The first screenful of the cached library, while the rest loads.
+    LibraryHead(Vec<Book>),
+    Categories(Vec<Category>),
+    SearchResults {
+        query: String,
+        books: Vec<Book>,
+    },
+    BookLoaded {
+        book: Book,
+        manifest: Option<Manifest>,
+        bookmarks: Vec<Bookmark>,
+    },
+    BookmarkAdded(Bookmark),
+    BookmarkDeleted {
+        book: BookId,
+        id: BookmarkId,
+    },
+    FavoriteSet {
+        book: BookId,
+        favorite: bool,
+    },
+    ProgressChanged {
+        book: BookId,
+        progress: Progress,
+    },
+    License(LicenseStatus),
+    /// 403 license_required anywhere: playback and sync are stopped.
+    LicenseRequired(String),
+    Engine(EngineView),
+    Sync(SyncView),
+    Conflict {
+        book: BookId,
+        server: Position,
+        local: Position,
+    },
+    /// A plain-words failure of some request.
+    Failed(String),
+    Notice(String),
+}

@@ -1,0 +1,690 @@
+//! The reducer's branches: actions, the login form, mouse, backend answers,
+//! and the sleep timer's clock.
+
+use super::*;
+use crate::domain::ChapterId;
+use crate::ui::views::layout::Areas;
+
+const SPEED_MIN: f32 = 0.5;
+const SPEED_MAX: f32 = 3.0;
+
+fn step_speed(speed: f32, delta: f32) -> f32 {
+    (((speed + delta) * 20.0).round() / 20.0).clamp(SPEED_MIN, SPEED_MAX)
+}
+
+impl App {
+    fn list_height(&self) -> usize {
+        Areas::compute(self.size.0, self.size.1).list_rows()
+    }
+
+    pub(super) fn action(&mut self, action: Action, fx: &mut Vec<Effect>) {
+        use Action as A;
+        if self.license_block.is_some()
+            && matches!(
+                action,
+                A::PlayPause
+                    | A::SkipBackShort
+                    | A::SkipForwardShort
+                    | A::SkipBackLong
+                    | A::SkipForwardLong
+                    | A::NextChapter
+                    | A::PrevChapter
+            )
+        {
+            self.toast(
+                "Playback is stopped: the server has no valid license (press i for details).",
+                true,
+            );
+            return;
+        }
+        match action {
+            A::Quit => {
+                fx.push(Effect::FlushProgress);
+                fx.push(Effect::Quit);
+            }
+            A::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            A::Back => self.back(fx),
+            A::Up | A::Down | A::Top | A::Bottom | A::PageUp | A::PageDown => self.navigate(action),
+            A::Open => self.open(fx),
+            A::Search => {
+                self.screen = Screen::Library;
+                if self.library.search.is_none() {
+                    self.library.search = Some(Search::default());
+                }
+                self.search_focus = true;
+            }
+            A::PlayPause => {
+                if self.playing.is_some() {
+                    fx.push(Effect::Engine(EngineCmd::Toggle));
+                } else if self.screen == Screen::Book {
+                    self.play_book(StartAt::Resume, fx);
+                }
+            }
+            A::SkipBackShort => self.skip(-self.settings.short_skip, fx),
+            A::SkipForwardShort => self.skip(self.settings.short_skip, fx),
+            A::SkipBackLong => self.skip(-self.settings.long_skip, fx),
+            A::SkipForwardLong => self.skip(self.settings.long_skip, fx),
+            A::SpeedDown => self.set_speed(step_speed(self.speed, -0.05), fx),
+            A::SpeedUp => self.set_speed(step_speed(self.speed, 0.05), fx),
+            A::SpeedDownBig => self.set_speed(step_speed(self.speed, -0.25), fx),
+            A::SpeedUpBig => self.set_speed(step_speed(self.speed, 0.25), fx),
+            A::VolumeDown | A::VolumeUp => {
+                let d = if action == A::VolumeUp { 0.05 } else { -0.05 };
+                self.volume = ((self.volume + d) * 20.0).round().clamp(0.0, 20.0) / 20.0;
+                fx.push(Effect::Engine(EngineCmd::SetVolume(self.volume)));
+            }
+            A::NextChapter if self.playing.is_some() => {
+                fx.push(Effect::Engine(EngineCmd::NextChapter))
+            }
+            A::PrevChapter if self.playing.is_some() => {
+                fx.push(Effect::Engine(EngineCmd::PrevChapter))
+            }
+            A::NextChapter | A::PrevChapter => self.toast("Nothing is playing.", false),
+            A::SleepTimer => self.overlay = Some(Overlay::Sleep { cursor: 0 }),
+            A::Favorite => {
+                if let Some(b) = self.current_book() {
+                    let (book, favorite) = (b.id.clone(), !b.favorite);
+                    self.library.update_book(&book, |b| b.favorite = favorite);
+                    fx.push(Effect::SetFavorite { book, favorite });
+                }
+            }
+            A::Filter | A::Category | A::Sort if self.screen == Screen::Library => {
+                let keep = self.library.selected().map(|b| b.id.clone());
+                match action {
+                    A::Filter => self.library.filter = self.library.filter.next(),
+                    A::Category => self.library.next_category(),
+                    _ => self.library.sort = self.library.sort.next(),
+                }
+                self.library.rebuild(keep);
+            }
+            A::Filter | A::Category | A::Sort => {}
+            A::Refresh if self.screen == Screen::License => fx.push(Effect::LoadLicense),
+            A::Refresh => {
+                fx.push(Effect::LoadLibrary);
+                if self.screen == Screen::Book {
+                    fx.push(Effect::LoadBook(self.book.id.clone()));
+                }
+            }
+            A::NowPlaying => {
+                if let Some(id) = self.playing.as_ref().map(|p| p.book.id.clone()) {
+                    self.open_book(id, fx);
+                }
+            }
+            A::Bookmark => self.start_bookmark(),
+            A::Bookmarks if self.screen == Screen::Book => {
+                self.book.pane = match self.book.pane {
+                    BookPane::Chapters => BookPane::Bookmarks,
+                    BookPane::Bookmarks => BookPane::Chapters,
+                };
+                self.book.cursor = 0;
+            }
+            A::Bookmarks => {}
+            A::Delete => {
+                if self.screen == Screen::Book
+                    && self.book.pane == BookPane::Bookmarks
+                    && let Some(bm) = self.book.bookmarks.get(self.book.cursor)
+                {
+                    fx.push(Effect::DeleteBookmark {
+                        book: bm.book_id.clone(),
+                        id: bm.id.clone(),
+                    });
+                }
+            }
+            A::MarkFinished => {
+                if let Some(b) = self.current_book() {
+                    let finished = !b.progress.as_ref().is_some_and(|p| p.finished);
+                    let id = b.id.clone();
+                    fx.push(Effect::SetFinished { book: id, finished });
+                    self.toast(
+                        if finished {
+                            "Marked finished"
+                        } else {
+                            "Marked unfinished"
+                        },
+                        false,
+                    );
+                }
+            }
+            A::Restart => {
+                if let Some(b) = self.current_book() {
+                    self.overlay = Some(Overlay::ConfirmRestart { book: b.id.clone() });
+                }
+            }
+            A::License => {
+                if self.screen != Screen::License {
+                    self.prev_screen = self.screen;
+                }
+                self.screen = Screen::License;
+                fx.push(Effect::LoadLicense);
+            }
+            A::Profiles => {
+                self.screen = Screen::Login;
+                self.login.error = None;
+                self.login.busy = false;
+            }
+        }
+    }
+
+    /// The book the user is looking at: the open book, or the selected row.
+    fn current_book(&self) -> Option<&crate::domain::Book> {
+        match self.screen {
+            Screen::Book => self.library.get(&self.book.id),
+            Screen::Library => self.library.selected(),
+            _ => None,
+        }
+    }
+
+    fn back(&mut self, fx: &mut Vec<Effect>) {
+        match self.screen {
+            Screen::Book => self.screen = Screen::Library,
+            Screen::License => self.screen = self.prev_screen,
+            Screen::Library if self.library.search.is_some() => self.close_search(),
+            Screen::Library | Screen::Login => {
+                fx.push(Effect::FlushProgress);
+                fx.push(Effect::Quit);
+            }
+        }
+    }
+
+    fn navigate(&mut self, action: Action) {
+        let page = self.list_height().max(1) as isize;
+        let delta = match action {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -page,
+            Action::PageDown => page,
+            Action::Top => isize::MIN / 2,
+            _ => isize::MAX / 2,
+        };
+        match self.screen {
+            Screen::Library => {
+                self.library.move_by(delta);
+                self.library.scroll_into_view(self.list_height());
+            }
+            Screen::Book => {
+                let len = match self.book.pane {
+                    BookPane::Chapters => self.book.manifest.as_ref().map_or(0, |m| m.items.len()),
+                    BookPane::Bookmarks => self.book.bookmarks.len(),
+                };
+                self.book.cursor = self
+                    .book
+                    .cursor
+                    .saturating_add_signed(delta)
+                    .min(len.saturating_sub(1));
+            }
+            _ => {}
+        }
+    }
+
+    fn open(&mut self, fx: &mut Vec<Effect>) {
+        match self.screen {
+            Screen::Library => {
+                if let Some(id) = self.library.selected().map(|b| b.id.clone()) {
+                    self.open_book(id, fx);
+                }
+            }
+            Screen::Book => {
+                let start = match self.book.pane {
+                    BookPane::Chapters => self
+                        .book
+                        .manifest
+                        .as_ref()
+                        .and_then(|m| m.items.get(self.book.cursor))
+                        .map(|i| StartAt::At(i.chapter_id.clone(), 0.0)),
+                    BookPane::Bookmarks => self
+                        .book
+                        .bookmarks
+                        .get(self.book.cursor)
+                        .map(|b| StartAt::At(b.chapter_id.clone(), b.position)),
+                };
+                if let Some(start) = start {
+                    self.play_book(start, fx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn open_book(&mut self, id: BookId, fx: &mut Vec<Effect>) {
+        if self.book.id != id || self.book.manifest.is_none() {
+            self.book = BookScreen {
+                id: id.clone(),
+                loading: true,
+                ..BookScreen::default()
+            };
+        }
+        // Land on the current chapter when it is the playing book.
+        if let Some(i) = self
+            .playing
+            .as_ref()
+            .filter(|p| p.book.id == id)
+            .and_then(|p| p.chapter_index())
+        {
+            self.book.pane = BookPane::Chapters;
+            self.book.cursor = i;
+        }
+        self.screen = Screen::Book;
+        fx.push(Effect::LoadBook(id));
+    }
+
+    pub(super) fn play_book(&mut self, start: StartAt, fx: &mut Vec<Effect>) {
+        let Some(manifest) = self.book.manifest.clone() else {
+            self.toast("The chapter list is still loading.", false);
+            return;
+        };
+        let Some(book) = self.library.get(&self.book.id).cloned() else {
+            return;
+        };
+        let same = self.playing.as_ref().is_some_and(|p| p.book.id == book.id);
+        if same && let StartAt::At(chapter, position) = &start {
+            fx.push(Effect::Engine(EngineCmd::Seek {
+                chapter: chapter.clone(),
+                position: *position,
+            }));
+            return;
+        }
+        if same && start == StartAt::Resume {
+            fx.push(Effect::Engine(EngineCmd::Toggle));
+            return;
+        }
+        self.playing = Some(NowPlaying {
+            book: book.clone(),
+            manifest: manifest.clone(),
+            engine: None,
+        });
+        fx.push(Effect::Play {
+            book,
+            manifest,
+            start,
+        });
+    }
+
+    pub(super) fn restart(&mut self, book: BookId, fx: &mut Vec<Effect>) {
+        if self.book.id == book && self.book.manifest.is_some() {
+            let playing_it = self.playing.as_ref().is_some_and(|p| p.book.id == book);
+            if playing_it
+                && let Some(first) = self.book.manifest.as_ref().and_then(|m| m.items.first())
+            {
+                let chapter = first.chapter_id.clone();
+                fx.push(Effect::SetFinished {
+                    book: book.clone(),
+                    finished: false,
+                });
+                fx.push(Effect::Engine(EngineCmd::Seek {
+                    chapter,
+                    position: 0.0,
+                }));
+            } else {
+                self.playing = None;
+                self.play_book(StartAt::Restart, fx);
+            }
+        } else {
+            fx.push(Effect::SetFinished {
+                book,
+                finished: false,
+            });
+        }
+        self.toast("Restarted from the beginning", false);
+    }
+
+    fn skip(&mut self, listened: f64, fx: &mut Vec<Effect>) {
+        if self.playing.is_none() {
+            return;
+        }
+        // The interval is listened time; at 2× it covers twice the media.
+        let media = listened * f64::from(self.speed);
+        fx.push(Effect::Engine(EngineCmd::SkipBy(media)));
+    }
+
+    fn set_speed(&mut self, speed: f32, fx: &mut Vec<Effect>) {
+        self.speed = speed;
+        fx.push(Effect::Engine(EngineCmd::SetSpeed(speed)));
+    }
+
+    fn start_bookmark(&mut self) {
+        let Some(np) = self.playing.as_ref() else {
+            self.toast("Start playing to add a bookmark here.", false);
+            return;
+        };
+        let Some(e) = np.engine.as_ref() else {
+            self.toast("Wait until playback has started.", false);
+            return;
+        };
+        self.overlay = Some(Overlay::BookmarkNote {
+            book: np.book.id.clone(),
+            chapter: e.chapter.clone(),
+            position: e.position,
+            note: String::new(),
+        });
+    }
+
+    pub(super) fn login_key(&mut self, key: Key, fx: &mut Vec<Effect>) {
+        let form = &mut self.login;
+        let field = form.field();
+        match key.code {
+            KeyCode::Esc => {
+                if self.session.is_some() {
+                    self.screen = Screen::Library;
+                } else {
+                    fx.push(Effect::Quit);
+                }
+            }
+            KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % LoginForm::FIELDS.len(),
+            KeyCode::BackTab | KeyCode::Up => {
+                form.focus = (form.focus + LoginForm::FIELDS.len() - 1) % LoginForm::FIELDS.len()
+            }
+            KeyCode::Left | KeyCode::Right
+                if field == LoginField::Profile && !form.profiles.is_empty() =>
+            {
+                let cur = form
+                    .profile
+                    .as_ref()
+                    .and_then(|p| form.profiles.iter().position(|x| x == p));
+                let n = form.profiles.len();
+                let next = match (cur, key.code) {
+                    (None, _) => 0,
+                    (Some(i), KeyCode::Right) => (i + 1) % n,
+                    (Some(i), _) => (i + n - 1) % n,
+                };
+                let name = form.profiles[next].clone();
+                form.profile = Some(name.clone());
+                fx.push(Effect::SwitchProfile(name));
+            }
+            KeyCode::Enter => {
+                if form.address.trim().is_empty() {
+                    form.error = Some("Enter the server address.".into());
+                    form.focus = 0;
+                } else if form.user.trim().is_empty() {
+                    form.error = Some("Enter your user name.".into());
+                    form.focus = 1;
+                } else if field != LoginField::Password && form.password.expose().is_empty() {
+                    form.focus = 2;
+                } else {
+                    form.error = None;
+                    form.busy = true;
+                    // The password leaves the form here and is not kept.
+                    let password = std::mem::take(&mut form.password);
+                    fx.push(Effect::Login {
+                        address: form.address.trim().to_owned(),
+                        user: form.user.trim().to_owned(),
+                        password,
+                        profile: form.profile.clone(),
+                    });
+                }
+            }
+            KeyCode::Backspace => {
+                match field {
+                    LoginField::Address => {
+                        form.address.pop();
+                    }
+                    LoginField::User => {
+                        form.user.pop();
+                    }
+                    LoginField::Password => {
+                        let mut p = form.password.expose().to_owned();
+                        p.pop();
+                        form.password = Password::new(p);
+                    }
+                    LoginField::Profile => {}
+                };
+            }
+            KeyCode::Char(c) if !key.ctrl && !key.alt => match field {
+                LoginField::Address => form.address.push(c),
+                LoginField::User => form.user.push(c),
+                LoginField::Password => {
+                    let mut p = form.password.expose().to_owned();
+                    p.push(c);
+                    form.password = Password::new(p);
+                }
+                LoginField::Profile => {}
+            },
+            _ => {}
+        }
+    }
+
+    pub(super) fn mouse(&mut self, m: Mouse, fx: &mut Vec<Effect>) {
+        if self.overlay.is_some() {
+            return;
+        }
+        let areas = Areas::compute(self.size.0, self.size.1);
+        match m {
+            Mouse::ScrollUp => self.navigate(Action::Up),
+            Mouse::ScrollDown => self.navigate(Action::Down),
+            Mouse::Click { x, y } => {
+                if let Some(frac) = areas.book_bar_fraction(x, y)
+                    && let Some(np) = self.playing.as_ref()
+                {
+                    let (_, total) = np.book_progress();
+                    if let Some(target) = total.map(|t| t * frac)
+                        && let Some((chapter, pos)) = locate(&np.manifest, target)
+                    {
+                        fx.push(Effect::Engine(EngineCmd::Seek {
+                            chapter,
+                            position: pos,
+                        }));
+                    }
+                    return;
+                }
+                if self.screen == Screen::Library
+                    && let Some(row) = areas.list_row(y)
+                {
+                    let i = self.library.offset + row;
+                    if i < self.library.len() {
+                        if i == self.library.cursor {
+                            self.open(fx);
+                        } else {
+                            self.library.move_to(i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn backend(&mut self, b: Backend, fx: &mut Vec<Effect>) {
+        match b {
+            Backend::Profiles {
+                names,
+                current,
+                address,
+                user,
+            } => {
+                self.login.profiles = names;
+                self.login.profile = current;
+                self.login.address = address;
+                self.login.user = user;
+            }
+            Backend::LoggedIn(session) => {
+                self.login.busy = false;
+                self.login.error = None;
+                self.login.password = Password::default();
+                self.session = Some(session);
+                if self.screen == Screen::Login {
+                    self.screen = Screen::Library;
+                }
+                fx.push(Effect::LoadLibrary);
+            }
+            Backend::LoginFailed(e) => {
+                self.login.busy = false;
+                self.login.error = Some(e.to_string());
+                self.screen = Screen::Login;
+                self.login.focus = match e {
+                    LoginError::BadCredentials => 2,
+                    _ => 0,
+                };
+            }
+            Backend::Library { books, from_cache } => {
+                self.library.set_books(books, from_cache);
+                self.library.scroll_into_view(self.list_height());
+            }
+            Backend::LibraryHead(books) => {
+                if !self.library.loaded {
+                    self.library.set_books(books, true);
+                    self.library.partial = true;
+                }
+            }
+            Backend::Categories(c) => self.library.categories = c,
+            Backend::SearchResults { query, books } => {
+                // A late answer for an older query still adds books; that is fine.
+                let _ = query;
+                self.library.merge(books);
+            }
+            Backend::BookLoaded {
+                book,
+                manifest,
+                bookmarks,
+            } => {
+                let id = book.id.clone();
+                if self.library.get(&id).is_some() {
+                    self.library.update_book(&id, |b| *b = book);
+                } else {
+                    self.library.merge(vec![book]);
+                }
+                if self.book.id == id {
+                    self.book.loading = false;
+                    if manifest.is_some() {
+                        self.book.manifest = manifest;
+                    }
+                    self.book.bookmarks = bookmarks;
+                }
+            }
+            Backend::BookmarkAdded(bm) => {
+                self.toast(
+                    format!("Bookmark added at {}", fmt_time(bm.position)),
+                    false,
+                );
+                if self.book.id == bm.book_id {
+                    self.book.bookmarks.push(bm);
+                }
+            }
+            Backend::BookmarkDeleted { book, id } => {
+                if self.book.id == book {
+                    self.book.bookmarks.retain(|b| b.id != id);
+                    let len = self.book.bookmarks.len();
+                    self.book.cursor = self.book.cursor.min(len.saturating_sub(1));
+                }
+                self.toast("Bookmark deleted", false);
+            }
+            Backend::FavoriteSet { book, favorite } => {
+                self.library.update_book(&book, |b| b.favorite = favorite)
+            }
+            Backend::ProgressChanged { book, progress } => self
+                .library
+                .update_book(&book, |b| b.progress = Some(progress)),
+            Backend::License(status) => {
+                if status.valid {
+                    self.license_block = None;
+                }
+                self.license = Some(status);
+            }
+            Backend::LicenseRequired(msg) => {
+                self.license_block = Some(msg);
+                self.login.busy = false;
+            }
+            Backend::Engine(view) => self.engine(view, fx),
+            Backend::Sync(s) => self.sync = s,
+            Backend::Conflict {
+                book,
+                server,
+                local,
+            } => {
+                self.overlay = Some(Overlay::Conflict {
+                    book,
+                    server,
+                    local,
+                    cursor: 0,
+                })
+            }
+            Backend::Failed(msg) => {
+                self.book.loading = false;
+                self.toast(msg, true)
+            }
+            Backend::Notice(msg) => self.toast(msg, false),
+        }
+    }
+
+    fn engine(&mut self, view: EngineView, fx: &mut Vec<Effect>) {
+        let Some(np) = self.playing.as_mut().filter(|p| p.book.id == view.book) else {
+            return;
+        };
+        let prev_chapter = np.engine.as_ref().map(|e| e.chapter.clone());
+        if let PlayState::Error(e) = &view.state
+            && np.engine.as_ref().is_none_or(|old| old.state != view.state)
+        {
+            let e = e.clone();
+            self.toast(e, true);
+        }
+        let Some(np) = self.playing.as_mut() else {
+            return;
+        };
+        if !matches!(self.sleep, Some(SleepTimer::Fading { .. })) {
+            self.volume = view.volume;
+        }
+        self.speed = view.speed;
+        let chapter_changed = prev_chapter.is_some_and(|c| c != view.chapter);
+        np.engine = Some(view);
+        if chapter_changed && self.sleep == Some(SleepTimer::EndOfChapter) {
+            // The chapter ended before the fade could start (a short chapter).
+            fx.push(Effect::Engine(EngineCmd::Pause));
+            fx.push(Effect::FlushProgress);
+            self.sleep = None;
+            self.toast("Sleep timer: paused at the end of the chapter", false);
+        }
+        self.sleep_tick(fx);
+    }
+
+    pub(super) fn sleep_tick(&mut self, fx: &mut Vec<Effect>) {
+        let Some(timer) = self.sleep else {
+            return;
+        };
+        let playing = self.is_playing();
+        match timer {
+            SleepTimer::Until(t) if self.now >= t && playing => self.start_fade(),
+            SleepTimer::Until(_) => {}
+            SleepTimer::EndOfChapter => {
+                let left = self.playing.as_ref().and_then(|np| {
+                    let (pos, dur) = np.chapter_progress();
+                    dur.map(|d| (d - pos) / f64::from(self.speed.max(0.1)))
+                });
+                if playing && left.is_some_and(|l| l * 1000.0 <= playback::FADE_MS as f64) {
+                    self.start_fade();
+                }
+            }
+            SleepTimer::Fading { since, volume } => {
+                let done = self.now.saturating_sub(since) as f32 / playback::FADE_MS as f32;
+                if done >= 1.0 || !playing {
+                    self.sleep = None;
+                    fx.push(Effect::Engine(EngineCmd::Pause));
+                    fx.push(Effect::Engine(EngineCmd::SetVolume(volume)));
+                    fx.push(Effect::FlushProgress);
+                    self.volume = volume;
+                    self.toast("Sleep timer: paused", false);
+                } else {
+                    fx.push(Effect::Engine(EngineCmd::SetVolume(volume * (1.0 - done))));
+                }
+            }
+        }
+    }
+
+    fn start_fade(&mut self) {
+        self.sleep = Some(SleepTimer::Fading {
+            since: self.now,
+            volume: self.volume,
+        });
+        self.dirty = true;
+    }
+}
+
+/// The chapter and offset at `target` seconds into the book.
+fn locate(manifest: &Manifest, target: f64) -> Option<(ChapterId, f64)> {
+    let mut acc = 0.0;
+    for item in &manifest.items {
+        let d = item.duration?;
+        if target < acc + d {
+            return Some((item.chapter_id.clone(), (target - acc).max(0.0)));
+        }
+        acc += d;
+    }
+    let last = manifest.items.last()?;
+    Some((last.chapter_id.clone(), last.duration.unwrap_or(0.0)))
+}

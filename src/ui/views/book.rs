@@ -1,0 +1,190 @@
+//! The book screen: details, then the chapter list (current chapter marked)
+//! or the bookmarks, and the book's progress.
+
+use super::text::{fit, fit_pad, fit_right, put, width, wrap};
+use crate::ui::state::{App, BookPane, fmt_time, library::fraction};
+use crate::ui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
+    if r.height == 0 || r.width == 0 {
+        return;
+    }
+    let w = usize::from(r.width);
+    let inner = w.saturating_sub(2);
+    let Some(book) = app.library.get(&app.book.id) else {
+        put(
+            buf,
+            r,
+            r.x + 1,
+            r.y,
+            &fit("Loading the book…", inner),
+            theme.dim,
+        );
+        return;
+    };
+    let mut y = r.y;
+    let fav = if book.favorite { " ♥" } else { "" };
+    put(
+        buf,
+        r,
+        r.x + 1,
+        y,
+        &fit(&format!("{}{fav}", book.title), inner),
+        theme.title,
+    );
+    y += 1;
+    let mut facts = Vec::new();
+    if !book.authors.is_empty() {
+        facts.push(format!("by {}", book.authors.join(", ")));
+    }
+    if let Some(n) = &book.narrator {
+        facts.push(format!("read by {n}"));
+    }
+    if let Some(d) = book.duration {
+        facts.push(fmt_time(d));
+    }
+    let chapters = app.book.manifest.as_ref().map(|m| m.items.len());
+    if let Some(n) = chapters.or(book.chapter_count.map(|c| c as usize)) {
+        facts.push(format!("{n} chapters"));
+    }
+    put(
+        buf,
+        r,
+        r.x + 1,
+        y,
+        &fit(&facts.join(" · "), inner),
+        theme.dim,
+    );
+    y += 1;
+    // Progress line: finished, or where the book stands.
+    let playing = app.playing.as_ref().filter(|p| p.book.id == book.id);
+    let progress = if book.progress.as_ref().is_some_and(|p| p.finished) {
+        "finished · m: mark unfinished".to_owned()
+    } else if let Some(np) = playing {
+        let (bp, bd) = np.book_progress();
+        let ch = np
+            .chapter_index()
+            .map(|i| format!("ch {}/{}", i + 1, np.manifest.items.len()));
+        let mut s = ch.unwrap_or_default();
+        if let (Some(p), Some(d)) = (bp, bd) {
+            s.push_str(&format!(
+                " · {} of {} ({:.0}%)",
+                fmt_time(p),
+                fmt_time(d),
+                p / d.max(0.001) * 100.0
+            ));
+        }
+        s
+    } else if let Some(f) = fraction(book) {
+        format!("{:.0}% listened · Space resumes · R restarts", f * 100.0)
+    } else {
+        "not started · Space plays".to_owned()
+    };
+    if r.height >= 8 {
+        put(buf, r, r.x + 1, y, &fit(&progress, inner), theme.accent);
+        y += 1;
+    }
+    // Description: up to a third of the screen.
+    if let Some(desc) = book.description.as_deref().filter(|d| !d.trim().is_empty()) {
+        let max = usize::from(r.height / 4);
+        let lines = wrap(desc, inner);
+        for (i, line) in lines.iter().take(max).enumerate() {
+            let line = if i + 1 == max && lines.len() > max {
+                format!("{}…", fit(line, inner.saturating_sub(1)))
+            } else {
+                line.clone()
+            };
+            put(buf, r, r.x + 1, y, &fit(&line, inner), theme.base);
+            y += 1;
+        }
+    }
+    if y >= r.bottom() {
+        return;
+    }
+    let tabs = match app.book.pane {
+        BookPane::Chapters => format!("[Chapters]  Bookmarks ({})", app.book.bookmarks.len()),
+        BookPane::Bookmarks => format!(" Chapters  [Bookmarks ({})]", app.book.bookmarks.len()),
+    };
+    put(
+        buf,
+        r,
+        r.x + 1,
+        y,
+        &fit(&format!("{tabs}   Tab switches"), inner),
+        theme.title,
+    );
+    y += 1;
+    let rows = usize::from(r.bottom().saturating_sub(y));
+    if rows == 0 {
+        return;
+    }
+    let current = playing.and_then(|np| np.chapter_index());
+    let lines: Vec<(String, String)> = match app.book.pane {
+        BookPane::Chapters => match &app.book.manifest {
+            None if app.book.loading => vec![("Loading chapters…".into(), String::new())],
+            None => vec![("No chapter list.".into(), String::new())],
+            Some(m) => m
+                .items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let mark = if Some(i) == current { "▶" } else { " " };
+                    let dur = item.duration.map(fmt_time).unwrap_or_default();
+                    let right = match (Some(i) == current, playing) {
+                        (true, Some(np)) => {
+                            format!("{} / {dur}", fmt_time(np.chapter_progress().0))
+                        }
+                        _ => dur,
+                    };
+                    (format!("{mark}{:>3}  {}", i + 1, item.title), right)
+                })
+                .collect(),
+        },
+        BookPane::Bookmarks if app.book.bookmarks.is_empty() => {
+            vec![(
+                "No bookmarks. While playing, b adds one here.".into(),
+                String::new(),
+            )]
+        }
+        BookPane::Bookmarks => app
+            .book
+            .bookmarks
+            .iter()
+            .map(|b| {
+                let ch = app
+                    .book
+                    .manifest
+                    .as_ref()
+                    .and_then(|m| m.position_of(&b.chapter_id));
+                let at = match ch {
+                    Some(i) => format!("ch {} {}", i + 1, fmt_time(b.position)),
+                    None => fmt_time(b.position),
+                };
+                (
+                    format!("  {at}  {}", b.note.as_deref().unwrap_or("")),
+                    String::new(),
+                )
+            })
+            .collect(),
+    };
+    let cursor = app.book.cursor.min(lines.len().saturating_sub(1));
+    let offset = (cursor + 1).saturating_sub(rows);
+    for (row, (left, right)) in lines.iter().enumerate().skip(offset).take(rows) {
+        let yy = y + (row - offset) as u16;
+        let style = if row == cursor {
+            theme.selected
+        } else {
+            theme.base
+        };
+        let right_w = width(right).min(inner / 2);
+        let left_w = inner.saturating_sub(right_w + usize::from(right_w > 0));
+        let mut text = fit_pad(left, left_w);
+        if right_w > 0 {
+            text.push(' ');
+            text.push_str(&fit_right(right, right_w));
+        }
+        put(buf, r, r.x + 1, yy, &text, style);
+    }
+}

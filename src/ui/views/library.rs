@@ -1,0 +1,211 @@
+//! The library list: a search/filter line, then only the visible rows.
+
+use super::layout::Areas;
+use super::text::{fit, fit_pad, fit_right, put, width};
+use crate::domain::Book;
+use crate::ui::state::{App, fmt_time, library::fraction};
+use crate::ui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
+    let main = areas.main;
+    if main.height == 0 {
+        return;
+    }
+    top_line(app, theme, buf, main);
+    let list = areas.list();
+    let lib = &mut app.library;
+    lib.scroll_into_view(usize::from(list.height));
+    if lib.is_empty() {
+        let msg = if !lib.loaded {
+            "Loading the library…"
+        } else if lib.search.is_some() {
+            "No book matches. Enter asks the server too; Esc clears."
+        } else if lib.total() == 0 {
+            "The library is empty."
+        } else {
+            "No book matches this filter (t: filter, c: category)."
+        };
+        put(
+            buf,
+            list,
+            list.x + 1,
+            list.y,
+            &fit(msg, usize::from(list.width).saturating_sub(1)),
+            theme.dim,
+        );
+        return;
+    }
+    for row in 0..usize::from(list.height) {
+        let i = lib.offset + row;
+        let Some(book) = lib.row(i).cloned() else {
+            break;
+        };
+        let matches = lib.title_matches(&book);
+        let y = list.y + row as u16;
+        let selected = i == lib.cursor;
+        book_row(
+            &book,
+            &matches,
+            selected,
+            theme,
+            buf,
+            Rect::new(list.x, y, list.width, 1),
+        );
+    }
+}
+
+fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
+    let lib = &app.library;
+    let w = usize::from(main.width);
+    if let Some(search) = &lib.search {
+        let cursor = if app.search_focus { "▏" } else { "" };
+        let s = format!(" / {}{cursor}", search.query);
+        let x = put(buf, main, main.x, main.y, &fit(&s, w), theme.accent);
+        let info = format!("  {} found", lib.len());
+        put(buf, main, x, main.y, &info, theme.dim);
+        return;
+    }
+    let mut s = format!(
+        " filter: {}  sort: {}",
+        lib.filter.label(),
+        lib.sort.label()
+    );
+    if let Some(c) = lib.category_name() {
+        s.push_str(&format!("  category: {c}"));
+    }
+    s.push_str("   / search");
+    put(buf, main, main.x, main.y, &fit(&s, w), theme.dim);
+}
+
+/// One book: mark, title (matched letters highlighted), author, duration, progress.
+fn book_row(
+    book: &Book,
+    matches: &[u32],
+    selected: bool,
+    theme: &Theme,
+    buf: &mut Buffer,
+    r: Rect,
+) {
+    let w = usize::from(r.width);
+    let base = if selected { theme.selected } else { theme.base };
+    // Paint the row's background first.
+    put(buf, r, r.x, r.y, &" ".repeat(w), base);
+    let fav = if book.favorite { "♥ " } else { "  " };
+    let mut x = put(
+        buf,
+        r,
+        r.x,
+        r.y,
+        fav,
+        if selected { base } else { theme.favorite },
+    );
+    let dur = book.duration.map(fmt_time).unwrap_or_default();
+    let prog = progress_text(book, if w >= 70 { 10 } else { 0 });
+    let prog = if w >= 50 && prog == "done" {
+        "finished".to_owned()
+    } else {
+        prog
+    };
+    let (dur_w, prog_w) = if w >= 70 {
+        (9, 16)
+    } else if w >= 50 {
+        (9, 9)
+    } else if w >= 30 {
+        (0, 5)
+    } else {
+        (0, 0)
+    };
+    let rest = w.saturating_sub(2 + dur_w + prog_w);
+    let author_w = if w >= 60 { rest * 2 / 5 } else { 0 };
+    let title_w = rest.saturating_sub(author_w);
+    x = title(book, matches, title_w, base, theme, buf, r, x);
+    if author_w > 0 {
+        let a = book.authors.join(", ");
+        x = put(
+            buf,
+            r,
+            x,
+            r.y,
+            &fit_pad(&format!(" {a}"), author_w),
+            if selected { base } else { theme.dim },
+        );
+    }
+    if dur_w > 0 {
+        x = put(buf, r, x, r.y, &fit_right(&dur, dur_w), base);
+    }
+    if prog_w > 0 {
+        let p = if w >= 50 {
+            prog
+        } else {
+            progress_text(book, 0)
+        };
+        put(
+            buf,
+            r,
+            x,
+            r.y,
+            &fit_right(&p, prog_w),
+            if selected { base } else { theme.accent },
+        );
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn title(
+    book: &Book,
+    matches: &[u32],
+    cells: usize,
+    base: Style,
+    theme: &Theme,
+    buf: &mut Buffer,
+    r: Rect,
+    x: u16,
+) -> u16 {
+    let shown = fit_pad(&book.title, cells);
+    if matches.is_empty() {
+        return put(buf, r, x, r.y, &shown, base);
+    }
+    // Clusters: a char with width plus the zero-width marks after it, which
+    // is how nucleo split the title into graphemes.
+    let mut clusters: Vec<String> = Vec::new();
+    for c in shown.chars() {
+        match clusters.last_mut() {
+            Some(last) if width(c.encode_utf8(&mut [0; 4])) == 0 => last.push(c),
+            _ => clusters.push(c.to_string()),
+        }
+    }
+    let clip = Rect::new(x, r.y, (cells as u16).min(r.right().saturating_sub(x)), 1);
+    let mut x = x;
+    for (g, cluster) in clusters.iter().enumerate() {
+        let style = if matches.binary_search(&(g as u32)).is_ok() {
+            base.patch(theme.matched)
+        } else {
+            base
+        };
+        x = put(buf, clip, x, r.y, cluster, style);
+    }
+    clip.right()
+}
+
+/// "████░░ 42%", "finished", or "" when nothing is known.
+fn progress_text(book: &Book, bar: usize) -> String {
+    if book.progress.as_ref().is_some_and(|p| p.finished) {
+        return if bar == 0 {
+            "done".into()
+        } else {
+            "finished".into()
+        };
+    }
+    let Some(f) = fraction(book) else {
+        return String::new();
+    };
+    let pct = format!("{:>3.0}%", f * 100.0);
+    if bar == 0 {
+        return pct;
+    }
+    let done = ((f * bar as f64).round() as usize).min(bar);
+    format!("{}{} {pct}", "█".repeat(done), "░".repeat(bar - done))
+}

@@ -1,0 +1,91 @@
+//! Rendering with ratatui: one pure function of the app state per screen.
+//! Views never panic on small terminals; every write is clipped.
+
+mod book;
+pub mod layout;
+mod library;
+mod login;
+mod overlays;
+mod player_bar;
+pub mod text;
+
+use crate::ui::state::{App, Screen};
+use crate::ui::theme::Theme;
+use layout::Areas;
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use text::{clear_row, fit, fit_right, put, width};
+
+/// Draws the whole frame.
+pub fn render(app: &mut App, theme: &Theme, frame: &mut Frame) {
+    let area = frame.area();
+    let areas = Areas::compute(area.width, area.height);
+    let buf = frame.buffer_mut();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    header(app, theme, buf, &areas);
+    match app.screen {
+        Screen::Login => login::render_login(app, theme, buf, areas.main),
+        Screen::Library => library::render(app, theme, buf, &areas),
+        Screen::Book => book::render(app, theme, buf, areas.main),
+        Screen::License => login::render_license(app, theme, buf, areas.main),
+    }
+    player_bar::render(app, theme, buf, &areas);
+    overlays::render(app, theme, buf, &areas);
+}
+
+fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
+    let r = areas.header;
+    if r.height == 0 {
+        return;
+    }
+    if let Some(msg) = &app.license_block {
+        clear_row(buf, r, r.y, theme.banner);
+        let text = format!(
+            " License required: playback and sync are stopped. {msg} Ask the server's administrator to renew it; i shows the status. "
+        );
+        put(
+            buf,
+            r,
+            r.x,
+            r.y,
+            &fit(&text, usize::from(r.width)),
+            theme.banner,
+        );
+        return;
+    }
+    let left = match app.screen {
+        Screen::Login => " earmark · log in".to_owned(),
+        Screen::Library => {
+            let l = &app.library;
+            let mut s = format!(" earmark · library · {} books", l.total());
+            if l.partial {
+                s = " earmark · library · reading the cache…".to_owned();
+            } else if l.from_cache {
+                s.push_str(" (cached)");
+            }
+            s
+        }
+        Screen::Book => " earmark · book".to_owned(),
+        Screen::License => " earmark · license".to_owned(),
+    };
+    let right = match &app.session {
+        Some(s) => format!("{}@{} · ? help ", s.user, s.address),
+        None => "? help ".to_owned(),
+    };
+    put(
+        buf,
+        r,
+        r.x,
+        r.y,
+        &fit(&left, usize::from(r.width)),
+        theme.title,
+    );
+    let room = usize::from(r.width).saturating_sub(width(&left) + 1);
+    if room > 6 {
+        let right = fit_right(&right, room);
+        let x = r.right().saturating_sub(width(&right) as u16);
+        put(buf, r, x, r.y, &right, theme.dim);
+    }
+}

@@ -1,0 +1,207 @@
+//! Boxes over the screen: help, sleep menu, bookmark note, confirmations,
+//! the conflict prompt; and toasts on the last line above the player bar.
+
+use super::layout::Areas;
+use super::text::{clear_row, fit, fit_pad, put, width};
+use crate::ui::keymap::Action;
+use crate::ui::state::{App, Overlay, SLEEP_CHOICES, SleepChoice};
+use crate::ui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
+    toasts(app, theme, buf, areas);
+    let Some(overlay) = &app.overlay else {
+        return;
+    };
+    let (title, lines, cursor): (String, Vec<(String, Style)>, Option<usize>) = match overlay {
+        Overlay::Help { scroll } => {
+            let mut lines = Vec::new();
+            let mut group = "";
+            let key_w = Action::ALL
+                .iter()
+                .map(|a| width(&app.keymap.label(*a)))
+                .max()
+                .unwrap_or(8)
+                .min(22);
+            for &a in Action::ALL {
+                if a.group() != group {
+                    group = a.group();
+                    lines.push((format!("— {group} —"), theme.accent));
+                }
+                lines.push((
+                    format!("{}  {}", fit_pad(&app.keymap.label(a), key_w), a.help()),
+                    theme.base,
+                ));
+            }
+            lines.push(("Ctrl+C  quit at once (always)".into(), theme.dim));
+            let scroll = (*scroll).min(lines.len().saturating_sub(1));
+            (
+                "Keys (j/k scroll, any other key closes)".into(),
+                lines.split_off(scroll),
+                None,
+            )
+        }
+        Overlay::Sleep { cursor } => {
+            let lines = SLEEP_CHOICES
+                .iter()
+                .map(|c| {
+                    let t = match c {
+                        SleepChoice::Minutes(m) => format!("{m} minutes"),
+                        SleepChoice::EndOfChapter => "End of chapter".into(),
+                        SleepChoice::Off => "Off".into(),
+                    };
+                    (t, theme.base)
+                })
+                .collect();
+            ("Sleep timer (10 s fade-out)".into(), lines, Some(*cursor))
+        }
+        Overlay::BookmarkNote {
+            chapter,
+            position,
+            note,
+            ..
+        } => {
+            let at = app.describe_position(&crate::ui::state::Position {
+                chapter: chapter.clone(),
+                position: *position,
+            });
+            (
+                format!("Bookmark at {at}"),
+                vec![
+                    ("Note (optional):".into(), theme.dim),
+                    (format!("{note}▏"), theme.selected),
+                    ("Enter saves · Esc cancels".into(), theme.dim),
+                ],
+                None,
+            )
+        }
+        Overlay::ConfirmRestart { book } => {
+            let title = app
+                .library
+                .get(book)
+                .map_or(book.to_string(), |b| b.title.clone());
+            (
+                "Restart?".into(),
+                vec![
+                    (format!("Restart “{title}” from the beginning?"), theme.base),
+                    (
+                        "Your progress will be set to 0 on the server.".into(),
+                        theme.dim,
+                    ),
+                    ("y: restart · any other key: keep it".into(), theme.accent),
+                ],
+                None,
+            )
+        }
+        Overlay::Conflict {
+            server,
+            local,
+            cursor,
+            ..
+        } => (
+            "Where do you want to continue?".into(),
+            vec![
+                (
+                    format!("server: {}", app.describe_position(server)),
+                    theme.base,
+                ),
+                (
+                    format!("this device: {}", app.describe_position(local)),
+                    theme.base,
+                ),
+                ("j/k choose · Enter continue".into(), theme.dim),
+            ],
+            Some(*cursor),
+        ),
+    };
+    boxed(buf, theme, areas.full, &title, &lines, cursor);
+}
+
+/// A centered box with a title, clipped to the screen.
+fn boxed(
+    buf: &mut Buffer,
+    theme: &Theme,
+    full: Rect,
+    title: &str,
+    lines: &[(String, Style)],
+    cursor: Option<usize>,
+) {
+    let content_w = lines
+        .iter()
+        .map(|(l, _)| width(l))
+        .chain([width(title)])
+        .max()
+        .unwrap_or(10);
+    let w = (content_w + 6).min(usize::from(full.width)) as u16;
+    let h = (lines.len() + 2).min(usize::from(full.height)) as u16;
+    if w < 3 || h < 1 {
+        return;
+    }
+    let x = full.x + (full.width - w) / 2;
+    let y = full.y + (full.height - h) / 2;
+    let r = Rect::new(x, y, w, h);
+    for yy in r.top()..r.bottom() {
+        clear_row(buf, r, yy, theme.base);
+    }
+    let inner = usize::from(w).saturating_sub(2);
+    let top = format!("┌{}┐", "─".repeat(inner));
+    put(buf, r, x, y, &top, theme.accent);
+    put(
+        buf,
+        r,
+        x + 2,
+        y,
+        &fit(&format!(" {title} "), inner.saturating_sub(2)),
+        theme.title,
+    );
+    let body_rows = usize::from(h).saturating_sub(2);
+    for (i, (line, style)) in lines.iter().take(body_rows).enumerate() {
+        let yy = y + 1 + i as u16;
+        put(buf, r, x, yy, "│", theme.accent);
+        let style = if cursor == Some(i) {
+            theme.selected
+        } else {
+            *style
+        };
+        put(
+            buf,
+            r,
+            x + 1,
+            yy,
+            &fit_pad(&format!(" {line}"), inner),
+            style,
+        );
+        put(buf, r, x + w - 1, yy, "│", theme.accent);
+    }
+    if h >= 2 {
+        put(
+            buf,
+            r,
+            x,
+            y + h - 1,
+            &format!("└{}┘", "─".repeat(inner)),
+            theme.accent,
+        );
+    }
+}
+
+fn toasts(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
+    let Some(t) = app.toasts.back() else {
+        return;
+    };
+    let r = areas.main;
+    if r.height == 0 {
+        return;
+    }
+    let y = r.bottom() - 1;
+    let style = if t.error {
+        theme.banner
+    } else {
+        theme.selected
+    };
+    let text = fit(&format!(" {} ", t.text), usize::from(r.width));
+    let x = r.x + (r.width.saturating_sub(width(&text) as u16)) / 2;
+    put(buf, r, x, y, &text, style);
+}

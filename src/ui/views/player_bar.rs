@@ -1,0 +1,276 @@
+//! The player bar, always at the bottom: state, title, chapter, a chapter
+//! bar, a whole-book bar with chapter ticks, times at the current speed,
+//! speed, volume, sleep countdown and sync state.
+
+use super::layout::{Areas, bar_margins};
+use super::text::{fit, fit_right, put, width};
+use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
+use crate::ui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
+    let r = areas.bar;
+    if r.height == 0 || r.width == 0 {
+        return;
+    }
+    let w = usize::from(r.width);
+    let status = status_text(app);
+    let Some(np) = &app.playing else {
+        let line = format!(
+            "■ Nothing playing{}",
+            if w >= 50 {
+                " · open a book, Enter plays"
+            } else {
+                ""
+            }
+        );
+        rule(buf, theme, r, r.y, &line, &status);
+        let hints = [
+            "Space play/pause · ←/→ skip · h/l long skip · [ ] speed",
+            "/ search · Enter open · t filter · o sort · f favorite",
+            "? every key · q back · Q quit",
+        ];
+        for (i, h) in hints
+            .iter()
+            .enumerate()
+            .take(usize::from(r.height.saturating_sub(1)))
+        {
+            put(
+                buf,
+                r,
+                r.x + 1,
+                r.y + 1 + i as u16,
+                &fit(h, w.saturating_sub(2)),
+                theme.dim,
+            );
+        }
+        return;
+    };
+    let state = state_label(np, app);
+    let title = match np.chapter_title() {
+        Some(ch) => format!("{} · {ch}", np.book.title),
+        None => np.book.title.clone(),
+    };
+    let (cpos, cdur) = np.chapter_progress();
+    let (bpos, bdur) = np.book_progress();
+    let speed = f64::from(app.speed.max(0.1));
+    if r.height == 1 {
+        let line = format!("{state} {title}");
+        let times = format!(" {}", fmt_time(bpos.unwrap_or(cpos)));
+        let room = w.saturating_sub(width(&times));
+        put(buf, r, r.x, r.y, &fit(&line, room), theme.accent);
+        put(
+            buf,
+            r,
+            r.x + width(&fit(&line, room)) as u16,
+            r.y,
+            &times,
+            theme.dim,
+        );
+        return;
+    }
+    let mut y = r.y;
+    if r.height >= 4 {
+        rule(buf, theme, r, y, &state, &status);
+        y += 1;
+        put(
+            buf,
+            r,
+            r.x + 1,
+            y,
+            &fit(&title, w.saturating_sub(1)),
+            theme.title,
+        );
+    } else {
+        // Compact: state and title share the first line.
+        rule(buf, theme, r, y, &format!("{state} {title}"), &status);
+    }
+    y += 1;
+    let ch_times = match cdur {
+        Some(d) => format!("{} / {}", fmt_time(cpos), fmt_time(d)),
+        None => fmt_time(cpos),
+    };
+    let left = cdur.map(|d| (d - cpos).max(0.0) / speed);
+    progress_line(
+        buf,
+        theme,
+        r,
+        y,
+        "chapter",
+        cdur.map(|d| cpos / d.max(0.001)),
+        &[],
+        &ch_times,
+        left,
+    );
+    y += 1;
+    if y < r.bottom() {
+        let bk_times = match (bpos, bdur) {
+            (Some(p), Some(d)) => format!("{} / {}", fmt_time(p), fmt_time(d)),
+            (Some(p), None) => fmt_time(p),
+            (None, Some(d)) => format!("– / {}", fmt_time(d)),
+            (None, None) => String::new(),
+        };
+        let frac = match (bpos, bdur) {
+            (Some(p), Some(d)) if d > 0.0 => Some(p / d),
+            _ => None,
+        };
+        let left = match (bpos, bdur) {
+            (Some(p), Some(d)) => Some((d - p).max(0.0) / speed),
+            _ => None,
+        };
+        progress_line(
+            buf,
+            theme,
+            r,
+            y,
+            "book",
+            frac,
+            &np.chapter_ticks(),
+            &bk_times,
+            left,
+        );
+    }
+}
+
+fn state_label(np: &NowPlaying, app: &App) -> String {
+    let s = match np.state() {
+        PlayState::Loading => "◌ Loading".to_owned(),
+        PlayState::Playing => "▶ Playing".to_owned(),
+        PlayState::Paused => "⏸ Paused".to_owned(),
+        PlayState::Buffering => "◌ Buffering".to_owned(),
+        PlayState::Stalled => "⚠ Stalled: waiting for the server".to_owned(),
+        PlayState::Ended => "■ Finished".to_owned(),
+        PlayState::Error(e) => format!("✖ {e}"),
+    };
+    if app.license_block.is_some() {
+        return "✖ Stopped: license required".into();
+    }
+    s
+}
+
+/// Speed, volume, sleep countdown, sync state: the right side of the rule.
+fn status_text(app: &App) -> String {
+    let mut parts = vec![
+        format!("{:.2}×", app.speed),
+        format!("vol {:.0}%", app.volume * 100.0),
+    ];
+    match app.sleep {
+        Some(SleepTimer::Until(t)) => parts.push(format!(
+            "sleep {}",
+            fmt_time(t.saturating_sub(app.now) as f64 / 1000.0)
+        )),
+        Some(SleepTimer::EndOfChapter) => parts.push("sleep: end of ch".into()),
+        Some(SleepTimer::Fading { .. }) => parts.push("sleep: fading".into()),
+        None => {}
+    }
+    let s = app.sync;
+    if s.offline {
+        parts.push("offline".into());
+    } else if s.syncing {
+        parts.push("syncing".into());
+    }
+    if s.queued > 0 {
+        parts.push(format!("{} queued", s.queued));
+    }
+    parts.join(" · ")
+}
+
+/// `─ left ──────── right ─`, the bar's first line.
+fn rule(buf: &mut Buffer, theme: &Theme, r: Rect, y: u16, left: &str, right: &str) {
+    let w = usize::from(r.width);
+    put(buf, r, r.x, y, &"─".repeat(w), theme.dim);
+    let right_w = if w >= 40 { width(right).min(w / 2) } else { 0 };
+    let left = fit(&format!(" {left} "), w.saturating_sub(right_w + 3));
+    put(buf, r, r.x + 1, y, &left, theme.accent);
+    if right_w > 0 {
+        let right = fit(&format!(" {right} "), right_w + 2);
+        let x = r.right().saturating_sub(width(&right) as u16 + 1);
+        put(buf, r, x, y, &right, theme.base);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn progress_line(
+    buf: &mut Buffer,
+    theme: &Theme,
+    r: Rect,
+    y: u16,
+    label: &str,
+    frac: Option<f64>,
+    ticks: &[f64],
+    times: &str,
+    left_at_speed: Option<f64>,
+) {
+    let (label_w, times_w) = bar_margins(r.width);
+    let (label_w, times_w) = (usize::from(label_w), usize::from(times_w));
+    let w = usize::from(r.width);
+    let mut x = r.x;
+    if label_w > 0 {
+        let l = if label_w >= 9 {
+            format!(" {label:<7} ")
+        } else {
+            format!(" {} ", &label[..1])
+        };
+        x = put(buf, r, x, y, &fit(&l, label_w), theme.dim);
+    }
+    let bar_w = w.saturating_sub(label_w + times_w);
+    if bar_w >= 4 {
+        let cells = bar_cells(frac, ticks, bar_w);
+        let done = frac.map_or(0, |f| (f.clamp(0.0, 1.0) * bar_w as f64).round() as usize);
+        for (i, c) in cells.chars().enumerate() {
+            let style = if i < done {
+                theme.bar_done
+            } else {
+                theme.bar_todo
+            };
+            x = put(buf, r, x, y, c.encode_utf8(&mut [0; 4]), style);
+        }
+    }
+    if times_w > 0 {
+        let rem = left_at_speed
+            .map(|s| format!(" -{}", fmt_time(s)))
+            .unwrap_or_default();
+        let short = times.split(" / ").next().unwrap_or(times);
+        let t = [
+            format!("{times}{rem}"),
+            times.to_owned(),
+            format!("{short}{rem}"),
+            short.to_owned(),
+        ]
+        .into_iter()
+        .find(|t| width(t) < times_w)
+        .unwrap_or_default();
+        put(buf, r, x, y, &fit_right(&t, times_w), theme.base);
+    } else if bar_w < 4 {
+        put(buf, r, x, y, &fit(times, w), theme.base);
+    }
+}
+
+/// The bar's glyphs: filled `█`, empty `░`, chapter starts `┊` (on the
+/// empty part) or `▌` (on the filled part), so it reads without color.
+pub fn bar_cells(frac: Option<f64>, ticks: &[f64], cells: usize) -> String {
+    let done = frac.map_or(0, |f| (f.clamp(0.0, 1.0) * cells as f64).round() as usize);
+    let mut out: Vec<char> = (0..cells)
+        .map(|i| if i < done { '█' } else { '░' })
+        .collect();
+    if cells >= 8 {
+        for t in ticks {
+            let i = (t * cells as f64).floor() as usize;
+            if i > 0 && i < cells {
+                out[i] = if i < done { '▌' } else { '┊' };
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bar_cells_mark_progress_and_ticks() {
+        assert_eq!(super::bar_cells(Some(0.5), &[0.25, 0.75], 8), "██▌█░░┊░");
+        assert_eq!(super::bar_cells(None, &[], 4), "░░░░");
+        assert_eq!(super::bar_cells(Some(7.0), &[], 4), "████");
+    }
+}

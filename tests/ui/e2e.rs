@@ -1,0 +1,181 @@
+//! End to end in a real pseudo-terminal against the reference server:
+//! the `earmark` binary, our tty reader and renderer, the API client.
+
+use earmark::server::testing::TestServer;
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+struct Tui {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Tui {
+    fn start(home: &std::path::Path, server: &str, user: &str, extra: &[&str]) -> Tui {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows: 24,
+                cols: 80,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_earmark"));
+        cmd.args(extra);
+        cmd.env("HOME", home);
+        cmd.env("XDG_CONFIG_HOME", home.join("config"));
+        cmd.env("XDG_DATA_HOME", home.join("data"));
+        cmd.env("XDG_CACHE_HOME", home.join("cache"));
+        if !server.is_empty() {
+            cmd.env("EARMARK_SERVER", server);
+            cmd.env("EARMARK_USER", user);
+        } else {
+            for k in [
+                "EARMARK_SERVER",
+                "EARMARK_USER",
+                "EARMARK_PROFILE",
+                "EARMARK_AUDIO",
+            ] {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("TERM", "xterm-256color");
+        cmd.env_remove("DBUS_SESSION_BUS_ADDRESS");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZeroU16::new(24).unwrap(),
+            std::num::NonZeroU16::new(80).unwrap(),
+            0,
+        )));
+        let s2 = screen.clone();
+        std::thread::spawn(move || {
+            let _master = pair.master; // keep the pty open while reading
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                s2.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Tui {
+            screen,
+            writer,
+            child,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    fn wait_for(&self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self.text().contains(what) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("timed out waiting for {what:?}; screen:\n{}", self.text());
+    }
+
+    fn keys(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("earmark did not exit; screen:\n{}", self.text());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn demo_library() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets")
+        .join("demo")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_search_play_bookmark_quit_then_the_server_holds_it() {
+    let server = TestServer::start(demo_library()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let base = server.base_url().to_owned();
+    let password = server.password.clone();
+    let home_path = home.path().to_owned();
+    let screen = tokio::task::spawn_blocking(move || {
+        let mut tui = Tui::start(&home_path, &base, "alice", &["--audio", "null"]);
+        tui.wait_for("Log in to your audiobook server");
+        tui.keys(&password);
+        tui.keys("\r");
+        tui.wait_for("filter: all");
+        tui.wait_for("Aesop");
+        tui.keys("/aesop");
+        tui.wait_for("found");
+        tui.keys("\r"); // asks the server too, focus to the list
+        tui.keys("\r"); // opens the book
+        tui.wait_for("Chapters");
+        tui.wait_for("The Fox and the Grapes");
+        tui.keys(" "); // play (resume: no progress yet, so chapter 1)
+        tui.wait_for("▶ Playing");
+        tui.wait_for("0:02 /"); // real-time null output got going
+        tui.keys("\x1b[C"); // → skip 10 s
+        tui.keys("]"); // speed 1.05
+        tui.wait_for("1.05×");
+        tui.keys("b");
+        tui.wait_for("Bookmark at");
+        tui.keys("the grapes are sour\r");
+        tui.wait_for("Bookmark added");
+        tui.keys(" "); // pause: reports the position
+        tui.wait_for("Paused");
+        tui.keys("q"); // back to the library
+        tui.keys("\x1b");
+        tui.keys("q"); // quit
+        let status = tui.wait_exit();
+        assert!(status.success(), "{status:?}");
+        std::thread::sleep(Duration::from_millis(100));
+        let parser = tui.screen.lock().unwrap();
+        (
+            parser.screen().alternate_screen(),
+            parser.screen().hide_cursor(),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        screen,
+        (false, false),
+        "alternate screen left and cursor shown"
+    );
+}
+
+#[test]
+fn demo_lands_in_a_playing_ready_library() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(home.path(), "", "", &["demo", "--audio", "null"]);
+    tui.wait_for("filter: all");
+    tui.wait_for("Aesop");
+    tui.wait_for("demo@");
+    tui.keys("Q");
+    let status = tui.wait_exit();
+    assert!(status.success(), "{status:?}");
+}

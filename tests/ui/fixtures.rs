@@ -1,0 +1,163 @@
+//! Apps in known states, built only through the reducer's public events.
+
+use earmark::domain::*;
+use earmark::ui::keymap::{Key, KeyCode, Keymap};
+use earmark::ui::state::*;
+use earmark::ui::theme::Theme;
+use earmark::ui::views;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+pub fn book(id: &str, title: &str, author: &str, secs: f64) -> Book {
+    Book {
+        id: BookId::new(id),
+        title: title.into(),
+        authors: vec![author.into()],
+        duration: Some(secs),
+        chapter_count: Some(3),
+        ..Book::default()
+    }
+}
+
+pub fn progress(chapter: &str, position: f64, book_position: f64, finished: bool) -> Progress {
+    Progress {
+        chapter_id: ChapterId::new(chapter),
+        position,
+        book_position: Some(book_position),
+        finished,
+        client_updated_at: Some(1_700_000_000_000),
+        server_updated_at: Some(1_700_000_000_000),
+    }
+}
+
+pub fn library() -> Vec<Book> {
+    let mut moby = book("moby", "Moby Dick", "Herman Melville", 3.0 * 1800.0);
+    moby.narrator = Some("Stewart Wills".into());
+    moby.description = Some(
+        "Call me Ishmael. The sailor Ishmael tells of the obsessive quest of Ahab, captain of the whaler Pequod, for revenge on the white whale.".into(),
+    );
+    moby.favorite = true;
+    moby.progress = Some(progress("moby-2", 600.0, 2400.0, false));
+    let mut pride = book("pride", "Pride and Prejudice", "Jane Austen", 11.5 * 3600.0);
+    pride.progress = Some(progress("pride-9", 100.0, 11.5 * 3600.0, true));
+    let emma = book("emma", "Emma", "Jane Austen", 16.0 * 3600.0);
+    let cjk = book(
+        "santi",
+        "三体 · The Three-Body Problem",
+        "刘慈欣 (Liu Cixin)",
+        13.0 * 3600.0,
+    );
+    let cafe = book(
+        "cafe",
+        "Cafe\u{301} Stories, a very long title that will not fit anywhere",
+        "Anonymous",
+        42.0,
+    );
+    vec![moby, pride, emma, cjk, cafe]
+}
+
+pub fn manifest(book: &str, n: usize, secs: f64) -> Manifest {
+    Manifest {
+        book_id: BookId::new(book),
+        items: (0..n)
+            .map(|i| ManifestItem {
+                chapter_id: ChapterId::new(format!("{book}-{}", i + 1)),
+                title: format!("Chapter {}", i + 1),
+                duration: Some(secs),
+                url: None,
+                mime_type: Some("audio/mpeg".into()),
+                size_bytes: None,
+                start: 0.0,
+                end: None,
+            })
+            .collect(),
+    }
+}
+
+pub fn key(c: char) -> Event {
+    Event::Key(Key::ch(c))
+}
+
+pub fn code(k: KeyCode) -> Event {
+    Event::Key(Key::plain(k))
+}
+
+/// Logged in, library loaded.
+pub fn logged_in() -> App {
+    let mut app = App::new(Keymap::default(), UiSettings::default());
+    app.update(Event::Tick(1_000));
+    app.update(Event::Backend(Backend::LoggedIn(SessionInfo {
+        address: "http://127.0.0.1:8686/api/v1".into(),
+        user: "demo".into(),
+        profile: Some("default".into()),
+    })));
+    app.update(Event::Backend(Backend::Library {
+        books: library(),
+        from_cache: false,
+    }));
+    app
+}
+
+/// Book screen of Moby Dick, with chapters and a bookmark.
+pub fn book_open() -> App {
+    let mut app = logged_in();
+    // Library is sorted by title: Cafe, Emma, Moby, Pride, 三体.
+    for _ in 0..2 {
+        app.update(key('j'));
+    }
+    let fx = app.update(code(KeyCode::Enter));
+    assert_eq!(fx, vec![Effect::LoadBook(BookId::new("moby"))]);
+    app.update(Event::Backend(Backend::BookLoaded {
+        book: library()[0].clone(),
+        manifest: Some(manifest("moby", 3, 1800.0)),
+        bookmarks: vec![Bookmark {
+            id: BookmarkId::new("bm1"),
+            book_id: BookId::new("moby"),
+            chapter_id: ChapterId::new("moby-2"),
+            position: 751.0,
+            note: Some("the sermon".into()),
+            created_at: None,
+        }],
+    }));
+    app
+}
+
+/// Moby Dick playing in chapter 2 at 10:00, speed 1.25×.
+pub fn playing() -> App {
+    let mut app = book_open();
+    let fx = app.update(key(' '));
+    assert!(
+        matches!(
+            fx.as_slice(),
+            [Effect::Play {
+                start: StartAt::Resume,
+                ..
+            }]
+        ),
+        "{fx:?}"
+    );
+    app.update(Event::Backend(Backend::Engine(EngineView {
+        playback_id: 1,
+        book: BookId::new("moby"),
+        chapter: ChapterId::new("moby-2"),
+        position: 600.0,
+        state: PlayState::Playing,
+        speed: 1.25,
+        volume: 0.8,
+    })));
+    app
+}
+
+pub fn render(app: &mut App, w: u16, h: u16) -> String {
+    render_with(app, w, h, &Theme::monochrome())
+}
+
+pub fn render_with(app: &mut App, w: u16, h: u16, theme: &Theme) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    app.update(Event::Resize(w, h));
+    term.draw(|f| views::render(app, theme, f)).unwrap();
+    if w == 0 {
+        return String::new(); // TestBackend cannot print a zero-width buffer
+    }
+    term.backend().to_string()
+}

@@ -1,0 +1,10 @@
+//! The terminal player's integration tests: snapshots of every screen,
+//! rendering at every small size, the reducer's flows, and (with the
+//! reference server) end to end in a real pseudo-terminal.
+
+mod bench;
+mod e2e;
+mod fixtures;
+mod flows;
+mod sizes;
+mod snapshots;

@@ -1,0 +1,117 @@
+//! Rendering never panics, whatever the size (down to 0×0), and NO_COLOR
+//! output carries no color at all.
+
+use crate::fixtures::*;
+use earmark::ui::keymap::KeyCode;
+use earmark::ui::state::*;
+use earmark::ui::theme::Theme;
+use earmark::ui::views;
+use proptest::prelude::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+
+fn states() -> Vec<App> {
+    let mut v = vec![
+        App::new(Default::default(), Default::default()),
+        logged_in(),
+        book_open(),
+        playing(),
+    ];
+    let mut help = playing();
+    help.update(key('?'));
+    v.push(help);
+    let mut search = logged_in();
+    for c in "/三体".chars() {
+        search.update(key(c));
+    }
+    v.push(search);
+    let mut conflict = playing();
+    conflict.update(Event::Backend(Backend::Conflict {
+        book: earmark::domain::BookId::new("moby"),
+        server: Position {
+            chapter: "moby-1".into(),
+            position: 1.0,
+        },
+        local: Position {
+            chapter: "moby-3".into(),
+            position: 2.0,
+        },
+    }));
+    v.push(conflict);
+    let mut banner = playing();
+    banner.update(Event::Backend(Backend::LicenseRequired("expired".into())));
+    banner.update(code(KeyCode::Tab));
+    v.push(banner);
+    v
+}
+
+#[test]
+fn tiny_sizes_never_panic() {
+    for mut app in states() {
+        for w in 0..=24 {
+            for h in 0..=8 {
+                render(&mut app, w, h);
+            }
+        }
+    }
+}
+
+#[test]
+fn at_20x5_the_player_bar_is_still_there() {
+    let mut app = playing();
+    let text = render(&mut app, 20, 5);
+    assert!(text.contains("Moby"), "{text}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn any_size_and_scroll_never_panics(w in 1u16..200, h in 1u16..70, moves in proptest::collection::vec(0u8..6, 0..20)) {
+        for mut app in states() {
+            for m in &moves {
+                let ev = match m {
+                    0 => key('j'),
+                    1 => key('k'),
+                    2 => code(KeyCode::PageDown),
+                    3 => key('G'),
+                    4 => code(KeyCode::Tab),
+                    _ => Event::Resize(w / 2 + 1, h / 2 + 1),
+                };
+                app.update(ev);
+            }
+            render(&mut app, w, h);
+        }
+    }
+}
+
+#[test]
+fn no_color_means_no_color() {
+    let theme = Theme::load(true, None).unwrap();
+    for mut app in states() {
+        let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        term.draw(|f| views::render(&mut app, &theme, f)).unwrap();
+        for cell in term.backend().buffer().content() {
+            assert!(
+                matches!(cell.fg, Color::Reset) && matches!(cell.bg, Color::Reset),
+                "{cell:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_hundred_thousand_books_render_only_visible_rows() {
+    let mut app = logged_in();
+    let books: Vec<_> = (0..100_000)
+        .map(|i| book(&format!("b{i}"), &format!("Book {i:06}"), "Someone", 3600.0))
+        .collect();
+    app.update(Event::Backend(Backend::Library {
+        books,
+        from_cache: true,
+    }));
+    app.update(key('G'));
+    let text = render(&mut app, 80, 24);
+    assert!(text.contains("Book 099999"), "{text}");
+    assert!(text.contains("100000 books (cached)"), "{text}");
+}

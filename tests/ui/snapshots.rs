@@ -1,0 +1,211 @@
+//! Every screen at 80×24 and 40×12 (text only; styles are checked by the
+//! NO_COLOR test). Review changes with `cargo insta review`.
+
+use crate::fixtures::*;
+use earmark::domain::*;
+use earmark::ui::keymap::KeyCode;
+use earmark::ui::state::*;
+
+fn both(name: &str, mut make: impl FnMut() -> App) {
+    for (w, h) in [(80, 24), (40, 12)] {
+        let mut app = make();
+        let text = render(&mut app, w, h);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
+    }
+}
+
+#[test]
+fn login_screen() {
+    both("login", || {
+        let mut app = App::new(Default::default(), Default::default());
+        app.update(Event::Backend(Backend::Profiles {
+            names: vec!["default".into(), "nas".into()],
+            current: Some("default".into()),
+            address: "nas.local:8686".into(),
+            user: "anna".into(),
+        }));
+        app.update(code(KeyCode::Tab));
+        app.update(code(KeyCode::Tab));
+        for c in "secret".chars() {
+            app.update(key(c));
+        }
+        app
+    });
+}
+
+#[test]
+fn login_errors_in_plain_words() {
+    for (name, err) in [
+        (
+            "login_unreachable",
+            LoginError::Unreachable("http://nas.local:8686/api/v1".into()),
+        ),
+        (
+            "login_html",
+            LoginError::HtmlPage("https://example.org/books/api/v1".into()),
+        ),
+        ("login_401", LoginError::BadCredentials),
+        (
+            "login_license",
+            LoginError::LicenseRequired("the license expired on 2026-10-01".into()),
+        ),
+    ] {
+        both(name, || {
+            let mut app = App::new(Default::default(), Default::default());
+            app.update(Event::Backend(Backend::LoginFailed(err.clone())));
+            app
+        });
+    }
+}
+
+#[test]
+fn library_screen() {
+    both("library", logged_in);
+}
+
+#[test]
+fn library_search_highlights() {
+    both("library_search", || {
+        let mut app = logged_in();
+        for c in "/austen".chars() {
+            app.update(key(c));
+        }
+        app
+    });
+}
+
+#[test]
+fn library_with_player_bar() {
+    both("library_playing", || {
+        let mut app = playing();
+        app.update(code(KeyCode::Esc));
+        app
+    });
+}
+
+#[test]
+fn book_screen() {
+    both("book", book_open);
+    both("book_playing", playing);
+    both("book_bookmarks", || {
+        let mut app = playing();
+        app.update(code(KeyCode::Tab));
+        app
+    });
+}
+
+#[test]
+fn overlays() {
+    both("help", || {
+        let mut app = logged_in();
+        app.update(key('?'));
+        app
+    });
+    both("sleep_menu", || {
+        let mut app = playing();
+        app.update(key('s'));
+        app
+    });
+    both("bookmark_note", || {
+        let mut app = playing();
+        app.update(key('b'));
+        for c in "call me Ishmael".chars() {
+            app.update(key(c));
+        }
+        app
+    });
+    both("confirm_restart", || {
+        let mut app = book_open();
+        app.update(key('R'));
+        app
+    });
+    both("conflict", || {
+        let mut app = playing();
+        app.update(Event::Backend(Backend::Conflict {
+            book: BookId::new("moby"),
+            server: Position {
+                chapter: ChapterId::new("moby-1"),
+                position: 751.0,
+            },
+            local: Position {
+                chapter: ChapterId::new("moby-3"),
+                position: 190.0,
+            },
+        }));
+        app
+    });
+}
+
+#[test]
+fn license_screen_and_banner() {
+    both("license", || {
+        let mut app = playing();
+        app.update(Event::Backend(Backend::LicenseRequired(
+            "The license expired.".into(),
+        )));
+        app.update(key('i'));
+        app.update(Event::Backend(Backend::License(LicenseStatus {
+            state: LicenseState::Expired,
+            valid: false,
+            message: Some("expired on 2026-10-01".into()),
+        })));
+        app
+    });
+}
+
+#[test]
+fn toast_and_sleep_countdown() {
+    both("toast", || {
+        let mut app = playing();
+        app.update(key('s'));
+        app.update(key('j'));
+        app.update(code(KeyCode::Enter));
+        app.update(Event::Backend(Backend::Failed(
+            "Could not save the bookmark: the server is unreachable.".into(),
+        )));
+        app.update(Event::Backend(Backend::Sync(SyncView {
+            offline: true,
+            syncing: false,
+            queued: 2,
+        })));
+        app
+    });
+}
+
+#[test]
+fn cjk_title_playing() {
+    both("cjk_playing", || {
+        let mut app = logged_in();
+        app.update(code(KeyCode::End));
+        app.update(code(KeyCode::Enter));
+        let mut b = library()[3].clone();
+        b.description = Some("地球往事三部曲之一。文化大革命期间，物理学家叶文洁……".into());
+        app.update(Event::Backend(Backend::BookLoaded {
+            book: b,
+            manifest: Some(Manifest {
+                book_id: BookId::new("santi"),
+                items: manifest("santi", 2, 1200.0)
+                    .items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, mut it)| {
+                        it.title = format!("第{}章 科学边界", i + 1);
+                        it
+                    })
+                    .collect(),
+            }),
+            bookmarks: vec![],
+        }));
+        app.update(key(' '));
+        app.update(Event::Backend(Backend::Engine(EngineView {
+            playback_id: 3,
+            book: BookId::new("santi"),
+            chapter: ChapterId::new("santi-2"),
+            position: 65.0,
+            state: PlayState::Paused,
+            speed: 1.0,
+            volume: 1.0,
+        })));
+        app
+    });
+}
