@@ -167,10 +167,10 @@ async fn serve_command_serves_the_library_under_its_prefix() {
 }
 
 #[tokio::test]
-async fn demo_command_prints_working_credentials() {
+async fn demo_server_only_prints_working_credentials() {
     use std::io::BufRead;
     let mut child = earmark()
-        .arg("demo")
+        .args(["demo", "--server-only"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
