@@ -154,6 +154,10 @@ impl Backends for Live {
         match effect {
             Effect::Quit => {}
             Effect::Engine(cmd) => {
+                if let crate::ui::state::EngineCmd::SetSpeed(speed) = cmd {
+                    // Speed is remembered per book, on the server.
+                    self.spawn(playback::save_speed(self.shared.clone(), speed));
+                }
                 let engine = self.shared.engine.lock().ok().and_then(|e| e.clone());
                 if let Some(engine) = engine {
                     engine.send(playback::to_command(cmd));

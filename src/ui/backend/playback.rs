@@ -289,3 +289,21 @@ pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
         }
     }
 }
+
+/// Stores the speed for the playing book (playback settings).
+pub(super) async fn save_speed(sh: Arc<Shared>, speed: f32) {
+    let Some(c) = client(&sh) else { return };
+    let Some(cur) = sh.current.lock().ok().and_then(|c| c.clone()) else {
+        return;
+    };
+    let w = crate::api::SettingsWrite {
+        speed,
+        volume: None,
+        client_updated_at: now_millis(),
+    };
+    if let Err(e) = c.post_playback_settings(&cur.book, &w).await
+        && (e.is_license() || e.needs_login())
+    {
+        super::api::fail(&sh, "Could not save the speed", &e);
+    }
+}
