@@ -274,3 +274,19 @@ fn bench_demo_cpu_rss_and_capture() {
     tui.keys("Q");
     tui.wait_exit();
 }
+
+#[test]
+fn sigterm_saves_and_restores_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(home.path(), "", "", &["demo", "--audio", "null"]);
+    tui.wait_for("Aesop");
+    let pid = tui.child.process_id().unwrap() as i32;
+    // SAFETY: sends a signal to the child we started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = tui.wait_exit();
+    assert!(status.success(), "{status:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    let parser = tui.screen.lock().unwrap();
+    assert!(!parser.screen().alternate_screen());
+    assert!(!parser.screen().hide_cursor());
+}
