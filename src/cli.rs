@@ -43,6 +43,8 @@ pub enum Command {
     Client(crate::commands::ClientCommand),
     /// Play a book headlessly (no TUI).
     Play(crate::commands::play::PlayArgs),
+    /// Queued progress and settings changes: list, send or drop them.
+    Sync(crate::sync::cli::SyncArgs),
     /// Run the reference Audiobook Library Service.
     Serve(crate::server::cli::ServeArgs),
     /// Start a demo server with the demo library and open the player.
@@ -54,6 +56,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Some(Command::Client(cmd)) => crate::commands::run(&cli.global, cmd),
         Some(Command::Play(args)) => crate::commands::play::run(&cli.global, args),
+        Some(Command::Sync(args)) => crate::sync::cli::run(&cli.global, args),
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::server::demo::run(args),
         None => crate::ui::launch::open(&cli.global, cli.audio),

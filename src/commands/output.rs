@@ -198,7 +198,7 @@ pub fn categories(out: &mut Out, cats: &[Category]) {
     for c in cats {
         let n = c
             .book_count
-            .map(|n| format!("\t{n} books"))
+            .map(|n| format!("\t{n} book{}", if n == 1 { "" } else { "s" }))
             .unwrap_or_default();
         out.line(format!("{}\t{}{n}", c.id, c.name));
     }

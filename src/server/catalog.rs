@@ -98,6 +98,9 @@ pub struct Library {
     by_id: HashMap<String, usize>,
     chapters: HashMap<String, (usize, usize)>,
     pub categories: Vec<(Category, usize)>,
+    /// The canonical library folder of the last scan: files are served
+    /// only while they still resolve inside it.
+    pub root: Option<PathBuf>,
 }
 
 impl Library {
@@ -113,6 +116,7 @@ impl Library {
 
     /// Loads the present books from the database.
     pub fn load(db: &Db) -> anyhow::Result<Self> {
+        let root = db.meta("library_root")?.map(PathBuf::from);
         let conn = db.conn();
         let mut stmt =
             conn.prepare("SELECT id, path, added_at, data FROM books WHERE present = 1")?;
@@ -185,7 +189,10 @@ impl Library {
             });
         }
         books.sort_by(|a, b| scan::natural_cmp(&a.title, &b.title).then_with(|| a.id.cmp(&b.id)));
-        let mut lib = Library::default();
+        let mut lib = Library {
+            root,
+            ..Library::default()
+        };
         let mut counts: HashMap<Category, usize> = HashMap::new();
         for (bi, book) in books.into_iter().enumerate() {
             lib.by_id.insert(book.id.clone(), bi);
@@ -217,10 +224,12 @@ pub struct ScanSummary {
 /// keeps its id when found at the same path, else when its audio has the
 /// same fingerprint (a renamed folder); a chapter keeps its id by key.
 pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSummary> {
-    let scanned = scan::scan_library(library)?;
+    let mut cache = load_probe_cache(db)?;
+    let scanned = scan::scan_library(library, &mut cache)?;
     let covers_dir = data_dir.join("covers");
     let mut conn = db.conn();
     let tx = conn.transaction()?;
+    save_probe_cache(&tx, &cache)?;
     let mut existing: Vec<(String, String, String)> = Vec::new();
     {
         let mut stmt = tx.prepare("SELECT id, path, fingerprint FROM books")?;
@@ -291,12 +300,83 @@ pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSu
             .collect::<Result<_, _>>()?
     };
     summary.removed_books = was_present.difference(&still).count();
+    if let Ok(root) = std::fs::canonicalize(library) {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('library_root', ?1)",
+            [root.to_string_lossy()],
+        )?;
+    }
     tx.execute(
         "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalog_generation'",
         [],
     )?;
     tx.commit()?;
     Ok(summary)
+}
+
+fn load_probe_cache(db: &Db) -> anyhow::Result<scan::ProbeCache> {
+    let conn = db.conn();
+    let mut stmt = conn.prepare("SELECT path, data FROM probe_cache")?;
+    let mut cache = scan::ProbeCache::default();
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+        let (path, data) = row?;
+        // An entry from an older layout is simply probed again.
+        if let Ok(entry) = serde_json::from_str(&data) {
+            cache.entries.insert(path, entry);
+        }
+    }
+    Ok(cache)
+}
+
+fn save_probe_cache(
+    tx: &rusqlite::Transaction<'_>,
+    cache: &scan::ProbeCache,
+) -> anyhow::Result<()> {
+    for path in &cache.fresh {
+        if let Some(entry) = cache.entries.get(path) {
+            tx.execute(
+                "INSERT OR REPLACE INTO probe_cache(path, data) VALUES (?1, ?2)",
+                params![path, serde_json::to_string(entry)?],
+            )?;
+        }
+    }
+    let stale: Vec<&String> = cache
+        .entries
+        .keys()
+        .filter(|p| !cache.seen.contains(*p))
+        .collect();
+    for path in stale {
+        tx.execute("DELETE FROM probe_cache WHERE path = ?1", [path])?;
+    }
+    Ok(())
+}
+
+/// The cover file for embedded art, named by the audio's fingerprint so a
+/// changed file gets a fresh extraction and an unchanged one none at all.
+fn embedded_cover(audio: &Path, fingerprint: &str, covers_dir: &Path) -> Option<PathBuf> {
+    let named = |ext: &str| covers_dir.join(format!("{fingerprint}.{ext}"));
+    if let Some(existing) = ["jpg", "png", "bmp"]
+        .into_iter()
+        .map(named)
+        .find(|p| p.is_file())
+    {
+        return Some(existing);
+    }
+    let (bytes, ext) = match super::media::probe(audio, false) {
+        Ok(p) => p.cover?,
+        Err(err) => {
+            tracing::warn!("cannot read the cover art of {}: {err:#}", audio.display());
+            return None;
+        }
+    };
+    let path = named(ext);
+    match std::fs::create_dir_all(covers_dir).and_then(|_| std::fs::write(&path, bytes)) {
+        Ok(()) => Some(path),
+        Err(err) => {
+            tracing::warn!("cannot store the cover of {}: {err}", audio.display());
+            None
+        }
+    }
 }
 
 fn store_book(
@@ -306,25 +386,52 @@ fn store_book(
     covers_dir: &Path,
 ) -> anyhow::Result<StoredBook> {
     let mut chapters = Vec::new();
+    let mut used: HashSet<String> = HashSet::new();
     for c in &book.chapters {
-        let existing: Option<String> = tx
+        let by_key: Option<String> = tx
             .query_row(
                 "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND key = ?2",
                 params![book_id, c.key],
                 |r| r.get(0),
             )
-            .optional()?;
-        let id = match existing {
-            Some(id) => id,
-            None => {
-                let id = format!("ch_{}", random_hex(8));
-                tx.execute(
-                    "INSERT INTO chapter_keys(book_id, key, chapter_id) VALUES (?1, ?2, ?3)",
-                    params![book_id, c.key, id],
-                )?;
-                id
-            }
+            .optional()?
+            .filter(|id| !used.contains(id));
+        // Else the same file position in the book (a re-tagged file).
+        let by_place = || -> rusqlite::Result<Option<String>> {
+            Ok(tx
+                .query_row(
+                    "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND place = ?2",
+                    params![book_id, c.place],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .filter(|id| !used.contains(id)))
         };
+        let id = match by_key {
+            Some(id) => id,
+            None => match by_place()? {
+                Some(id) => {
+                    tx.execute(
+                        "UPDATE OR IGNORE chapter_keys SET key = ?2 WHERE chapter_id = ?1",
+                        params![id, c.key],
+                    )?;
+                    id
+                }
+                None => {
+                    let id = format!("ch_{}", random_hex(8));
+                    tx.execute(
+                        "INSERT INTO chapter_keys(book_id, key, place, chapter_id) VALUES (?1, ?2, ?3, ?4)",
+                        params![book_id, c.key, c.place, id],
+                    )?;
+                    id
+                }
+            },
+        };
+        tx.execute(
+            "UPDATE chapter_keys SET place = ?2 WHERE chapter_id = ?1",
+            params![id, c.place],
+        )?;
+        used.insert(id.clone());
         chapters.push(StoredChapter {
             id,
             title: c.title.clone(),
@@ -338,18 +445,7 @@ fn store_book(
     }
     let cover = match (&book.cover_file, &book.cover_embedded) {
         (Some(file), _) => Some(file.clone()),
-        (None, Some((bytes, ext))) => {
-            let path = covers_dir.join(format!("{book_id}.{ext}"));
-            let written =
-                std::fs::create_dir_all(covers_dir).and_then(|_| std::fs::write(&path, bytes));
-            match written {
-                Ok(()) => Some(path),
-                Err(err) => {
-                    tracing::warn!("cannot store the cover of {}: {err}", book.rel_path);
-                    None
-                }
-            }
-        }
+        (None, Some((audio, fingerprint))) => embedded_cover(audio, fingerprint, covers_dir),
         (None, None) => None,
     };
     Ok(StoredBook {

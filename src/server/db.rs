@@ -82,6 +82,7 @@ CREATE INDEX IF NOT EXISTS books_fingerprint ON books(fingerprint);
 CREATE TABLE IF NOT EXISTS chapter_keys (
     book_id TEXT NOT NULL,
     key TEXT NOT NULL,
+    place TEXT NOT NULL,
     chapter_id TEXT NOT NULL UNIQUE,
     PRIMARY KEY (book_id, key));
 CREATE TABLE IF NOT EXISTS progress (
@@ -117,6 +118,7 @@ CREATE TABLE IF NOT EXISTS bookmarks (
     note TEXT,
     created_at INTEGER NOT NULL,
     client_id TEXT);
+CREATE TABLE IF NOT EXISTS probe_cache (path TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS bookmarks_client ON bookmarks(user_id, client_id);
 ";
 

@@ -132,6 +132,20 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
+/// Path parameters with our error shape (e.g. `%FF` is not UTF-8).
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| ApiPath(p.0))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
 pub async fn fallback_not_found() -> ApiError {
     ApiError::not_found("no such endpoint")
 }

@@ -36,7 +36,7 @@ fn ext(path: &Path) -> String {
         .to_ascii_lowercase()
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Tags {
     pub title: Option<String>,
     pub album: Option<String>,
@@ -46,19 +46,23 @@ pub struct Tags {
     pub description: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EmbeddedChapter {
     pub title: Option<String>,
     pub start_sec: f64,
     pub end_sec: Option<f64>,
 }
 
-#[derive(Debug, Default)]
+/// What a probe found. Cached in the database (without the cover bytes:
+/// those are extracted again only when a cover file must be written).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Probed {
     pub duration_sec: f64,
     pub tags: Tags,
     pub chapters: Vec<EmbeddedChapter>,
+    pub has_cover: bool,
     /// (bytes, file extension)
+    #[serde(skip)]
     pub cover: Option<(Vec<u8>, &'static str)>,
 }
 
@@ -73,6 +77,18 @@ pub fn probe(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
             Ok(tag) => merge_mp4(&mut probed, &tag, want_chapters),
             Err(err) => tracing::warn!("no MP4 tags in {}: {err}", path.display()),
         }
+    }
+    probed.has_cover = probed.cover.is_some();
+    // Chapters in time order, each ending where the next starts at the latest.
+    probed
+        .chapters
+        .sort_by(|a, b| a.start_sec.total_cmp(&b.start_sec));
+    probed
+        .chapters
+        .dedup_by(|b, a| (b.start_sec - a.start_sec).abs() < 0.001);
+    let starts: Vec<f64> = probed.chapters.iter().map(|c| c.start_sec).collect();
+    for (c, next) in probed.chapters.iter_mut().zip(starts.iter().skip(1)) {
+        c.end_sec = Some(c.end_sec.map_or(*next, |e| e.min(*next)));
     }
     if let Some(last) = probed.chapters.last_mut()
         && last.end_sec.is_none_or(|e| e > probed.duration_sec)

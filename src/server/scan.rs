@@ -9,7 +9,7 @@
 
 use super::media::{self, Probed};
 use sha2::{Digest, Sha256};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -30,6 +30,9 @@ pub struct ScannedChapter {
     /// Stable identity within the book: content fingerprint, plus the start
     /// time for embedded chapters.
     pub key: String,
+    /// Where it sits: the file's path in the library, plus the start time
+    /// for embedded chapters. The fallback identity for a re-tagged file.
+    pub place: String,
     pub title: String,
     pub file: PathBuf,
     pub mime: &'static str,
@@ -51,15 +54,16 @@ pub struct ScannedBook {
     pub narrator: Option<String>,
     pub description: Option<String>,
     pub categories: Vec<String>,
-    /// Cover image file, or embedded art (bytes, extension).
+    /// Cover image file beside the audio.
     pub cover_file: Option<PathBuf>,
-    pub cover_embedded: Option<(Vec<u8>, &'static str)>,
+    /// Else an audio file with embedded art, and its fingerprint.
+    pub cover_embedded: Option<(PathBuf, String)>,
     pub chapters: Vec<ScannedChapter>,
 }
 
 /// Scans the library. Problems with single files or folders are logged
 /// and skipped; only an unreadable library root is an error.
-pub fn scan_library(root: &Path) -> anyhow::Result<Vec<ScannedBook>> {
+pub fn scan_library(root: &Path, cache: &mut ProbeCache) -> anyhow::Result<Vec<ScannedBook>> {
     let root = fs::canonicalize(root)
         .map_err(|e| anyhow::anyhow!("cannot open library {}: {e}", root.display()))?;
     if !root.is_dir() {
@@ -67,11 +71,76 @@ pub fn scan_library(root: &Path) -> anyhow::Result<Vec<ScannedBook>> {
     }
     let mut books = Vec::new();
     let mut seen = HashSet::new();
-    visit(&root, &root, &mut seen, &mut books);
+    visit(&root, &root, &mut seen, &mut books, cache);
     Ok(books)
 }
 
-fn visit(root: &Path, dir: &Path, seen: &mut HashSet<PathBuf>, books: &mut Vec<ScannedBook>) {
+/// One cached probe: valid while the file keeps its size and mtime.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct CacheEntry {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub with_chapters: bool,
+    pub fingerprint: String,
+    pub probe: Probed,
+}
+
+/// Probe results by absolute path, so a restart does not re-read every
+/// file of a large library (an mp3 without a Xing header is demuxed whole
+/// to learn its duration).
+#[derive(Debug, Default)]
+pub struct ProbeCache {
+    pub entries: HashMap<String, CacheEntry>,
+    /// Paths probed afresh in this scan (to store).
+    pub fresh: HashSet<String>,
+    /// Paths seen in this scan (the rest can be dropped).
+    pub seen: HashSet<String>,
+}
+
+impl ProbeCache {
+    /// (probe, fingerprint, size) of a file, from the cache when its size
+    /// and mtime are unchanged.
+    fn get(&mut self, file: &Path, with_chapters: bool) -> anyhow::Result<(&Probed, String, u64)> {
+        let meta = fs::metadata(file)?;
+        let size = meta.len();
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0);
+        let key = file.to_string_lossy().into_owned();
+        self.seen.insert(key.clone());
+        let hit = self.entries.get(&key).is_some_and(|e| {
+            e.size == size && e.mtime_ns == mtime_ns && e.with_chapters == with_chapters
+        });
+        if !hit {
+            let probe = media::probe(file, with_chapters)?;
+            let fingerprint = fingerprint(file, size)?;
+            self.fresh.insert(key.clone());
+            self.entries.insert(
+                key.clone(),
+                CacheEntry {
+                    size,
+                    mtime_ns,
+                    with_chapters,
+                    fingerprint,
+                    probe,
+                },
+            );
+        }
+        let entry = &self.entries[&key];
+        Ok((&entry.probe, entry.fingerprint.clone(), size))
+    }
+}
+
+fn visit(
+    root: &Path,
+    dir: &Path,
+    seen: &mut HashSet<PathBuf>,
+    books: &mut Vec<ScannedBook>,
+    cache: &mut ProbeCache,
+) {
     if !seen.insert(dir.to_owned()) {
         return; // a symlink loop inside the library
     }
@@ -121,17 +190,17 @@ fn visit(root: &Path, dir: &Path, seen: &mut HashSet<PathBuf>, books: &mut Vec<S
             .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
     if at_root || all_m4b {
         for file in &files {
-            if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), false) {
+            if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), false, cache) {
                 books.push(book);
             }
         }
     } else if !files.is_empty()
-        && let Some(book) = scan_book(root, dir, &files, true)
+        && let Some(book) = scan_book(root, dir, &files, true, cache)
     {
         books.push(book);
     }
     for sub in dirs {
-        visit(root, &sub, seen, books);
+        visit(root, &sub, seen, books, cache);
     }
 }
 
@@ -151,7 +220,13 @@ fn rel(root: &Path, p: &Path) -> String {
 
 /// Builds one book from its audio files. `folder_book`: the folder is the
 /// book (its name, book.toml and cover apply).
-fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> Option<ScannedBook> {
+fn scan_book(
+    root: &Path,
+    dir: &Path,
+    files: &[PathBuf],
+    folder_book: bool,
+    cache: &mut ProbeCache,
+) -> Option<ScannedBook> {
     let book_path = if folder_book {
         dir.to_owned()
     } else {
@@ -165,22 +240,15 @@ fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> O
     };
     let single = files.len() == 1;
     let mut chapters = Vec::new();
-    let mut first_probe: Option<Probed> = None;
+    // Tags, embedded art, file and fingerprint of the first readable file.
+    let mut first: Option<(media::Tags, bool, PathBuf, String)> = None;
     let mut fingerprints = Vec::new();
     let mut seen_keys = HashSet::new();
     for file in files {
-        let probed = match media::probe(file, single && media::may_have_chapters(file)) {
+        let (probed, fp, size) = match cache.get(file, single && media::may_have_chapters(file)) {
             Ok(p) => p,
             Err(err) => {
                 tracing::warn!("skipping {}: {err:#}", file.display());
-                continue;
-            }
-        };
-        let size = fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-        let fp = match fingerprint(file, size) {
-            Ok(fp) => fp,
-            Err(err) => {
-                tracing::warn!("skipping {}: {err}", file.display());
                 continue;
             }
         };
@@ -195,6 +263,11 @@ fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> O
                 let end = c.end_sec.unwrap_or(probed.duration_sec);
                 chapters.push(ScannedChapter {
                     key: format!("{fp}@{}", (c.start_sec * 1000.0).round() as i64),
+                    place: format!(
+                        "{}@{}",
+                        rel(root, file),
+                        (c.start_sec * 1000.0).round() as i64
+                    ),
                     title: c
                         .title
                         .clone()
@@ -209,7 +282,7 @@ fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> O
             }
         } else {
             let title = if single {
-                "Chapter 1".to_owned()
+                String::new() // named after the book below
             } else {
                 probed.tags.title.clone().unwrap_or_else(|| stem.clone())
             };
@@ -222,6 +295,7 @@ fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> O
             }
             chapters.push(ScannedChapter {
                 key,
+                place: rel(root, file),
                 title,
                 file: file.clone(),
                 mime,
@@ -231,12 +305,17 @@ fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> O
                 end_sec: None,
             });
         }
-        if first_probe.is_none() {
-            first_probe = Some(probed);
+        if first.is_none() {
+            first = Some((
+                probed.tags.clone(),
+                probed.has_cover,
+                file.clone(),
+                fp.clone(),
+            ));
         }
     }
-    let probed = first_probe?;
-    let tags = &probed.tags;
+    let (tags, has_cover, first_file, first_fp) = first?;
+    let tags = &tags;
     let name_fallback = if folder_book {
         file_name(dir)
     } else {
@@ -251,6 +330,9 @@ fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> O
         .or_else(|| tags.album.clone())
         .or_else(|| if single { tags.title.clone() } else { None })
         .unwrap_or(name_fallback);
+    for c in chapters.iter_mut().filter(|c| c.title.is_empty()) {
+        c.title = title.clone();
+    }
     let author = toml
         .author
         .clone()
@@ -298,8 +380,8 @@ fn scan_book(root: &Path, dir: &Path, files: &[PathBuf], folder_book: bool) -> O
         narrator,
         description,
         categories,
-        cover_embedded: if cover_file.is_none() {
-            probed.cover
+        cover_embedded: if cover_file.is_none() && has_cover {
+            Some((first_file, first_fp))
         } else {
             None
         },

@@ -1,8 +1,19 @@
 //! Progress sync: the pure reconciler (what to report, what to show), the
 //! durable outbox (writes survive crashes and outages), a small cache of
 //! this device's progress, and the worker that reports to the server.
+//!
+//! - `reconciler`: pure rules (landing, zero guard, ownership, prompts).
+//! - `outbox`: the crash-safe journal of queued writes, tagged by scope.
+//! - `worker`: the tokio task and its [`worker::SyncHandle`] for the UI.
+//! - `remote` / `client_remote`: what the worker needs from the server.
+//! - `engine_bridge`: engine states → reconciler events.
+//! - `headless`: sync for `earmark play`; `cli`: `earmark sync …`.
 
 pub mod cache;
+pub mod cli;
+pub mod client_remote;
+pub mod engine_bridge;
+pub mod headless;
 pub mod outbox;
 pub mod reconciler;
 pub mod remote;

@@ -134,6 +134,9 @@ pub enum Command {
     PushHeld { reply: oneshot::Sender<usize> },
     /// Drop held entries.
     DiscardHeld { reply: oneshot::Sender<usize> },
+    /// Answers once every earlier command was handled (and what it queued
+    /// was attempted): a barrier for tests and for the UI's "sync now".
+    Settle { reply: oneshot::Sender<()> },
     /// Report the final position, flush within `timeout`, and stop.
     Quit {
         timeout: Duration,
@@ -186,6 +189,13 @@ impl SyncHandle {
         let (reply, rx) = oneshot::channel();
         self.send(Command::DiscardHeld { reply });
         rx.await.unwrap_or(0)
+    }
+
+    /// Waits until every command sent before has been handled.
+    pub async fn settle(&self) {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Settle { reply });
+        let _ = rx.await;
     }
 
     /// Flushes within `timeout` and stops the worker. What was not sent
@@ -273,6 +283,11 @@ impl<R: Remote> Worker<R> {
                         let _ = reply.send(s);
                         return;
                     }
+                    Some(Command::Settle { reply }) => {
+                        self.drive().await;
+                        self.publish();
+                        let _ = reply.send(());
+                    }
                     Some(cmd) => self.command(cmd).await,
                     None => {
                         self.quit(Duration::from_secs(2)).await;
@@ -350,7 +365,7 @@ impl<R: Remote> Worker<R> {
                 }
                 let _ = reply.send(n);
             }
-            Command::Quit { .. } => unreachable!("handled in run"),
+            Command::Quit { .. } | Command::Settle { .. } => unreachable!("handled in run"),
         }
     }
 

@@ -5,5 +5,6 @@
 mod errors;
 mod families;
 mod redirect;
+mod reference;
 mod security;
 mod support;

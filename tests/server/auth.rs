@@ -398,3 +398,47 @@ async fn unknown_paths_methods_and_big_bodies_use_the_error_shape() {
     .await;
     r.expect_error(413, "payload_too_large");
 }
+
+#[tokio::test]
+async fn expired_tokens_are_401() {
+    let lib = small_library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    api.get("/books").await.expect(200);
+    let db = rusqlite::Connection::open(server.data_path().join("earmark.sqlite3")).unwrap();
+    db.execute("UPDATE tokens SET expires_at = 1", []).unwrap();
+    let r = api.get("/books").await;
+    r.expect_error(401, "unauthorized");
+    assert!(r.body["message"].as_str().unwrap().contains("expired"));
+}
+
+#[tokio::test]
+async fn internal_errors_use_the_shape_and_leak_nothing() {
+    let lib = small_library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    let db = rusqlite::Connection::open(server.data_path().join("earmark.sqlite3")).unwrap();
+    db.execute("DROP TABLE favorites", []).unwrap();
+    let r = api.get("/auth/favorites").await;
+    r.expect_error(500, "internal");
+    let msg = r.body["message"].as_str().unwrap();
+    assert!(
+        !msg.contains("favorites") && !msg.to_lowercase().contains("sql"),
+        "{msg}"
+    );
+    // The rest of the server keeps working.
+    api.get("/license/status").await.expect(200);
+}
+
+#[tokio::test]
+async fn undecodable_path_parameters_are_400_in_our_shape() {
+    let lib = small_library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    api.get("/books/%FF%FE")
+        .await
+        .expect_error(400, "bad_request");
+    api.get("/chapters/%FF/play")
+        .await
+        .expect_error(400, "bad_request");
+}

@@ -196,6 +196,12 @@ async fn chapters_and_manifest_follow_natural_file_order() {
         assert!(item["endSec"].is_null());
     }
     assert!((items[0]["durationSec"].as_f64().unwrap() - 2.0).abs() < 0.01);
+    // A single file without embedded chapters: one chapter named after the book.
+    let loose = api.book_titled("loose").await;
+    let m = api.manifest(loose["id"].as_str().unwrap()).await;
+    assert_eq!(m["items"].as_array().unwrap().len(), 1);
+    assert_eq!(m["items"][0]["title"], "loose");
+    assert!((m["items"][0]["durationSec"].as_f64().unwrap() - 4.0).abs() < 0.01);
 }
 
 #[tokio::test]

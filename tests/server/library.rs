@@ -89,6 +89,20 @@ async fn ids_survive_rescan_restart_and_rename() {
     assert_eq!(&gch[..3], &bch[..]);
     assert_eq!(gch.len(), 4);
 
+    // A file rewritten in place is probed again (new duration).
+    write_wav(&lib.path().join("loose-renamed.wav"), 6.0, 500.0);
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    let loose = api.book_titled("loose-renamed").await;
+    assert!(
+        (loose["durationSec"].as_f64().unwrap() - 6.0).abs() < 0.01,
+        "{loose}"
+    );
+    assert_eq!(
+        loose["id"].as_str().unwrap(),
+        before["loose"].0,
+        "same path, same book"
+    );
+
     // A removed book is gone (404), and comes back with its id.
     std::fs::rename(
         lib.path().join("Science"),
@@ -164,4 +178,37 @@ async fn symlinks_out_of_the_library_and_non_utf8_names_are_skipped() {
         3,
         "the symlink to /etc/passwd is not a chapter"
     );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlink_retargeted_after_the_scan_is_not_followed_out() {
+    let lib = small_library();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.wav"), b"top secret bytes").unwrap();
+    std::os::unix::fs::symlink(lib.path().join("loose.wav"), lib.path().join("link.wav")).unwrap();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    let b = api.book_titled("link").await;
+    let m = api.manifest(b["id"].as_str().unwrap()).await;
+    let play = format!(
+        "/chapters/{}/play?raw=1",
+        m["items"][0]["chapterId"].as_str().unwrap()
+    );
+    let ok = api
+        .http
+        .get(api.url(&play))
+        .bearer_auth(&api.session.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    // Re-point the link outside the library without a rescan.
+    std::fs::remove_file(lib.path().join("link.wav")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.wav"),
+        lib.path().join("link.wav"),
+    )
+    .unwrap();
+    api.get(&play).await.expect_error(404, "not_found");
 }

@@ -77,6 +77,20 @@ async fn play_streams_exact_bytes_with_ranges() {
 
     let res = api
         .http
+        .head(&url)
+        .bearer_auth(&api.session.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        res.headers()["content-length"],
+        file.len().to_string().as_str()
+    );
+    assert_eq!(res.bytes().await.unwrap().len(), 0);
+
+    let res = api
+        .http
         .get(&url)
         .bearer_auth(&api.session.token)
         .header("range", format!("bytes={}-", file.len() + 10))
@@ -248,4 +262,44 @@ async fn shutdown_cuts_open_streams_and_restart_reuses_the_port() {
         .await
         .unwrap();
     assert_eq!(res.status(), 206);
+}
+
+#[tokio::test]
+async fn embedded_cover_art_is_extracted_and_served() {
+    let lib = tempfile::tempdir().unwrap();
+    let src = demo_library()
+        .join("Fables/Die Bremer Stadtmusikanten – Märchen/Die Bremer Stadtmusikanten.mp3");
+    std::fs::create_dir_all(lib.path().join("Tales/Bremen")).unwrap();
+    std::fs::copy(&src, lib.path().join("Tales/Bremen/bremen.mp3")).unwrap();
+    let mut server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    let b = api.book_titled("Bremer").await;
+    let url = api.url(b["coverUrl"].as_str().expect("embedded art gives a cover"));
+    let res = api
+        .http
+        .get(&url)
+        .bearer_auth(&api.session.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let ctype = res.headers()["content-type"].to_str().unwrap().to_owned();
+    let bytes = res.bytes().await.unwrap();
+    let is_jpeg = bytes.starts_with(&[0xff, 0xd8]);
+    let is_png = bytes.starts_with(b"\x89PNG");
+    assert!(
+        is_jpeg && ctype == "image/jpeg" || is_png && ctype == "image/png",
+        "{ctype}"
+    );
+    // After a restart (cached probe) the cover is still there.
+    server.restart().await.unwrap();
+    let res = api
+        .http
+        .get(&url)
+        .bearer_auth(&api.session.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().await.unwrap(), bytes);
 }

@@ -5,8 +5,8 @@ use super::progress::{ProgressRow, load_progress};
 use super::{AppState, Page, Paging, data};
 use crate::server::auth::Authed;
 use crate::server::catalog::{Book, Library};
-use crate::server::error::{ApiError, ApiQuery, ApiResult};
-use axum::extract::{Path, State};
+use crate::server::error::{ApiError, ApiPath, ApiQuery, ApiResult};
+use axum::extract::State;
 use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -156,7 +156,7 @@ pub async fn search(
 pub async fn details(
     State(state): State<AppState>,
     Authed(caller): Authed,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     let lib = state.current_library()?;
     let book = lib
@@ -169,7 +169,7 @@ pub async fn details(
 pub async fn chapters(
     State(state): State<AppState>,
     Authed(_): Authed,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     let lib = state.current_library()?;
     let book = lib
@@ -191,7 +191,7 @@ pub async fn chapters(
 pub async fn manifest(
     State(state): State<AppState>,
     Authed(_): Authed,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     let lib = state.current_library()?;
     let book = lib

@@ -43,6 +43,7 @@ impl AppState {
     /// Opens the data dir, rescans the library and loads the catalog.
     pub fn open(config: &ServerConfig) -> anyhow::Result<Self> {
         let db = Db::open(&config.data_dir)?;
+        tracing::info!("scanning library {}", config.library.display());
         let summary = catalog::rescan(&db, &config.library, &config.data_dir)?;
         tracing::info!(
             "library scanned: {} books, {} chapters ({} new, {} gone)",

@@ -4,9 +4,9 @@
 
 use super::AppState;
 use crate::server::auth::{authenticate, licensed};
-use crate::server::error::{ApiError, ApiResult};
+use crate::server::error::{ApiError, ApiPath, ApiResult};
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::header::{ACCEPT_RANGES, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use axum::response::Response;
 use tower::ServiceExt;
@@ -41,7 +41,7 @@ async fn serve_file(path: &std::path::Path, mime: &str, req: Request) -> ApiResu
 
 pub async fn play(
     State(state): State<AppState>,
-    Path(chapter_id): Path<String>,
+    ApiPath(chapter_id): ApiPath<String>,
     req: Request,
 ) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
@@ -50,6 +50,21 @@ pub async fn play(
     let (_, chapter) = lib
         .chapter(&chapter_id)
         .ok_or_else(|| ApiError::not_found(format!("no chapter with id {chapter_id:?}")))?;
+    // A symlink changed since the scan must not lead out of the library.
+    let inside = match (&lib.root, std::fs::canonicalize(&chapter.file)) {
+        (Some(root), Ok(real)) => real.starts_with(root),
+        (None, Ok(_)) => true,
+        (_, Err(_)) => false,
+    };
+    if !inside {
+        tracing::warn!(
+            "not serving {}: missing or outside the library",
+            chapter.file.display()
+        );
+        return Err(ApiError::not_found(
+            "the file of this item is missing; rescan the library",
+        ));
+    }
     serve_file(
         &chapter.file,
         &chapter.mime,
@@ -60,7 +75,7 @@ pub async fn play(
 
 pub async fn cover(
     State(state): State<AppState>,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
     req: Request,
 ) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();

@@ -5,9 +5,9 @@ use super::{AppState, data};
 use crate::server::auth::{Gated, Writer};
 use crate::server::catalog::Library;
 use crate::server::db::now_ms;
-use crate::server::error::{ApiError, ApiJson, ApiResult, parse_json};
+use crate::server::error::{ApiError, ApiJson, ApiPath, ApiResult, parse_json};
 use crate::server::merge::{self, Incoming, Outcome, Stored};
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::IntoResponse;
 use rusqlite::{OptionalExtension, params};
 use serde::Deserialize;
@@ -105,7 +105,7 @@ fn settings_json(state: &AppState, user_id: u64, book_id: &str) -> ApiResult<Val
 pub async fn read(
     State(state): State<AppState>,
     Gated(caller, lib): Gated,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
@@ -228,7 +228,7 @@ fn apply_write(
 pub async fn write(
     State(state): State<AppState>,
     Writer(caller, lib): Writer,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
     ApiJson(body): ApiJson<ProgressWrite>,
 ) -> ApiResult<impl IntoResponse> {
     let (applied, progress) = apply_write(&state, &lib, caller.user_id, &book_id, body)?;
@@ -238,7 +238,7 @@ pub async fn write(
 pub async fn delete(
     State(state): State<AppState>,
     Writer(caller, lib): Writer,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
@@ -302,7 +302,7 @@ pub struct SettingsWrite {
 pub async fn write_settings(
     State(state): State<AppState>,
     Writer(caller, lib): Writer,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
     ApiJson(w): ApiJson<SettingsWrite>,
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
@@ -359,7 +359,7 @@ pub async fn write_settings(
 pub async fn delete_settings(
     State(state): State<AppState>,
     Writer(caller, lib): Writer,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;

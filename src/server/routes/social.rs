@@ -5,8 +5,8 @@ use super::books::{Personal, book_json};
 use super::{AppState, Page, Paging, data};
 use crate::server::auth::{Gated, Writer};
 use crate::server::db::{now_ms, random_hex};
-use crate::server::error::{ApiError, ApiJson, ApiQuery, ApiResult};
-use axum::extract::{Path, State};
+use crate::server::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use rusqlite::{OptionalExtension, params};
@@ -49,7 +49,7 @@ pub async fn list_favorites(
 pub async fn add_favorite(
     State(state): State<AppState>,
     Writer(caller, lib): Writer,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
@@ -63,7 +63,7 @@ pub async fn add_favorite(
 pub async fn remove_favorite(
     State(state): State<AppState>,
     Writer(caller, _lib): Writer,
-    Path(book_id): Path<String>,
+    ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     // No existence check: removing a favorite of a vanished book must work.
     state.db.conn().execute(
@@ -205,7 +205,7 @@ pub async fn add_bookmark(
 pub async fn delete_bookmark(
     State(state): State<AppState>,
     Writer(caller, _lib): Writer,
-    Path(bookmark_id): Path<String>,
+    ApiPath(bookmark_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     let n = state.db.conn().execute(
         "DELETE FROM bookmarks WHERE id = ?1 AND user_id = ?2",

@@ -1,17 +1,24 @@
 //! `Client`: the async HTTP client for the whole stable contract. Cheap to
 //! clone (an `Arc`); safe to share between the sync worker, the player and
 //! the UI's background tasks.
+//!
+//! `streams`: audio and other server-given URLs; `transport`: requests,
+//! retries, hand-followed redirects, paging and error mapping.
+
+mod streams;
+mod transport;
 
 use super::Auth;
 use super::base::BaseUrl;
-use super::error::{ApiError, BodyKind};
+use super::error::ApiError;
 use super::paths::{self, Paths};
 use super::wire::{self, LoginData, NextPage, ProgressState, WriteOutcome};
 use crate::domain::*;
-use reqwest::{Method, StatusCode, header};
+use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
+use transport::Access;
 use url::Url;
 
 /// Where a page of a list starts (`Page(1)` is the first page).
@@ -120,9 +127,6 @@ impl std::fmt::Debug for Client {
             .finish_non_exhaustive()
     }
 }
-
-const MAX_REDIRECTS: usize = 5;
-const MAX_PAGES: usize = 10_000;
 
 impl Client {
     pub fn new(base: BaseUrl, opts: ClientOptions) -> Result<Client, ApiError> {
@@ -492,371 +496,6 @@ impl Client {
             .await?;
         Ok(deleted_flag(&v))
     }
-
-    // ------------------------------------------------------------ streams
-
-    /// The URL of a chapter's audio: the manifest `url` resolved against the
-    /// base, else `/chapters/{chapterId}/play?raw=1`.
-    pub fn stream_url(&self, item: &ManifestItem) -> Url {
-        let base = &self.inner.base;
-        item.url
-            .as_deref()
-            .filter(|u| !u.trim().is_empty())
-            .and_then(|u| base.resolve(u).ok())
-            .unwrap_or_else(|| {
-                let mut u = base.endpoint(["chapters", item.chapter_id.as_str(), "play"]);
-                u.set_query(Some("raw=1"));
-                u
-            })
-    }
-
-    /// URL plus the Bearer header (only for the server's own origin).
-    pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
-        let url = self.stream_url(item);
-        let headers = match self.auth() {
-            Some(a) if self.inner.base.same_origin(&url) => {
-                vec![(
-                    "Authorization".to_owned(),
-                    format!("Bearer {}", a.token.expose()),
-                )]
-            }
-            _ => Vec::new(),
-        };
-        StreamRequest { url, headers }
-    }
-
-    /// For players that cannot set headers: the token in `access_token`
-    /// (only for the server's own origin).
-    pub fn stream_url_with_token(&self, item: &ManifestItem) -> Url {
-        let mut url = self.stream_url(item);
-        if let Some(a) = self.auth().filter(|_| self.inner.base.same_origin(&url)) {
-            let kept: Vec<(String, String)> = url
-                .query_pairs()
-                .filter(|(k, _)| k != "access_token")
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
-            url.query_pairs_mut()
-                .clear()
-                .extend_pairs(kept)
-                .append_pair("access_token", a.token.expose());
-        }
-        url
-    }
-
-    /// Open a stream (optionally from a byte offset), following redirects
-    /// without leaking the token to another origin. No whole-request
-    /// time-out: audio may take long to download.
-    pub async fn open_stream(
-        &self,
-        req: &StreamRequest,
-        from_byte: Option<u64>,
-    ) -> Result<reqwest::Response, ApiError> {
-        let mut url = req.url.clone();
-        let mut token_allowed = true;
-        for _ in 0..=MAX_REDIRECTS {
-            let mut rb = self.inner.http.get(url.clone());
-            if token_allowed {
-                for (k, v) in &req.headers {
-                    rb = rb.header(k, v);
-                }
-            }
-            if let Some(b) = from_byte {
-                rb = rb.header(header::RANGE, format!("bytes={b}-"));
-            }
-            let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
-            if resp.status().is_redirection() {
-                let next = redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&url))?;
-                token_allowed &= next.origin() == url.origin();
-                url = next;
-                continue;
-            }
-            if resp.status().is_success() {
-                return Ok(resp);
-            }
-            let status = resp.status();
-            let ct = content_type(&resp);
-            let body = resp.bytes().await.unwrap_or_default();
-            return Err(self.error_from_body(status, ct.as_deref(), &body));
-        }
-        Err(self.bad_redirect(&url))
-    }
-
-    /// A URL the server handed out (`coverUrl`, …) as a request: resolved
-    /// against the base; the token only for the server's own origin.
-    pub fn resource_request(&self, given: &str) -> Option<StreamRequest> {
-        let url = self.inner.base.resolve(given).ok()?;
-        let headers = match self.auth() {
-            Some(a) if self.inner.base.same_origin(&url) => {
-                vec![(
-                    "Authorization".to_owned(),
-                    format!("Bearer {}", a.token.expose()),
-                )]
-            }
-            _ => Vec::new(),
-        };
-        Some(StreamRequest { url, headers })
-    }
-
-    /// A book's cover image bytes, `None` when it has none (no `coverUrl`, or 404).
-    pub async fn cover(&self, book: &Book) -> Result<Option<bytes::Bytes>, ApiError> {
-        let Some(req) = book
-            .cover_url
-            .as_deref()
-            .and_then(|u| self.resource_request(u))
-        else {
-            return Ok(None);
-        };
-        match self.open_stream(&req, None).await {
-            Ok(resp) => resp
-                .bytes()
-                .await
-                .map(Some)
-                .map_err(|e| self.network_error(&e)),
-            Err(ApiError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    // ------------------------------------------------------------ plumbing
-
-    async fn get(&self, segs: &[&str], query: &[(String, String)]) -> Result<Value, ApiError> {
-        self.call(Method::GET, segs, query, None, Access::Token)
-            .await
-    }
-
-    async fn list_page<T>(
-        &self,
-        segs: &[&str],
-        mut query: Vec<(String, String)>,
-        at: &PageCursor,
-        endpoint: &str,
-        decode: impl FnMut(&Value, &str) -> Result<T, ApiError>,
-    ) -> Result<ListPage<T>, ApiError> {
-        let p = &self.inner.opts.paths;
-        let size = u64::from(p.page_size.max(1));
-        let page_no = match at {
-            NextPage::Page(n) => {
-                query.push((p.page_param.clone(), n.to_string()));
-                query.push((p.page_size_param.clone(), size.to_string()));
-                *n
-            }
-            NextPage::Offset(o) => {
-                query.push((p.offset_param.clone(), o.to_string()));
-                query.push((p.limit_param.clone(), size.to_string()));
-                1
-            }
-            NextPage::Cursor(c) => {
-                query.push((p.cursor_param.clone(), c.clone()));
-                1
-            }
-        };
-        let v = self.get(segs, &query).await?;
-        let list = wire::find_list(&v, endpoint)?;
-        let items = wire::decode_items(&list, endpoint, decode)?;
-        let before = match at {
-            NextPage::Offset(o) => *o,
-            NextPage::Page(n) => list
-                .info
-                .page_size
-                .unwrap_or(size)
-                .saturating_mul(n.saturating_sub(1)),
-            NextPage::Cursor(_) => 0,
-        };
-        let fetched = before.saturating_add(items.len() as u64);
-        let mut next = wire::next_page(&list.info, items.len(), fetched, page_no, size);
-        if next.as_ref() == Some(at) {
-            next = None; // a server that repeats itself must not loop us
-        }
-        Ok(ListPage {
-            items,
-            total: list.info.total,
-            next,
-        })
-    }
-
-    /// Fetch pages from the first until none is left.
-    async fn collect<T, F, Fut>(&self, mut page: F) -> Result<Vec<T>, ApiError>
-    where
-        F: FnMut(PageCursor) -> Fut,
-        Fut: std::future::Future<Output = Result<ListPage<T>, ApiError>>,
-    {
-        let mut all = Vec::new();
-        let mut at = NextPage::Page(1);
-        let mut seen_cursors = std::collections::HashSet::new();
-        for _ in 0..MAX_PAGES {
-            let p = page(at).await?;
-            all.extend(p.items);
-            match p.next {
-                Some(NextPage::Cursor(c)) if !seen_cursors.insert(c.clone()) => break,
-                Some(n) => at = n,
-                None => break,
-            }
-            if p.total.is_some_and(|t| all.len() as u64 >= t) {
-                break;
-            }
-        }
-        Ok(all)
-    }
-
-    async fn call(
-        &self,
-        method: Method,
-        segs: &[&str],
-        query: &[(String, String)],
-        body: Option<Value>,
-        access: Access,
-    ) -> Result<Value, ApiError> {
-        let mut url = self.inner.base.endpoint(segs.iter().copied());
-        if !query.is_empty() {
-            url.query_pairs_mut().extend_pairs(query);
-        }
-        let auth = match access {
-            Access::Anonymous => None,
-            Access::Token | Access::Write => Some(self.auth().ok_or(ApiError::NotLoggedIn)?),
-        };
-        let attempts = if method == Method::GET {
-            self.inner.opts.retries + 1
-        } else {
-            1
-        };
-        let mut delay = self.inner.opts.backoff;
-        let mut last = None;
-        for attempt in 0..attempts {
-            if attempt > 0 {
-                tokio::time::sleep(delay).await;
-                delay = delay.saturating_mul(2);
-            }
-            match self.once(&method, &url, body.as_ref(), auth.as_ref()).await {
-                Err(e) if e.is_retryable() && attempt + 1 < attempts => {
-                    tracing::debug!("retrying {method} {url}: {e}");
-                    last = Some(e);
-                }
-                r => return r,
-            }
-        }
-        Err(last.unwrap_or(ApiError::NotLoggedIn))
-    }
-
-    async fn once(
-        &self,
-        method: &Method,
-        url: &Url,
-        body: Option<&Value>,
-        auth: Option<&Auth>,
-    ) -> Result<Value, ApiError> {
-        let prefix = &self.inner.opts.identity_header_prefix;
-        let mut url = url.clone();
-        for _ in 0..=MAX_REDIRECTS {
-            let same_origin = self.inner.base.same_origin(&url);
-            let mut rb = self
-                .inner
-                .http
-                .request(method.clone(), url.clone())
-                .timeout(self.inner.opts.request_timeout)
-                .header(header::ACCEPT, "application/json");
-            if let (Some(a), true) = (auth, same_origin) {
-                rb = rb.bearer_auth(a.token.expose());
-                if *method != Method::GET {
-                    rb = rb
-                        .header(format!("{prefix}-Expected-Server-Id"), a.server_id.as_str())
-                        .header(format!("{prefix}-Expected-User-Id"), a.user_id.to_string());
-                }
-            }
-            if let Some(b) = body {
-                rb = rb.json(b);
-            }
-            let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
-            let status = resp.status();
-            if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
-                // Writes are never re-sent elsewhere.
-                if *method != Method::GET {
-                    return Err(self.bad_redirect(&url));
-                }
-                url = redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&url))?;
-                continue;
-            }
-            let ct = content_type(&resp);
-            let bytes = resp.bytes().await.map_err(|e| self.network_error(&e))?;
-            if !status.is_success() {
-                return Err(self.error_from_body(status, ct.as_deref(), &bytes));
-            }
-            let v = match wire::parse_body(ct.as_deref(), &bytes) {
-                Ok(v) => v,
-                // Writes may answer 204 or an empty 200.
-                Err(BodyKind::Empty) if *method != Method::GET => Value::Null,
-                Err(kind) => {
-                    return Err(ApiError::NotJson {
-                        address: self.inner.base.to_string(),
-                        status: status.as_u16(),
-                        kind,
-                    });
-                }
-            };
-            if let Some((st, code, msg)) = wire::envelope_error(&v) {
-                return Err(ApiError::from_status(
-                    st,
-                    code,
-                    msg,
-                    self.inner.base.as_str(),
-                ));
-            }
-            return Ok(v);
-        }
-        Err(self.bad_redirect(&url))
-    }
-
-    fn error_from_body(&self, status: StatusCode, ct: Option<&str>, body: &[u8]) -> ApiError {
-        let address = self.inner.base.as_str();
-        let (code, message) = match wire::parse_body(ct, body) {
-            Ok(v) => wire::error_parts(&v),
-            Err(BodyKind::Empty) => (None, None),
-            Err(kind) => (
-                None,
-                Some(format!(
-                    "it answered with {kind}; check the address and gateway prefix"
-                )),
-            ),
-        };
-        ApiError::from_status(status.as_u16(), code, message, address)
-    }
-
-    fn network_error(&self, e: &reqwest::Error) -> ApiError {
-        let mut message = if e.is_timeout() {
-            "the request timed out".to_owned()
-        } else if e.is_connect() {
-            "the connection failed".to_owned()
-        } else {
-            e.to_string()
-        };
-        let mut src = std::error::Error::source(e);
-        while let Some(s) = src {
-            let t = s.to_string();
-            if !message.contains(&t) {
-                message.push_str(": ");
-                message.push_str(&t);
-            }
-            src = s.source();
-        }
-        ApiError::Network {
-            address: self.inner.base.to_string(),
-            message,
-        }
-    }
-
-    fn bad_redirect(&self, from: &Url) -> ApiError {
-        ApiError::Redirect {
-            address: self.inner.base.to_string(),
-            detail: format!("{from} elsewhere more than we follow (writes are never redirected)"),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
-    Anonymous,
-    Token,
-    /// Token plus identity headers.
-    Write,
 }
 
 fn progress_body(w: &ProgressWrite) -> Value {
@@ -875,16 +514,4 @@ fn deleted_flag(v: &Value) -> bool {
         .as_object()
         .and_then(|o| wire::fields::boolean(o, &["deleted", "removed"]))
         .unwrap_or(true)
-}
-
-fn content_type(resp: &reqwest::Response) -> Option<String> {
-    resp.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-}
-
-fn redirect_target(from: &Url, resp: &reqwest::Response) -> Option<Url> {
-    let loc = resp.headers().get(header::LOCATION)?.to_str().ok()?;
-    from.join(loc).ok()
 }

@@ -1,0 +1,134 @@
+//! Stream URLs for the player and other server-given URLs (covers).
+
+use super::transport::{MAX_REDIRECTS, content_type, redirect_target};
+use super::{Client, StreamRequest};
+use crate::api::error::ApiError;
+use crate::domain::{Book, ManifestItem};
+use reqwest::header;
+use url::Url;
+
+impl Client {
+    // ------------------------------------------------------------ streams
+
+    /// The URL of a chapter's audio: the manifest `url` resolved against the
+    /// base, else `/chapters/{chapterId}/play?raw=1`.
+    pub fn stream_url(&self, item: &ManifestItem) -> Url {
+        let base = &self.inner.base;
+        item.url
+            .as_deref()
+            .filter(|u| !u.trim().is_empty())
+            .and_then(|u| base.resolve(u).ok())
+            .unwrap_or_else(|| {
+                let mut u = base.endpoint(["chapters", item.chapter_id.as_str(), "play"]);
+                u.set_query(Some("raw=1"));
+                u
+            })
+    }
+
+    /// URL plus the Bearer header (only for the server's own origin).
+    pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
+        let url = self.stream_url(item);
+        let headers = match self.auth() {
+            Some(a) if self.inner.base.same_origin(&url) => {
+                vec![(
+                    "Authorization".to_owned(),
+                    format!("Bearer {}", a.token.expose()),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        StreamRequest { url, headers }
+    }
+
+    /// For players that cannot set headers: the token in `access_token`
+    /// (only for the server's own origin).
+    pub fn stream_url_with_token(&self, item: &ManifestItem) -> Url {
+        let mut url = self.stream_url(item);
+        if let Some(a) = self.auth().filter(|_| self.inner.base.same_origin(&url)) {
+            let kept: Vec<(String, String)> = url
+                .query_pairs()
+                .filter(|(k, _)| k != "access_token")
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            url.query_pairs_mut()
+                .clear()
+                .extend_pairs(kept)
+                .append_pair("access_token", a.token.expose());
+        }
+        url
+    }
+
+    /// Open a stream (optionally from a byte offset), following redirects
+    /// without leaking the token to another origin. No whole-request
+    /// time-out: audio may take long to download.
+    pub async fn open_stream(
+        &self,
+        req: &StreamRequest,
+        from_byte: Option<u64>,
+    ) -> Result<reqwest::Response, ApiError> {
+        let mut url = req.url.clone();
+        let mut token_allowed = true;
+        for _ in 0..=MAX_REDIRECTS {
+            let mut rb = self.inner.http.get(url.clone());
+            if token_allowed {
+                for (k, v) in &req.headers {
+                    rb = rb.header(k, v);
+                }
+            }
+            if let Some(b) = from_byte {
+                rb = rb.header(header::RANGE, format!("bytes={b}-"));
+            }
+            let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
+            if resp.status().is_redirection() {
+                let next = redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&url))?;
+                token_allowed &= next.origin() == url.origin();
+                url = next;
+                continue;
+            }
+            if resp.status().is_success() {
+                return Ok(resp);
+            }
+            let status = resp.status();
+            let ct = content_type(&resp);
+            let body = resp.bytes().await.unwrap_or_default();
+            return Err(self.error_from_body(status, ct.as_deref(), &body));
+        }
+        Err(self.bad_redirect(&url))
+    }
+
+    /// A URL the server handed out (`coverUrl`, …) as a request: resolved
+    /// against the base; the token only for the server's own origin.
+    pub fn resource_request(&self, given: &str) -> Option<StreamRequest> {
+        let url = self.inner.base.resolve(given).ok()?;
+        let headers = match self.auth() {
+            Some(a) if self.inner.base.same_origin(&url) => {
+                vec![(
+                    "Authorization".to_owned(),
+                    format!("Bearer {}", a.token.expose()),
+                )]
+            }
+            _ => Vec::new(),
+        };
+        Some(StreamRequest { url, headers })
+    }
+
+    /// A book's cover image bytes, `None` when it has none (no `coverUrl`, or 404).
+    pub async fn cover(&self, book: &Book) -> Result<Option<bytes::Bytes>, ApiError> {
+        let Some(req) = book
+            .cover_url
+            .as_deref()
+            .and_then(|u| self.resource_request(u))
+        else {
+            return Ok(None);
+        };
+        match self.open_stream(&req, None).await {
+            Ok(resp) => resp
+                .bytes()
+                .await
+                .map(Some)
+                .map_err(|e| self.network_error(&e)),
+            Err(ApiError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! [`Remote`] over the contract client: maps each `ApiError` to the way
+//! sync handles it, and the client's session to an outbox [`Scope`].
+
+use super::outbox::{QueuedProgress, QueuedSettings, Scope};
+use super::remote::{Failure, ItemResult, Remote, ServerBook};
+use crate::api::{ApiError, Client, NewBookmark, ProgressWrite, SettingsWrite};
+use crate::domain::{BookId, BookmarkId, ChapterId, LicenseState, PlaybackSettings};
+
+/// The contract client as the sync worker sees it.
+#[derive(Debug, Clone)]
+pub struct ClientRemote {
+    client: Client,
+    device_id: Option<String>,
+}
+
+impl ClientRemote {
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            device_id: None,
+        }
+    }
+
+    /// Names this device in progress writes (`deviceId`).
+    pub fn with_device_id(mut self, id: impl Into<String>) -> Self {
+        self.device_id = Some(id.into());
+        self
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn wire(&self, p: &QueuedProgress) -> ProgressWrite {
+        ProgressWrite {
+            chapter_id: p.chapter_id.clone(),
+            position: p.position_sec,
+            client_updated_at: p.client_updated_at,
+            finished: p.finished,
+            device_id: self.device_id.clone(),
+            reset: p.reset,
+        }
+    }
+}
+
+/// The scope of a client's current login.
+pub fn scope_of(client: &Client) -> Option<Scope> {
+    client.auth().map(|a| Scope {
+        base: client.base().as_str().to_owned(),
+        server_id: a.server_id,
+        user_id: a.user_id,
+    })
+}
+
+/// How sync handles an error of the client.
+pub fn classify(e: ApiError) -> Failure {
+    let message = e.to_string();
+    match e {
+        ApiError::Network { .. } | ApiError::Server { .. } => Failure::Retry(message),
+        ApiError::NotJson { .. } | ApiError::Redirect { .. } => Failure::Retry(message),
+        ApiError::Status { status, .. } if status >= 500 || status == 429 => {
+            Failure::Retry(message)
+        }
+        ApiError::Unauthorized { .. } | ApiError::NotLoggedIn => Failure::Unauthorized(message),
+        ApiError::LicenseRequired { .. } => Failure::License(message),
+        ApiError::ScopeMismatch { .. } => Failure::ScopeMismatch(message),
+        ApiError::ScopeRequired { .. } | ApiError::ScopeInvalid { .. } => {
+            Failure::ScopeBug(message)
+        }
+        ApiError::NotFound { .. } => Failure::NotFound(message),
+        ApiError::BadRequest { code, .. } => Failure::Rejected { code, message },
+        ApiError::Forbidden { code, .. } | ApiError::Status { code, .. } => {
+            Failure::Rejected { code, message }
+        }
+        ApiError::Decode { .. } => Failure::Rejected {
+            code: None,
+            message,
+        },
+    }
+}
+
+impl Remote for ClientRemote {
+    fn scope(&self) -> Option<Scope> {
+        scope_of(&self.client)
+    }
+
+    async fn fetch(&self, book: &BookId) -> Result<ServerBook, Failure> {
+        let s = self.client.progress(book).await.map_err(classify)?;
+        Ok(ServerBook {
+            progress: s.progress,
+            settings: s.settings,
+        })
+    }
+
+    async fn write_progress(&self, book: &BookId, p: &QueuedProgress) -> ItemResult {
+        self.client
+            .post_progress(book, &self.wire(p))
+            .await
+            .map(|o| o.record)
+            .map_err(classify)
+    }
+
+    async fn write_progress_batch(
+        &self,
+        items: &[(BookId, QueuedProgress)],
+    ) -> Result<Vec<ItemResult>, Failure> {
+        let writes: Vec<(BookId, ProgressWrite)> = items
+            .iter()
+            .map(|(b, p)| (b.clone(), self.wire(p)))
+            .collect();
+        let results = self
+            .client
+            .post_progress_batch(&writes)
+            .await
+            .map_err(classify)?;
+        // One result per item, in order; a short answer leaves the rest
+        // queued (they are retried), never counted as sent.
+        let mut out: Vec<ItemResult> = Vec::with_capacity(items.len());
+        for (i, (book, _)) in items.iter().enumerate() {
+            let r = match results.get(i) {
+                Some(r) if r.book_id.as_ref().is_none_or(|b| b == book) => {
+                    r.outcome.clone().map(|o| o.record).map_err(classify)
+                }
+                Some(_) => Err(Failure::Retry(format!(
+                    "batch result {i} names another book than {book}"
+                ))),
+                None => Err(Failure::Retry(format!("no batch result for {book}"))),
+            };
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    async fn delete_progress(&self, book: &BookId) -> Result<(), Failure> {
+        self.client
+            .delete_progress(book)
+            .await
+            .map(|_| ())
+            .map_err(classify)
+    }
+
+    async fn write_settings(
+        &self,
+        book: &BookId,
+        s: &QueuedSettings,
+    ) -> Result<Option<PlaybackSettings>, Failure> {
+        let w = SettingsWrite {
+            speed: s.speed,
+            volume: s.volume,
+            client_updated_at: s.client_updated_at,
+        };
+        self.client
+            .post_playback_settings(book, &w)
+            .await
+            .map(|o| o.record)
+            .map_err(classify)
+    }
+
+    async fn delete_settings(&self, book: &BookId) -> Result<(), Failure> {
+        self.client
+            .delete_playback_settings(book)
+            .await
+            .map(|_| ())
+            .map_err(classify)
+    }
+
+    async fn set_favorite(&self, book: &BookId, favorite: bool) -> Result<(), Failure> {
+        let r = if favorite {
+            self.client.add_favorite(book).await
+        } else {
+            self.client.remove_favorite(book).await
+        };
+        r.map_err(classify)
+    }
+
+    async fn add_bookmark(
+        &self,
+        book: &BookId,
+        client_id: &str,
+        chapter: &ChapterId,
+        position: f64,
+        note: Option<&str>,
+    ) -> Result<(), Failure> {
+        let b = NewBookmark {
+            book_id: book.clone(),
+            chapter_id: chapter.clone(),
+            position,
+            note: note.map(str::to_owned),
+            client_id: Some(client_id.to_owned()),
+        };
+        self.client
+            .add_bookmark(&b)
+            .await
+            .map(|_| ())
+            .map_err(classify)
+    }
+
+    async fn remove_bookmark(&self, id: &str) -> Result<(), Failure> {
+        self.client
+            .remove_bookmark(&BookmarkId::new(id))
+            .await
+            .map_err(classify)
+    }
+
+    async fn license(&self) -> Result<Option<String>, Failure> {
+        let s = self.client.license_status().await.map_err(classify)?;
+        if s.valid || s.state == LicenseState::Valid {
+            Ok(None)
+        } else {
+            Ok(Some(s.message.unwrap_or_else(|| {
+                "the server's license is not valid; ask the administrator".into()
+            })))
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Turns the audio engine's published state into reconciler events: pure,
+//! so the mapping is testable without audio. Only states of the engine
+//! playback that was loaded for *our* playback are forwarded; a state from
+//! an earlier load (another book) is dropped here, and again by the
+//! reconciler's ownership check.
+
+use super::reconciler::{Action, Event, PlaybackId, Spot};
+use crate::player::{PlaybackId as EngineId, PlayerState, Status};
+
+#[derive(Debug, Default)]
+pub struct EngineBridge {
+    /// Our playback, and the engine id its `Load` produced (once seen).
+    ours: Option<(PlaybackId, Option<EngineId>)>,
+    /// Engine ids up to this one belong to earlier loads.
+    before: EngineId,
+    last: Option<PlayerState>,
+}
+
+impl EngineBridge {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Call right before sending the engine's `Load` for playback `ours`,
+    /// with the engine's current state: the next engine id is ours.
+    pub fn loading(&mut self, ours: PlaybackId, engine_now: &PlayerState) {
+        self.ours = Some((ours, None));
+        self.before = engine_now.playback_id;
+        self.last = None;
+    }
+
+    /// Events for one published state (call on every change).
+    pub fn events(&mut self, s: &PlayerState) -> Vec<Event> {
+        let mut out = Vec::new();
+        let Some((playback, engine_id)) = self.ours.as_mut() else {
+            return out;
+        };
+        if s.playback_id <= self.before {
+            return out;
+        }
+        match engine_id {
+            None => *engine_id = Some(s.playback_id),
+            Some(id) if *id != s.playback_id => return out,
+            Some(_) => {}
+        }
+        let playback = *playback;
+        if self
+            .last
+            .as_ref()
+            .is_some_and(|l| l.version == s.version && l == s)
+        {
+            return out;
+        }
+        let prev = self.last.replace(s.clone());
+        let action = |a| Event::Action {
+            playback,
+            action: a,
+        };
+        let spot = s
+            .chapter_id
+            .clone()
+            .filter(|_| s.position.is_finite() && s.position >= 0.0)
+            .map(|c| Spot::new(c, s.position));
+        if let (Some(p), Some(spot)) = (&prev, &spot) {
+            if p.chapter_id.as_ref() != Some(&spot.chapter) {
+                out.push(action(Action::ChapterChange(spot.clone())));
+            } else if p.landed && !s.landed {
+                // A seek: the engine publishes the target until it lands.
+                out.push(action(Action::Seek(spot.clone())));
+            }
+        }
+        if let Some(spot) = spot.clone() {
+            let newly_landed = s.landed && prev.as_ref().is_none_or(|p| !p.landed);
+            if newly_landed {
+                out.push(Event::EngineLanded { playback, spot });
+            } else {
+                out.push(Event::EnginePosition {
+                    playback,
+                    spot,
+                    landed: s.landed,
+                });
+            }
+        }
+        let was = prev.as_ref().map(|p| &p.status);
+        if was != Some(&s.status) {
+            match &s.status {
+                Status::Playing => out.push(action(Action::Play)),
+                Status::Paused => out.push(action(Action::Pause)),
+                Status::Ended => out.push(action(Action::Ended)),
+                Status::Idle | Status::Error(_) => out.push(action(Action::Stop)),
+                Status::Buffering | Status::Stalled => {}
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ChapterId;
+
+    fn state(id: u64, ch: &str, pos: f64, landed: bool, status: Status) -> PlayerState {
+        PlayerState {
+            playback_id: EngineId(id),
+            chapter_id: Some(ChapterId::new(ch)),
+            position: pos,
+            landed,
+            status,
+            ..PlayerState::default()
+        }
+    }
+
+    #[test]
+    fn states_of_an_earlier_load_are_dropped() {
+        let mut b = EngineBridge::new();
+        assert!(
+            b.events(&state(1, "a", 5.0, true, Status::Playing))
+                .is_empty()
+        );
+        b.loading(PlaybackId(7), &state(1, "a", 5.0, true, Status::Playing));
+        assert!(
+            b.events(&state(1, "a", 6.0, true, Status::Playing))
+                .is_empty()
+        );
+        let e = b.events(&state(2, "b", 30.0, false, Status::Buffering));
+        assert_eq!(
+            e,
+            vec![Event::EnginePosition {
+                playback: PlaybackId(7),
+                spot: Spot::new("b", 30.0),
+                landed: false
+            }]
+        );
+    }
+
+    #[test]
+    fn landing_seek_chapter_change_and_status_become_events() {
+        let mut b = EngineBridge::new();
+        b.loading(PlaybackId(1), &PlayerState::default());
+        b.events(&state(1, "a", 30.0, false, Status::Buffering));
+        let e = b.events(&state(1, "a", 30.0, true, Status::Playing));
+        assert_eq!(
+            e,
+            vec![
+                Event::EngineLanded {
+                    playback: PlaybackId(1),
+                    spot: Spot::new("a", 30.0)
+                },
+                Event::Action {
+                    playback: PlaybackId(1),
+                    action: Action::Play
+                }
+            ]
+        );
+        let e = b.events(&state(1, "a", 90.0, false, Status::Playing));
+        assert_eq!(
+            e[0],
+            Event::Action {
+                playback: PlaybackId(1),
+                action: Action::Seek(Spot::new("a", 90.0))
+            }
+        );
+        b.events(&state(1, "a", 90.0, true, Status::Playing));
+        let e = b.events(&state(1, "b", 0.0, true, Status::Playing));
+        assert_eq!(
+            e[0],
+            Event::Action {
+                playback: PlaybackId(1),
+                action: Action::ChapterChange(Spot::new("b", 0.0))
+            }
+        );
+        let e = b.events(&state(1, "b", 1.0, true, Status::Paused));
+        assert!(e.contains(&Event::Action {
+            playback: PlaybackId(1),
+            action: Action::Pause
+        }));
+    }
+}

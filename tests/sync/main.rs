@@ -1,0 +1,8 @@
+//! Sync scenarios against the real reference server over real HTTP, with a
+//! loopback proxy for outages and request counting (issue 5, tests 1–8).
+
+mod cli;
+mod play;
+mod proxy;
+mod scenarios;
+mod support;
