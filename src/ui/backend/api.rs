@@ -159,10 +159,12 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             super::playback::set_finished(sh, book, finished).await
         }
         Effect::FlushProgress => super::playback::report(&sh, false).await,
-        Effect::Engine(_)
-        | Effect::ResolveConflict { .. }
-        | Effect::Quit
-        | Effect::SwitchProfile(_) => {}
+        Effect::ResolveConflict { book, choice } => {
+            if let Some(link) = sh.sync_link() {
+                link.chose(&book, choice);
+            }
+        }
+        Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) => {}
     }
 }
 
@@ -221,6 +223,10 @@ async fn login(
             }
             if let Ok(mut f) = sh.fresh.lock() {
                 *f = false;
+            }
+            // A new login gets its own sync worker (scope, outbox).
+            if let Ok(mut link) = sh.sync.lock() {
+                *link = None;
             }
             sh.ui.send(Answer::LoggedIn(info));
             if let Some(w) = done.store_warning {
