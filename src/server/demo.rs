@@ -80,13 +80,15 @@ pub fn run(args: DemoArgs) -> ExitCode {
         .map_err(anyhow::Error::from)
         .and_then(|rt| {
             rt.block_on(async {
+                let stop = super::cli::shutdown_signal()?;
                 let demo = start(args.library).await?;
-                println!("earmark demo server");
-                println!("  address:  {}", demo.base_url());
-                println!("  user:     {}", demo.username);
-                println!("  password: {}", demo.password);
-                println!("Press Ctrl-C to stop.");
-                tokio::signal::ctrl_c().await?;
+                super::cli::say(&format!(
+                    "earmark demo server\n  address:  {}\n  user:     {}\n  password: {}\nPress Ctrl-C to stop.",
+                    demo.base_url(),
+                    demo.username,
+                    demo.password
+                ));
+                stop.await;
                 demo.shutdown().await;
                 anyhow::Ok(())
             })

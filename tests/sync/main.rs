@@ -4,5 +4,6 @@
 mod cli;
 mod play;
 mod proxy;
+mod queued;
 mod scenarios;
 mod support;
