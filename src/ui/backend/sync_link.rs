@@ -151,6 +151,10 @@ impl SyncLink {
                 });
                 (c.clone(), *p)
             }
+            StartAt::Restart if !opened.loaded => match opened.manifest.items.first() {
+                Some(first) => (first.chapter_id.clone(), 0.0),
+                None => (spot.chapter, spot.position),
+            },
             _ => (spot.chapter, spot.position),
         };
         let now = engine.state();
