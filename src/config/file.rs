@@ -25,6 +25,13 @@ pub struct Config {
     pub default_profile: Option<String>,
     #[serde(default)]
     pub profiles: BTreeMap<String, ProfileConfig>,
+    /// The terminal player's tables; `ui::UiConfig::from_toml` checks them.
+    #[serde(default)]
+    pub keys: Option<toml::Table>,
+    #[serde(default)]
+    pub theme: Option<toml::Table>,
+    #[serde(default)]
+    pub player: Option<toml::Table>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -177,6 +184,27 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn player_tables_sit_beside_profiles() {
+        let text = r#"
+default_profile = "home"
+[profiles.home]
+server = "nas.local"
+[keys]
+favorite = "F"
+[theme]
+accent = "yellow"
+[player]
+short_skip = 15
+"#;
+        let c: Config = toml::from_str(text).expect("the UI tables are allowed");
+        assert_eq!(c.default_profile.as_deref(), Some("home"));
+        assert!(c.keys.is_some() && c.theme.is_some() && c.player.is_some());
+        let ui = crate::ui::UiConfig::from_toml(text, true).expect("the UI reads them");
+        assert_eq!(ui.settings.short_skip, 15.0);
+        assert!(toml::from_str::<Config>("[kyes]\nx = 1\n").is_err());
+    }
 
     #[test]
     fn config_example_of_the_issue_parses() {
