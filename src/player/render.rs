@@ -4,7 +4,7 @@
 //! the network and never waits for the pipeline. When the queue is empty the
 //! output gets silence and the position does not move.
 
-use super::stretch::{Stretcher, WsolaStretcher};
+use super::stretch::{FastWsola, Stretcher};
 use super::{PlaybackError, clamp_speed};
 use crate::domain::ChapterId;
 use std::collections::VecDeque;
@@ -374,7 +374,7 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             }
         }
         g.stretch = Some(StretchState {
-            st: Box::new(WsolaStretcher::new(rate, channels)),
+            st: Box::new(FastWsola::new(rate, channels)),
             rate,
             channels,
             chapter,
