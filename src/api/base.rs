@@ -14,7 +14,24 @@ const API_SUFFIX: &str = "/api/v1";
 /// without a trailing slash, query or fragment.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub struct BaseUrl(Url);
+pub struct BaseUrl(Url, String);
+
+/// The text form with the port always written for http, so `http://h:80/gw`
+/// survives a round trip through config and session files (the `url` crate
+/// drops default ports, and a port-less http address means 8686 here).
+fn canonical(url: &Url) -> String {
+    if url.scheme() == "http" && url.port().is_none() {
+        let host = url.host_str().unwrap_or_default();
+        let host = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]")
+        } else {
+            host.to_owned()
+        };
+        format!("http://{host}:80{}", url.path())
+    } else {
+        url.as_str().to_owned()
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid server address {input:?}: {reason}")]
@@ -63,7 +80,8 @@ impl BaseUrl {
             path.push_str(API_SUFFIX);
         }
         url.set_path(&path);
-        Ok(BaseUrl(url))
+        let text = canonical(&url);
+        Ok(BaseUrl(url, text))
     }
 
     pub fn as_url(&self) -> &Url {
@@ -71,7 +89,7 @@ impl BaseUrl {
     }
 
     pub fn as_str(&self) -> &str {
-        self.0.as_str()
+        &self.1
     }
 
     /// The path of the base address (`/api/v1`, or `/prefix/api/v1`).
@@ -140,7 +158,7 @@ fn authority_has_port(authority: &str) -> bool {
 
 impl fmt::Display for BaseUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0.as_str())
+        f.write_str(&self.1)
     }
 }
 
@@ -153,7 +171,7 @@ impl TryFrom<String> for BaseUrl {
 
 impl From<BaseUrl> for String {
     fn from(b: BaseUrl) -> String {
-        b.0.into()
+        b.1
     }
 }
 
@@ -177,7 +195,12 @@ mod tests {
         assert_eq!(n("nas.local"), "http://nas.local:8686/api/v1");
         assert_eq!(n("nas.local:9000"), "http://nas.local:9000/api/v1");
         assert_eq!(n("http://nas.local"), "http://nas.local:8686/api/v1");
-        assert_eq!(n("http://nas.local:80"), "http://nas.local/api/v1");
+        assert_eq!(n("http://nas.local:80"), "http://nas.local:80/api/v1");
+        assert_eq!(n("http://nas.local:80/gw"), "http://nas.local:80/gw/api/v1");
+        assert_eq!(n(&n("http://nas:80/gw")), "http://nas:80/gw/api/v1");
+        let b = BaseUrl::parse("http://nas:80/gw").unwrap();
+        let back: BaseUrl = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
+        assert_eq!(back.as_url().port_or_known_default(), Some(80));
         assert_eq!(n("https://nas.local"), "https://nas.local/api/v1");
         assert_eq!(
             n("https://nas.local:8443/"),

@@ -3,6 +3,7 @@
 use crate::cli::GlobalArgs;
 use crate::domain::{ChapterId, Manifest};
 use crate::player::{AudioMode, Command, EngineConfig, EngineHandle, PlayerState, Status};
+use crate::sync::headless::HeadlessSync;
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
@@ -82,39 +83,80 @@ pub fn start_point(
 fn run_inner(global: &GlobalArgs, args: PlayArgs) -> Result<ExitCode, String> {
     let session = PlaySession::open(global)?;
     let manifest = session.manifest(&args.book_id)?;
-    let progress = if args.chapter.is_none() && args.at.is_none() {
-        session.progress(&args.book_id)?
-    } else {
-        None
-    };
-    let start = start_point(&manifest, args.chapter.as_deref(), args.at, progress)?;
+    // Sync restores the place (the server's progress, else this device's)
+    // and reports through the outbox while playing.
+    let book = crate::domain::BookId::new(args.book_id.as_str());
+    let mut sync = HeadlessSync::start(
+        session.client.clone(),
+        session.sync_dir.clone(),
+        book,
+        manifest.clone(),
+    )?;
+    let restored = sync
+        .restore_point(Duration::from_secs(20))
+        .map_err(|s| s.message())?;
+    let start = start_point(&manifest, args.chapter.as_deref(), args.at, Some(restored))?;
+    if args.chapter.is_some() || args.at.is_some() {
+        sync.user_start(&start);
+    }
     let config = EngineConfig::new(args.audio, session.resolver());
     let engine = crate::player::Engine::spawn(config)?;
     if let Some(n) = engine.notice() {
         eprintln!("earmark: {n}");
     }
-    if let Some(s) = args.speed {
-        engine.send(Command::SetSpeed(s));
+    match (args.speed, sync.settings()) {
+        (Some(s), _) => {
+            engine.send(Command::SetSpeed(s));
+            sync.save_speed(s);
+        }
+        (None, Some(saved)) => {
+            engine.send(Command::SetSpeed(saved.speed));
+            if let Some(v) = saved.volume {
+                engine.send(Command::SetVolume(v));
+            }
+        }
+        (None, None) => {}
     }
+    sync.loading(&engine.state());
     engine.send(Command::Load {
         manifest,
         start,
         autoplay: true,
     });
-    let code = report_loop(&engine, args.for_secs, global.json);
+    let code = report_loop(&engine, &mut sync, args.for_secs, global.json);
+    let last = engine.state();
     engine.send(Command::Shutdown);
+    let left = sync.finish(Some(&last), Duration::from_secs(5)).left;
+    if left > 0 {
+        eprintln!(
+            "earmark: {left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
+        );
+    }
     Ok(code)
 }
 
 /// Print one status line per second until `--for` runs out, the book ends,
 /// or playback fails.
-fn report_loop(engine: &EngineHandle, for_secs: Option<f64>, json: bool) -> ExitCode {
+fn report_loop(
+    engine: &EngineHandle,
+    sync: &mut HeadlessSync,
+    for_secs: Option<f64>,
+    json: bool,
+) -> ExitCode {
     let began = Instant::now();
     let limit = for_secs.map(|s| Duration::from_secs_f64(s.max(0.0)));
     let mut next_line = began;
     let mut out = std::io::stdout().lock();
     loop {
         let s = engine.state();
+        if let Some(stop) = sync.pump(&s) {
+            if stop == crate::sync::headless::Stop::Interrupted {
+                return ExitCode::from(130);
+            }
+            engine.send(Command::Stop);
+            eprintln!("earmark play: {}", stop.message());
+            return ExitCode::from(1);
+        }
         let done = matches!(s.status, Status::Ended | Status::Error(_));
         let timed_out = limit.is_some_and(|l| began.elapsed() >= l);
         if Instant::now() >= next_line || done || timed_out {
@@ -166,26 +208,41 @@ fn clock(secs: f64) -> String {
     format!("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
 }
 
-/// The logged-in session as `play` needs it: the manifest, the progress and
-/// authorised stream requests. Backed by `crate::api::Client` once it lands.
-struct PlaySession;
+/// The logged-in session as `play` needs it: the manifest, authorised
+/// stream requests, and where this profile's sync outbox lives.
+struct PlaySession {
+    client: crate::api::Client,
+    sync_dir: std::path::PathBuf,
+}
 
 impl PlaySession {
-    fn open(_global: &GlobalArgs) -> Result<Self, String> {
-        Err("playback needs the API client, which is not built yet".into())
+    fn open(global: &GlobalArgs) -> Result<Self, String> {
+        let (profile, session) =
+            crate::config::Session::load_for(global).map_err(|e| e.to_string())?;
+        let client = session.client(&profile).map_err(|e| e.to_string())?;
+        Ok(Self {
+            client,
+            sync_dir: crate::sync::cli::sync_dir(&profile),
+        })
     }
-    fn manifest(&self, _book: &str) -> Result<Manifest, String> {
-        Err("not built yet".into())
+
+    fn manifest(&self, book: &str) -> Result<Manifest, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(self.client.manifest(&crate::domain::BookId::new(book)))
+            .map_err(|e| e.to_string())
     }
-    fn progress(&self, _book: &str) -> Result<Option<(ChapterId, f64)>, String> {
-        Ok(None)
-    }
+
     fn resolver(&self) -> crate::player::StreamResolver {
-        std::sync::Arc::new(
-            |item: &crate::domain::ManifestItem| crate::player::StreamRequest {
-                url: item.url.clone().unwrap_or_default(),
-                headers: Vec::new(),
-            },
-        )
+        let client = self.client.clone();
+        std::sync::Arc::new(move |item: &crate::domain::ManifestItem| {
+            let r = client.stream_request(item);
+            crate::player::StreamRequest {
+                url: r.url.to_string(),
+                headers: r.headers,
+            }
+        })
     }
 }

@@ -78,6 +78,39 @@ pub fn default_data_dir() -> anyhow::Result<PathBuf> {
         .context("cannot find a home directory for the data dir; pass --data")
 }
 
+/// Resolves on Ctrl-C (or SIGTERM on Unix). The handlers are installed by
+/// this call, so call it before printing the address: a signal that comes
+/// early must stop the server cleanly, not kill the process.
+pub fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+    }
+}
+
+/// Prints a line to stdout; a closed stdout (the reader went away) must not
+/// take a running server down, so write errors are ignored.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         // symphonia logs every probed file at info level.
@@ -141,10 +174,14 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
             };
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(async {
+                let stop = shutdown_signal()?;
                 let server = super::spawn(config).await?;
-                println!("earmark serve: listening on {}", server.base_url());
-                tokio::signal::ctrl_c().await?;
-                println!("earmark serve: stopping");
+                say(&format!(
+                    "earmark serve: listening on {}",
+                    server.base_url()
+                ));
+                stop.await;
+                say("earmark serve: stopping");
                 server.shutdown().await;
                 anyhow::Ok(())
             })?;

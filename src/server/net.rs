@@ -75,6 +75,7 @@ impl axum::serve::Listener for KillableListener {
                         KillableStream {
                             inner: stream,
                             killed,
+                            dead: false,
                         },
                         addr,
                     );
@@ -95,16 +96,22 @@ impl axum::serve::Listener for KillableListener {
 pub(crate) struct KillableStream {
     inner: TcpStream,
     killed: Pin<Box<dyn Future<Output = ()> + Send>>,
+    /// Set once `killed` has completed: a finished future must not be polled again.
+    dead: bool,
 }
 
 impl KillableStream {
     fn check(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
-        match self.killed.as_mut().poll(cx) {
-            Poll::Ready(()) => Err(io::Error::new(
+        if !self.dead && self.killed.as_mut().poll(cx).is_ready() {
+            self.dead = true;
+        }
+        if self.dead {
+            Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 "server shutting down",
-            )),
-            Poll::Pending => Ok(()),
+            ))
+        } else {
+            Ok(())
         }
     }
 }

@@ -44,6 +44,13 @@ impl EngineBridge {
             Some(_) => {}
         }
         let playback = *playback;
+        if self
+            .last
+            .as_ref()
+            .is_some_and(|l| l.version == s.version && l == s)
+        {
+            return out;
+        }
         let prev = self.last.replace(s.clone());
         let action = |a| Event::Action {
             playback,

@@ -12,6 +12,7 @@ use crate::domain::{BookId, ChapterId, Manifest, PlaybackSettings};
 use crate::player::PlayerState;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -22,6 +23,21 @@ pub enum Stop {
     License(String),
     /// 401/409: the session is not valid any more.
     Login(String),
+    /// The server did not answer in time to restore the place.
+    Unavailable(String),
+    /// Ctrl-C or SIGTERM: stop, report the last place, flush.
+    Interrupted,
+}
+
+impl Stop {
+    /// One sentence for the user.
+    pub fn message(&self) -> String {
+        match self {
+            Stop::License(m) => format!("{m} Playback and sync are stopped."),
+            Stop::Login(m) | Stop::Unavailable(m) => m.clone(),
+            Stop::Interrupted => "interrupted".into(),
+        }
+    }
 }
 
 pub struct HeadlessSync {
@@ -32,6 +48,7 @@ pub struct HeadlessSync {
     playback: PlaybackId,
     book: BookId,
     settings: Option<PlaybackSettings>,
+    interrupted: Arc<AtomicBool>,
 }
 
 impl HeadlessSync {
@@ -53,6 +70,23 @@ impl HeadlessSync {
             let _guard = rt.enter();
             worker::spawn(config, Arc::new(ClientRemote::new(client))).map_err(|e| e.to_string())?
         };
+        // Ctrl-C and SIGTERM end playback gracefully, so the last place is
+        // reported and flushed instead of lost.
+        let interrupted = Arc::new(AtomicBool::new(false));
+        {
+            let flag = interrupted.clone();
+            rt.spawn(async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let Ok(mut term) = signal(SignalKind::terminate()) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+                flag.store(true, Ordering::SeqCst);
+            });
+        }
         let playback = PlaybackId(1);
         handle.event(Event::BookOpened {
             playback,
@@ -68,6 +102,7 @@ impl HeadlessSync {
             playback,
             book,
             settings: None,
+            interrupted,
         })
     }
 
@@ -80,14 +115,22 @@ impl HeadlessSync {
     pub fn restore_point(&mut self, timeout: Duration) -> Result<(ChapterId, f64), Stop> {
         let deadline = Instant::now() + timeout;
         loop {
-            match self.next_notice(deadline) {
+            if self.interrupted.load(Ordering::SeqCst) {
+                return Err(Stop::Interrupted);
+            }
+            let slice = deadline.min(Instant::now() + Duration::from_millis(200));
+            match self.next_notice(slice) {
                 Some(Notice::LoadAt { spot, .. }) => return Ok((spot.chapter, spot.position)),
                 Some(Notice::StopPlayback { message }) => return Err(Stop::License(message)),
                 Some(Notice::LoginRequired { message }) => return Err(Stop::Login(message)),
                 Some(Notice::ApplySettings { settings, .. }) => self.settings = Some(settings),
                 Some(_) => {}
+                None if Instant::now() < deadline => {}
                 None => {
-                    return Err(Stop::Login("the sync worker did not answer in time".into()));
+                    return Err(Stop::Unavailable(format!(
+                        "could not restore the position: no answer within {} s",
+                        timeout.as_secs()
+                    )));
                 }
             }
         }
@@ -97,6 +140,18 @@ impl HeadlessSync {
     pub fn settings(&mut self) -> Option<PlaybackSettings> {
         self.drain();
         self.settings.clone()
+    }
+
+    /// The user chose where to start (`--chapter`/`--at`): an explicit
+    /// place, which may move the saved progress back (even to 0).
+    pub fn user_start(&self, start: &(ChapterId, f64)) {
+        self.handle.event(Event::Action {
+            playback: self.playback,
+            action: super::reconciler::Action::Seek(super::reconciler::Spot::new(
+                start.0.clone(),
+                start.1,
+            )),
+        });
     }
 
     /// Call right before sending the engine its `Load`.
@@ -118,6 +173,9 @@ impl HeadlessSync {
     }
 
     fn drain(&mut self) -> Option<Stop> {
+        if self.interrupted.load(Ordering::SeqCst) {
+            return Some(Stop::Interrupted);
+        }
         while let Ok(n) = self.notices.try_recv() {
             match n {
                 Notice::StopPlayback { message } => return Some(Stop::License(message)),

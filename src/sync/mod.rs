@@ -4,7 +4,8 @@
 //!
 //! - `reconciler`: pure rules (landing, zero guard, ownership, prompts).
 //! - `outbox`: the crash-safe journal of queued writes, tagged by scope.
-//! - `worker`: the tokio task and its [`worker::SyncHandle`] for the UI.
+//! - `worker`: the tokio task; `handle`: its [`handle::SyncHandle`] (commands
+//!   in, status and notices out) for the UI and `earmark play`.
 //! - `remote` / `client_remote`: what the worker needs from the server.
 //! - `engine_bridge`: engine states → reconciler events.
 //! - `headless`: sync for `earmark play`; `cli`: `earmark sync …`.
@@ -13,6 +14,7 @@ pub mod cache;
 pub mod cli;
 pub mod client_remote;
 pub mod engine_bridge;
+pub mod handle;
 pub mod headless;
 pub mod outbox;
 pub mod reconciler;

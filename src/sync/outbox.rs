@@ -7,7 +7,7 @@
 //! magic "EMOB" (4 bytes) | payload length u32 | CRC32 of payload u32 | payload (JSON)
 //! ```
 //!
-//! A payload is a [`Record`]: `put` (an entry) or `done` (a tombstone naming
+//! A payload is a `Record`: `put` (an entry) or `done` (a tombstone naming
 //! the entry's sequence number). On load a torn tail (a crash mid-append) is
 //! ignored and cut off; a corrupt record in the middle is skipped with a
 //! counted warning, and reading resumes at the next magic. Entries are

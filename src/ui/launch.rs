@@ -82,3 +82,45 @@ pub fn run(
         }
     }
 }
+
+/// `earmark demo`: the demo server on a loopback port, a throw-away
+/// profile in its data dir (nothing of the user's config is touched), a
+/// login as the demo user, then the player.
+pub fn demo(library: Option<std::path::PathBuf>, audio: AudioMode) -> ExitCode {
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("earmark demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let prepared = rt.block_on(async {
+        let demo = crate::server::demo::start(library).await?;
+        let root = demo.data_dir.path().join("client");
+        let dirs = crate::config::Dirs {
+            config: root.join("config"),
+            data: root.join("data"),
+            cache: root.join("cache"),
+        };
+        let global = GlobalArgs {
+            profile: Some("demo".into()),
+            server: Some(demo.base_url()),
+            user: Some(demo.username.clone()),
+            json: false,
+        };
+        let profile = Profile::resolve_in(&global, dirs)?;
+        let done = crate::config::login(&profile, None, &demo.password).await?;
+        anyhow::Ok((demo, profile, done.session))
+    });
+    let (demo, profile, session) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("earmark demo: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = UiConfig::default();
+    let code = run(config, profile, Some(session), audio);
+    rt.block_on(demo.shutdown());
+    code
+}

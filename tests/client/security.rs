@@ -288,3 +288,91 @@ async fn login_refused_for_the_license_says_so() {
     );
     assert!(home.files().is_empty(), "{:?}", home.files());
 }
+
+/// Run `earmark login` on a real pty, type `keys` after the prompt, and
+/// return the exit code and everything the terminal showed.
+async fn pty_login(server: String, root: PathBuf, keys: String) -> (u32, String) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    tokio::task::spawn_blocking(move || {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 24,
+                cols: 100,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_earmark"));
+        cmd.args(["--server", server.as_str(), "--user", "alice", "login"]);
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd.env("HOME", root.join("home"));
+        cmd.env("XDG_CONFIG_HOME", root.join("config"));
+        cmd.env("XDG_DATA_HOME", root.join("data"));
+        cmd.env("XDG_CACHE_HOME", root.join("cache"));
+        cmd.env("EARMARK_TOKEN_STORE", "file");
+        cmd.cwd(&root);
+        let mut child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        let seen = |s: &str| String::from_utf8_lossy(&out.lock().unwrap()).contains(s);
+        let start = Instant::now();
+        while !seen("Password for alice:") {
+            assert!(start.elapsed() < Duration::from_secs(15), "no prompt");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut w = pair.master.take_writer().unwrap();
+        w.write_all(keys.as_bytes()).unwrap();
+        w.flush().unwrap();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(start.elapsed() < Duration::from_secs(30), "login hung");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let screen = String::from_utf8_lossy(&out.lock().unwrap()).into_owned();
+        (status.exit_code(), screen)
+    })
+    .await
+    .unwrap()
+}
+
+/// On a real terminal the prompt reads the password without echoing it;
+/// backspace edits it; Ctrl-C cancels cleanly.
+#[tokio::test]
+async fn terminal_prompt_does_not_echo_the_password() {
+    let server = login_server().await;
+    let home = Home::new();
+    let root = home.dir.path().to_owned();
+    // A typo corrected with backspace.
+    let (code, screen) =
+        pty_login(server.clone(), root.clone(), format!("{PASSWORD}x\x7f\r")).await;
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("Logged in"), "{screen}");
+    assert!(
+        !screen.contains(PASSWORD),
+        "the password was echoed: {screen}"
+    );
+
+    let (code, screen) = pty_login(server, root, "abc\x03".into()).await;
+    assert_eq!(code, 2, "{screen}");
+    assert!(screen.contains("cancelled"), "{screen}");
+    assert!(!screen.contains("abc"), "{screen}");
+}

@@ -165,3 +165,64 @@ async fn serve_command_serves_the_library_under_its_prefix() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[tokio::test]
+async fn demo_server_only_prints_working_credentials() {
+    use std::io::BufRead;
+    let mut child = earmark()
+        .args(["demo", "--server-only"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        let mut reader = std::io::BufReader::new(stdout);
+        let mut lines = Vec::new();
+        for _ in 0..4 {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            lines.push(line.trim().to_owned());
+        }
+        lines
+    })
+    .await
+    .unwrap();
+    let field = |name: &str| {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {lines:?}"))
+            .trim()
+            .to_owned()
+    };
+    let (base, user, password) = (field("address:"), field("user:"), field("password:"));
+    let http = reqwest::Client::new();
+    let login: serde_json::Value = http
+        .post(format!("{base}/auth/login"))
+        .json(&serde_json::json!({"username": user, "password": password}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = login["data"]["token"].as_str().expect("demo login works");
+    let books: serde_json::Value = http
+        .get(format!("{base}/books"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(books["data"]["total"].as_u64().unwrap() >= 4, "{books}");
+    // Ctrl-C stops it cleanly (and removes its temporary data dir).
+    // SAFETY: signalling our own child process by its pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+}

@@ -2,6 +2,8 @@
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
 mod cli;
+mod play;
 mod proxy;
+mod queued;
 mod scenarios;
 mod support;

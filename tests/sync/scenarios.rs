@@ -3,8 +3,7 @@ use crate::support::*;
 use earmark::api::{Auth, Client, ProgressWrite};
 use earmark::domain::{BookId, ChapterId, Manifest, now_millis};
 use earmark::server::LicenseSetting;
-use earmark::sync::client_remote::scope_of;
-use earmark::sync::outbox::{Op, Outbox, QueuedProgress};
+use earmark::sync::outbox::{Op, Outbox};
 use earmark::sync::reconciler::{Action, PlaybackId, Source, Spot};
 use earmark::sync::worker::{Link, Notice};
 use std::time::Duration;
@@ -534,48 +533,4 @@ async fn s7_two_clients_show_what_the_server_decided() {
     let server = env.server_progress(&book).await.unwrap();
     assert_eq!(server.position, 40.0, "newer clientUpdatedAt wins");
     assert_eq!(sa.shown.unwrap().spot, Spot::new(ch(&m, 0), 40.0));
-}
-
-/// 8. A torn outbox journal: startup recovers every whole record.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn s8_torn_journal_recovers_every_whole_record() {
-    let env = Env::start().await;
-    let (a, ma) = env.book("Alpha").await;
-    let (b, mb) = env.book("Beta").await;
-    let (l, ml) = env.book("Long").await;
-    let client = env.client().await;
-    let scope = scope_of(&client).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("outbox.journal");
-    let mut o = Outbox::open(&path).unwrap();
-    let now = now_millis();
-    for (i, (book, m, pos)) in [(&a, &ma, 11.0), (&b, &mb, 22.0), (&l, &ml, 33.0)]
-        .into_iter()
-        .enumerate()
-    {
-        o.push(
-            scope.clone(),
-            book.clone(),
-            Op::ProgressWrite(QueuedProgress {
-                chapter_id: ch(m, 1),
-                position_sec: pos,
-                finished: false,
-                reset: false,
-                client_updated_at: now + i as i64,
-            }),
-            now,
-        )
-        .unwrap();
-    }
-    drop(o);
-    let len = std::fs::metadata(&path).unwrap().len();
-    // Power cut in the middle of the last record.
-    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    f.set_len(len - 17).unwrap();
-    drop(f);
-    let p = start_worker(&client, dir.path());
-    p.until("flushed", |s| s.queued == 0).await;
-    assert_eq!(env.server_progress(&a).await.unwrap().position, 11.0);
-    assert_eq!(env.server_progress(&b).await.unwrap().position, 22.0);
-    assert!(env.server_progress(&l).await.is_none());
 }

@@ -31,8 +31,19 @@ impl Tui {
         cmd.env("XDG_CONFIG_HOME", home.join("config"));
         cmd.env("XDG_DATA_HOME", home.join("data"));
         cmd.env("XDG_CACHE_HOME", home.join("cache"));
-        cmd.env("EARMARK_SERVER", server);
-        cmd.env("EARMARK_USER", user);
+        if !server.is_empty() {
+            cmd.env("EARMARK_SERVER", server);
+            cmd.env("EARMARK_USER", user);
+        } else {
+            for k in [
+                "EARMARK_SERVER",
+                "EARMARK_USER",
+                "EARMARK_PROFILE",
+                "EARMARK_AUDIO",
+            ] {
+                cmd.env_remove(k);
+            }
+        }
         cmd.env("TERM", "xterm-256color");
         cmd.env_remove("DBUS_SESSION_BUS_ADDRESS");
         let child = pair.slave.spawn_command(cmd).unwrap();
@@ -155,4 +166,16 @@ async fn login_search_play_bookmark_quit_then_the_server_holds_it() {
         (false, false),
         "alternate screen left and cursor shown"
     );
+}
+
+#[test]
+fn demo_lands_in_a_playing_ready_library() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(home.path(), "", "", &["demo", "--audio", "null"]);
+    tui.wait_for("filter: all");
+    tui.wait_for("Aesop");
+    tui.wait_for("demo@");
+    tui.keys("Q");
+    let status = tui.wait_exit();
+    assert!(status.success(), "{status:?}");
 }

@@ -1,0 +1,265 @@
+//! Sending what the outbox holds, and what each failure means: network
+//! and 5xx back off, 401/409 pause for a login, 403 `license_required`
+//! stops everything until the license is valid again, 404 drops the entry.
+
+use super::*;
+
+impl<R: Remote> Worker<R> {
+    pub(super) fn backing_off(&self) -> bool {
+        self.next_attempt.is_some_and(|t| Instant::now() < t)
+    }
+
+    pub(super) async fn flush(&mut self) {
+        if self.blocked() || self.backing_off() {
+            return;
+        }
+        let Some(scope) = self.scope.clone() else {
+            return;
+        };
+        let entries: Vec<_> = self.outbox.in_scope(&scope).into_iter().cloned().collect();
+        if entries.is_empty() {
+            return;
+        }
+        let (progress, others): (Vec<_>, Vec<_>) = entries
+            .into_iter()
+            .partition(|e| matches!(e.op, Op::ProgressWrite(_)));
+        if self.single_writes {
+            for e in &progress {
+                let Op::ProgressWrite(p) = &e.op else {
+                    continue;
+                };
+                self.requests += 1;
+                match self.remote.write_progress(&e.book, p).await {
+                    Ok(merged) => {
+                        self.reachable();
+                        self.done(e.seq);
+                        if let Some(p) = merged {
+                            self.server_said(&e.book, p);
+                        }
+                    }
+                    Err(f) => {
+                        if !self.item_failed(e.seq, &e.book, f) {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        let progress = if self.single_writes {
+            Vec::new()
+        } else {
+            progress
+        };
+        for chunk in progress.chunks(BATCH_MAX) {
+            let items: Vec<(BookId, QueuedProgress)> = chunk
+                .iter()
+                .filter_map(|e| match &e.op {
+                    Op::ProgressWrite(p) => Some((e.book.clone(), p.clone())),
+                    _ => None,
+                })
+                .collect();
+            self.requests += 1;
+            match self.remote.write_progress_batch(&items).await {
+                Ok(results) => {
+                    self.reachable();
+                    for (entry, result) in chunk.iter().zip(results) {
+                        match result {
+                            Ok(merged) => {
+                                self.done(entry.seq);
+                                if let Some(p) = merged {
+                                    self.server_said(&entry.book, p);
+                                }
+                            }
+                            Err(f) => {
+                                if !self.item_failed(entry.seq, &entry.book, f) {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+                Err(Failure::NotFound(message)) => {
+                    // A server without the batch endpoint: write one by one.
+                    tracing::warn!("sync: no batch endpoint ({message}); writing books one by one");
+                    self.single_writes = true;
+                    self.want_flush = true;
+                    return;
+                }
+                Err(f) => return self.request_failed(f),
+            }
+        }
+        for e in others {
+            self.requests += 1;
+            let r = match &e.op {
+                Op::ProgressDelete => self.remote.delete_progress(&e.book).await,
+                Op::SettingsWrite(s) => self.remote.write_settings(&e.book, s).await.map(|_| ()),
+                Op::SettingsDelete => self.remote.delete_settings(&e.book).await,
+                Op::FavoriteSet { favorite } => self.remote.set_favorite(&e.book, *favorite).await,
+                Op::BookmarkCreate {
+                    client_id,
+                    chapter_id,
+                    position_sec,
+                    note,
+                } => {
+                    self.remote
+                        .add_bookmark(
+                            &e.book,
+                            client_id,
+                            chapter_id,
+                            *position_sec,
+                            note.as_deref(),
+                        )
+                        .await
+                }
+                Op::BookmarkDelete { bookmark_id } => {
+                    self.remote.remove_bookmark(bookmark_id).await
+                }
+                Op::ProgressWrite(_) => unreachable!("partitioned above"),
+            };
+            match r {
+                Ok(()) => {
+                    self.reachable();
+                    self.done(e.seq);
+                }
+                Err(f) => {
+                    if !self.item_failed(e.seq, &e.book, f) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn done(&mut self, seq: u64) {
+        if let Err(e) = self.outbox.complete(seq) {
+            self.fail_local(e);
+        }
+    }
+
+    /// The server's merged record of a book we wrote.
+    pub(super) fn server_said(&mut self, book: &BookId, p: crate::domain::Progress) {
+        if let Some(scope) = self.scope.clone() {
+            let spot = Spot::new(p.chapter_id.clone(), p.position);
+            let at = p.client_updated_at.unwrap_or_else(now_millis);
+            self.cache.set_progress(&scope, book, &spot, p.finished, at);
+        }
+        if let Some((playback, b)) = self.rec.current_playback()
+            && b == book
+        {
+            let ds = self.rec.handle(
+                Event::ServerProgress {
+                    playback,
+                    progress: Some(p),
+                },
+                now_millis(),
+            );
+            self.decide(ds);
+        }
+    }
+
+    /// Handles one entry's failure. Returns false when flushing must stop.
+    pub(super) fn item_failed(&mut self, seq: u64, book: &BookId, f: Failure) -> bool {
+        match f {
+            Failure::NotFound(message) => {
+                tracing::warn!(%book, "sync: dropping a queued write: {message}");
+                self.done(seq);
+                self.notify(Notice::Dropped {
+                    book: book.clone(),
+                    message,
+                });
+                true
+            }
+            Failure::Rejected { code, message } if code.as_deref() == Some("unknown_chapter") => {
+                tracing::warn!(%book, "sync: dropping a queued write: {message}");
+                self.done(seq);
+                self.notify(Notice::Dropped {
+                    book: book.clone(),
+                    message,
+                });
+                true
+            }
+            Failure::Rejected { message, .. } | Failure::ScopeBug(message) => {
+                tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
+                self.last_error = Some(message);
+                self.back_off();
+                true
+            }
+            other => {
+                self.request_failed(other);
+                false
+            }
+        }
+    }
+
+    pub(super) fn reachable(&mut self) {
+        self.backoff = Duration::ZERO;
+        self.next_attempt = None;
+        if self.link == Link::Offline {
+            self.link = Link::Online;
+            self.last_error = None;
+            let ds = self.rec.handle(Event::Online, now_millis());
+            self.decide(ds);
+        }
+    }
+
+    pub(super) fn request_failed(&mut self, f: Failure) {
+        self.last_error = Some(f.to_string());
+        match f {
+            Failure::Retry(_) => {
+                self.link = Link::Offline;
+                let ds = self.rec.handle(Event::Offline, now_millis());
+                self.decide(ds);
+                self.back_off();
+            }
+            Failure::Unauthorized(message) | Failure::ScopeMismatch(message) => {
+                self.link = Link::NeedsLogin {
+                    message: message.clone(),
+                };
+                self.notify(Notice::LoginRequired { message });
+            }
+            Failure::License(message) => self.license_blocked(message),
+            Failure::ScopeBug(message) | Failure::Rejected { message, .. } => {
+                tracing::error!("sync: request refused, writes kept: {message}");
+                self.back_off();
+            }
+            Failure::NotFound(message) => {
+                tracing::error!("sync: endpoint not found, writes kept: {message}");
+                self.next_attempt = Some(Instant::now() + self.cfg.backoff_max);
+            }
+        }
+    }
+
+    pub(super) fn back_off(&mut self) {
+        self.backoff = (self.backoff * 2)
+            .max(self.cfg.backoff_min)
+            .min(self.cfg.backoff_max);
+        self.next_attempt = Some(Instant::now() + self.backoff);
+    }
+
+    pub(super) fn license_blocked(&mut self, message: String) {
+        if !matches!(self.link, Link::LicenseBlocked { .. }) {
+            self.notify(Notice::StopPlayback {
+                message: message.clone(),
+            });
+        }
+        self.link = Link::LicenseBlocked { message };
+        self.license_checked = Instant::now();
+    }
+
+    pub(super) async fn check_license(&mut self) {
+        self.license_checked = Instant::now();
+        self.requests += 1;
+        match self.remote.license().await {
+            Ok(None) => {
+                if matches!(self.link, Link::LicenseBlocked { .. }) {
+                    self.link = Link::Online;
+                    self.last_error = None;
+                    self.notify(Notice::LicenseRestored);
+                    self.want_flush = true;
+                }
+            }
+            Ok(Some(message)) => self.license_blocked(message),
+            Err(f) => self.last_error = Some(f.to_string()),
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! `earmark play` syncs through the worker: the real binary, the real
+//! engine (null output, paced in real time) and the reference server.
+
+use crate::support::library;
+use earmark::api::{BaseUrl, Client, ProgressWrite};
+use earmark::domain::now_millis;
+use earmark::server::LicenseSetting;
+use earmark::server::testing::TestServer;
+use std::process::{Command, Output, Stdio};
+
+fn earmark(home: &std::path::Path, server: &str, args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_earmark"))
+        .args(["--server", server, "--user", "alice"])
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("EARMARK_TOKEN_STORE", "file")
+        .env_remove("EARMARK_PROFILE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = c.stdin.take().unwrap();
+    if let Some(s) = stdin {
+        input.write_all(s.as_bytes()).unwrap();
+    }
+    drop(input);
+    c.wait_with_output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_restores_the_server_place_and_reports_it_on_quit() {
+    let lib = library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let url = server.base_url().to_owned();
+    let o = earmark(
+        home.path(),
+        &url,
+        &["login", "--password-stdin"],
+        Some(&server.password),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let direct = Client::new(BaseUrl::parse(&url).unwrap(), Default::default()).unwrap();
+    direct
+        .login(&server.username, &server.password)
+        .await
+        .unwrap();
+    let books = direct.books(&Default::default()).await.unwrap();
+    let alpha = books
+        .iter()
+        .find(|b| b.title == "Alpha")
+        .unwrap()
+        .id
+        .clone();
+    let m = direct.manifest(&alpha).await.unwrap();
+    let ch2 = m.items[1].chapter_id.clone();
+    direct
+        .post_progress(
+            &alpha,
+            &ProgressWrite {
+                chapter_id: ch2.clone(),
+                position: 30.0,
+                client_updated_at: now_millis() - 60_000,
+                finished: false,
+                device_id: None,
+                reset: false,
+            },
+        )
+        .await
+        .unwrap();
+
+    let o = earmark(
+        home.path(),
+        &url,
+        &[
+            "--json",
+            "play",
+            alpha.as_str(),
+            "--audio",
+            "null",
+            "--for",
+            "2",
+        ],
+        None,
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    // It played from where the server said, never from 0.
+    let lines: Vec<serde_json::Value> = t
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| !v["chapter_id"].is_null())
+        .collect();
+    assert!(!lines.is_empty(), "{t}");
+    for v in &lines {
+        assert_eq!(v["chapter_id"].as_str(), Some(ch2.as_str()), "{t}");
+        assert!(v["position"].as_f64().unwrap() >= 30.0, "{t}");
+    }
+    let p = direct.progress(&alpha).await.unwrap().progress.unwrap();
+    assert_eq!(p.chapter_id, ch2);
+    assert!(
+        (30.5..=32.5).contains(&p.position),
+        "the quit report: {} ({t})",
+        p.position
+    );
+
+    // The license is revoked: play refuses with the server's message and
+    // queues nothing wrong.
+    server.set_license(LicenseSetting::Expired).unwrap();
+    let o = earmark(
+        home.path(),
+        &url,
+        &["play", alpha.as_str(), "--audio", "null", "--for", "2"],
+        None,
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).to_lowercase().contains("license"), "{}", text(&o));
+    server.set_license(LicenseSetting::Valid).unwrap();
+    let after = direct.progress(&alpha).await.unwrap().progress.unwrap();
+    assert_eq!(after.position, p.position);
+
+    // Ctrl-C ends playback gracefully: the last place reaches the server.
+    let child = Command::new(env!("CARGO_BIN_EXE_earmark"))
+        .args(["--server", &url, "--user", "alice"])
+        .args(["play", alpha.as_str(), "--audio", "null"])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("EARMARK_TOKEN_STORE", "file")
+        .env_remove("EARMARK_PROFILE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    // SAFETY: signalling our own child process by its id.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let last = direct.progress(&alpha).await.unwrap().progress.unwrap();
+    assert!(
+        last.position > after.position + 0.5,
+        "{} then {}",
+        after.position,
+        last.position
+    );
+}

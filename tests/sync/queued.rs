@@ -1,0 +1,134 @@
+//! Queued changes: a torn journal, playback settings, favorites and
+//! bookmarks made offline (issue 5, test 8, and the outbox's other kinds).
+
+use crate::proxy::Mode;
+use crate::support::*;
+use earmark::domain::{ChapterId, Manifest, now_millis};
+use earmark::sync::client_remote::scope_of;
+use earmark::sync::outbox::{Op, Outbox, QueuedProgress};
+use earmark::sync::worker::{Link, Notice};
+
+fn ch(m: &Manifest, i: usize) -> ChapterId {
+    m.items[i].chapter_id.clone()
+}
+
+/// 8. A torn outbox journal: startup recovers every whole record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s8_torn_journal_recovers_every_whole_record() {
+    let env = Env::start().await;
+    let (a, ma) = env.book("Alpha").await;
+    let (b, mb) = env.book("Beta").await;
+    let (l, ml) = env.book("Long").await;
+    let client = env.client().await;
+    let scope = scope_of(&client).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("outbox.journal");
+    let mut o = Outbox::open(&path).unwrap();
+    let now = now_millis();
+    for (i, (book, m, pos)) in [(&a, &ma, 11.0), (&b, &mb, 22.0), (&l, &ml, 33.0)]
+        .into_iter()
+        .enumerate()
+    {
+        o.push(
+            scope.clone(),
+            book.clone(),
+            Op::ProgressWrite(QueuedProgress {
+                chapter_id: ch(m, 1),
+                position_sec: pos,
+                finished: false,
+                reset: false,
+                client_updated_at: now + i as i64,
+            }),
+            now,
+        )
+        .unwrap();
+    }
+    drop(o);
+    let len = std::fs::metadata(&path).unwrap().len();
+    // Power cut in the middle of the last record.
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(len - 17).unwrap();
+    drop(f);
+    let p = start_worker(&client, dir.path());
+    p.until("flushed", |s| s.queued == 0).await;
+    assert_eq!(env.server_progress(&a).await.unwrap().position, 11.0);
+    assert_eq!(env.server_progress(&b).await.unwrap().position, 22.0);
+    assert!(env.server_progress(&l).await.is_none());
+}
+
+/// Playback settings are written per book (queued like progress) and
+/// applied when the book opens, on this device or another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s9_playback_settings_follow_the_book() {
+    let env = Env::start().await;
+    let (book, m) = env.book("Beta").await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = env.client().await;
+    let p = start_worker(&client, dir.path());
+    env.proxy.set_mode(Mode::Refuse);
+    p.handle.set_settings(book.clone(), 1.5, Some(0.75));
+    p.until("queued offline", |s| s.queued == 1).await;
+    env.proxy.set_mode(Mode::Forward);
+    p.until("sent", |s| s.queued == 0 && s.link == Link::Online)
+        .await;
+    let s = env
+        .direct()
+        .await
+        .progress(&book)
+        .await
+        .unwrap()
+        .settings
+        .unwrap();
+    assert_eq!((s.speed, s.volume), (1.5, Some(0.75)));
+    // Another device opens the book: the settings come with it.
+    let other = tempfile::tempdir().unwrap();
+    let mut q = start_worker(&env.client().await, other.path());
+    q.open(1, &book, &m);
+    let n = q
+        .notice(|n| matches!(n, Notice::ApplySettings { .. }))
+        .await;
+    let Notice::ApplySettings { settings, .. } = n else {
+        unreachable!()
+    };
+    assert_eq!((settings.speed, settings.volume), (1.5, Some(0.75)));
+}
+
+/// Favorites and bookmarks made offline are queued like progress and sent
+/// when the server is back; a bookmark is created once (its client id).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s10_offline_favorites_and_bookmarks_are_queued() {
+    let env = Env::start().await;
+    let (book, m) = env.book("Alpha").await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = env.client().await;
+    let p = start_worker(&client, dir.path());
+    env.proxy.set_mode(Mode::Refuse);
+    let bookmark = Op::BookmarkCreate {
+        client_id: "device-1-bm-1".into(),
+        chapter_id: ch(&m, 1),
+        position_sec: 42.5,
+        note: Some("offline note".into()),
+    };
+    for op in [Op::FavoriteSet { favorite: true }, bookmark.clone()] {
+        p.handle.send(earmark::sync::worker::Command::Queue {
+            book: book.clone(),
+            op,
+        });
+    }
+    p.until("queued", |s| s.queued == 2).await;
+    env.proxy.set_mode(Mode::Forward);
+    p.until("sent", |s| s.queued == 0).await;
+    // A retry of the same bookmark (e.g. after a crash) is not duplicated.
+    p.handle.send(earmark::sync::worker::Command::Queue {
+        book: book.clone(),
+        op: bookmark,
+    });
+    p.until("sent again", |s| s.queued == 0).await;
+    let direct = env.direct().await;
+    let favs = direct.favorites().await.unwrap();
+    assert!(favs.iter().any(|b| b.id == book));
+    let marks = direct.bookmarks(&book).await.unwrap();
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    assert_eq!(marks[0].position, 42.5);
+    assert_eq!(marks[0].note.as_deref(), Some("offline note"));
+}
