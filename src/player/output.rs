@@ -215,7 +215,11 @@ fn null_loop(
         renderer.render(tick, &mut chunk);
         if !chunk.audible {
             // Waiting for the first audio: poll often; paused: rarely.
-            let ms = if chunk.waiting || clock_rate <= 0.0 { 1 } else { 10 };
+            let ms = if chunk.waiting || clock_rate <= 0.0 {
+                1
+            } else {
+                10
+            };
             std::thread::sleep(Duration::from_millis(ms));
             deadline = Instant::now();
             continue;
