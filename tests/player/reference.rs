@@ -130,3 +130,74 @@ async fn plays_a_reference_server_book_in_server_order_and_stops_on_license() {
     }
     engine.send(Command::Shutdown);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_server_stopped_mid_stream_stalls_then_resumes() {
+    let lib = tempfile::tempdir().unwrap();
+    let b = lib.path().join("Long");
+    std::fs::create_dir_all(&b).unwrap();
+    crate::positions::write_long_wav(&b.join("01.wav"), 1300);
+    let mut server = RefServer::start(lib.path()).await.unwrap();
+    let client = Client::new(
+        BaseUrl::parse(server.base_url()).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    client
+        .login(&server.username, &server.password)
+        .await
+        .unwrap();
+    let books = client.books(&Default::default()).await.unwrap();
+    let manifest = client.manifest(&books[0].id).await.unwrap();
+    let chapter = manifest.items[0].chapter_id.clone();
+    let c2 = client.clone();
+    let resolve = Arc::new(move |item: &earmark::domain::ManifestItem| {
+        let r = c2.stream_request(item);
+        StreamRequest {
+            url: r.url.to_string(),
+            headers: r.headers,
+        }
+    });
+    let mut config = EngineConfig::new(AudioMode::Null, resolve);
+    config.null_clock_rate = 4.0;
+    // A small read-ahead (8 kHz 8-bit: 8 KB/s) so the stall comes soon.
+    config.read_ahead = 64 * 1024;
+    config.stall_after = 0.3;
+    let engine = Engine::spawn(config).unwrap();
+    engine.send(Command::Load {
+        manifest,
+        start: (chapter, 10.0),
+        autoplay: true,
+    });
+    let wait = |pred: fn(&earmark::player::PlayerState, f64) -> bool, arg: f64, secs: u64| {
+        let h = engine.clone();
+        tokio::task::spawn_blocking(move || h.wait_for(Duration::from_secs(secs), |s| pred(s, arg)))
+    };
+    wait(|s, _| s.status == Status::Playing && s.landed, 0.0, 10)
+        .await
+        .unwrap()
+        .expect("playing");
+    server.stop().await;
+    let s = wait(|s, _| s.status == Status::Stalled, 0.0, 20)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("never stalled: {:?}", engine.state()));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let s2 = engine.state();
+    assert_eq!(s2.status, Status::Stalled);
+    assert!(
+        (s2.position - s.position).abs() < 0.05,
+        "moved while stalled"
+    );
+    server.restart().await.unwrap();
+    let s3 = wait(
+        |s, at| s.status == Status::Playing && s.position > at + 0.5,
+        s.position,
+        10,
+    )
+    .await
+    .unwrap()
+    .unwrap_or_else(|| panic!("did not resume: {:?}", engine.state()));
+    assert_eq!(s3.playback_id, s.playback_id);
+    engine.send(Command::Shutdown);
+}
