@@ -56,7 +56,9 @@ pub fn open(
             Output::Null(NullOutput::start(renderer, null_clock_rate, capture)),
             None,
         )),
-        AudioMode::Device => open_device(renderer).map(|o| (o, None)),
+        AudioMode::Device => open_device(renderer)
+            .map(|o| (o, None))
+            .map_err(|e| format!("cannot open the audio device: {e} (try --audio null)")),
         AudioMode::Auto => match open_device(renderer.clone()) {
             Ok(o) => Ok((o, None)),
             Err(e) => Ok((
