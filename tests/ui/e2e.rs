@@ -179,3 +179,114 @@ fn demo_lands_in_a_playing_ready_library() {
     let status = tui.wait_exit();
     assert!(status.success(), "{status:?}");
 }
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+        + f.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `cargo test --release --test ui bench_demo -- --ignored --nocapture`:
+/// CPU while idle/paused and while playing (null output), RSS, and text
+/// captures of the library and the player for the README.
+#[test]
+#[ignore]
+fn bench_demo_cpu_rss_and_capture() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(home.path(), "", "", &["demo", "--audio", "null"]);
+    tui.wait_for("Aesop");
+    let pid = tui.child.process_id().unwrap();
+    let threads = || -> Vec<(String, u64)> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let dir = e.path();
+            let name = std::fs::read_to_string(dir.join("comm"))
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+            let tid: u32 = e.file_name().to_string_lossy().parse().unwrap_or(0);
+            let stat =
+                std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap_or_default();
+            let after = stat.rsplit(')').next().unwrap_or("");
+            let f: Vec<&str> = after.split_whitespace().collect();
+            let t = f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+                + f.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+            v.push((format!("{name}/{tid}"), t));
+        }
+        v
+    };
+    let measure = |secs: u64| {
+        let t0 = cpu_ticks(pid);
+        let before = threads();
+        std::thread::sleep(Duration::from_secs(secs));
+        let ticks = cpu_ticks(pid) - t0;
+        let after = threads();
+        let busy: Vec<String> = after
+            .iter()
+            .filter_map(|(n, t)| {
+                let b = before.iter().find(|(m, _)| m == n).map_or(0, |(_, t)| *t);
+                (t > &b).then(|| format!("{n}: {} ticks", t - b))
+            })
+            .collect();
+        println!("  threads that used CPU in {secs} s: {busy:?}");
+        // USER_HZ is 100 on Linux.
+        ticks as f64 / 100.0 / secs as f64 * 100.0
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let idle = measure(20);
+    println!("--- library, 80x24 ---\n{}", tui.text());
+    tui.keys("/aesop\r\r");
+    tui.wait_for("Chapters");
+    tui.keys(" ");
+    tui.wait_for("▶ Playing");
+    std::thread::sleep(Duration::from_secs(2));
+    let playing = measure(20);
+    tui.keys("\x1b");
+    tui.keys("\x1b");
+    std::thread::sleep(Duration::from_millis(600));
+    println!("--- library while playing, 80x24 ---\n{}", tui.text());
+    tui.keys(".");
+    std::thread::sleep(Duration::from_millis(600));
+    println!("--- book + player, 80x24 ---\n{}", tui.text());
+    tui.keys(" ");
+    tui.wait_for("Paused");
+    std::thread::sleep(Duration::from_secs(1));
+    let paused = measure(20);
+    println!(
+        "CPU idle in the library: {idle:.2}% of a core; playing (null output, 1.0x): {playing:.2}%; paused: {paused:.2}%; RSS {} MB",
+        rss_kb(pid) / 1024
+    );
+    tui.keys("Q");
+    tui.wait_exit();
+}
+
+#[test]
+fn sigterm_saves_and_restores_the_terminal() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(home.path(), "", "", &["demo", "--audio", "null"]);
+    tui.wait_for("Aesop");
+    let pid = tui.child.process_id().unwrap() as i32;
+    // SAFETY: sends a signal to the child we started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = tui.wait_exit();
+    assert!(status.success(), "{status:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    let parser = tui.screen.lock().unwrap();
+    assert!(!parser.screen().alternate_screen());
+    assert!(!parser.screen().hide_cursor());
+}

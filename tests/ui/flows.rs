@@ -296,3 +296,33 @@ fn quitting_flushes_progress() {
     assert_eq!(fx, [Effect::FlushProgress, Effect::Quit]);
     assert!(app.quit);
 }
+
+#[test]
+fn playing_position_updates_wait_for_the_tick_but_paused_seeks_draw() {
+    let mut app = playing();
+    app.dirty = false;
+    let mut view = EngineView {
+        playback_id: 1,
+        book: BookId::new("moby"),
+        chapter: ChapterId::new("moby-2"),
+        position: 601.0,
+        state: PlayState::Playing,
+        speed: 1.25,
+        volume: 0.8,
+    };
+    app.update(Event::Backend(Backend::Engine(view.clone())));
+    assert!(
+        !app.dirty,
+        "position-only while playing: drawn at the next tick"
+    );
+    app.update(Event::Tick(5_000));
+    assert!(app.dirty);
+    app.dirty = false;
+    view.state = PlayState::Paused;
+    app.update(Event::Backend(Backend::Engine(view.clone())));
+    assert!(app.dirty);
+    app.dirty = false;
+    view.position = 640.0;
+    app.update(Event::Backend(Backend::Engine(view)));
+    assert!(app.dirty, "a skip while paused shows at once");
+}

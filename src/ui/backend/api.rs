@@ -41,6 +41,25 @@ pub(super) fn fail(sh: &Shared, what: &str, e: &ApiError) {
     sh.ui.send(Answer::Failed(format!("{what}: {e}")));
 }
 
+/// Network or server trouble: the change can wait in the outbox.
+fn transient(e: &ApiError) -> bool {
+    matches!(e, ApiError::Network { .. } | ApiError::Server { .. })
+}
+
+/// Queues `op` in the sync outbox (sent when the server is back).
+fn queue(sh: &Arc<Shared>, book: &crate::domain::BookId, op: crate::sync::outbox::Op) -> bool {
+    match sh.ensure_sync() {
+        Some(link) => {
+            link.handle.send(crate::sync::worker::Command::Queue {
+                book: book.clone(),
+                op,
+            });
+            true
+        }
+        None => false,
+    }
+}
+
 pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
     match effect {
         Effect::Login {
@@ -101,6 +120,19 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             };
             match r {
                 Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
+                Err(e)
+                    if transient(&e)
+                        && queue(
+                            &sh,
+                            &book,
+                            crate::sync::outbox::Op::FavoriteSet { favorite },
+                        ) =>
+                {
+                    sh.ui.send(Answer::Notice(
+                        "Offline: the favorite is saved here and sent when the server is back."
+                            .into(),
+                    ))
+                }
                 Err(e) => {
                     sh.ui.send(Answer::FavoriteSet {
                         book,
@@ -118,16 +150,35 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             note,
         } => {
             let Some(c) = client(&sh) else { return };
+            let client_id = format!("earmark-{}", crate::domain::now_millis());
             let new = NewBookmark {
-                book_id: book,
-                chapter_id: chapter,
+                book_id: book.clone(),
+                chapter_id: chapter.clone(),
                 position,
-                note,
-                client_id: Some(format!("earmark-{}", crate::domain::now_millis())),
+                note: note.clone(),
+                client_id: Some(client_id.clone()),
             };
             match c.add_bookmark(&new).await {
                 Ok(bm) => {
                     sh.ui.send(Answer::BookmarkAdded(bm));
+                }
+                Err(e)
+                    if transient(&e)
+                        && queue(
+                            &sh,
+                            &book,
+                            crate::sync::outbox::Op::BookmarkCreate {
+                                client_id,
+                                chapter_id: chapter,
+                                position_sec: position,
+                                note,
+                            },
+                        ) =>
+                {
+                    sh.ui.send(Answer::Notice(
+                        "Offline: the bookmark is kept here and sent when the server is back."
+                            .into(),
+                    ));
                 }
                 Err(e) => fail(&sh, "Could not save the bookmark", &e),
             }
@@ -159,10 +210,12 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             super::playback::set_finished(sh, book, finished).await
         }
         Effect::FlushProgress => super::playback::report(&sh, false).await,
-        Effect::Engine(_)
-        | Effect::ResolveConflict { .. }
-        | Effect::Quit
-        | Effect::SwitchProfile(_) => {}
+        Effect::ResolveConflict { book, choice } => {
+            if let Some(link) = sh.sync_link() {
+                link.chose(&book, choice);
+            }
+        }
+        Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) => {}
     }
 }
 
@@ -221,6 +274,10 @@ async fn login(
             }
             if let Ok(mut f) = sh.fresh.lock() {
                 *f = false;
+            }
+            // A new login gets its own sync worker (scope, outbox).
+            if let Ok(mut link) = sh.sync.lock() {
+                *link = None;
             }
             sh.ui.send(Answer::LoggedIn(info));
             if let Some(w) = done.store_warning {

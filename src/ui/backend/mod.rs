@@ -5,6 +5,7 @@
 
 mod api;
 mod playback;
+mod sync_link;
 
 use super::event_loop::{Backends, UiSender};
 use super::state::{Backend as Answer, Effect, SessionInfo, SyncView};
@@ -27,6 +28,23 @@ pub(crate) struct Shared {
     pub current: Mutex<Option<playback::Current>>,
     pub last_report: Mutex<Option<(u64, crate::domain::ChapterId, i64)>>,
     pub sync_view: Mutex<SyncView>,
+    /// The sync worker of the current login, started on first playback.
+    pub sync: Mutex<Option<Arc<sync_link::SyncLink>>>,
+}
+
+impl Shared {
+    pub(crate) fn sync_link(&self) -> Option<Arc<sync_link::SyncLink>> {
+        self.sync.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// The sync link, started if needed (call inside the runtime).
+    pub(crate) fn ensure_sync(self: &Arc<Self>) -> Option<Arc<sync_link::SyncLink>> {
+        let mut slot = self.sync.lock().ok()?;
+        if slot.is_none() {
+            *slot = sync_link::SyncLink::start(self);
+        }
+        slot.clone()
+    }
 }
 
 pub struct Live {
@@ -64,6 +82,7 @@ impl Live {
             current: Mutex::new(None),
             last_report: Mutex::new(None),
             sync_view: Mutex::new(SyncView::default()),
+            sync: Mutex::new(None),
         });
         // The engine reads the current client for every stream, so a new
         // login applies to the next chapter without a restart.
@@ -154,6 +173,10 @@ impl Backends for Live {
         match effect {
             Effect::Quit => {}
             Effect::Engine(cmd) => {
+                if let crate::ui::state::EngineCmd::SetSpeed(speed) = cmd {
+                    // Speed is remembered per book, on the server.
+                    self.spawn(playback::save_speed(self.shared.clone(), speed));
+                }
                 let engine = self.shared.engine.lock().ok().and_then(|e| e.clone());
                 if let Some(engine) = engine {
                     engine.send(playback::to_command(cmd));
@@ -184,6 +207,14 @@ impl Backends for Live {
         if let Some(rt) = self.rt.take() {
             // The last place is written before the engine stops.
             let sh = self.shared.clone();
+            let engine = self.shared.engine.lock().ok().and_then(|e| e.clone());
+            if let Some(link) = self.shared.sync_link() {
+                if let Some(e) = &engine {
+                    link.engine_state(&e.state());
+                    link.action(crate::sync::reconciler::Action::Quit);
+                }
+                let _ = rt.block_on(link.handle.quit(std::time::Duration::from_secs(3)));
+            }
             let _ = rt.block_on(async {
                 tokio::time::timeout(
                     std::time::Duration::from_secs(3),

@@ -61,6 +61,10 @@ pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, star
     };
     // The book playing before reports its last place first.
     report(&sh, false).await;
+    if let Some(link) = sh.ensure_sync() {
+        link.open(book, manifest, start);
+        return;
+    }
     let spot = match start {
         StartAt::At(c, p) => (c, p),
         StartAt::Restart => {
@@ -125,6 +129,14 @@ fn write(chapter: ChapterId, position: f64, finished: bool, reset: bool) -> Prog
 
 /// Reports the engine's place for the current book, when it is safe to.
 pub(super) async fn report(sh: &Arc<Shared>, _explicit: bool) {
+    if let Some(link) = sh.sync_link() {
+        // The outbox has every position already; send what is queued now.
+        if let Some(e) = engine(sh) {
+            link.engine_state(&e.state());
+        }
+        link.handle.send(crate::sync::worker::Command::Flush);
+        return;
+    }
     let (Some(c), Some(engine)) = (client(sh), engine(sh)) else {
         return;
     };
@@ -199,6 +211,9 @@ fn sync_view(sh: &Shared, f: impl FnOnce(&mut SyncView)) {
 
 /// Marks a book finished or unfinished on the server.
 pub(super) async fn set_finished(sh: Arc<Shared>, book: BookId, finished: bool) {
+    if sh.sync_link().is_some_and(|l| l.finished(&book, finished)) {
+        return;
+    }
     let Some(c) = client(&sh) else { return };
     let (progress, manifest) = tokio::join!(c.progress(&book), c.manifest(&book));
     let chapter = match (progress, manifest) {
@@ -238,6 +253,10 @@ pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
             return;
         }
         let s = rx.borrow_and_update().clone();
+        let link = sh.sync_link();
+        if let Some(link) = &link {
+            link.engine_state(&s);
+        }
         let Some(cur) = sh.current.lock().ok().and_then(|c| c.clone()) else {
             continue;
         };
@@ -282,10 +301,35 @@ pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
             }
             last_sent = Some(s.clone());
         }
-        if paused_now || (s.status == Status::Playing && last_report.elapsed() >= REPORT_EVERY) {
+        if link.is_none()
+            && (paused_now
+                || (s.status == Status::Playing && last_report.elapsed() >= REPORT_EVERY))
+        {
             last_report = tokio::time::Instant::now();
             let sh2 = sh.clone();
             tokio::spawn(async move { report(&sh2, false).await });
         }
+    }
+}
+
+/// Stores the speed for the playing book (playback settings).
+pub(super) async fn save_speed(sh: Arc<Shared>, speed: f32) {
+    let Some(cur) = sh.current.lock().ok().and_then(|c| c.clone()) else {
+        return;
+    };
+    if let Some(link) = sh.sync_link() {
+        link.handle.set_settings(cur.book, speed, None);
+        return;
+    }
+    let Some(c) = client(&sh) else { return };
+    let w = crate::api::SettingsWrite {
+        speed,
+        volume: None,
+        client_updated_at: now_millis(),
+    };
+    if let Err(e) = c.post_playback_settings(&cur.book, &w).await
+        && (e.is_license() || e.needs_login())
+    {
+        super::api::fail(&sh, "Could not save the speed", &e);
     }
 }

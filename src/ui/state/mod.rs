@@ -183,7 +183,23 @@ impl App {
                 self.mouse(m, &mut fx);
             }
             Event::Backend(b) => {
-                self.dirty = true;
+                // A position-only engine update waits for the next tick, so
+                // playing draws at most 4 frames a second.
+                let position_only =
+                    match (&b, self.playing.as_ref().and_then(|p| p.engine.as_ref())) {
+                        (Backend::Engine(new), Some(old)) => {
+                            new.state == PlayState::Playing
+                                && new.book == old.book
+                                && new.chapter == old.chapter
+                                && new.state == old.state
+                                && new.speed == old.speed
+                                && new.volume == old.volume
+                        }
+                        _ => false,
+                    };
+                if !position_only {
+                    self.dirty = true;
+                }
                 self.backend(b, &mut fx);
             }
         }

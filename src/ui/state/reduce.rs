@@ -301,23 +301,9 @@ impl App {
 
     pub(super) fn restart(&mut self, book: BookId, fx: &mut Vec<Effect>) {
         if self.book.id == book && self.book.manifest.is_some() {
-            let playing_it = self.playing.as_ref().is_some_and(|p| p.book.id == book);
-            if playing_it
-                && let Some(first) = self.book.manifest.as_ref().and_then(|m| m.items.first())
-            {
-                let chapter = first.chapter_id.clone();
-                fx.push(Effect::SetFinished {
-                    book: book.clone(),
-                    finished: false,
-                });
-                fx.push(Effect::Engine(EngineCmd::Seek {
-                    chapter,
-                    position: 0.0,
-                }));
-            } else {
-                self.playing = None;
-                self.play_book(StartAt::Restart, fx);
-            }
+            // A new playback from 0: sync sees the explicit restart intent.
+            self.playing = None;
+            self.play_book(StartAt::Restart, fx);
         } else {
             fx.push(Effect::SetFinished {
                 book,
