@@ -9,6 +9,8 @@
 //!   Seek command to the first audio of the target, median.
 //! - `throughput FILE SPEED`: decode + stretch the whole file as fast as
 //!   possible (null output, untimed clock); prints real-time factor per core.
+//! - `serve FILE`: print FILE's URL and serve its directory until killed
+//!   (for measuring peers on the same server).
 //! - `steady FILE SECS`: real-time playback on the null output; prints CPU
 //!   seconds used and peak RSS.
 
@@ -109,6 +111,13 @@ fn main() {
     let (base, _rt) = serve(file.parent().unwrap());
     let url = format!("{base}/{}", file.file_name().unwrap().to_string_lossy());
     match mode {
+        "serve" => {
+            // For the peers (mpv): serve FILE's directory until killed.
+            println!("{url}");
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
         "first-audio" => {
             let mut v = Vec::new();
             for _ in 0..arg as usize {

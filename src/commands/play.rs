@@ -159,7 +159,9 @@ fn report_loop(
         }
         let done = matches!(s.status, Status::Ended | Status::Error(_));
         let timed_out = limit.is_some_and(|l| began.elapsed() >= l);
-        if Instant::now() >= next_line || done || timed_out {
+        // Nothing to report until the engine has taken the Load.
+        let loaded = s.playback_id.0 > 0;
+        if loaded && (Instant::now() >= next_line || done || timed_out) {
             let _ = writeln!(out, "{}", status_line(&s, json));
             let _ = out.flush();
             next_line += Duration::from_secs(1);

@@ -56,7 +56,9 @@ pub fn open(
             Output::Null(NullOutput::start(renderer, null_clock_rate, capture)),
             None,
         )),
-        AudioMode::Device => open_device(renderer).map(|o| (o, None)),
+        AudioMode::Device => open_device(renderer)
+            .map(|o| (o, None))
+            .map_err(|e| format!("cannot open the audio device: {e} (try --audio null)")),
         AudioMode::Auto => match open_device(renderer.clone()) {
             Ok(o) => Ok((o, None)),
             Err(e) => Ok((
@@ -121,6 +123,7 @@ impl RendererSource {
                 channels: 2,
                 samples: Vec::new(),
                 audible: false,
+                waiting: false,
             },
             idx: 0,
         };
@@ -213,7 +216,13 @@ fn null_loop(
         let tick = (chunk.rate.max(8_000) / 50) as usize;
         renderer.render(tick, &mut chunk);
         if !chunk.audible {
-            std::thread::sleep(Duration::from_millis(if clock_rate > 0.0 { 5 } else { 1 }));
+            // Waiting for the first audio: poll often; paused: rarely.
+            let ms = if chunk.waiting || clock_rate <= 0.0 {
+                1
+            } else {
+                10
+            };
+            std::thread::sleep(Duration::from_millis(ms));
             deadline = Instant::now();
             continue;
         }

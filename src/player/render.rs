@@ -4,7 +4,7 @@
 //! the network and never waits for the pipeline. When the queue is empty the
 //! output gets silence and the position does not move.
 
-use super::stretch::{Stretcher, WsolaStretcher};
+use super::stretch::{FastWsola, Stretcher};
 use super::{PlaybackError, clamp_speed};
 use crate::domain::ChapterId;
 use std::collections::VecDeque;
@@ -49,6 +49,8 @@ pub struct Chunk {
     pub samples: Vec<f32>,
     /// False for silence that does not advance the position.
     pub audible: bool,
+    /// Playing but no audio ready yet (the output should poll soon).
+    pub waiting: bool,
 }
 
 /// What the engine reads back.
@@ -235,6 +237,7 @@ impl Renderer {
         let mut g = self.lock();
         out.samples.clear();
         out.audible = false;
+        out.waiting = false;
         if !g.playing || g.ended || g.error.is_some() {
             return;
         }
@@ -253,6 +256,8 @@ impl Renderer {
                 g.first_audio_at = Some(std::time::Instant::now());
             }
             g.underrun = false;
+        } else {
+            out.waiting = !g.ended && g.error.is_none();
         }
     }
 }
@@ -374,7 +379,7 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             }
         }
         g.stretch = Some(StretchState {
-            st: Box::new(WsolaStretcher::new(rate, channels)),
+            st: Box::new(FastWsola::new(rate, channels)),
             rate,
             channels,
             chapter,

@@ -5,5 +5,6 @@ mod formats;
 mod network;
 mod positions;
 mod queue;
+mod reference;
 mod speed;
 mod support;

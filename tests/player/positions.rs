@@ -6,7 +6,7 @@ use earmark::domain::ChapterId;
 use earmark::player::{Command, PlaybackId, Status};
 
 /// A mono 8 kHz 8-bit WAV of `secs` seconds (a slow 200 Hz tone).
-fn write_long_wav(path: &std::path::Path, secs: u32) {
+pub fn write_long_wav(path: &std::path::Path, secs: u32) {
     let rate = 8000u32;
     let n = rate * secs;
     let mut d = Vec::with_capacity(44 + n as usize);
