@@ -1,6 +1,11 @@
 //! The engine thread: owns the queue (the manifest, in server order), turns
 //! commands into pipeline starts and renderer settings, and publishes
 //! [`PlayerState`] snapshots on a `watch` channel.
+//!
+//! It ticks only while audio plays (the position moves). Otherwise it parks
+//! on its channel: commands and the renderer's edges (audio queued, first
+//! audio, underrun, end, error) wake it; only `Buffering` also re-checks
+//! a few times a second, to notice a stall.
 
 use super::output::{self, Output};
 use super::pipeline::{self, Pipeline, PipelineShared};
@@ -14,27 +19,47 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// Publish at least this often while something is loaded.
+/// Publish this often while playing.
 const TICK: Duration = Duration::from_millis(25);
+/// While buffering: how soon to look again for a stall.
+const BUFFERING_CHECK: Duration = Duration::from_millis(250);
 /// `PrevChapter` restarts the chapter when further in than this.
 const RESTART_THRESHOLD: f64 = 3.0;
 
 /// Starts the engine.
 pub struct Engine;
 
+/// What the engine thread receives.
+enum Msg {
+    Cmd(Command),
+    /// The renderer saw an edge worth publishing.
+    Wake,
+}
+
 /// A cloneable handle to the engine thread.
 #[derive(Clone)]
 pub struct EngineHandle {
-    tx: Sender<Command>,
+    tx: Sender<Msg>,
     state: watch::Receiver<PlayerState>,
     notice: Option<String>,
     renderer: Arc<Renderer>,
+    /// The renderer's waker keeps the channel open, so the engine thread
+    /// cannot notice the last handle going away: this tells it.
+    _alive: Arc<Alive>,
+}
+
+struct Alive(Sender<Msg>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        let _ = self.0.send(Msg::Cmd(Command::Shutdown));
+    }
 }
 
 impl EngineHandle {
     /// Queue a command. False when the engine has shut down.
     pub fn send(&self, cmd: Command) -> bool {
-        self.tx.send(cmd).is_ok()
+        self.tx.send(Msg::Cmd(cmd)).is_ok()
     }
 
     /// The latest published state.
@@ -90,6 +115,10 @@ impl Engine {
         let (tx, rx) = std::sync::mpsc::channel();
         let (state_tx, state_rx) = watch::channel(PlayerState::default());
         let renderer = Arc::new(Renderer::new());
+        let wake_tx = tx.clone();
+        renderer.set_engine_waker(move || {
+            let _ = wake_tx.send(Msg::Wake);
+        });
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let r2 = renderer.clone();
         std::thread::Builder::new()
@@ -119,6 +148,7 @@ impl Engine {
             tracing::warn!("{n}");
         }
         Ok(EngineHandle {
+            _alive: Arc::new(Alive(tx.clone())),
             tx,
             state: state_rx,
             notice,
@@ -175,17 +205,31 @@ impl EngineLoop {
         }
     }
 
-    fn run(mut self, rx: Receiver<Command>) {
+    fn run(mut self, rx: Receiver<Msg>) {
         loop {
-            match rx.recv_timeout(TICK) {
-                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => break,
-                Ok(cmd) => self.handle(cmd),
-                Err(RecvTimeoutError::Timeout) => {}
+            // Arm before the snapshot, so an edge after it wakes us.
+            self.renderer.arm_engine_wake();
+            let status = self.publish();
+            let msg = match status {
+                Status::Playing => {
+                    self.renderer.disarm_engine_wake();
+                    rx.recv_timeout(TICK)
+                }
+                Status::Buffering => rx.recv_timeout(BUFFERING_CHECK),
+                // Idle, paused, stalled, ended, error: park.
+                _ => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match msg {
+                Ok(Msg::Cmd(Command::Shutdown)) | Err(RecvTimeoutError::Disconnected) => break,
+                Ok(Msg::Cmd(cmd)) => self.handle(cmd),
+                Ok(Msg::Wake) | Err(RecvTimeoutError::Timeout) => {}
             }
-            self.publish();
         }
         self.stop_pipeline();
         self.renderer.set_playing(false);
+        // Release a pipeline thread blocked on a full queue.
+        self.generation += 1;
+        self.renderer.flush(self.generation);
     }
 
     fn stop_pipeline(&mut self) {
@@ -451,8 +495,10 @@ impl EngineLoop {
         }
     }
 
-    fn publish(&mut self) {
+    /// Publish the current snapshot; returns its status.
+    fn publish(&mut self) -> Status {
         let mut s = self.snapshot();
+        let status = s.status.clone();
         let version = &mut self.version;
         self.tx.send_if_modified(|cur| {
             s.version = cur.version;
@@ -464,5 +510,6 @@ impl EngineLoop {
             *cur = s;
             true
         });
+        status
     }
 }

@@ -124,6 +124,7 @@ impl RendererSource {
                 samples: Vec::new(),
                 audible: false,
                 waiting: false,
+                seen: 0,
             },
             idx: 0,
         };
@@ -173,9 +174,12 @@ impl rodio::Source for RendererSource {
 }
 
 /// A clock thread that consumes audio at `rate` × real time (1.0 = real
-/// time; 0.0 = as fast as possible, for tests).
+/// time; 0.0 = as fast as possible, for tests). With nothing to play
+/// (idle, paused, ended, buffering, stalled) it parks on the renderer
+/// until something changes: no periodic wake-ups.
 pub struct NullOutput {
     stop: Arc<AtomicBool>,
+    renderer: Arc<Renderer>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -183,12 +187,14 @@ impl NullOutput {
     pub fn start(renderer: Arc<Renderer>, clock_rate: f64, capture: Option<Capture>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
+        let r2 = renderer.clone();
         let thread = std::thread::Builder::new()
             .name("earmark-null-out".into())
-            .spawn(move || null_loop(renderer, clock_rate, capture, stop2))
+            .spawn(move || null_loop(r2, clock_rate, capture, stop2))
             .expect("spawn null output thread");
         Self {
             stop,
+            renderer,
             thread: Some(thread),
         }
     }
@@ -196,7 +202,8 @@ impl NullOutput {
 
 impl Drop for NullOutput {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::SeqCst);
+        self.renderer.wake_outputs();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -211,18 +218,18 @@ fn null_loop(
 ) {
     let mut chunk = Chunk::default();
     let mut deadline = Instant::now();
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::SeqCst) {
         // 20 ms of audio per tick at the stream's rate (44.1 kHz until known).
         let tick = (chunk.rate.max(8_000) / 50) as usize;
         renderer.render(tick, &mut chunk);
         if !chunk.audible {
-            // Waiting for the first audio: poll often; paused: rarely.
-            let ms = if chunk.waiting || clock_rate <= 0.0 {
-                1
-            } else {
-                10
-            };
-            std::thread::sleep(Duration::from_millis(ms));
+            // Nothing to play: park until audio is queued, Play, a flush,
+            // or `Drop` (which sets `stop`, then bumps the counter: checking
+            // `stop` after reading `seen` cannot miss it).
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            renderer.wait_for_change(chunk.seen);
             deadline = Instant::now();
             continue;
         }

@@ -8,8 +8,8 @@ use super::stretch::{FastWsola, Stretcher};
 use super::{PlaybackError, clamp_speed};
 use crate::domain::ChapterId;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Duration;
 
 /// Media seconds the pipeline may queue ahead of the output.
 const MAX_AHEAD: f64 = 2.0;
@@ -49,8 +49,11 @@ pub struct Chunk {
     pub samples: Vec<f32>,
     /// False for silence that does not advance the position.
     pub audible: bool,
-    /// Playing but no audio ready yet (the output should poll soon).
+    /// Playing but no audio ready yet.
     pub waiting: bool,
+    /// The renderer's change counter when this chunk was made; an output
+    /// with nothing to play passes it to [`Renderer::wait_for_change`].
+    pub seen: u64,
 }
 
 /// What the engine reads back.
@@ -97,11 +100,21 @@ struct Inner {
     frames_out: u64,
     first_audio_at: Option<std::time::Instant>,
     scratch: Vec<f32>,
+    /// Bumped whenever an output that rendered nothing might now render
+    /// something (audio queued, play, flush, wake).
+    changes: u64,
 }
+
+type Waker = Box<dyn Fn() + Send + Sync>;
 
 pub struct Renderer {
     inner: Mutex<Inner>,
     space: Condvar,
+    /// Parked outputs wait on this.
+    changed: Condvar,
+    engine_waker: Mutex<Option<Waker>>,
+    /// The engine is parked and wants the next edge.
+    engine_armed: AtomicBool,
 }
 
 impl Default for Renderer {
@@ -129,13 +142,66 @@ impl Renderer {
                 frames_out: 0,
                 first_audio_at: None,
                 scratch: Vec::new(),
+                changes: 0,
             }),
             space: Condvar::new(),
+            changed: Condvar::new(),
+            engine_waker: Mutex::new(None),
+            engine_armed: AtomicBool::new(false),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wake parked outputs: something they might render has changed.
+    fn changed(&self, g: &mut Inner) {
+        g.changes = g.changes.wrapping_add(1);
+        self.changed.notify_all();
+    }
+
+    /// Wake parked outputs without a state change (an output stopping).
+    pub fn wake_outputs(&self) {
+        let mut g = self.lock();
+        self.changed(&mut g);
+    }
+
+    /// Block until the change counter moves past `seen` (from
+    /// [`Chunk::seen`]). Outputs call this instead of polling.
+    pub fn wait_for_change(&self, seen: u64) {
+        let mut g = self.lock();
+        while g.changes == seen {
+            g = self.changed.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The callback that wakes the engine thread (called from the pipeline
+    /// and output threads; it must not block).
+    pub fn set_engine_waker(&self, waker: impl Fn() + Send + Sync + 'static) {
+        *self.engine_waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(waker));
+    }
+
+    /// Ask for one wake-up on the next published edge.
+    pub fn arm_engine_wake(&self) {
+        self.engine_armed.store(true, Ordering::SeqCst);
+    }
+
+    /// The engine polls anyway (playing): no wake-ups needed.
+    pub fn disarm_engine_wake(&self) {
+        self.engine_armed.store(false, Ordering::SeqCst);
+    }
+
+    fn wake_engine(&self) {
+        if self.engine_armed.swap(false, Ordering::SeqCst)
+            && let Some(w) = self
+                .engine_waker
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+        {
+            w();
+        }
     }
 
     /// Drop everything queued and start a new generation (load, seek).
@@ -152,10 +218,13 @@ impl Renderer {
         g.error = None;
         g.first_audio_at = None;
         self.space.notify_all();
+        self.changed(&mut g);
     }
 
     pub fn set_playing(&self, playing: bool) {
-        self.lock().playing = playing;
+        let mut g = self.lock();
+        g.playing = playing;
+        self.changed(&mut g);
     }
 
     pub fn set_speed(&self, speed: f32) {
@@ -219,16 +288,16 @@ impl Renderer {
             if g.queued_secs < MAX_AHEAD || !matches!(item, Item::Audio(_)) {
                 break;
             }
-            g = self
-                .space
-                .wait_timeout(g, Duration::from_millis(100))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            // `flush` (the only way the generation moves) notifies.
+            g = self.space.wait(g).unwrap_or_else(|e| e.into_inner());
         }
         if let Item::Audio(b) = &item {
             g.queued_secs += b.secs();
         }
         g.queue.push_back(item);
+        self.changed(&mut g);
+        drop(g);
+        self.wake_engine();
         true
     }
 
@@ -238,11 +307,26 @@ impl Renderer {
         out.samples.clear();
         out.audible = false;
         out.waiting = false;
+        out.seen = g.changes;
         if !g.playing || g.ended || g.error.is_some() {
             return;
         }
         let before = g.queued_secs;
-        render_inner(&mut g, max_frames, out);
+        let edges = (g.position.is_some(), g.underrun, g.ended, g.error.is_some());
+        // A call that renders nothing may still make progress (a block of
+        // another chapter closes the stretcher, a tail is drained): go on
+        // until there is audio or nothing left, so a silent result really
+        // means "park until something changes".
+        for _ in 0..64 {
+            render_inner(&mut g, max_frames, out);
+            if out.audible
+                || g.ended
+                || g.error.is_some()
+                || (g.queue.is_empty() && g.stretch.is_none())
+            {
+                break;
+            }
+        }
         if g.queued_secs < before {
             self.space.notify_all();
         }
@@ -258,6 +342,11 @@ impl Renderer {
             g.underrun = false;
         } else {
             out.waiting = !g.ended && g.error.is_none();
+        }
+        let now = (g.position.is_some(), g.underrun, g.ended, g.error.is_some());
+        drop(g);
+        if now != edges {
+            self.wake_engine();
         }
     }
 }

@@ -47,6 +47,9 @@ pub const READ_AHEAD: u64 = 8 * 1024 * 1024;
 const FORWARD_SLACK: u64 = 256 * 1024;
 /// A connection that delivers nothing for this long is retried.
 const CHUNK_TIMEOUT: Duration = Duration::from_secs(3);
+/// A reader waiting on a stalled stream re-checks this often (every
+/// change notifies it anyway; this is only a safety net).
+const STALLED_RECHECK: Duration = Duration::from_secs(1);
 
 struct Window {
     start: u64,
@@ -193,10 +196,15 @@ impl HttpSource {
                 if began.elapsed() > src.shared.stall_after {
                     w.stalled = true;
                 }
+                let wait = if w.stalled {
+                    STALLED_RECHECK
+                } else {
+                    src.shared.stall_after.saturating_sub(began.elapsed())
+                };
                 w = src
                     .shared
                     .data_ready
-                    .wait_timeout(w, Duration::from_millis(100))
+                    .wait_timeout(w, wait.max(Duration::from_millis(1)))
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
@@ -274,9 +282,16 @@ impl Read for HttpSource {
             if since.elapsed() >= shared.stall_after && !w.stalled {
                 w.stalled = true;
             }
+            // Data, EOF, a fatal error and `cancel` all notify: the timeout
+            // only marks the stall (then a slow safety net, not a poll).
+            let wait = if w.stalled {
+                STALLED_RECHECK
+            } else {
+                shared.stall_after.saturating_sub(since.elapsed())
+            };
             w = shared
                 .data_ready
-                .wait_timeout(w, Duration::from_millis(50))
+                .wait_timeout(w, wait.max(Duration::from_millis(1)))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
