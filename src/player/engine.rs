@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// Publish this often while playing.
-const TICK: Duration = Duration::from_millis(25);
+const TICK: Duration = Duration::from_millis(50);
 /// While buffering: how soon to look again for a stall.
 const BUFFERING_CHECK: Duration = Duration::from_millis(250);
 /// `PrevChapter` restarts the chapter when further in than this.

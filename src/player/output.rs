@@ -21,12 +21,20 @@ pub enum AudioMode {
     Null,
 }
 
-/// Samples the null output rendered, for tests.
+/// What the null output rendered, for tests.
 #[derive(Debug, Default)]
 pub struct Captured {
     pub rate: u32,
     pub channels: usize,
+    /// Every sample, unless `count_only`.
     pub samples: Vec<f32>,
+    /// Keep no samples (long runs): only the counts below.
+    pub count_only: bool,
+    /// Seconds of output rendered (each chunk at its own rate).
+    pub seconds: f64,
+    /// Each chapter in the order its audio reached the output, with the
+    /// output second at which it began.
+    pub chapters: Vec<(crate::domain::ChapterId, f64)>,
 }
 
 pub type Capture = Arc<Mutex<Captured>>;
@@ -124,6 +132,7 @@ impl RendererSource {
                 samples: Vec::new(),
                 audible: false,
                 waiting: false,
+                chapter: None,
                 seen: 0,
             },
             idx: 0,
@@ -219,8 +228,10 @@ fn null_loop(
     let mut chunk = Chunk::default();
     let mut deadline = Instant::now();
     while !stop.load(Ordering::SeqCst) {
-        // 20 ms of audio per tick at the stream's rate (44.1 kHz until known).
-        let tick = (chunk.rate.max(8_000) / 50) as usize;
+        // 50 ms of output per tick at the stream's rate (44.1 kHz until
+        // known): 20 wake-ups a second while playing; a speed change still
+        // applies within 100 ms.
+        let tick = (chunk.rate.max(8_000) / 20) as usize;
         renderer.render(tick, &mut chunk);
         if !chunk.audible {
             // Nothing to play: park until audio is queued, Play, a flush,
@@ -238,7 +249,16 @@ fn null_loop(
             let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
             c.rate = chunk.rate;
             c.channels = chunk.channels;
-            c.samples.extend_from_slice(&chunk.samples);
+            if !c.count_only {
+                c.samples.extend_from_slice(&chunk.samples);
+            }
+            if let Some(ch) = &chunk.chapter
+                && c.chapters.last().map(|l| &l.0) != Some(ch)
+            {
+                let at = c.seconds;
+                c.chapters.push((ch.clone(), at));
+            }
+            c.seconds += frames as f64 / chunk.rate.max(1) as f64;
         }
         if clock_rate > 0.0 {
             deadline += Duration::from_secs_f64(frames as f64 / chunk.rate as f64 / clock_rate);

@@ -51,6 +51,9 @@ pub struct Chunk {
     pub audible: bool,
     /// Playing but no audio ready yet.
     pub waiting: bool,
+    /// The chapter these frames belong to (audible chunks only; every
+    /// chunk holds one chapter's audio). Cloned only when it changes.
+    pub chapter: Option<ChapterId>,
     /// The renderer's change counter when this chunk was made; an output
     /// with nothing to play passes it to [`Renderer::wait_for_change`].
     pub seen: u64,
@@ -340,6 +343,11 @@ impl Renderer {
                 g.first_audio_at = Some(std::time::Instant::now());
             }
             g.underrun = false;
+            if let Some((c, _)) = &g.position
+                && out.chapter.as_ref() != Some(c)
+            {
+                out.chapter = Some(c.clone());
+            }
         } else {
             out.waiting = !g.ended && g.error.is_none();
         }

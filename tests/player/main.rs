@@ -1,6 +1,7 @@
 //! Player integration tests: real audio files over real HTTP on 127.0.0.1,
 //! the real engine on the null output (untimed where pacing is not tested).
 
+mod demo;
 mod formats;
 mod network;
 mod positions;
