@@ -102,9 +102,67 @@ fn with_stderr_silenced<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Where fd 2 pointed before [`redirect_stderr_to`]; dropping this puts it
+/// back (call it after leaving the TUI, so later errors reach the terminal).
+#[must_use = "dropping the guard restores stderr at once"]
+pub struct StderrRedirect {
+    saved: libc::c_int,
+}
+
+impl Drop for StderrRedirect {
+    fn drop(&mut self) {
+        // SAFETY: `saved` is a descriptor we own (from dup).
+        unsafe {
+            libc::dup2(self.saved, 2);
+            libc::close(self.saved);
+        }
+    }
+}
+
+/// Point the process's fd 2 at `path` (created 0600 if missing, appended
+/// to), so whatever the audio stack (ALSA, cpal, a C library) prints later,
+/// from any thread, lands in the log instead of on the TUI. The TUI calls it
+/// after opening audio and before entering the alternate screen; the guard
+/// restores the terminal's stderr when dropped.
+pub fn redirect_stderr_to(path: &std::path::Path) -> std::io::Result<StderrRedirect> {
+    use std::os::fd::IntoRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    let fd = file.into_raw_fd();
+    // SAFETY: plain fd juggling on descriptors we own; dup2 is atomic, so
+    // other threads see either the old or the new target.
+    unsafe {
+        let saved = libc::dup(2);
+        if saved < 0 {
+            let e = std::io::Error::last_os_error();
+            libc::close(fd);
+            return Err(e);
+        }
+        if libc::dup2(fd, 2) < 0 {
+            let e = std::io::Error::last_os_error();
+            libc::close(fd);
+            libc::close(saved);
+            return Err(e);
+        }
+        libc::close(fd);
+        Ok(StderrRedirect { saved })
+    }
+}
+
 fn open_device(renderer: Arc<Renderer>) -> Result<Output, String> {
-    let sink = with_stderr_silenced(rodio::DeviceSinkBuilder::open_default_sink)
-        .map_err(|e| e.to_string())?;
+    // rodio's default stream-error callback eprintln!s (xruns, unplugged
+    // devices) from the audio thread while we play: log those instead.
+    let sink = with_stderr_silenced(|| {
+        rodio::DeviceSinkBuilder::from_default_device()
+            .map(|b| b.with_error_callback(|e| tracing::warn!("audio stream error: {e}")))
+            .and_then(|b| b.open_sink_or_fallback())
+            .or_else(|_| rodio::DeviceSinkBuilder::open_default_sink())
+    })
+    .map_err(|e| e.to_string())?;
     let mut sink = sink;
     sink.log_on_drop(false);
     sink.mixer().add(RendererSource::new(renderer));
@@ -270,5 +328,41 @@ fn null_loop(
                 deadline = now;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    fn fd2_identity() -> (u64, u64) {
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::fstat(2, &mut st) }, 0);
+        (st.st_dev, st.st_ino)
+    }
+
+    #[test]
+    fn redirect_stderr_sends_fd_2_to_the_file_and_restores_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("audio.log");
+        let before = fd2_identity();
+        {
+            let _guard = redirect_stderr_to(&log).unwrap();
+            let meta = std::fs::metadata(&log).unwrap();
+            assert_eq!(fd2_identity(), (meta.dev(), meta.ino()));
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+            // What a C library does from any thread: write to fd 2 directly.
+            let msg = b"ALSA lib pcm.c:8570:(snd_pcm_recover) underrun occurred\n";
+            let n = std::thread::spawn(move || unsafe {
+                libc::write(2, msg.as_ptr().cast(), msg.len())
+            })
+            .join()
+            .unwrap();
+            assert_eq!(n, msg.len() as isize);
+        }
+        assert_eq!(fd2_identity(), before, "stderr was not restored");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("underrun occurred"), "{text:?}");
     }
 }
