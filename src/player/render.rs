@@ -322,11 +322,7 @@ impl Renderer {
         // means "park until something changes".
         for _ in 0..64 {
             render_inner(&mut g, max_frames, out);
-            if out.audible
-                || g.ended
-                || g.error.is_some()
-                || (g.queue.is_empty() && g.stretch.is_none())
-            {
+            if out.audible || g.ended || g.error.is_some() || g.queue.is_empty() {
                 break;
             }
         }
@@ -370,14 +366,9 @@ fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
     // Terminal items first.
     match g.queue.front() {
         None => {
-            // Drain a stretcher's tail before declaring an underrun.
-            if let Some(mut s) = g.stretch.take() {
-                finish_stretch(&mut s, g.speed, out);
-                g.position = Some((s.chapter.clone(), s.fed_to));
-                if out.audible {
-                    return;
-                }
-            }
+            // Underrun. Keep the stretcher and what it holds: flushing it
+            // here would restart it on every underrun (each restart adds
+            // output and a seam). Its few ms play when audio comes back.
             g.underrun = true;
             return;
         }

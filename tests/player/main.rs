@@ -7,5 +7,6 @@ mod network;
 mod positions;
 mod queue;
 mod reference;
+mod seam;
 mod speed;
 mod support;
