@@ -202,8 +202,15 @@ impl StreamDecoder {
                 self.skip_until = Some(secs);
                 Ok(())
             }
+            // Past the end (e.g. a duration estimate was long, or a finished
+            // book restored to its very end; flac's seek then reads past
+            // EOF): nothing left. A truncated file is still caught by the
+            // pipeline, which compares where audio stopped with the length.
+            Err(SymError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                self.skip_until = Some(f64::INFINITY);
+                Ok(())
+            }
             Err(SymError::SeekError(_)) => {
-                // Past the end (e.g. a duration estimate was long): nothing left.
                 self.skip_until = Some(f64::INFINITY);
                 Ok(())
             }

@@ -113,3 +113,21 @@ fn a_seek_never_shows_the_previous_position() {
     let s = e.wait(5.0, "second load", |s| s.playback_id == PlaybackId(2));
     assert!((s.position - 5.0).abs() < 0.1, "{s:?}");
 }
+
+/// A finished book restores to the very end of its last chapter: that is
+/// `Ended`, in every format, never a decode error.
+#[test]
+fn a_start_at_the_very_end_is_ended_not_an_error() {
+    let server = TestServer::start(&fixtures());
+    for file in ["tone.flac", "tone.mp3", "tone.ogg", "tone.m4a", "tone.wav"] {
+        let m = manifest(&[
+            item("ch_a", "/files/part-330.mp3", 1.0),
+            item("ch_end", &format!("/files/{file}"), 3.0),
+        ]);
+        let e = engine(&server, 0.0, TOKEN);
+        e.load(m, "ch_end", 3.0);
+        let s = e.wait_ended(10.0);
+        assert_eq!(s.status, Status::Ended, "{file}: {:?}", s.status);
+        assert_eq!(s.chapter_id.as_ref().map(|c| c.as_str()), Some("ch_end"));
+    }
+}
