@@ -219,6 +219,17 @@ impl<R: Remote> Worker<R> {
                     });
                     self.queue(w.book, op);
                 }
+                Decision::Hold(w) => {
+                    if let Some(scope) = self.scope.clone() {
+                        self.cache.set_progress(
+                            &scope,
+                            &w.book,
+                            &w.spot,
+                            w.finished,
+                            w.client_updated_at,
+                        );
+                    }
+                }
                 Decision::Display {
                     book,
                     spot,
@@ -288,6 +299,15 @@ impl<R: Remote> Worker<R> {
         // Retries wait for the back-off inside `flush`.
         if !self.outbox.is_empty() {
             self.want_flush = true;
+        }
+        // A playback whose server progress is unknown keeps asking (this is
+        // also how a reconnect is noticed when nothing is queued).
+        if let Some((playback, book)) = self.rec.awaiting_server()
+            && self.want_fetch.is_none()
+            && !self.blocked()
+            && !self.backing_off()
+        {
+            self.want_fetch = Some((playback, book.clone()));
         }
     }
 
