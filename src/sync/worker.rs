@@ -270,7 +270,15 @@ impl<R: Remote> Worker<R> {
     /// Journals the change (fsync) before any network call.
     fn queue(&mut self, book: BookId, op: Op) {
         let Some(scope) = self.scope.clone() else {
-            self.last_error = Some("not logged in: the change is kept on this device".into());
+            // Without a login there is no scope to tag the entry with, so
+            // it cannot be journaled: say so instead of claiming it is kept.
+            let message = "not logged in: the change was not saved (log in and try again)";
+            tracing::warn!(%book, "sync: {message}");
+            self.last_error = Some(message.into());
+            self.notify(Notice::Dropped {
+                book,
+                message: message.into(),
+            });
             return;
         };
         if let Err(e) = self.outbox.push(scope, book, op, now_millis()) {
