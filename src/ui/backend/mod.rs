@@ -30,9 +30,35 @@ pub(crate) struct Shared {
     pub sync_view: Mutex<SyncView>,
     /// The sync worker of the current login, started on first playback.
     pub sync: Mutex<Option<Arc<sync_link::SyncLink>>>,
+    /// `Load`s sent to the engine. The engine numbers its playbacks by
+    /// counting loads, so this is the id of the latest one; it is only
+    /// changed while sending, under this lock (never guessed from the
+    /// engine's published state, which lags behind a load in flight).
+    pub loads: Mutex<u64>,
 }
 
 impl Shared {
+    /// Sends `Load` and returns the engine playback id it creates.
+    /// `before_send` runs with that id before the engine can publish it.
+    pub(crate) fn load_engine(
+        &self,
+        engine: &EngineHandle,
+        manifest: crate::domain::Manifest,
+        start: (crate::domain::ChapterId, f64),
+        before_send: impl FnOnce(u64),
+    ) -> u64 {
+        let mut loads = self.loads.lock().unwrap_or_else(|e| e.into_inner());
+        *loads += 1;
+        let id = *loads;
+        before_send(id);
+        engine.send(Command::Load {
+            manifest,
+            start,
+            autoplay: true,
+        });
+        id
+    }
+
     pub(crate) fn sync_link(&self) -> Option<Arc<sync_link::SyncLink>> {
         self.sync.lock().ok().and_then(|s| s.clone())
     }
@@ -83,6 +109,7 @@ impl Live {
             last_report: Mutex::new(None),
             sync_view: Mutex::new(SyncView::default()),
             sync: Mutex::new(None),
+            loads: Mutex::new(0),
         });
         // The engine reads the current client for every stream, so a new
         // login applies to the next chapter without a restart.
@@ -183,21 +210,35 @@ impl Backends for Live {
                 }
             }
             Effect::SwitchProfile(name) => {
-                let global = crate::cli::GlobalArgs {
-                    profile: Some(name),
-                    ..Default::default()
-                };
-                match Profile::resolve_in(&global, self.shared.dirs.clone()) {
-                    Ok(p) => {
-                        self.shared.ui.send(profiles_answer(&self.shared.dirs, &p));
-                        if let Ok(mut cur) = self.shared.profile.write() {
-                            *cur = p;
+                // Reading config.toml is file I/O: on the runtime's blocking
+                // pool, never on the UI thread.
+                self.spawn(async move {
+                    let dirs = sh.dirs.clone();
+                    let global = crate::cli::GlobalArgs {
+                        profile: Some(name),
+                        ..Default::default()
+                    };
+                    let done = tokio::task::spawn_blocking(move || {
+                        Profile::resolve_in(&global, dirs.clone())
+                            .map(|p| (profiles_answer(&dirs, &p), p))
+                    })
+                    .await;
+                    match done {
+                        Ok(Ok((answer, p))) => {
+                            sh.ui.send(answer);
+                            if let Ok(mut cur) = sh.profile.write() {
+                                *cur = p;
+                            }
+                        }
+                        Ok(Err(e)) => {
+                            sh.ui.send(Answer::Failed(e.to_string()));
+                        }
+                        Err(e) => {
+                            sh.ui
+                                .send(Answer::Failed(format!("Cannot switch profile: {e}")));
                         }
                     }
-                    Err(e) => {
-                        self.shared.ui.send(Answer::Failed(e.to_string()));
-                    }
-                }
+                });
             }
             other => self.spawn(api::run(sh, other)),
         }
