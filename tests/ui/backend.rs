@@ -1,0 +1,149 @@
+//! The player's backends (`ui::backend::Live`) against the reference
+//! server with null audio: the effects the reducer emits go in, the
+//! answers the UI would get come out.
+
+use earmark::api::{BookQuery, ProgressWrite};
+use earmark::cli::GlobalArgs;
+use earmark::config::{Dirs, Profile};
+use earmark::domain::{Book, Manifest, now_millis};
+use earmark::player::AudioMode;
+use earmark::server::testing::TestServer;
+use earmark::sync::cache::Cache;
+use earmark::sync::reconciler::Spot;
+use earmark::ui::backend::Live;
+use earmark::ui::event_loop::{Backends, UiSender};
+use earmark::ui::state::{Backend as Answer, ConflictChoice, Effect, EngineCmd, Event, Position};
+use earmark::ui::terminal::LoopEvent;
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+fn demo_library() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("assets")
+        .join("demo")
+}
+
+fn next_answer(rx: &Receiver<LoopEvent>, what: &str, f: impl Fn(&Answer) -> bool) -> Answer {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(LoopEvent::App(Event::Backend(a))) if f(&a) => return a,
+            Ok(_) => {}
+            Err(_) => panic!("timed out waiting for {what}"),
+        }
+    }
+}
+
+/// The conflict prompt comes from the sync worker's restore (server and
+/// this device more than a minute apart), and the user's answer flows back
+/// through the reconciler to the engine and the server.
+#[test]
+fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let dirs = Dirs {
+        config: home.path().join("config"),
+        data: home.path().join("data"),
+        cache: home.path().join("cache"),
+    };
+    let global = GlobalArgs {
+        server: Some(server.base_url().to_owned()),
+        user: Some(server.username.clone()),
+        ..Default::default()
+    };
+    let profile = Profile::resolve_in(&global, dirs).unwrap();
+    let done = rt
+        .block_on(earmark::config::login(&profile, None, &server.password))
+        .unwrap();
+    let c = done.client.clone();
+    // A book of several chapters, longer in all than the prompt threshold.
+    let (book, manifest): (Book, Manifest) = rt.block_on(async {
+        for b in c.books(&BookQuery::default()).await.unwrap() {
+            let m = c.manifest(&b.id).await.unwrap();
+            let total: f64 = m.items.iter().filter_map(|i| i.duration).sum();
+            if m.items.len() >= 3 && total > 120.0 && m.items[0].duration.unwrap_or(0.0) > 25.0 {
+                return (b, m);
+            }
+        }
+        panic!("no demo book with several chapters");
+    });
+    let last = manifest.items.len() - 1;
+    let (ch0, ch1) = (m_ch(&manifest, 0), m_ch(&manifest, last));
+    // The server (another device) is in the last chapter; this device in
+    // the first.
+    rt.block_on(c.post_progress(
+        &book.id,
+        &ProgressWrite {
+            chapter_id: ch1.clone(),
+            position: 5.0,
+            client_updated_at: now_millis() - 60_000,
+            finished: false,
+            device_id: Some("other".into()),
+            reset: false,
+        },
+    ))
+    .unwrap();
+    let scope = earmark::sync::client_remote::scope_of(&c).unwrap();
+    let cache_path = earmark::sync::cli::sync_dir(&profile).join("progress-cache.json");
+    let mut cache = Cache::load(&cache_path);
+    cache.set_progress(
+        &scope,
+        &book.id,
+        &Spot::new(ch0.clone(), 20.0),
+        false,
+        now_millis() - 1000,
+    );
+    cache.save().unwrap();
+
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    live.handle(Effect::Play {
+        book: book.clone(),
+        manifest: manifest.clone(),
+        start: earmark::ui::state::StartAt::Resume,
+    });
+    let a = next_answer(&rx, "the conflict prompt", |a| {
+        matches!(a, Answer::Conflict { .. })
+    });
+    assert_eq!(
+        a,
+        Answer::Conflict {
+            book: book.id.clone(),
+            server: Position {
+                chapter: ch1.clone(),
+                position: 5.0
+            },
+            local: Position {
+                chapter: ch0.clone(),
+                position: 20.0
+            },
+        }
+    );
+    live.handle(Effect::ResolveConflict {
+        book: book.id.clone(),
+        choice: ConflictChoice::Local,
+    });
+    // The engine plays from this device's place, then is paused there.
+    next_answer(
+        &rx,
+        "playing from this device's place",
+        |a| matches!(a, Answer::Engine(v) if v.chapter == ch0 && v.position >= 20.5),
+    );
+    live.handle(Effect::Engine(EngineCmd::Pause));
+    next_answer(
+        &rx,
+        "paused",
+        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
+    );
+    live.shutdown();
+    let p = rt.block_on(c.progress(&book.id)).unwrap().progress.unwrap();
+    assert_eq!(p.chapter_id, ch0, "the user's choice reached the server");
+    assert!(p.position >= 20.0 && p.position < 40.0, "{}", p.position);
+}
+
+fn m_ch(m: &Manifest, i: usize) -> earmark::domain::ChapterId {
+    m.items[i].chapter_id.clone()
+}
