@@ -44,20 +44,7 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt.block_on(TestServer::start(demo_library())).unwrap();
     let home = tempfile::tempdir().unwrap();
-    let dirs = Dirs {
-        config: home.path().join("config"),
-        data: home.path().join("data"),
-        cache: home.path().join("cache"),
-    };
-    let global = GlobalArgs {
-        server: Some(server.base_url().to_owned()),
-        user: Some(server.username.clone()),
-        ..Default::default()
-    };
-    let profile = Profile::resolve_in(&global, dirs).unwrap();
-    let done = rt
-        .block_on(earmark::config::login(&profile, None, &server.password))
-        .unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
     let c = done.client.clone();
     // A book of several chapters, longer in all than the prompt threshold.
     let (book, manifest): (Book, Manifest) = rt.block_on(async {
@@ -142,6 +129,80 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
     let p = rt.block_on(c.progress(&book.id)).unwrap().progress.unwrap();
     assert_eq!(p.chapter_id, ch0, "the user's choice reached the server");
     assert!(p.position >= 20.0 && p.position < 40.0, "{}", p.position);
+}
+
+fn log_in(
+    rt: &tokio::runtime::Runtime,
+    server: &TestServer,
+    home: &std::path::Path,
+) -> (Profile, earmark::config::LoggedIn) {
+    let dirs = Dirs {
+        config: home.join("config"),
+        data: home.join("data"),
+        cache: home.join("cache"),
+    };
+    let global = GlobalArgs {
+        server: Some(server.base_url().to_owned()),
+        user: Some(server.username.clone()),
+        ..Default::default()
+    };
+    let profile = Profile::resolve_in(&global, dirs).unwrap();
+    let done = rt
+        .block_on(earmark::config::login(&profile, None, &server.password))
+        .unwrap();
+    (profile, done)
+}
+
+/// A 403 `license_required` on any request (here the library refresh)
+/// stops playback and sync; a valid license status resumes sync at once.
+#[test]
+fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let c = done.client.clone();
+    let (book, manifest) = rt.block_on(async {
+        let b = c.books(&BookQuery::default()).await.unwrap().remove(0);
+        let m = c.manifest(&b.id).await.unwrap();
+        (b, m)
+    });
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    live.handle(Effect::Play {
+        book: book.clone(),
+        manifest,
+        start: earmark::ui::state::StartAt::Resume,
+    });
+    next_answer(
+        &rx,
+        "playing",
+        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Playing),
+    );
+    server
+        .set_license(earmark::server::LicenseSetting::Expired)
+        .unwrap();
+    live.handle(Effect::LoadLibrary);
+    next_answer(&rx, "the license banner", |a| {
+        matches!(a, Answer::LicenseRequired(_))
+    });
+    next_answer(
+        &rx,
+        "playback stopped",
+        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
+    );
+    server
+        .set_license(earmark::server::LicenseSetting::Valid)
+        .unwrap();
+    live.handle(Effect::LoadLicense);
+    // The worker polls every 30 s on its own; the valid status must not
+    // have to wait for that.
+    next_answer(
+        &rx,
+        "sync resumed",
+        |a| matches!(a, Answer::Notice(n) if n.contains("valid again")),
+    );
+    live.shutdown();
 }
 
 fn m_ch(m: &Manifest, i: usize) -> earmark::domain::ChapterId {
