@@ -208,3 +208,52 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
 fn m_ch(m: &Manifest, i: usize) -> earmark::domain::ChapterId {
     m.items[i].chapter_id.clone()
 }
+
+/// Speed and volume changes are saved per book through the sync worker;
+/// the sleep timer's fade is not.
+#[test]
+fn speed_and_volume_are_saved_for_the_book() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let c = done.client.clone();
+    let (book, manifest) = rt.block_on(async {
+        let b = c.books(&BookQuery::default()).await.unwrap().remove(0);
+        let m = c.manifest(&b.id).await.unwrap();
+        (b, m)
+    });
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    live.handle(Effect::Play {
+        book: book.clone(),
+        manifest,
+        start: earmark::ui::state::StartAt::Resume,
+    });
+    next_answer(
+        &rx,
+        "playing",
+        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Playing),
+    );
+    live.handle(Effect::Engine(EngineCmd::SetVolume(0.5)));
+    next_answer(
+        &rx,
+        "volume applied",
+        |a| matches!(a, Answer::Engine(v) if (v.volume - 0.5).abs() < 1e-3),
+    );
+    live.handle(Effect::Engine(EngineCmd::SetSpeed(1.5)));
+    next_answer(
+        &rx,
+        "speed applied",
+        |a| matches!(a, Answer::Engine(v) if (v.speed - 1.5).abs() < 1e-3),
+    );
+    live.handle(Effect::Engine(EngineCmd::FadeVolume(0.1)));
+    live.shutdown();
+    let s = rt
+        .block_on(c.progress(&book.id))
+        .unwrap()
+        .settings
+        .expect("settings saved");
+    assert!((s.speed - 1.5).abs() < 1e-3, "{s:?}");
+    assert_eq!(s.volume.map(|v| (v * 100.0).round()), Some(50.0), "{s:?}");
+}

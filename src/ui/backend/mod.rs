@@ -200,9 +200,19 @@ impl Backends for Live {
         match effect {
             Effect::Quit => {}
             Effect::Engine(cmd) => {
-                if let crate::ui::state::EngineCmd::SetSpeed(speed) = cmd {
-                    // Speed is remembered per book, on the server.
-                    self.spawn(playback::save_speed(self.shared.clone(), speed));
+                // Speed and volume are remembered per book, on the server
+                // (the sleep timer's fade is not a setting).
+                let change = match cmd {
+                    crate::ui::state::EngineCmd::SetSpeed(speed) => Some((Some(speed), None)),
+                    crate::ui::state::EngineCmd::SetVolume(volume) => Some((None, Some(volume))),
+                    _ => None,
+                };
+                // Queued for the worker right here (a channel send, in
+                // order with a quit that follows); direct writes are spawned.
+                if let Some((speed, volume)) = change
+                    && !playback::queue_settings(&sh, speed, volume)
+                {
+                    self.spawn(playback::save_settings(sh.clone(), speed, volume));
                 }
                 let engine = self.shared.engine.lock().ok().and_then(|e| e.clone());
                 if let Some(engine) = engine {

@@ -49,7 +49,7 @@ pub(super) fn to_command(cmd: EngineCmd) -> Command {
         EngineCmd::PrevChapter => Command::PrevChapter,
         EngineCmd::Seek { chapter, position } => Command::Seek { chapter, position },
         EngineCmd::SetSpeed(s) => Command::SetSpeed(s),
-        EngineCmd::SetVolume(v) => Command::SetVolume(v),
+        EngineCmd::SetVolume(v) | EngineCmd::FadeVolume(v) => Command::SetVolume(v),
     }
 }
 
@@ -397,24 +397,46 @@ pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
     }
 }
 
-/// Stores the speed for the playing book (playback settings).
-pub(super) async fn save_speed(sh: Arc<Shared>, speed: f32) {
-    let Some(cur) = sh.current.lock().ok().and_then(|c| c.clone()) else {
+/// The playing book and its settings after a change: the changed value,
+/// and the other one as the engine has it (a write carries both).
+fn settings_after(
+    sh: &Shared,
+    speed: Option<f32>,
+    volume: Option<f32>,
+) -> Option<(BookId, f32, Option<f32>)> {
+    let cur = sh.current.lock().ok().and_then(|c| c.clone())?;
+    let now = engine(sh).map(|e| e.state());
+    let speed = speed.or(now.as_ref().map(|s| s.speed)).unwrap_or(1.0);
+    let volume = volume.or(now.as_ref().map(|s| s.volume));
+    Some((cur.book, speed, volume))
+}
+
+/// Queues the playing book's settings in the sync worker (never blocks).
+/// False when there is no worker (the caller writes directly).
+pub(super) fn queue_settings(sh: &Shared, speed: Option<f32>, volume: Option<f32>) -> bool {
+    let Some(link) = sh.sync_link() else {
+        return false;
+    };
+    if let Some((book, speed, volume)) = settings_after(sh, speed, volume) {
+        link.handle.set_settings(book, speed, volume);
+    }
+    true
+}
+
+/// Writes the playing book's settings directly (no sync worker).
+pub(super) async fn save_settings(sh: Arc<Shared>, speed: Option<f32>, volume: Option<f32>) {
+    let Some((book, speed, volume)) = settings_after(&sh, speed, volume) else {
         return;
     };
-    if let Some(link) = sh.sync_link() {
-        link.handle.set_settings(cur.book, speed, None);
-        return;
-    }
     let Some(c) = client(&sh) else { return };
     let w = crate::api::SettingsWrite {
         speed,
-        volume: None,
+        volume,
         client_updated_at: now_millis(),
     };
-    if let Err(e) = c.post_playback_settings(&cur.book, &w).await
+    if let Err(e) = c.post_playback_settings(&book, &w).await
         && (e.is_license() || e.needs_login())
     {
-        super::api::fail(&sh, "Could not save the speed", &e);
+        super::api::fail(&sh, "Could not save the playback settings", &e);
     }
 }

@@ -641,12 +641,12 @@ impl App {
                 if done >= 1.0 || !playing {
                     self.sleep = None;
                     fx.push(Effect::Engine(EngineCmd::Pause));
-                    fx.push(Effect::Engine(EngineCmd::SetVolume(volume)));
+                    fx.push(Effect::Engine(EngineCmd::FadeVolume(volume)));
                     fx.push(Effect::FlushProgress);
                     self.volume = volume;
                     self.toast("Sleep timer: paused", false);
                 } else {
-                    fx.push(Effect::Engine(EngineCmd::SetVolume(volume * (1.0 - done))));
+                    fx.push(Effect::Engine(EngineCmd::FadeVolume(volume * (1.0 - done))));
                 }
             }
         }
