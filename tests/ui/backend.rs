@@ -257,3 +257,75 @@ fn speed_and_volume_are_saved_for_the_book() {
     assert!((s.speed - 1.5).abs() < 1e-3, "{s:?}");
     assert_eq!(s.volume.map(|v| (v * 100.0).round()), Some(50.0), "{s:?}");
 }
+
+/// Mark finished: the playing book at its landed place (the reconciler's
+/// intent), another book at the server's place; both through the outbox.
+#[test]
+fn mark_finished_uses_the_landed_place_and_keeps_other_books_progress() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let c = done.client.clone();
+    let (a, am, b, bm) = rt.block_on(async {
+        let mut books = c.books(&BookQuery::default()).await.unwrap();
+        let b = books.remove(1);
+        let a = books.remove(0);
+        let am = c.manifest(&a.id).await.unwrap();
+        let bm = c.manifest(&b.id).await.unwrap();
+        (a, am, b, bm)
+    });
+    let b_ch = m_ch(&bm, bm.items.len() - 1);
+    rt.block_on(c.post_progress(
+        &b.id,
+        &ProgressWrite {
+            chapter_id: b_ch.clone(),
+            position: 3.0,
+            client_updated_at: now_millis() - 60_000,
+            finished: false,
+            device_id: Some("other".into()),
+            reset: false,
+        },
+    ))
+    .unwrap();
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let a_ch = m_ch(&am, am.items.len() - 1);
+    live.handle(Effect::Play {
+        book: a.clone(),
+        manifest: am,
+        start: earmark::ui::state::StartAt::At(a_ch.clone(), 2.0),
+    });
+    next_answer(
+        &rx,
+        "playing",
+        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Playing && v.position > 2.2),
+    );
+    live.handle(Effect::Engine(EngineCmd::Pause));
+    next_answer(
+        &rx,
+        "paused",
+        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
+    );
+    live.handle(Effect::SetFinished {
+        book: a.id.clone(),
+        finished: true,
+    });
+    live.handle(Effect::SetFinished {
+        book: b.id.clone(),
+        finished: true,
+    });
+    next_answer(
+        &rx,
+        "the other book marked",
+        |x| matches!(x, Answer::ProgressChanged { book, progress } if *book == b.id && progress.finished),
+    );
+    live.shutdown();
+    let pa = rt.block_on(c.progress(&a.id)).unwrap().progress.unwrap();
+    assert!(pa.finished);
+    assert_eq!(pa.chapter_id, a_ch);
+    assert!(pa.position > 2.0, "marked at the landed place: {pa:?}");
+    let pb = rt.block_on(c.progress(&b.id)).unwrap().progress.unwrap();
+    assert!(pb.finished);
+    assert_eq!((pb.chapter_id, pb.position), (b_ch, 3.0));
+}
