@@ -329,3 +329,72 @@ fn mark_finished_uses_the_landed_place_and_keeps_other_books_progress() {
     assert!(pb.finished);
     assert_eq!((pb.chapter_id, pb.position), (b_ch, 3.0));
 }
+
+/// Rapid switching A → B → A: each book's server progress stays its own.
+#[test]
+fn rapid_switching_never_writes_one_books_place_into_another() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let c = done.client.clone();
+    let books: Vec<(Book, Manifest)> = rt.block_on(async {
+        let mut out = Vec::new();
+        for b in c
+            .books(&BookQuery::default())
+            .await
+            .unwrap()
+            .into_iter()
+            .take(2)
+        {
+            let m = c.manifest(&b.id).await.unwrap();
+            out.push((b, m));
+        }
+        out
+    });
+    for (i, (b, m)) in books.iter().enumerate() {
+        rt.block_on(c.post_progress(
+            &b.id,
+            &ProgressWrite {
+                chapter_id: m_ch(m, m.items.len() - 1),
+                position: 2.0 + i as f64,
+                client_updated_at: now_millis() - 60_000,
+                finished: false,
+                device_id: Some("other".into()),
+                reset: false,
+            },
+        ))
+        .unwrap();
+    }
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    for i in [0, 1, 0, 1, 0] {
+        let (b, m) = &books[i];
+        live.handle(Effect::Play {
+            book: b.clone(),
+            manifest: m.clone(),
+            start: earmark::ui::state::StartAt::Resume,
+        });
+    }
+    let a = &books[0].0.id;
+    next_answer(&rx, "A playing", |x| {
+        matches!(x, Answer::Engine(v) if v.book == *a
+            && v.state == earmark::ui::state::PlayState::Playing && v.position > 2.5)
+    });
+    live.handle(Effect::Engine(EngineCmd::Pause));
+    next_answer(
+        &rx,
+        "paused",
+        |x| matches!(x, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
+    );
+    live.shutdown();
+    for (i, (b, m)) in books.iter().enumerate() {
+        let p = rt.block_on(c.progress(&b.id)).unwrap().progress.unwrap();
+        assert!(
+            m.position_of(&p.chapter_id).is_some(),
+            "book {i} holds another book's chapter: {p:?}"
+        );
+        assert_eq!(p.chapter_id, m_ch(m, m.items.len() - 1), "book {i}: {p:?}");
+        assert!(p.position >= 2.0 + i as f64, "book {i} went back: {p:?}");
+    }
+}

@@ -222,11 +222,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Err(e) => fail(&sh, "Could not read the license status", &e),
             }
         }
-        Effect::Play {
-            book,
-            manifest,
-            start,
-        } => super::playback::play(sh, book.id, manifest, start).await,
+        Effect::Play { .. } => {} // numbered and spawned by `Live::handle`
         Effect::SetFinished { book, finished } => {
             super::playback::set_finished(sh, book, finished).await
         }

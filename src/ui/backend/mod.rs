@@ -35,6 +35,10 @@ pub(crate) struct Shared {
     /// changed while sending, under this lock (never guessed from the
     /// engine's published state, which lags behind a load in flight).
     pub loads: Mutex<u64>,
+    /// The latest `Play` effect, numbered on the UI thread. Play tasks run
+    /// concurrently; only the latest may open its book (checked and opened
+    /// under this lock), so quick switching ends on the book asked last.
+    pub plays: Mutex<u64>,
 }
 
 impl Shared {
@@ -110,6 +114,7 @@ impl Live {
             sync_view: Mutex::new(SyncView::default()),
             sync: Mutex::new(None),
             loads: Mutex::new(0),
+            plays: Mutex::new(0),
         });
         // The engine reads the current client for every stream, so a new
         // login applies to the next chapter without a restart.
@@ -249,6 +254,18 @@ impl Backends for Live {
                         }
                     }
                 });
+            }
+            Effect::Play {
+                book,
+                manifest,
+                start,
+            } => {
+                let seq = {
+                    let mut p = sh.plays.lock().unwrap_or_else(|e| e.into_inner());
+                    *p += 1;
+                    *p
+                };
+                self.spawn(playback::play(sh, book.id, manifest, start, seq));
             }
             other => self.spawn(api::run(sh, other)),
         }

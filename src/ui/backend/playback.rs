@@ -55,7 +55,13 @@ pub(super) fn to_command(cmd: EngineCmd) -> Command {
 
 /// Loads `manifest` at the start the user asked for (resume: the server's
 /// progress, else the first chapter).
-pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, start: StartAt) {
+pub(super) async fn play(
+    sh: Arc<Shared>,
+    book: BookId,
+    manifest: Manifest,
+    start: StartAt,
+    seq: u64,
+) {
     let Some(engine) = engine(&sh) else {
         sh.ui
             .send(Answer::Failed("No audio engine: playback is off.".into()));
@@ -69,7 +75,10 @@ pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, star
     // The book playing before reports its last place first.
     report(&sh, false).await;
     if let Some(link) = sh.ensure_sync() {
-        link.open(book, manifest, start);
+        let latest = sh.plays.lock().unwrap_or_else(|e| e.into_inner());
+        if *latest == seq {
+            link.open(book, manifest, start);
+        }
         return;
     }
     // Direct writes (the sync worker could not start): the server's
@@ -120,6 +129,10 @@ pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, star
             },
         },
     };
+    let latest = sh.plays.lock().unwrap_or_else(|e| e.into_inner());
+    if *latest != seq {
+        return; // another book was asked for meanwhile
+    }
     sh.load_engine(&engine, manifest, spot, |id| {
         if let Ok(mut cur) = sh.current.lock() {
             *cur = Some(Current {
