@@ -29,6 +29,15 @@ impl EngineBridge {
         self.last = None;
     }
 
+    /// Call right before sending the engine's `Load` for playback `ours`,
+    /// when the caller knows the engine id that load creates (it counts
+    /// the loads it sends): exact even while an earlier load is in flight.
+    pub fn loading_as(&mut self, ours: PlaybackId, engine_id: EngineId) {
+        self.ours = Some((ours, Some(engine_id)));
+        self.before = EngineId(engine_id.0.saturating_sub(1));
+        self.last = None;
+    }
+
     /// Events for one published state (call on every change).
     pub fn events(&mut self, s: &PlayerState) -> Vec<Event> {
         let mut out = Vec::new();
@@ -129,6 +138,27 @@ mod tests {
             vec![Event::EnginePosition {
                 playback: PlaybackId(7),
                 spot: Spot::new("b", 30.0),
+                landed: false
+            }]
+        );
+    }
+
+    #[test]
+    fn a_load_still_in_flight_is_not_taken_for_ours() {
+        // A's load (engine id 2) was sent but the engine still publishes
+        // id 1 when B's load (id 3) is sent: states of 2 are A's.
+        let mut b = EngineBridge::new();
+        b.loading_as(PlaybackId(8), EngineId(3));
+        assert!(
+            b.events(&state(2, "a", 40.0, true, Status::Playing))
+                .is_empty()
+        );
+        let e = b.events(&state(3, "b", 7.0, false, Status::Buffering));
+        assert_eq!(
+            e,
+            vec![Event::EnginePosition {
+                playback: PlaybackId(8),
+                spot: Spot::new("b", 7.0),
                 landed: false
             }]
         );

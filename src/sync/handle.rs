@@ -21,6 +21,7 @@ use super::outbox::{Op, QueuedSettings};
 use super::reconciler::{Event, PlaybackId, ReconcilerConfig, Source, Spot};
 use crate::domain::{BookId, PlaybackSettings, now_millis};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -182,10 +183,18 @@ impl SyncHandle {
     }
 
     pub fn set_settings(&self, book: BookId, speed: f32, volume: Option<f32>) {
+        // Strictly increasing: the server keeps the stored record on equal
+        // timestamps, and several key presses drained in one frame land in
+        // the same millisecond.
+        static LAST: AtomicI64 = AtomicI64::new(0);
+        let now = now_millis();
+        let prev = LAST
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| Some(now.max(l + 1)))
+            .unwrap_or(now);
         let op = Op::SettingsWrite(QueuedSettings {
             speed,
             volume,
-            client_updated_at: now_millis(),
+            client_updated_at: now.max(prev + 1),
         });
         self.send(Command::Queue { book, op });
     }

@@ -55,11 +55,21 @@ struct Current {
     /// The server answered for this playback: we know whether it holds
     /// progress. Until then a start-of-book position is never reported.
     server_checked: bool,
+    /// This device had a restorable place for the book when it opened.
+    had_local: bool,
     last_reported: Option<(Spot, bool)>,
     last_report_at: Option<EpochMillis>,
 }
 
 impl Current {
+    /// Opened with no local place and no answer from the server yet: the
+    /// engine started from a guess (the start), so what it plays may be
+    /// behind the server's progress. Reports are held on this device until
+    /// the server answers; then the usual restore rules decide.
+    fn unconfirmed(&self) -> bool {
+        !self.server_checked && !self.had_local
+    }
+
     /// A start-of-book place would replace progress that is further along,
     /// or progress we have not been able to check with the server.
     fn start_would_clobber(&self, spot: &Spot) -> bool {
@@ -145,6 +155,7 @@ impl Reconciler {
                     .filter(|l| manifest.position_of(&l.spot.chapter).is_some())
                     .map(|l| l.spot.clone());
                 self.current = Some(Current {
+                    had_local: known.is_some(),
                     playback,
                     book,
                     manifest,
@@ -164,7 +175,7 @@ impl Reconciler {
                 if let Some(cur) = self.owned(playback) {
                     let phase = cur.phase.clone();
                     self.online = true;
-                    self.on_server_progress(phase, progress, &mut out);
+                    self.on_server_progress(phase, progress, now, &mut out);
                 }
             }
             Event::ServerFetchFailed { playback } => {
@@ -265,11 +276,13 @@ impl Reconciler {
         &mut self,
         phase: Phase,
         progress: Option<Progress>,
+        now: EpochMillis,
         out: &mut Vec<Decision>,
     ) {
         let threshold = self.config.prompt_threshold_secs;
         let headless = self.config.headless;
         let cur = self.current.as_mut().expect("owned");
+        let was_unconfirmed = cur.unconfirmed();
         cur.server_checked = true;
         // A record naming a chapter outside the manifest cannot be restored.
         let server = progress.filter(|p| cur.manifest.position_of(&p.chapter_id).is_some());
@@ -282,6 +295,12 @@ impl Reconciler {
             });
         }
         if phase != Phase::Restoring {
+            if was_unconfirmed && matches!(phase, Phase::Live | Phase::Landing { .. }) {
+                // The first answer after an offline open from a guess: the
+                // held place is this device's side of a restore.
+                self.settle_unconfirmed(server, now, out);
+                return;
+            }
             // After a reconnect or a merged write: the server's answer is
             // displayed (above) and becomes the known progress; playback is
             // not moved under the listener.
@@ -335,6 +354,68 @@ impl Reconciler {
             playback: cur.playback,
             spot: target,
         });
+    }
+
+    /// The server answered for a playback that started offline from a
+    /// guess. Its record wins unless there is none: far apart, the user is
+    /// asked (headless: the engine is sent to the server's place and
+    /// nothing else is reported); close, the held place is reported and the
+    /// server merges; no record, the held place is reported now.
+    fn settle_unconfirmed(
+        &mut self,
+        server: Option<Progress>,
+        now: EpochMillis,
+        out: &mut Vec<Decision>,
+    ) {
+        let threshold = self.config.prompt_threshold_secs;
+        let headless = self.config.headless;
+        let cur = self.current.as_mut().expect("owned");
+        let Some(p) = server else {
+            if cur.position.is_some() {
+                cur.last_reported = None;
+                self.report_current(now, false, out);
+            }
+            return;
+        };
+        let s = Spot::new(p.chapter_id.clone(), p.position);
+        cur.finished = p.finished;
+        let here = match (&cur.phase, cur.position.clone()) {
+            (Phase::Live, Some(here)) => Some(here),
+            _ => None,
+        };
+        let far = here
+            .as_ref()
+            .is_none_or(|h| match distance(&cur.manifest, &s, h) {
+                Some(d) => d > threshold,
+                None => s.chapter != h.chapter,
+            });
+        cur.known = Some(s.clone());
+        match here {
+            Some(here) if far && !headless => {
+                out.push(Decision::Choose {
+                    book: cur.book.clone(),
+                    server: s.clone(),
+                    local: here.clone(),
+                });
+                cur.phase = Phase::Choosing {
+                    server: s,
+                    local: here,
+                };
+            }
+            Some(_) if !far => {
+                // Close: the held place goes out; the server merges.
+                cur.last_reported = None;
+            }
+            _ => {
+                // Not landed yet, or headless: follow the server.
+                cur.phase = Phase::Landing { target: s.clone() };
+                cur.position = None;
+                out.push(Decision::LoadAt {
+                    playback: cur.playback,
+                    spot: s,
+                });
+            }
+        }
     }
 
     fn on_landed_position(&mut self, spot: Spot, explicit: bool) {
@@ -409,8 +490,13 @@ impl Reconciler {
                     && let Some(pos) = cur.position.clone()
                 {
                     cur.finished = true;
-                    let write = self.stamp(pos, true, false, now);
-                    out.push(Decision::Report(write));
+                    if cur.unconfirmed() {
+                        cur.last_reported = None;
+                        self.report_current(now, false, out);
+                    } else {
+                        let write = self.stamp(pos, true, false, now);
+                        out.push(Decision::Report(write));
+                    }
                 }
                 let cur = self.current.as_mut().expect("owned");
                 cur.playing = false;
@@ -480,8 +566,30 @@ impl Reconciler {
             return;
         }
         let finished = cur.finished;
+        if !reset && cur.unconfirmed() {
+            // Kept on this device only until the server has answered.
+            let book = cur.book.clone();
+            self.current.as_mut().expect("owned").last_report_at = Some(now);
+            out.push(Decision::Hold(ProgressWrite {
+                book,
+                spot,
+                finished,
+                reset: false,
+                client_updated_at: now.max(self.last_stamp + 1),
+            }));
+            return;
+        }
         let write = self.stamp(spot, finished, reset, now);
         out.push(Decision::Report(write));
+    }
+
+    /// The current playback, while its server progress is still unknown
+    /// (the worker keeps asking until the server answers).
+    pub fn awaiting_server(&self) -> Option<(PlaybackId, &BookId)> {
+        self.current
+            .as_ref()
+            .filter(|c| !c.server_checked && c.phase != Phase::Closed)
+            .map(|c| (c.playback, &c.book))
     }
 
     /// Builds a write with a strictly increasing timestamp (the server keeps

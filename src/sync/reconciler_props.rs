@@ -111,6 +111,8 @@ struct Model {
     /// A non-start progress (local, server or engine) was seen, per playback.
     valid: HashMap<u64, bool>,
     server_answered: HashMap<u64, bool>,
+    /// The playback opened with a place cached on this device.
+    had_local: HashMap<u64, bool>,
     /// An explicit intent happened since the last report, per playback.
     intent: HashMap<u64, bool>,
 }
@@ -138,6 +140,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                     .as_ref()
                     .is_some_and(|l| !is_start(&manifest(&name), &l.spot));
                 m.valid.insert(p, valid);
+                m.had_local.insert(p, lp.is_some());
                 (
                     Event::BookOpened {
                         playback: PlaybackId(p),
@@ -157,10 +160,12 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                 let pr = pr.map(|(c, x)| progress(b.as_deref().unwrap_or("a"), c, x));
                 if let Some(b) = &b {
                     m.server_answered.insert(p.0, true);
-                    if pr.as_ref().is_some_and(|x| {
-                        !is_start(&manifest(b), &Spot::new(x.chapter_id.clone(), x.position))
-                    }) {
-                        m.valid.insert(p.0, true);
+                    if let Some(x) = &pr {
+                        // The server's latest record is what is valid now
+                        // (another device may have restarted the book).
+                        let at_start =
+                            is_start(&manifest(b), &Spot::new(x.chapter_id.clone(), x.position));
+                        m.valid.insert(p.0, !at_start);
                     }
                 }
                 (
@@ -326,6 +331,15 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
             if is_intent {
                 continue;
             }
+            // Opened offline with nothing on this device: the engine plays
+            // a guess, which must not reach the server before it answered.
+            prop_assert!(
+                w.reset
+                    || m.had_local.get(&p).copied().unwrap_or(false)
+                    || m.server_answered.get(&p).copied().unwrap_or(false),
+                "reported a guess before the server answered: {:?}",
+                w
+            );
             // Non-intent writes carry a position the engine landed on.
             prop_assert!(
                 m.landed.get(&p).is_some_and(|v| v.contains(&w.spot)),

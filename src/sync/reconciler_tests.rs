@@ -395,7 +395,104 @@ fn fresh_book_offline_never_reports_the_start() {
     assert!(reports(&act(&mut r, P1, Action::Pause, 1800)).is_empty());
     act(&mut r, P1, Action::Play, 1900);
     pos(&mut r, P1, spot("a", 1, 12.0), true, 13_000);
-    assert_eq!(reports(&act(&mut r, P1, Action::Pause, 13_100)).len(), 1);
+    // Past the start, but the server's progress is still unknown: held.
+    let d = act(&mut r, P1, Action::Pause, 13_100);
+    assert!(reports(&d).is_empty(), "{d:?}");
+    assert!(matches!(d.as_slice(), [Decision::Hold(w)] if w.spot == spot("a", 1, 12.0)));
+}
+
+/// Opened offline with nothing on this device, played from the start to
+/// 300 s, then the server answers (issue 5: never flush the guess first).
+fn offline_guess_then_server(
+    headless: bool,
+    server: Option<Progress>,
+) -> (Reconciler, Vec<Decision>) {
+    let mut r = Reconciler::new(ReconcilerConfig {
+        headless,
+        ..Default::default()
+    });
+    open(&mut r, P1, "a", None);
+    r.handle(Event::ServerFetchFailed { playback: P1 }, 1100);
+    assert_eq!(r.awaiting_server().map(|(p, _)| p), Some(P1));
+    pos(&mut r, P1, spot("a", 1, 0.0), true, 1200);
+    act(&mut r, P1, Action::Play, 1200);
+    let mut now = 1200;
+    for i in 1..=30 {
+        now += 10_000;
+        pos(&mut r, P1, spot("a", 1, 10.0 * i as f64), true, now);
+        let d = r.handle(Event::Tick, now);
+        assert!(
+            reports(&d).is_empty(),
+            "reported before the server answered: {d:?}"
+        );
+    }
+    let d = act(&mut r, P1, Action::Pause, now + 1);
+    assert!(reports(&d).is_empty());
+    assert!(
+        r.handle(Event::Online, now + 2)
+            .iter()
+            .all(|d| !matches!(d, Decision::Report(_)))
+    );
+    let d = r.handle(
+        Event::ServerProgress {
+            playback: P1,
+            progress: server,
+        },
+        now + 3,
+    );
+    assert!(r.awaiting_server().is_none());
+    (r, d)
+}
+
+#[test]
+fn offline_guess_far_from_the_server_asks_instead_of_overwriting() {
+    let (mut r, d) = offline_guess_then_server(false, Some(progress("a", 2, 900.0)));
+    assert!(reports(&d).is_empty());
+    assert!(d.contains(&Decision::Choose {
+        book: BookId::new("a"),
+        server: spot("a", 2, 900.0),
+        local: spot("a", 1, 300.0),
+    }));
+    // Nothing is written while the prompt waits.
+    pos(&mut r, P1, spot("a", 1, 305.0), true, 999_000);
+    assert!(reports(&act(&mut r, P1, Action::Pause, 999_001)).is_empty());
+    let d = r.handle(
+        Event::Chose {
+            playback: P1,
+            side: Side::Server,
+        },
+        999_002,
+    );
+    assert!(d.contains(&Decision::LoadAt {
+        playback: P1,
+        spot: spot("a", 2, 900.0)
+    }));
+}
+
+#[test]
+fn offline_guess_headless_follows_the_server_and_never_writes_the_guess() {
+    let (mut r, d) = offline_guess_then_server(true, Some(progress("a", 2, 900.0)));
+    assert!(d.contains(&Decision::LoadAt {
+        playback: P1,
+        spot: spot("a", 2, 900.0)
+    }));
+    // A player that cannot move keeps playing from its guess: not reported.
+    act(&mut r, P1, Action::Play, 999_000);
+    pos(&mut r, P1, spot("a", 1, 310.0), true, 999_000);
+    assert!(reports(&r.handle(Event::Tick, 999_000)).is_empty());
+    assert!(reports(&act(&mut r, P1, Action::Quit, 999_100)).is_empty());
+}
+
+#[test]
+fn offline_guess_close_to_the_server_or_with_no_record_is_reported() {
+    let (mut r, d) = offline_guess_then_server(false, Some(progress("a", 1, 280.0)));
+    assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+    let w = act(&mut r, P1, Action::Play, 999_000);
+    assert!(reports(&w).is_empty());
+    let d = act(&mut r, P1, Action::Pause, 999_100);
+    assert_eq!(reports(&d)[0].spot, spot("a", 1, 300.0));
+    let (_, d) = offline_guess_then_server(false, None);
+    assert_eq!(reports(&d)[0].spot, spot("a", 1, 300.0));
 }
 
 #[test]

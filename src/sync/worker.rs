@@ -219,6 +219,17 @@ impl<R: Remote> Worker<R> {
                     });
                     self.queue(w.book, op);
                 }
+                Decision::Hold(w) => {
+                    if let Some(scope) = self.scope.clone() {
+                        self.cache.set_progress(
+                            &scope,
+                            &w.book,
+                            &w.spot,
+                            w.finished,
+                            w.client_updated_at,
+                        );
+                    }
+                }
                 Decision::Display {
                     book,
                     spot,
@@ -259,7 +270,15 @@ impl<R: Remote> Worker<R> {
     /// Journals the change (fsync) before any network call.
     fn queue(&mut self, book: BookId, op: Op) {
         let Some(scope) = self.scope.clone() else {
-            self.last_error = Some("not logged in: the change is kept on this device".into());
+            // Without a login there is no scope to tag the entry with, so
+            // it cannot be journaled: say so instead of claiming it is kept.
+            let message = "not logged in: the change was not saved (log in and try again)";
+            tracing::warn!(%book, "sync: {message}");
+            self.last_error = Some(message.into());
+            self.notify(Notice::Dropped {
+                book,
+                message: message.into(),
+            });
             return;
         };
         if let Err(e) = self.outbox.push(scope, book, op, now_millis()) {
@@ -288,6 +307,15 @@ impl<R: Remote> Worker<R> {
         // Retries wait for the back-off inside `flush`.
         if !self.outbox.is_empty() {
             self.want_flush = true;
+        }
+        // A playback whose server progress is unknown keeps asking (this is
+        // also how a reconnect is noticed when nothing is queued).
+        if let Some((playback, book)) = self.rec.awaiting_server()
+            && self.want_fetch.is_none()
+            && !self.blocked()
+            && !self.backing_off()
+        {
+            self.want_fetch = Some((playback, book.clone()));
         }
     }
 

@@ -26,6 +26,13 @@ pub trait Backends {
 pub struct UiSender(pub(crate) Sender<LoopEvent>);
 
 impl UiSender {
+    /// A sender and the receiving end the UI loop reads (for driving the
+    /// backends without a terminal, e.g. in tests).
+    pub fn channel() -> (UiSender, Receiver<LoopEvent>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        (UiSender(tx), rx)
+    }
+
     pub fn send(&self, b: super::state::Backend) -> bool {
         self.0.send(LoopEvent::App(Event::Backend(b))).is_ok()
     }

@@ -132,3 +132,27 @@ async fn s10_offline_favorites_and_bookmarks_are_queued() {
     assert_eq!(marks[0].position, 42.5);
     assert_eq!(marks[0].note.as_deref(), Some("offline note"));
 }
+
+/// Without a login nothing can be journaled: the worker says the change
+/// was not saved (it never claims to keep it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_login_a_change_is_refused_out_loud() {
+    let env = Env::start().await;
+    let (book, _) = env.book("Alpha").await;
+    let anonymous = earmark::api::Client::new(
+        earmark::api::BaseUrl::parse(&env.proxy.base_url()).unwrap(),
+        earmark::api::ClientOptions::default(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = start_worker(&anonymous, dir.path());
+    p.handle.set_settings(book.clone(), 1.5, None);
+    let n = p.notice(|n| matches!(n, Notice::Dropped { .. })).await;
+    let Notice::Dropped { book: b, message } = n else {
+        unreachable!()
+    };
+    assert_eq!(b, book);
+    assert!(message.contains("not saved"), "{message}");
+    let s = p.until("refused", |s| s.last_error.is_some()).await;
+    assert!(!s.last_error.unwrap().contains("kept"));
+}

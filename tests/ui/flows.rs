@@ -196,11 +196,11 @@ fn sleep_timer_fades_out_then_pauses_and_writes_progress() {
     app.update(Event::Tick(301_000));
     assert!(matches!(app.sleep, Some(SleepTimer::Fading { .. })));
     let fx = app.update(Event::Tick(306_000));
-    assert_eq!(engine_fx(&fx), [EngineCmd::SetVolume(0.4)]);
+    assert_eq!(engine_fx(&fx), [EngineCmd::FadeVolume(0.4)]);
     let fx = app.update(Event::Tick(311_500));
     assert_eq!(
         engine_fx(&fx),
-        [EngineCmd::Pause, EngineCmd::SetVolume(0.8)]
+        [EngineCmd::Pause, EngineCmd::FadeVolume(0.8)]
     );
     assert!(fx.contains(&Effect::FlushProgress));
     assert_eq!(app.sleep, None);

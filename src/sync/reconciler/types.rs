@@ -179,4 +179,8 @@ pub enum Decision {
     },
     /// Send everything queued, then fetch the server's progress of `book`.
     FlushThenFetch { book: BookId },
+    /// A place played before the server's progress is known (opened
+    /// offline with nothing on this device): keep it on this device only,
+    /// never send it. Once the server answers, the restore rules decide.
+    Hold(ProgressWrite),
 }

@@ -30,7 +30,7 @@ fn scope(sh: &Shared) -> Option<cache::Scope> {
 /// Reports a failure; license errors also raise the banner.
 pub(super) fn fail(sh: &Shared, what: &str, e: &ApiError) {
     if let ApiError::LicenseRequired { message } = e {
-        sh.ui.send(Answer::LicenseRequired(message.clone()));
+        license_required(sh, message.clone());
     }
     if e.needs_login() {
         sh.ui.send(Answer::Failed(format!(
@@ -41,8 +41,22 @@ pub(super) fn fail(sh: &Shared, what: &str, e: &ApiError) {
     sh.ui.send(Answer::Failed(format!("{what}: {e}")));
 }
 
+/// A 403 `license_required` seen anywhere (a request, the audio stream):
+/// playback stops and the sync worker re-checks the license, which stops
+/// all its background sync until the license is valid again.
+pub(super) fn license_required(sh: &Shared, message: String) {
+    if let Some(engine) = sh.engine.lock().ok().and_then(|e| e.clone()) {
+        engine.send(crate::player::Command::Pause);
+    }
+    if let Some(link) = sh.sync_link() {
+        link.handle
+            .send(crate::sync::worker::Command::RecheckLicense);
+    }
+    sh.ui.send(Answer::LicenseRequired(message));
+}
+
 /// Network or server trouble: the change can wait in the outbox.
-fn transient(e: &ApiError) -> bool {
+pub(super) fn transient(e: &ApiError) -> bool {
     matches!(e, ApiError::Network { .. } | ApiError::Server { .. })
 }
 
@@ -196,16 +210,19 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             let Some(c) = client(&sh) else { return };
             match c.license_status().await {
                 Ok(s) => {
+                    if s.valid
+                        && let Some(link) = sh.sync_link()
+                    {
+                        // Valid again: sync resumes now, not at its next poll.
+                        link.handle
+                            .send(crate::sync::worker::Command::RecheckLicense);
+                    }
                     sh.ui.send(Answer::License(s));
                 }
                 Err(e) => fail(&sh, "Could not read the license status", &e),
             }
         }
-        Effect::Play {
-            book,
-            manifest,
-            start,
-        } => super::playback::play(sh, book.id, manifest, start).await,
+        Effect::Play { .. } => {} // numbered and spawned by `Live::handle`
         Effect::SetFinished { book, finished } => {
             super::playback::set_finished(sh, book, finished).await
         }
@@ -275,9 +292,12 @@ async fn login(
             if let Ok(mut f) = sh.fresh.lock() {
                 *f = false;
             }
-            // A new login gets its own sync worker (scope, outbox).
-            if let Ok(mut link) = sh.sync.lock() {
-                *link = None;
+            // A new login gets its own sync worker (scope, outbox). The old
+            // one flushes and stops first: two workers must never share the
+            // profile's journal.
+            let old = sh.sync.lock().ok().and_then(|mut l| l.take());
+            if let Some(old) = old {
+                old.handle.quit(std::time::Duration::from_secs(3)).await;
             }
             sh.ui.send(Answer::LoggedIn(info));
             if let Some(w) = done.store_warning {

@@ -30,9 +30,39 @@ pub(crate) struct Shared {
     pub sync_view: Mutex<SyncView>,
     /// The sync worker of the current login, started on first playback.
     pub sync: Mutex<Option<Arc<sync_link::SyncLink>>>,
+    /// `Load`s sent to the engine. The engine numbers its playbacks by
+    /// counting loads, so this is the id of the latest one; it is only
+    /// changed while sending, under this lock (never guessed from the
+    /// engine's published state, which lags behind a load in flight).
+    pub loads: Mutex<u64>,
+    /// The latest `Play` effect, numbered on the UI thread. Play tasks run
+    /// concurrently; only the latest may open its book (checked and opened
+    /// under this lock), so quick switching ends on the book asked last.
+    pub plays: Mutex<u64>,
 }
 
 impl Shared {
+    /// Sends `Load` and returns the engine playback id it creates.
+    /// `before_send` runs with that id before the engine can publish it.
+    pub(crate) fn load_engine(
+        &self,
+        engine: &EngineHandle,
+        manifest: crate::domain::Manifest,
+        start: (crate::domain::ChapterId, f64),
+        before_send: impl FnOnce(u64),
+    ) -> u64 {
+        let mut loads = self.loads.lock().unwrap_or_else(|e| e.into_inner());
+        *loads += 1;
+        let id = *loads;
+        before_send(id);
+        engine.send(Command::Load {
+            manifest,
+            start,
+            autoplay: true,
+        });
+        id
+    }
+
     pub(crate) fn sync_link(&self) -> Option<Arc<sync_link::SyncLink>> {
         self.sync.lock().ok().and_then(|s| s.clone())
     }
@@ -83,6 +113,8 @@ impl Live {
             last_report: Mutex::new(None),
             sync_view: Mutex::new(SyncView::default()),
             sync: Mutex::new(None),
+            loads: Mutex::new(0),
+            plays: Mutex::new(0),
         });
         // The engine reads the current client for every stream, so a new
         // login applies to the next chapter without a restart.
@@ -173,9 +205,19 @@ impl Backends for Live {
         match effect {
             Effect::Quit => {}
             Effect::Engine(cmd) => {
-                if let crate::ui::state::EngineCmd::SetSpeed(speed) = cmd {
-                    // Speed is remembered per book, on the server.
-                    self.spawn(playback::save_speed(self.shared.clone(), speed));
+                // Speed and volume are remembered per book, on the server
+                // (the sleep timer's fade is not a setting).
+                let change = match cmd {
+                    crate::ui::state::EngineCmd::SetSpeed(speed) => Some((Some(speed), None)),
+                    crate::ui::state::EngineCmd::SetVolume(volume) => Some((None, Some(volume))),
+                    _ => None,
+                };
+                // Queued for the worker right here (a channel send, in
+                // order with a quit that follows); direct writes are spawned.
+                if let Some((speed, volume)) = change
+                    && !playback::queue_settings(&sh, speed, volume)
+                {
+                    self.spawn(playback::save_settings(sh.clone(), speed, volume));
                 }
                 let engine = self.shared.engine.lock().ok().and_then(|e| e.clone());
                 if let Some(engine) = engine {
@@ -183,21 +225,47 @@ impl Backends for Live {
                 }
             }
             Effect::SwitchProfile(name) => {
-                let global = crate::cli::GlobalArgs {
-                    profile: Some(name),
-                    ..Default::default()
-                };
-                match Profile::resolve_in(&global, self.shared.dirs.clone()) {
-                    Ok(p) => {
-                        self.shared.ui.send(profiles_answer(&self.shared.dirs, &p));
-                        if let Ok(mut cur) = self.shared.profile.write() {
-                            *cur = p;
+                // Reading config.toml is file I/O: on the runtime's blocking
+                // pool, never on the UI thread.
+                self.spawn(async move {
+                    let dirs = sh.dirs.clone();
+                    let global = crate::cli::GlobalArgs {
+                        profile: Some(name),
+                        ..Default::default()
+                    };
+                    let done = tokio::task::spawn_blocking(move || {
+                        Profile::resolve_in(&global, dirs.clone())
+                            .map(|p| (profiles_answer(&dirs, &p), p))
+                    })
+                    .await;
+                    match done {
+                        Ok(Ok((answer, p))) => {
+                            sh.ui.send(answer);
+                            if let Ok(mut cur) = sh.profile.write() {
+                                *cur = p;
+                            }
+                        }
+                        Ok(Err(e)) => {
+                            sh.ui.send(Answer::Failed(e.to_string()));
+                        }
+                        Err(e) => {
+                            sh.ui
+                                .send(Answer::Failed(format!("Cannot switch profile: {e}")));
                         }
                     }
-                    Err(e) => {
-                        self.shared.ui.send(Answer::Failed(e.to_string()));
-                    }
-                }
+                });
+            }
+            Effect::Play {
+                book,
+                manifest,
+                start,
+            } => {
+                let seq = {
+                    let mut p = sh.plays.lock().unwrap_or_else(|e| e.into_inner());
+                    *p += 1;
+                    *p
+                };
+                self.spawn(playback::play(sh, book.id, manifest, start, seq));
             }
             other => self.spawn(api::run(sh, other)),
         }

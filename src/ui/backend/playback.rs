@@ -23,6 +23,13 @@ const REPORT_EVERY: Duration = Duration::from_secs(10);
 pub(crate) struct Current {
     pub book: BookId,
     pub playback: u64,
+    /// Direct writes only: the server's progress was read (or the user
+    /// chose the place). Unchecked, nothing is reported: the server may
+    /// hold progress this playback would overwrite.
+    pub checked: bool,
+    /// Direct writes only: the server says the book is finished; reports
+    /// keep it so (only restart or mark unfinished may unmark it).
+    pub finished: bool,
 }
 
 fn client(sh: &Shared) -> Option<crate::api::Client> {
@@ -42,13 +49,19 @@ pub(super) fn to_command(cmd: EngineCmd) -> Command {
         EngineCmd::PrevChapter => Command::PrevChapter,
         EngineCmd::Seek { chapter, position } => Command::Seek { chapter, position },
         EngineCmd::SetSpeed(s) => Command::SetSpeed(s),
-        EngineCmd::SetVolume(v) => Command::SetVolume(v),
+        EngineCmd::SetVolume(v) | EngineCmd::FadeVolume(v) => Command::SetVolume(v),
     }
 }
 
 /// Loads `manifest` at the start the user asked for (resume: the server's
 /// progress, else the first chapter).
-pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, start: StartAt) {
+pub(super) async fn play(
+    sh: Arc<Shared>,
+    book: BookId,
+    manifest: Manifest,
+    start: StartAt,
+    seq: u64,
+) {
     let Some(engine) = engine(&sh) else {
         sh.ui
             .send(Answer::Failed("No audio engine: playback is off.".into()));
@@ -62,9 +75,23 @@ pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, star
     // The book playing before reports its last place first.
     report(&sh, false).await;
     if let Some(link) = sh.ensure_sync() {
-        link.open(book, manifest, start);
+        let latest = sh.plays.lock().unwrap_or_else(|e| e.into_inner());
+        if *latest == seq {
+            link.open(book, manifest, start);
+        }
         return;
     }
+    // Direct writes (the sync worker could not start): the server's
+    // record decides whether and how this playback may report.
+    let server = match (&start, client(&sh)) {
+        (StartAt::Restart, _) | (_, None) => None,
+        (_, Some(c)) => Some(c.progress(&book).await),
+    };
+    let checked = matches!(start, StartAt::Restart) || matches!(server, Some(Ok(_)));
+    let finished = match &server {
+        Some(Ok(state)) => state.progress.as_ref().is_some_and(|p| p.finished),
+        _ => false,
+    };
     let spot = match start {
         StartAt::At(c, p) => (c, p),
         StartAt::Restart => {
@@ -76,9 +103,9 @@ pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, star
             }
             (first, 0.0)
         }
-        StartAt::Resume => match client(&sh) {
+        StartAt::Resume => match server {
             None => (first, 0.0),
-            Some(c) => match c.progress(&book).await {
+            Some(state) => match state {
                 Ok(state) => match state.progress {
                     Some(p) if !p.finished && manifest.position_of(&p.chapter_id).is_some() => {
                         if let Some(s) = state.settings {
@@ -95,24 +122,26 @@ pub(super) async fn play(sh: Arc<Shared>, book: BookId, manifest: Manifest, star
                         return;
                     }
                     sh.ui.send(Answer::Notice(format!(
-                        "Could not read your progress ({e}); starting at the beginning."
+                        "Could not read your progress ({e}); starting at the beginning. It is not saved until the server can be reached."
                     )));
                     (first, 0.0)
                 }
             },
         },
     };
-    let next_id = engine.state().playback_id.0 + 1;
-    if let Ok(mut cur) = sh.current.lock() {
-        *cur = Some(Current {
-            book: book.clone(),
-            playback: next_id,
-        });
+    let latest = sh.plays.lock().unwrap_or_else(|e| e.into_inner());
+    if *latest != seq {
+        return; // another book was asked for meanwhile
     }
-    engine.send(Command::Load {
-        manifest,
-        start: spot,
-        autoplay: true,
+    sh.load_engine(&engine, manifest, spot, |id| {
+        if let Ok(mut cur) = sh.current.lock() {
+            *cur = Some(Current {
+                book: book.clone(),
+                playback: id,
+                checked,
+                finished,
+            });
+        }
     });
 }
 
@@ -144,6 +173,9 @@ pub(super) async fn report(sh: &Arc<Shared>, _explicit: bool) {
         return;
     };
     let s = engine.state();
+    if !cur.checked {
+        return; // the server's progress is unknown: never overwrite it
+    }
     if s.playback_id.0 != cur.playback || !s.landed || matches!(s.status, Status::Error(_)) {
         return;
     }
@@ -170,7 +202,7 @@ pub(super) async fn report(sh: &Arc<Shared>, _explicit: bool) {
     let w = write(
         chapter,
         s.position,
-        matches!(s.status, Status::Ended),
+        cur.finished || matches!(s.status, Status::Ended),
         false,
     );
     sync_view(sh, |v| v.syncing = true);
@@ -209,29 +241,73 @@ fn sync_view(sh: &Shared, f: impl FnOnce(&mut SyncView)) {
     }
 }
 
-/// Marks a book finished or unfinished on the server.
+/// Marks a book finished or unfinished. The open book goes through the
+/// reconciler's intent (at the landed position); another book is marked at
+/// the server's place (or, offline, the place this device last knew) and
+/// the write is journaled in the outbox, so it is sent when it can be.
 pub(super) async fn set_finished(sh: Arc<Shared>, book: BookId, finished: bool) {
     if sh.sync_link().is_some_and(|l| l.finished(&book, finished)) {
         return;
     }
     let Some(c) = client(&sh) else { return };
     let (progress, manifest) = tokio::join!(c.progress(&book), c.manifest(&book));
-    let chapter = match (progress, manifest) {
+    let offline = matches!(&progress, Err(e) if super::api::transient(e));
+    if let Err(e) = &progress
+        && e.is_license()
+    {
+        return super::api::fail(&sh, "Could not mark the book", e);
+    }
+    let mut place = match (progress, manifest) {
         (Ok(state), _) if state.progress.is_some() => {
             state.progress.map(|p| (p.chapter_id, p.position))
         }
-        (_, Ok(m)) => m.items.first().map(|i| (i.chapter_id.clone(), 0.0)),
+        // Only a server that answered "no progress" means the start.
+        (Ok(_), Ok(m)) => m.items.first().map(|i| (i.chapter_id.clone(), 0.0)),
         _ => None,
     };
-    let Some((chapter, position)) = chapter else {
-        sh.ui
-            .send(Answer::Failed("Could not find the book's chapters.".into()));
+    let link = sh.ensure_sync();
+    if place.is_none() && offline && link.is_some() {
+        place = cached_place(&sh, &c, &book).await;
+    }
+    let Some((chapter, position)) = place else {
+        sh.ui.send(Answer::Failed(if offline {
+            "Could not mark the book: the server cannot be reached and this device does not know your place in it.".into()
+        } else {
+            "Could not find the book's chapters.".into()
+        }));
         return;
     };
-    match c
-        .post_progress(&book, &write(chapter, position, finished, !finished))
-        .await
-    {
+    let w = write(chapter, position, finished, !finished);
+    if let Some(link) = link {
+        link.handle.send(crate::sync::worker::Command::Queue {
+            book: book.clone(),
+            op: crate::sync::outbox::Op::ProgressWrite(crate::sync::outbox::QueuedProgress {
+                chapter_id: w.chapter_id.clone(),
+                position_sec: w.position,
+                finished: w.finished,
+                reset: w.reset,
+                client_updated_at: w.client_updated_at,
+            }),
+        });
+        sh.ui.send(Answer::ProgressChanged {
+            book,
+            progress: crate::domain::Progress {
+                chapter_id: w.chapter_id,
+                position: w.position,
+                book_position: None,
+                finished,
+                client_updated_at: Some(w.client_updated_at),
+                server_updated_at: None,
+            },
+        });
+        if offline {
+            sh.ui.send(Answer::Notice(
+                "Offline: the change is saved here and sent when the server is back.".into(),
+            ));
+        }
+        return;
+    }
+    match c.post_progress(&book, &w).await {
         Ok(out) => {
             if let Some(p) = out.record {
                 sh.ui.send(Answer::ProgressChanged { book, progress: p });
@@ -239,6 +315,28 @@ pub(super) async fn set_finished(sh: Arc<Shared>, book: BookId, finished: bool) 
         }
         Err(e) => super::api::fail(&sh, "Could not mark the book", &e),
     }
+}
+
+/// The place this device last knew for `book` (the sync worker's cache).
+async fn cached_place(
+    sh: &Shared,
+    c: &crate::api::Client,
+    book: &BookId,
+) -> Option<(ChapterId, f64)> {
+    let scope = crate::sync::client_remote::scope_of(c)?;
+    let path = {
+        let p = sh.profile.read().ok()?;
+        crate::sync::cli::sync_dir(&p).join("progress-cache.json")
+    };
+    let book = book.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::sync::cache::Cache::load(path)
+            .progress(&scope, &book)
+            .map(|l| (l.spot.chapter, l.spot.position))
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// Forwards the engine's published state to the UI (at most ~5 per second
@@ -297,7 +395,7 @@ pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
             if let Status::Error(e) = &s.status
                 && e.kind == crate::player::ErrorKind::LicenseRequired
             {
-                sh.ui.send(Answer::LicenseRequired(e.message.clone()));
+                super::api::license_required(&sh, e.message.clone());
             }
             last_sent = Some(s.clone());
         }
@@ -312,24 +410,46 @@ pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
     }
 }
 
-/// Stores the speed for the playing book (playback settings).
-pub(super) async fn save_speed(sh: Arc<Shared>, speed: f32) {
-    let Some(cur) = sh.current.lock().ok().and_then(|c| c.clone()) else {
+/// The playing book and its settings after a change: the changed value,
+/// and the other one as the engine has it (a write carries both).
+fn settings_after(
+    sh: &Shared,
+    speed: Option<f32>,
+    volume: Option<f32>,
+) -> Option<(BookId, f32, Option<f32>)> {
+    let cur = sh.current.lock().ok().and_then(|c| c.clone())?;
+    let now = engine(sh).map(|e| e.state());
+    let speed = speed.or(now.as_ref().map(|s| s.speed)).unwrap_or(1.0);
+    let volume = volume.or(now.as_ref().map(|s| s.volume));
+    Some((cur.book, speed, volume))
+}
+
+/// Queues the playing book's settings in the sync worker (never blocks).
+/// False when there is no worker (the caller writes directly).
+pub(super) fn queue_settings(sh: &Shared, speed: Option<f32>, volume: Option<f32>) -> bool {
+    let Some(link) = sh.sync_link() else {
+        return false;
+    };
+    if let Some((book, speed, volume)) = settings_after(sh, speed, volume) {
+        link.handle.set_settings(book, speed, volume);
+    }
+    true
+}
+
+/// Writes the playing book's settings directly (no sync worker).
+pub(super) async fn save_settings(sh: Arc<Shared>, speed: Option<f32>, volume: Option<f32>) {
+    let Some((book, speed, volume)) = settings_after(&sh, speed, volume) else {
         return;
     };
-    if let Some(link) = sh.sync_link() {
-        link.handle.set_settings(cur.book, speed, None);
-        return;
-    }
     let Some(c) = client(&sh) else { return };
     let w = crate::api::SettingsWrite {
         speed,
-        volume: None,
+        volume,
         client_updated_at: now_millis(),
     };
-    if let Err(e) = c.post_playback_settings(&cur.book, &w).await
+    if let Err(e) = c.post_playback_settings(&book, &w).await
         && (e.is_license() || e.needs_login())
     {
-        super::api::fail(&sh, "Could not save the speed", &e);
+        super::api::fail(&sh, "Could not save the playback settings", &e);
     }
 }

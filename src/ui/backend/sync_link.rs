@@ -157,7 +157,6 @@ impl SyncLink {
             },
             _ => (spot.chapter, spot.position),
         };
-        let now = engine.state();
         if opened.loaded {
             engine.send(Command::Seek {
                 chapter: start.0,
@@ -166,19 +165,19 @@ impl SyncLink {
             return;
         }
         opened.loaded = true;
-        if let Ok(mut b) = self.bridge.lock() {
-            b.loading(playback, &now);
-        }
-        if let Ok(mut cur) = sh.current.lock() {
-            *cur = Some(super::playback::Current {
-                book: opened.book.clone(),
-                playback: now.playback_id.0 + 1,
-            });
-        }
-        engine.send(Command::Load {
-            manifest: opened.manifest.clone(),
-            start,
-            autoplay: true,
+        let book = opened.book.clone();
+        sh.load_engine(engine, opened.manifest.clone(), start, |id| {
+            if let Ok(mut b) = self.bridge.lock() {
+                b.loading_as(playback, crate::player::PlaybackId(id));
+            }
+            if let Ok(mut cur) = sh.current.lock() {
+                *cur = Some(super::playback::Current {
+                    book,
+                    playback: id,
+                    checked: true,
+                    finished: false,
+                });
+            }
         });
     }
 }

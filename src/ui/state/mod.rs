@@ -342,4 +342,5 @@ impl App {
     }
 }
 
+mod answers;
 mod reduce;

@@ -81,8 +81,12 @@ pub enum EngineCmd {
         chapter: ChapterId,
         position: f64,
     },
+    /// The listener changed the speed: applied and saved for the book.
     SetSpeed(f32),
+    /// The listener changed the volume: applied and saved for the book.
     SetVolume(f32),
+    /// The sleep timer's fade (and its restore): applied, never saved.
+    FadeVolume(f32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
