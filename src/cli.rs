@@ -54,11 +54,29 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Client(cmd)) => crate::commands::run(&cli.global, cmd),
+        Some(Command::Client(cmd)) => {
+            quiet_on_closed_pipe();
+            crate::commands::run(&cli.global, cmd)
+        }
         Some(Command::Play(args)) => crate::commands::play::run(&cli.global, args),
-        Some(Command::Sync(args)) => crate::sync::cli::run(&cli.global, args),
+        Some(Command::Sync(args)) => {
+            quiet_on_closed_pipe();
+            crate::sync::cli::run(&cli.global, args)
+        }
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::server::demo::run(args),
         None => crate::ui::launch::open(&cli.global, cli.audio),
+    }
+}
+
+/// `earmark books --json | head` must end quietly, like any Unix filter,
+/// instead of panicking in `println!`. Only for the one-shot printing
+/// commands: the server, the player and `play` keep the default so they can
+/// finish their work (sockets are written with MSG_NOSIGNAL anyway).
+fn quiet_on_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition at start-up, before
+    // any thread is spawned.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

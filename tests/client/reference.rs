@@ -497,3 +497,43 @@ async fn config_profiles_with_gateway_and_header_prefix() {
     let (code, err) = exit_code(&home, &["--profile", "nope/../x", "books"]).await;
     assert_eq!(code, 2, "{err}");
 }
+
+/// `earmark books --json | head -c0`: a reader that went away must end the
+/// command quietly (like any Unix filter), never with a panic.
+#[tokio::test]
+async fn a_closed_stdout_pipe_ends_a_command_quietly() {
+    let server = TestServer::start(demo_library()).await.unwrap();
+    let home = Home::new();
+    let base = server.base_url().to_owned();
+    let pw = format!("{}\n", server.password);
+    let login = [
+        "--server",
+        &base,
+        "--user",
+        "alice",
+        "login",
+        "--password-stdin",
+    ];
+    assert!(home.run(&login, Some(&pw)).await.status.success());
+
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
+    cmd.args(["books", "--json"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path("home"))
+        .env("XDG_CONFIG_HOME", home.path("config"))
+        .env("XDG_DATA_HOME", home.path("data"))
+        .env("XDG_CACHE_HOME", home.path("cache"))
+        .env("EARMARK_TOKEN_STORE", "file")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    drop(child.stdout.take()); // the reader is gone before anything is written
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "stderr: {err}");
+    assert_ne!(out.status.code(), Some(101), "stderr: {err}");
+}
