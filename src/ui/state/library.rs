@@ -72,24 +72,9 @@ pub struct Search {
     pub asked: Option<String>,
 }
 
-/// Candidates scored per update step (about 2–5 ms on one slow core): a
-/// keystroke's frame never waits for a full scan of a big library; the rest
-/// is scored on the following ticks.
-pub const SCAN_CHUNK: usize = 4_000;
-
-/// A search scan that has not seen all its candidates yet.
-struct Scan {
-    query: String,
-    pattern: Pattern,
-    candidates: Vec<u32>,
-    next: usize,
-    /// Matches so far, best first (score descending, then book index).
-    found: Vec<(u32, u32)>,
-}
-
-fn better(a: &(u32, u32), b: &(u32, u32)) -> std::cmp::Ordering {
-    b.0.cmp(&a.0).then(a.1.cmp(&b.1))
-}
+mod scan;
+pub use scan::SCAN_CHUNK;
+use scan::Scan;
 
 pub struct Library {
     books: Vec<Book>,
@@ -355,40 +340,9 @@ impl Library {
         let Some(scan) = scan.as_mut() else {
             return false;
         };
-        let end = (scan.next + SCAN_CHUNK).min(scan.candidates.len());
-        let chunk = &scan.candidates[scan.next..end];
-        // Keys are converted as the scan reaches them, so the first
-        // keystroke does not pay for all 100k either.
-        let need = chunk.iter().max().map_or(0, |&m| m as usize + 1);
-        if keys.len() < need {
-            let from = keys.len();
-            keys.extend(books[from..need].iter().map(match_key));
-        }
-        let mut chunk: Vec<(u32, u32)> = chunk
-            .iter()
-            .filter_map(|&i| {
-                scan.pattern
-                    .score(keys[i as usize].slice(..), matcher)
-                    .map(|s| (s, i))
-            })
-            .collect();
-        scan.next = end;
-        chunk.sort_unstable_by(better);
-        let old = std::mem::take(&mut scan.found);
-        let mut merged = Vec::with_capacity(old.len() + chunk.len());
-        let (mut a, mut b) = (old.into_iter().peekable(), chunk.into_iter().peekable());
-        loop {
-            let take_a = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) => better(x, y).is_le(),
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            merged.extend(if take_a { a.next() } else { b.next() });
-        }
-        scan.found = merged;
+        scan.step(keys, books, matcher);
         self.view = scan.found.iter().map(|&(_, i)| i).collect();
-        if scan.next == scan.candidates.len() {
+        if scan.done() {
             let query = std::mem::take(&mut scan.query);
             self.scan = None;
             self.narrowing.push((query, self.view.clone()));
