@@ -18,7 +18,7 @@ const WORDS: &[&str] = &[
     "fire",
 ];
 
-fn big_library(n: usize) -> Vec<Book> {
+pub(crate) fn big_library(n: usize) -> Vec<Book> {
     (0..n)
         .map(|i| {
             let w = |k: usize| WORDS[(i / WORDS.len().pow(k as u32)) % WORDS.len()];
@@ -111,21 +111,32 @@ fn bench_keystroke_to_frame_fuzzy_100k() {
     let theme = Theme::default();
     app.update(key('/'));
     let mut times = Vec::new();
+    let mut scan_frames = 0;
     for _ in 0..10 {
         for c in ["w", "h", "a", "l", "e", " ", "s", "t", "o", "r", "m"]
             .iter()
             .flat_map(|s| s.chars())
         {
-            let t = Instant::now();
-            app.update(key(c));
-            let t_up = t.elapsed().as_secs_f64() * 1000.0;
-            term.draw(|f| views::render(&mut app, &theme, f)).unwrap();
-            times.push(t.elapsed().as_secs_f64() * 1000.0);
-            if *times.last().unwrap() > 50.0 {
-                println!(
-                    "  slow: {c:?} update {t_up:.1} ms total {:.1} ms",
-                    times.last().unwrap()
-                );
+            // The keystroke's frame, then one frame per remaining scan
+            // chunk, as the event loop runs them (each is a sample).
+            let mut ev = key(c);
+            loop {
+                let t = Instant::now();
+                app.update(ev);
+                let t_up = t.elapsed().as_secs_f64() * 1000.0;
+                term.draw(|f| views::render(&mut app, &theme, f)).unwrap();
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                if *times.last().unwrap() > 16.0 {
+                    println!(
+                        "  slow: {c:?} update {t_up:.1} ms total {:.1} ms",
+                        times.last().unwrap()
+                    );
+                }
+                if !app.library.searching() {
+                    break;
+                }
+                scan_frames += 1;
+                ev = Event::Tick(0);
             }
         }
         for _ in 0..11 {
@@ -137,7 +148,7 @@ fn bench_keystroke_to_frame_fuzzy_100k() {
     }
     times.sort_by(f64::total_cmp);
     println!(
-        "keystroke to frame, fuzzy over 100k titles: n={} p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        "keystroke to frame, fuzzy over 100k titles: n={} ({scan_frames} of them follow-up scan frames) p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         times.len(),
         pct(&times, 0.5),
         pct(&times, 0.99),

@@ -7,5 +7,6 @@ mod bench;
 mod e2e;
 mod fixtures;
 mod flows;
+mod search;
 mod sizes;
 mod snapshots;

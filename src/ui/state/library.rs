@@ -72,18 +72,25 @@ pub struct Search {
     pub asked: Option<String>,
 }
 
+mod scan;
+pub use scan::SCAN_CHUNK;
+use scan::Scan;
+
 pub struct Library {
     books: Vec<Book>,
+    scan: Option<Scan>,
     /// Built on first use: cloning 100k ids costs more than the first frame.
     by_id: OnceCell<HashMap<BookId, usize>>,
     /// All books in the order of `.0`, reused while the books do not change.
     order: Option<(Sort, Vec<u32>)>,
     /// "title  author" per book, converted once (nucleo's Utf32String),
-    /// on the first search: a start with 100k books does not pay for it.
+    /// by the first search's scan as it goes (a prefix of the books until
+    /// then): neither the start nor a keystroke pays for all of them.
     keys: Vec<Utf32String>,
     /// Views of the queries typed so far in this search, so a longer query
     /// only re-scores the previous matches and Backspace is instant.
     narrowing: Vec<(String, Vec<u32>)>,
+    narrowed_for: (Filter, Option<CategoryId>),
     view: Vec<u32>,
     pub cursor: usize,
     pub offset: usize,
@@ -103,10 +110,12 @@ impl Default for Library {
     fn default() -> Self {
         Library {
             books: Vec::new(),
+            scan: None,
             by_id: OnceCell::new(),
             order: None,
             keys: Vec::new(),
             narrowing: Vec::new(),
+            narrowed_for: (Filter::All, None),
             view: Vec::new(),
             cursor: 0,
             offset: 0,
@@ -246,6 +255,7 @@ impl Library {
         self.order = None;
         self.keys.clear();
         self.narrowing.clear();
+        self.scan = None;
         self.books = books;
         self.loaded = true;
         self.from_cache = from_cache;
@@ -255,6 +265,7 @@ impl Library {
 
     fn insert(&mut self, b: Book) {
         self.narrowing.clear();
+        self.scan = None;
         self.order = None;
         if let Some(i) = self.position(&b.id) {
             if let Some(k) = self.keys.get_mut(i) {
@@ -267,16 +278,11 @@ impl Library {
         if let Some(m) = self.by_id.get_mut() {
             m.insert(b.id.clone(), n);
         }
-        if !self.keys.is_empty() {
+        // Keys cover a prefix of the books while a first scan converts them.
+        if self.keys.len() == n {
             self.keys.push(match_key(&b));
         }
         self.books.push(b);
-    }
-
-    fn ensure_keys(&mut self) {
-        if self.keys.len() != self.books.len() {
-            self.keys = self.books.iter().map(match_key).collect();
-        }
     }
 
     /// Merges server search results in (new books are appended, known ones
@@ -297,7 +303,60 @@ impl Library {
                 *k = match_key(&self.books[i]);
             }
             self.narrowing.clear();
+            // The scan may have scored the old key: start it again.
+            if self.scan.take().is_some() {
+                let keep = self.selected().map(|b| b.id.clone());
+                self.rebuild(keep);
+            }
         }
+    }
+
+    /// How far a running search scan is: (candidates scored, candidates).
+    pub fn scan_progress(&self) -> Option<(usize, usize)> {
+        self.scan.as_ref().map(|s| (s.next, s.candidates.len()))
+    }
+
+    /// A search scan is still running (more steps will follow).
+    pub fn searching(&self) -> bool {
+        self.scan.is_some()
+    }
+
+    /// Scores the next chunk of a running search; true if it did anything.
+    pub fn step_scan(&mut self) -> bool {
+        if self.scan.is_none() {
+            return false;
+        }
+        // The cursor stays on the best match, or on the book it was moved to.
+        let keep = (self.cursor > 0)
+            .then(|| self.selected().map(|b| b.id.clone()))
+            .flatten();
+        let Library {
+            scan,
+            keys,
+            books,
+            matcher,
+            ..
+        } = self;
+        let Some(scan) = scan.as_mut() else {
+            return false;
+        };
+        scan.step(keys, books, matcher);
+        self.view = scan.found.iter().map(|&(_, i)| i).collect();
+        if scan.done() {
+            let query = std::mem::take(&mut scan.query);
+            self.scan = None;
+            self.narrowing.push((query, self.view.clone()));
+        }
+        self.place_cursor(keep);
+        true
+    }
+
+    fn place_cursor(&mut self, keep: Option<BookId>) {
+        self.cursor = keep
+            .and_then(|id| self.position(&id))
+            .and_then(|bi| self.view.iter().position(|&v| v as usize == bi))
+            .unwrap_or(0);
+        self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
     }
 
     fn passes(&self, b: &Book) -> bool {
@@ -322,8 +381,17 @@ impl Library {
             .as_ref()
             .map(|s| s.query.trim().to_owned())
             .unwrap_or_default();
+        // Remembered views and a running scan hold only books that passed
+        // the filter and category they were made with.
+        let passing = (self.filter, self.category.clone());
+        if self.narrowed_for != passing {
+            self.narrowing.clear();
+            self.scan = None;
+            self.narrowed_for = passing;
+        }
         if query.is_empty() {
             self.narrowing.clear();
+            self.scan = None;
             if self.order.as_ref().is_none_or(|(s, _)| *s != self.sort) {
                 let mut all: Vec<u32> = (0..self.books.len() as u32).collect();
                 let books = &self.books;
@@ -357,76 +425,49 @@ impl Library {
                 .filter(|&i| self.passes(&self.books[i as usize]))
                 .collect();
         } else {
-            self.ensure_keys();
             // Drop remembered views that this query does not extend.
             while self.narrowing.last().is_some_and(|(q, _)| {
                 !(query.starts_with(q.as_str()) && narrows(&query[q.len()..]))
             }) {
                 self.narrowing.pop();
             }
+            // A running scan for a shorter query narrows too: its matches so
+            // far plus what it has not scored yet.
+            let running = self.scan.take().filter(|sc| {
+                query.starts_with(sc.query.as_str()) && narrows(&query[sc.query.len()..])
+            });
             if let Some((q, v)) = self.narrowing.last()
                 && q == &query
             {
                 self.view = v.clone();
-            } else {
-                let all: Vec<u32>;
-                let candidates: &[u32] = match self.narrowing.last() {
-                    Some((_, v)) => v,
-                    None => {
-                        all = (0..self.books.len() as u32)
-                            .filter(|&i| self.passes(&self.books[i as usize]))
-                            .collect();
-                        &all
-                    }
-                };
-                let pattern = Pattern::parse(&query, CaseMatching::Smart, Normalization::Smart);
-                let keys = &self.keys;
-                let score_all = |chunk: &[u32], matcher: &mut Matcher| -> Vec<(u32, u32)> {
-                    chunk
-                        .iter()
-                        .filter_map(|&i| {
-                            pattern
-                                .score(keys[i as usize].slice(..), matcher)
-                                .map(|s| (s, i))
-                        })
-                        .collect()
-                };
-                // A first keystroke over a big library scans everything:
-                // split it over the cores so the frame stays quick.
-                let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-                let mut scored: Vec<(u32, u32)> = if candidates.len() >= 20_000 && threads > 1 {
-                    let size = candidates.len().div_ceil(threads);
-                    let matcher = &mut self.matcher;
-                    std::thread::scope(|scope| {
-                        let handles: Vec<_> = candidates
-                            .chunks(size)
-                            .skip(1)
-                            .map(|chunk| {
-                                scope.spawn(move || {
-                                    score_all(chunk, &mut Matcher::new(Config::DEFAULT))
-                                })
-                            })
-                            .collect();
-                        let mut first =
-                            score_all(&candidates[..size.min(candidates.len())], matcher);
-                        for h in handles {
-                            first.extend(h.join().unwrap_or_default());
-                        }
-                        first
-                    })
-                } else {
-                    score_all(candidates, &mut self.matcher)
-                };
-                scored.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-                self.view = scored.into_iter().map(|(_, i)| i).collect();
-                self.narrowing.push((query, self.view.clone()));
+                self.place_cursor(keep);
+                return;
             }
+            let candidates: Vec<u32> = match (running, self.narrowing.last()) {
+                (Some(sc), _) => {
+                    let mut c: Vec<u32> = sc.found.iter().map(|&(_, i)| i).collect();
+                    c.extend_from_slice(&sc.candidates[sc.next..]);
+                    c
+                }
+                (None, Some((_, v))) => v.clone(),
+                (None, None) => (0..self.books.len() as u32)
+                    .filter(|&i| self.passes(&self.books[i as usize]))
+                    .collect(),
+            };
+            let pattern = Pattern::parse(&query, CaseMatching::Smart, Normalization::Smart);
+            self.scan = Some(Scan {
+                query,
+                pattern,
+                candidates,
+                next: 0,
+                found: Vec::new(),
+            });
+            self.cursor = 0;
+            self.step_scan();
+            self.place_cursor(keep);
+            return;
         }
-        self.cursor = keep
-            .and_then(|id| self.position(&id))
-            .and_then(|bi| self.view.iter().position(|&v| v as usize == bi))
-            .unwrap_or(0);
-        self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
+        self.place_cursor(keep);
     }
 
     /// Char (grapheme) indices of `title` that match the search, for

@@ -225,6 +225,10 @@ impl App {
         if let Some(SleepTimer::Until(t)) = self.sleep {
             at(t);
         }
+        // An unfinished search scan continues at once, one chunk a frame.
+        if self.library.searching() {
+            at(self.now);
+        }
         wake
     }
 
@@ -265,6 +269,9 @@ impl App {
             }
         }
         self.sleep_tick(fx);
+        if self.library.step_scan() {
+            self.dirty = true;
+        }
         if self.is_playing() {
             self.dirty = true;
         }

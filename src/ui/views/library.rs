@@ -64,7 +64,11 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
         let cursor = if app.search_focus { "▏" } else { "" };
         let s = format!(" / {}{cursor}", search.query);
         let x = put(buf, main, main.x, main.y, &fit(&s, w), theme.accent);
-        let info = format!("  {} found", lib.len());
+        let info = if lib.searching() {
+            format!("  {} found, searching…", lib.len())
+        } else {
+            format!("  {} found", lib.len())
+        };
         put(buf, main, x, main.y, &info, theme.dim);
         return;
     }

@@ -1,0 +1,72 @@
+//! One search scan, scored a chunk at a time and merged best first.
+
+use super::match_key;
+use crate::domain::Book;
+use nucleo_matcher::pattern::Pattern;
+use nucleo_matcher::{Matcher, Utf32String};
+
+/// Candidates scored per update step (about 2–5 ms on one slow core): a
+/// keystroke's frame never waits for a full scan of a big library; the rest
+/// is scored on the following ticks.
+pub const SCAN_CHUNK: usize = 4_000;
+
+/// A search scan that has not seen all its candidates yet.
+pub(super) struct Scan {
+    pub(super) query: String,
+    pub(super) pattern: Pattern,
+    pub(super) candidates: Vec<u32>,
+    pub(super) next: usize,
+    /// Matches so far, best first (score descending, then book index).
+    pub(super) found: Vec<(u32, u32)>,
+}
+
+fn better(a: &(u32, u32), b: &(u32, u32)) -> std::cmp::Ordering {
+    b.0.cmp(&a.0).then(a.1.cmp(&b.1))
+}
+
+impl Scan {
+    /// Scores the next chunk (at most `SCAN_CHUNK` candidates) into `found`.
+    pub(super) fn step(
+        &mut self,
+        keys: &mut Vec<Utf32String>,
+        books: &[Book],
+        matcher: &mut Matcher,
+    ) {
+        let end = (self.next + SCAN_CHUNK).min(self.candidates.len());
+        let chunk = &self.candidates[self.next..end];
+        // Keys are converted as the scan reaches them, so the first
+        // keystroke does not pay for all 100k either.
+        let need = chunk.iter().max().map_or(0, |&m| m as usize + 1);
+        if keys.len() < need {
+            let from = keys.len();
+            keys.extend(books[from..need].iter().map(match_key));
+        }
+        let mut chunk: Vec<(u32, u32)> = chunk
+            .iter()
+            .filter_map(|&i| {
+                self.pattern
+                    .score(keys[i as usize].slice(..), matcher)
+                    .map(|s| (s, i))
+            })
+            .collect();
+        self.next = end;
+        chunk.sort_unstable_by(better);
+        let old = std::mem::take(&mut self.found);
+        let mut merged = Vec::with_capacity(old.len() + chunk.len());
+        let (mut a, mut b) = (old.into_iter().peekable(), chunk.into_iter().peekable());
+        loop {
+            let take_a = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => better(x, y).is_le(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            merged.extend(if take_a { a.next() } else { b.next() });
+        }
+        self.found = merged;
+    }
+
+    pub(super) fn done(&self) -> bool {
+        self.next == self.candidates.len()
+    }
+}
