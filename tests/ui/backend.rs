@@ -183,14 +183,18 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
         .set_license(earmark::server::LicenseSetting::Expired)
         .unwrap();
     live.handle(Effect::LoadLibrary);
-    next_answer(&rx, "the license banner", |a| {
-        matches!(a, Answer::LicenseRequired(_))
-    });
-    next_answer(
-        &rx,
-        "playback stopped",
-        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
-    );
+    // The banner and the pause may come in either order: the sync worker's
+    // own request can meet the 403 before the library refresh does.
+    let (mut banner, mut paused) = (false, false);
+    while !(banner && paused) {
+        match next_answer(&rx, "the license banner and playback stopped", |a| {
+            matches!(a, Answer::LicenseRequired(_))
+                || matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused)
+        }) {
+            Answer::LicenseRequired(_) => banner = true,
+            _ => paused = true,
+        }
+    }
     server
         .set_license(earmark::server::LicenseSetting::Valid)
         .unwrap();
