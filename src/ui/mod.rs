@@ -102,6 +102,10 @@ pub fn run(
     let mut backends = start(UiSender(tx.clone()));
     let mut app = App::new(config.keymap, config.settings);
     initial(&mut app);
+    // Audio is open by now: from here on nothing may print on the TUI, so
+    // stderr (ALSA, cpal, C libraries, panic messages) and tracing go to the
+    // log file; the terminal's stderr is back once the guard drops.
+    let _stderr = open_log();
     terminal::install_panic_hook();
     terminal::spawn_signal_thread(tx.clone());
     terminal::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
@@ -123,4 +127,22 @@ pub fn run(
     backends.shutdown();
     terminal::leave();
     result
+}
+
+/// The player's log: `$XDG_DATA_HOME/earmark/earmark.log`. Best effort: a
+/// player that cannot log still plays.
+fn open_log() -> Option<crate::player::output::StderrRedirect> {
+    let dir = crate::config::Dirs::discover().ok()?.data;
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join("earmark.log");
+    let redirect = crate::player::output::redirect_stderr_to(&path).ok()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("EARMARK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,earmark=info"));
+    // Writes to fd 2, which now is the log file.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .try_init();
+    Some(redirect)
 }
