@@ -516,16 +516,8 @@ async fn a_closed_stdout_pipe_ends_a_command_quietly() {
     ];
     assert!(home.run(&login, Some(&pw)).await.status.success());
 
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
-    cmd.args(["books", "--json"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path("home"))
-        .env("XDG_CONFIG_HOME", home.path("config"))
-        .env("XDG_DATA_HOME", home.path("data"))
-        .env("XDG_CACHE_HOME", home.path("cache"))
-        .env("EARMARK_TOKEN_STORE", "file")
-        .stdin(std::process::Stdio::null())
+    let mut cmd = home.command(&["books", "--json"], Some("file"));
+    cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();

@@ -30,14 +30,10 @@ impl Home {
         self.run_with_store(args, stdin, Some("file")).await
     }
 
-    /// Like `run`; `store` sets EARMARK_TOKEN_STORE (`None`: automatic).
-    pub async fn run_with_store(
-        &self,
-        args: &[&str],
-        stdin: Option<&str>,
-        store: Option<&str>,
-    ) -> Output {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
+    /// `earmark ARGS` with only this home's environment; `store` sets
+    /// EARMARK_TOKEN_STORE (`None`: automatic).
+    pub fn command(&self, args: &[&str], store: Option<&str>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
         cmd.args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -46,8 +42,19 @@ impl Home {
             .env("XDG_DATA_HOME", self.path("data"))
             .env("XDG_CACHE_HOME", self.path("cache"))
             .env("XDG_STATE_HOME", self.path("state"))
-            .env("EARMARK_TOKEN_STORE", store.unwrap_or("auto"))
-            .stdin(Stdio::piped())
+            .env("EARMARK_TOKEN_STORE", store.unwrap_or("auto"));
+        cmd
+    }
+
+    /// Like `run`; `store` sets EARMARK_TOKEN_STORE (`None`: automatic).
+    pub async fn run_with_store(
+        &self,
+        args: &[&str],
+        stdin: Option<&str>,
+        store: Option<&str>,
+    ) -> Output {
+        let mut cmd = tokio::process::Command::from(self.command(args, store));
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         // A new session has no controlling terminal, like CI: the CLI can
