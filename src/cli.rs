@@ -1,6 +1,9 @@
 //! The command-line interface: parses arguments and hands each command to
-//! the module that owns it. No command logic lives here.
+//! the module that owns it. No command logic lives here, and clap's types
+//! stop here: what the commands get is [`Invocation`], built once.
 
+use crate::commands::Invocation;
+use crate::config::ProfileSelector;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -12,7 +15,7 @@ use std::process::ExitCode;
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Audio output of the player: the default device, none (paced in real time), or auto.
@@ -22,19 +25,32 @@ pub struct Cli {
 
 /// Options every client command understands.
 #[derive(Debug, Clone, Default, Args)]
-pub struct GlobalArgs {
+struct GlobalArgs {
     /// Profile from config.toml to use (default: `default_profile`).
     #[arg(long, global = true, env = "EARMARK_PROFILE")]
-    pub profile: Option<String>,
+    profile: Option<String>,
     /// Server address: host, host:port, URL, or URL with a gateway prefix.
     #[arg(long, global = true, env = "EARMARK_SERVER")]
-    pub server: Option<String>,
+    server: Option<String>,
     /// Server-side user name.
     #[arg(long, global = true, env = "EARMARK_USER")]
-    pub user: Option<String>,
+    user: Option<String>,
     /// Print one JSON document instead of text (see docs/cli.md).
     #[arg(long, global = true)]
-    pub json: bool,
+    json: bool,
+}
+
+impl GlobalArgs {
+    fn invocation(self) -> Invocation {
+        Invocation {
+            select: ProfileSelector {
+                profile: self.profile,
+                server: self.server,
+                user: self.user,
+            },
+            json: self.json,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,28 +60,29 @@ pub enum Command {
     /// Play a book headlessly (no TUI).
     Play(crate::commands::play::PlayArgs),
     /// Queued progress and settings changes: list, send or drop them.
-    Sync(crate::sync::cli::SyncArgs),
+    Sync(crate::commands::sync::SyncArgs),
     /// Run the reference Audiobook Library Service.
     Serve(crate::server::cli::ServeArgs),
     /// Start a demo server with the demo library and open the player.
-    Demo(crate::server::demo::DemoArgs),
+    Demo(crate::demo::DemoArgs),
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let global = cli.global.invocation();
     match cli.command {
         Some(Command::Client(cmd)) => {
             quiet_on_closed_pipe();
-            crate::commands::run(&cli.global, cmd)
+            crate::commands::run(&global, cmd)
         }
-        Some(Command::Play(args)) => crate::commands::play::run(&cli.global, args),
+        Some(Command::Play(args)) => crate::commands::play::run(&global, args),
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
-            crate::sync::cli::run(&cli.global, args)
+            crate::commands::sync::run(&global, args)
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args),
-        Some(Command::Demo(args)) => crate::server::demo::run(args),
-        None => crate::ui::launch::open(&cli.global, cli.audio),
+        Some(Command::Demo(args)) => crate::demo::run(args),
+        None => crate::runtime::open(&global.select, cli.audio),
     }
 }
 

@@ -1,12 +1,22 @@
 //! earmark: a keyboard-driven terminal audiobook player, and the reference
 //! Audiobook Library Service it is tested against.
+//!
+//! Layers (imports point down only):
+//! - on top: `cli` (the entry point; clap stops there), `commands` (the
+//!   scriptable CLI), `runtime` (the player's wiring), `ui` (the pure
+//!   terminal player), `demo` (server + player);
+//! - `sync`, behind one front door;
+//! - `player`, `api`, `config`, `server`;
+//! - `domain`.
 
 pub mod api;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod demo;
 pub mod domain;
 pub mod player;
+pub mod runtime;
 pub mod server;
 pub mod sync;
 pub mod ui;

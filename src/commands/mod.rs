@@ -7,15 +7,24 @@
 mod output;
 pub mod password;
 pub mod play;
+pub mod sync;
 
 use crate::api::{ApiError, BookQuery, Client, ErrorClass, NewBookmark};
-use crate::cli::GlobalArgs;
-use crate::config::{Profile, Session, SessionError, read_record};
+use crate::config::{Profile, ProfileSelector, Session, SessionError, read_record};
 use crate::domain::*;
 use clap::Subcommand;
 use output::Out;
 use serde_json::json;
 use std::process::ExitCode;
+
+/// What every command gets from the command line, once parsed: the
+/// profile selection and the output format (clap's types stop in `cli`).
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    pub select: ProfileSelector,
+    /// One JSON document (or JSON lines) instead of text.
+    pub json: bool,
+}
 
 #[derive(Debug, Subcommand)]
 pub enum ClientCommand {
@@ -172,7 +181,7 @@ impl From<crate::config::ConfigError> for CommandError {
     }
 }
 
-pub fn run(global: &GlobalArgs, cmd: ClientCommand) -> ExitCode {
+pub fn run(global: &Invocation, cmd: ClientCommand) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -208,11 +217,11 @@ fn sentence(m: &str) -> String {
 }
 
 async fn dispatch(
-    global: &GlobalArgs,
+    global: &Invocation,
     cmd: ClientCommand,
     out: &mut Out,
 ) -> Result<(), CommandError> {
-    let profile = Profile::resolve(global)?;
+    let profile = Profile::resolve(&global.select)?;
     match cmd {
         ClientCommand::Login { password_stdin } => login(&profile, password_stdin, out).await,
         ClientCommand::Logout => logout(&profile, out).await,

@@ -1,13 +1,19 @@
-//! `earmark play`: headless playback of a book's manifest.
+//! `earmark play`: headless playback of a book's manifest. Sync's front
+//! door restores the place (the server's, else this device's), loads the
+//! engine there and reports while playing; this command only prints a
+//! status line a second and turns notices into exit codes (docs/cli.md).
 
-use crate::cli::GlobalArgs;
-use crate::domain::{ChapterId, Manifest};
+use super::{CommandError, EXIT_AUTH, EXIT_LICENSE, EXIT_NETWORK, EXIT_SCOPE, Invocation};
+use crate::domain::{BookId, ChapterId, Manifest};
 use crate::player::{AudioMode, Command, EngineConfig, EngineHandle, PlayerState, Status};
-use crate::sync::headless::HeadlessSync;
+use crate::sync::{EngineLink, LoginReason, Notice, StartAt, SyncConfig, SyncSession};
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+/// How long the place may take to be restored before `play` gives up.
+const RESTORE_WITHIN: Duration = Duration::from_secs(20);
 
 #[derive(Debug, Args)]
 pub struct PlayArgs {
@@ -38,24 +44,35 @@ fn parse_speed(s: &str) -> Result<f32, String> {
     Ok(v)
 }
 
-pub fn run(global: &GlobalArgs, args: PlayArgs) -> ExitCode {
-    match run_inner(global, args) {
+pub fn run(global: &Invocation, args: PlayArgs) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("earmark-sync")
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("earmark play: cannot start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(play(global, args)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("earmark play: {e}");
-            ExitCode::from(1)
+            eprintln!("earmark play: {}", e.message);
+            ExitCode::from(e.code)
         }
     }
 }
 
-/// Where to start: explicit flags win; then the server's progress; else the
-/// first chapter at 0.
-pub fn start_point(
+/// Where to start when flags say so: `--chapter` (at `--at` or 0), or
+/// `--at` in the first chapter. `None`: resume.
+fn start_point(
     manifest: &Manifest,
     chapter: Option<&str>,
     at: Option<f64>,
-    progress: Option<(ChapterId, f64)>,
-) -> Result<(ChapterId, f64), String> {
+) -> Result<Option<(ChapterId, f64)>, String> {
     let first = manifest
         .items
         .first()
@@ -66,67 +83,60 @@ pub fn start_point(
     {
         return Err(format!("--at must be a number of seconds ≥ 0, not {at}"));
     }
-    match (chapter, at, progress) {
-        (Some(c), at, _) => {
+    match (chapter, at) {
+        (Some(c), at) => {
             let id = ChapterId::new(c);
             if manifest.position_of(&id).is_none() {
                 return Err(format!("chapter {c} is not in this book"));
             }
-            Ok((id, at.unwrap_or(0.0)))
+            Ok(Some((id, at.unwrap_or(0.0))))
         }
-        (None, Some(at), _) => Ok((first, at)),
-        (None, None, Some((c, p))) if manifest.position_of(&c).is_some() => Ok((c, p)),
-        _ => Ok((first, 0.0)),
+        (None, Some(at)) => Ok(Some((first, at))),
+        (None, None) => Ok(None),
     }
 }
 
-fn run_inner(global: &GlobalArgs, args: PlayArgs) -> Result<ExitCode, String> {
-    let session = PlaySession::open(global)?;
-    let manifest = session.manifest(&args.book_id)?;
-    // Sync restores the place (the server's progress, else this device's)
-    // and reports through the outbox while playing.
-    let book = crate::domain::BookId::new(args.book_id.as_str());
-    let mut sync = HeadlessSync::start(
-        session.client.clone(),
-        session.sync_dir.clone(),
-        book,
-        manifest.clone(),
-    )?;
-    let restored = sync
-        .restore_point(Duration::from_secs(20))
-        .map_err(|s| s.message())?;
-    let start = start_point(&manifest, args.chapter.as_deref(), args.at, Some(restored))?;
-    if args.chapter.is_some() || args.at.is_some() {
-        sync.user_start(&start);
-    }
-    let config = EngineConfig::new(args.audio, session.resolver());
-    let engine = crate::player::Engine::spawn(config)?;
+async fn play(global: &Invocation, args: PlayArgs) -> Result<ExitCode, CommandError> {
+    let (profile, session) = crate::config::Session::load_for(&global.select)?;
+    let client = session.client(&profile)?;
+    let book = BookId::new(args.book_id.as_str());
+    let manifest = client.manifest(&book).await?;
+    let start = match start_point(&manifest, args.chapter.as_deref(), args.at)
+        .map_err(CommandError::usage)?
+    {
+        Some((c, p)) => StartAt::At(c, p),
+        None => StartAt::Resume,
+    };
+    let resolver = {
+        let client = client.clone();
+        std::sync::Arc::new(move |item: &crate::domain::ManifestItem| {
+            let r = client.stream_request(item);
+            crate::player::StreamRequest {
+                url: r.url.to_string(),
+                headers: r.headers,
+            }
+        })
+    };
+    let engine =
+        crate::player::Engine::spawn(EngineConfig::new(args.audio, resolver)).map_err(|e| {
+            CommandError {
+                code: 1,
+                message: e,
+            }
+        })?;
     if let Some(n) = engine.notice() {
         eprintln!("earmark: {n}");
     }
-    match (args.speed, sync.settings()) {
-        (Some(s), _) => {
-            engine.send(Command::SetSpeed(s));
-            sync.save_speed(s);
-        }
-        (None, Some(saved)) => {
-            engine.send(Command::SetSpeed(saved.speed));
-            if let Some(v) = saved.volume {
-                engine.send(Command::SetVolume(v));
-            }
-        }
-        (None, None) => {}
+    let mut config = SyncConfig::new(profile.sync_dir());
+    config.follow_server = true;
+    let (sync, notices) = SyncSession::start(config, Some(client), Some(EngineLink::from(&engine)));
+    sync.open(book, manifest, start);
+    if let Some(s) = args.speed {
+        sync.settings_changed(Some(s), None);
     }
-    sync.loading(&engine.state());
-    engine.send(Command::Load {
-        manifest,
-        start,
-        autoplay: true,
-    });
-    let code = report_loop(&engine, &mut sync, args.for_secs, global.json);
-    let last = engine.state();
+    let code = follow(&engine, &sync, notices, args.for_secs, global.json).await;
+    let left = sync.quit(Duration::from_secs(5)).await.left;
     engine.send(Command::Shutdown);
-    let left = sync.finish(Some(&last), Duration::from_secs(5)).left;
     if left > 0 {
         eprintln!(
             "earmark: {left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
@@ -135,45 +145,90 @@ fn run_inner(global: &GlobalArgs, args: PlayArgs) -> Result<ExitCode, String> {
     Ok(code)
 }
 
-/// Print one status line per second until `--for` runs out, the book ends,
-/// or playback fails.
-fn report_loop(
+/// Prints one status line a second until `--for` runs out, the book ends,
+/// playback fails, a notice stops it, or a signal arrives.
+async fn follow(
     engine: &EngineHandle,
-    sync: &mut HeadlessSync,
+    sync: &SyncSession,
+    mut notices: crate::sync::Notices,
     for_secs: Option<f64>,
     json: bool,
 ) -> ExitCode {
-    let began = Instant::now();
-    let limit = for_secs.map(|s| Duration::from_secs_f64(s.max(0.0)));
-    let mut next_line = began;
+    use tokio::signal::unix::{SignalKind, signal};
+    let began = tokio::time::Instant::now();
+    let limit = for_secs.map(|s| began + Duration::from_secs_f64(s.max(0.0)));
+    let mut states = engine.subscribe();
+    let mut lines = tokio::time::interval(Duration::from_secs(1));
+    lines.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut term = signal(SignalKind::terminate()).ok();
     let mut out = std::io::stdout().lock();
+    let stop = |code: u8, message: &str| {
+        engine.send(Command::Stop);
+        eprintln!("earmark play: {message}");
+        ExitCode::from(code)
+    };
     loop {
-        let s = engine.state();
-        if let Some(stop) = sync.pump(&s) {
-            if stop == crate::sync::headless::Stop::Interrupted {
+        let restored = sync.status().playing.is_some();
+        let deadline = match (restored, limit) {
+            (false, l) => Some(l.map_or(began + RESTORE_WITHIN, |l| l.min(began + RESTORE_WITHIN))),
+            (true, l) => l,
+        };
+        tokio::select! {
+            n = notices.recv() => match n {
+                Some(Notice::LicenseStopped { message }) => {
+                    return stop(EXIT_LICENSE, &format!("{message} Playback and sync are stopped."));
+                }
+                Some(Notice::LoginRequired { message, reason }) => {
+                    let code = match reason {
+                        LoginReason::Expired => EXIT_AUTH,
+                        LoginReason::ScopeChanged => EXIT_SCOPE,
+                    };
+                    return stop(code, &message);
+                }
+                Some(Notice::Failed(m)) => return stop(1, &m),
+                Some(Notice::Dropped { book, message }) => {
+                    eprintln!("earmark: a queued change for {book} was dropped: {message}");
+                }
+                Some(Notice::Info(m)) => eprintln!("earmark: {m}"),
+                Some(_) | None => {}
+            },
+            changed = states.changed() => {
+                if changed.is_err() {
+                    return stop(1, "the audio engine stopped");
+                }
+                let s = states.borrow_and_update().clone();
+                if let Status::Error(e) = &s.status {
+                    let _ = writeln!(out, "{}", status_line(&s, json));
+                    return stop(1, &e.to_string());
+                }
+                if s.status == Status::Ended {
+                    let _ = writeln!(out, "{}", status_line(&s, json));
+                    return ExitCode::SUCCESS;
+                }
+            }
+            _ = lines.tick() => {
+                let s = engine.state();
+                // Nothing to report until the engine has taken the Load.
+                if s.playback_id.0 > 0 {
+                    let _ = writeln!(out, "{}", status_line(&s, json));
+                    let _ = out.flush();
+                }
+            }
+            _ = tokio::signal::ctrl_c() => return ExitCode::from(130),
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {
                 return ExitCode::from(130);
             }
-            engine.send(Command::Stop);
-            eprintln!("earmark play: {}", stop.message());
-            return ExitCode::from(1);
+            _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
+                if !restored {
+                    return stop(EXIT_NETWORK, &format!(
+                        "could not restore the position: no answer within {} s",
+                        RESTORE_WITHIN.as_secs()
+                    ));
+                }
+                let _ = writeln!(out, "{}", status_line(&engine.state(), json));
+                return ExitCode::SUCCESS;
+            }
         }
-        let done = matches!(s.status, Status::Ended | Status::Error(_));
-        let timed_out = limit.is_some_and(|l| began.elapsed() >= l);
-        // Nothing to report until the engine has taken the Load.
-        let loaded = s.playback_id.0 > 0;
-        if loaded && (Instant::now() >= next_line || done || timed_out) {
-            let _ = writeln!(out, "{}", status_line(&s, json));
-            let _ = out.flush();
-            next_line += Duration::from_secs(1);
-        }
-        if let Status::Error(e) = &s.status {
-            eprintln!("earmark play: {e}");
-            return ExitCode::from(1);
-        }
-        if done || timed_out {
-            return ExitCode::SUCCESS;
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -208,43 +263,4 @@ fn status_line(s: &PlayerState, json: bool) -> String {
 fn clock(secs: f64) -> String {
     let t = secs.max(0.0) as u64;
     format!("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
-}
-
-/// The logged-in session as `play` needs it: the manifest, authorised
-/// stream requests, and where this profile's sync outbox lives.
-struct PlaySession {
-    client: crate::api::Client,
-    sync_dir: std::path::PathBuf,
-}
-
-impl PlaySession {
-    fn open(global: &GlobalArgs) -> Result<Self, String> {
-        let (profile, session) =
-            crate::config::Session::load_for(global).map_err(|e| e.to_string())?;
-        let client = session.client(&profile).map_err(|e| e.to_string())?;
-        Ok(Self {
-            client,
-            sync_dir: crate::sync::cli::sync_dir(&profile),
-        })
-    }
-
-    fn manifest(&self, book: &str) -> Result<Manifest, String> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        rt.block_on(self.client.manifest(&crate::domain::BookId::new(book)))
-            .map_err(|e| e.to_string())
-    }
-
-    fn resolver(&self) -> crate::player::StreamResolver {
-        let client = self.client.clone();
-        std::sync::Arc::new(move |item: &crate::domain::ManifestItem| {
-            let r = client.stream_request(item);
-            crate::player::StreamRequest {
-                url: r.url.to_string(),
-                headers: r.headers,
-            }
-        })
-    }
 }

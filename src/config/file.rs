@@ -14,7 +14,6 @@
 //! the session store in the data directory.
 
 use crate::api::{BaseUrl, ClientOptions, Paths};
-use crate::cli::GlobalArgs;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -134,14 +133,41 @@ pub fn valid_profile_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// Which profile to use, and what overrides it: the command line's flags
+/// and `EARMARK_*` variables, already parsed (no CLI types below `cli`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileSelector {
+    /// A profile of config.toml (default: `default_profile`, else "default").
+    pub profile: Option<String>,
+    /// Server address; wins over the profile's.
+    pub server: Option<String>,
+    /// Server-side user name; wins over the profile's.
+    pub user: Option<String>,
+}
+
+impl ProfileSelector {
+    /// The named profile, with nothing overridden.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            profile: Some(name.into()),
+            ..Self::default()
+        }
+    }
+}
+
 impl Profile {
-    /// Resolve the profile for `global` (flags and `EARMARK_*` variables win
-    /// over config.toml).
-    pub fn resolve(global: &GlobalArgs) -> Result<Profile, ConfigError> {
+    /// Where this profile's sync outbox and progress cache live.
+    pub fn sync_dir(&self) -> PathBuf {
+        self.dirs.data.join("sync").join(&self.name)
+    }
+
+    /// Resolve the profile `global` selects (flags and `EARMARK_*` variables
+    /// win over config.toml).
+    pub fn resolve(global: &ProfileSelector) -> Result<Profile, ConfigError> {
         Profile::resolve_in(global, Dirs::discover()?)
     }
 
-    pub fn resolve_in(global: &GlobalArgs, dirs: Dirs) -> Result<Profile, ConfigError> {
+    pub fn resolve_in(global: &ProfileSelector, dirs: Dirs) -> Result<Profile, ConfigError> {
         let config = Config::load(&dirs.config_file())?;
         let name = global
             .profile
@@ -201,8 +227,6 @@ short_skip = 15
         let c: Config = toml::from_str(text).expect("the UI tables are allowed");
         assert_eq!(c.default_profile.as_deref(), Some("home"));
         assert!(c.keys.is_some() && c.theme.is_some() && c.player.is_some());
-        let ui = crate::ui::UiConfig::from_toml(text, true).expect("the UI reads them");
-        assert_eq!(ui.settings.short_skip, 15.0);
         assert!(toml::from_str::<Config>("[kyes]\nx = 1\n").is_err());
     }
 
@@ -248,11 +272,11 @@ categories = "/genres"
             "default_profile = \"home\"\n[profiles.home]\nserver = \"nas\"\nuser = \"alice\"\nidentity_header_prefix = \"X-Acme\"\n",
         )
         .unwrap();
-        let p = Profile::resolve_in(&GlobalArgs::default(), dirs.clone()).unwrap();
+        let p = Profile::resolve_in(&ProfileSelector::default(), dirs.clone()).unwrap();
         assert_eq!(p.name, "home");
         assert_eq!(p.server.unwrap().as_str(), "http://nas:8686/api/v1");
         assert_eq!(p.options.identity_header_prefix, "X-Acme");
-        let g = GlobalArgs {
+        let g = ProfileSelector {
             server: Some("https://other/gw".into()),
             user: Some("bob".into()),
             ..Default::default()
@@ -262,7 +286,7 @@ categories = "/genres"
         assert_eq!(p.server.unwrap().as_str(), "https://other/gw/api/v1");
         assert_eq!(p.user.as_deref(), Some("bob"));
         std::fs::write(dirs.config_file(), "bogus = 1").unwrap();
-        let e = Profile::resolve_in(&GlobalArgs::default(), dirs).unwrap_err();
+        let e = Profile::resolve_in(&ProfileSelector::default(), dirs).unwrap_err();
         assert!(e.to_string().contains("config.toml"), "{e}");
     }
 }

@@ -106,7 +106,7 @@ impl Session {
     }
 
     /// Convenience for the UI and sync: resolve the profile and load its session.
-    pub fn load_for(global: &crate::cli::GlobalArgs) -> Result<(Profile, Session), SessionError> {
+    pub fn load_for(global: &super::ProfileSelector) -> Result<(Profile, Session), SessionError> {
         let profile = Profile::resolve(global)?;
         let session = Session::load(&profile)?;
         Ok((profile, session))

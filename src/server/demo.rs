@@ -1,24 +1,10 @@
-//! `earmark demo`: a throw-away server with the demo library, a demo user
-//! and a temporary data dir. [`start`] is reusable (the TUI will embed it).
+//! The demo server: a throw-away server with the demo library, a demo
+//! user and a temporary data dir. `earmark demo` (`crate::demo`) starts it
+//! beside the player; tests start it too.
 
 use super::{RunningServer, ServerConfig};
 use anyhow::Context;
-use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
-
-#[derive(Debug, Args)]
-pub struct DemoArgs {
-    /// Library to serve instead of the bundled demo library.
-    #[arg(long)]
-    pub library: Option<PathBuf>,
-    /// Only run the server and print its address (no player).
-    #[arg(long)]
-    pub server_only: bool,
-    /// Audio output of the player: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
-    pub audio: crate::player::AudioMode,
-}
 
 /// A running demo server; the data dir lives as long as this value.
 pub struct DemoServer {
@@ -66,38 +52,4 @@ pub async fn start(library: Option<PathBuf>) -> anyhow::Result<DemoServer> {
         user_id,
         data_dir,
     })
-}
-
-pub fn run(args: DemoArgs) -> ExitCode {
-    if !args.server_only {
-        // The player: signals are blocked before any thread starts, and the
-        // server's log must not reach the terminal.
-        crate::ui::terminal::block_signals();
-        return crate::ui::launch::demo(args.library, args.audio);
-    }
-    super::cli::init_logging();
-    let result = tokio::runtime::Runtime::new()
-        .map_err(anyhow::Error::from)
-        .and_then(|rt| {
-            rt.block_on(async {
-                let stop = super::cli::shutdown_signal()?;
-                let demo = start(args.library).await?;
-                super::cli::say(&format!(
-                    "earmark demo server\n  address:  {}\n  user:     {}\n  password: {}\nPress Ctrl-C to stop.",
-                    demo.base_url(),
-                    demo.username,
-                    demo.password
-                ));
-                stop.await;
-                demo.shutdown().await;
-                anyhow::Ok(())
-            })
-        });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("earmark demo: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
 }

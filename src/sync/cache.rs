@@ -53,6 +53,15 @@ impl Cache {
         }
     }
 
+    /// What the file holds, never written back: for a session whose
+    /// journal is in memory (another process owns the files).
+    pub fn in_memory(path: &Path) -> Self {
+        Self {
+            path: None,
+            ..Self::load(path)
+        }
+    }
+
     pub fn progress(&self, scope: &Scope, book: &BookId) -> Option<LocalProgress> {
         let b = self.books.get(&key(scope, book))?;
         Some(LocalProgress {

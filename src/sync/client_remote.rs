@@ -1,34 +1,26 @@
-//! [`Remote`] over the contract client: maps each `ApiError` to the way
-//! sync handles it, and the client's session to an outbox [`Scope`].
+//! The contract client as the sync worker sees it: maps each `ApiError`
+//! to the way sync handles it ([`Failure`]), and the client's session to
+//! an outbox [`Scope`]. Without a login every call is `Unauthorized`.
 
 use super::outbox::{QueuedProgress, QueuedSettings, Scope};
-use super::remote::{Failure, ItemResult, Remote, ServerBook};
+use super::remote::{Failure, ItemResult, ServerBook};
 use crate::api::{ApiError, Client, NewBookmark, ProgressWrite, SettingsWrite};
-use crate::domain::{BookId, BookmarkId, ChapterId, LicenseState, PlaybackSettings};
+use crate::domain::{BookId, BookmarkId, ChapterId, LicenseState, Manifest, PlaybackSettings};
 
-/// The contract client as the sync worker sees it.
 #[derive(Debug, Clone)]
-pub struct ClientRemote {
-    client: Client,
-    device_id: Option<String>,
+pub(super) struct ClientRemote {
+    client: Option<Client>,
 }
 
 impl ClientRemote {
-    pub fn new(client: Client) -> Self {
-        Self {
-            client,
-            device_id: None,
-        }
+    pub fn new(client: Option<Client>) -> Self {
+        Self { client }
     }
 
-    /// Names this device in progress writes (`deviceId`).
-    pub fn with_device_id(mut self, id: impl Into<String>) -> Self {
-        self.device_id = Some(id.into());
-        self
-    }
-
-    pub fn client(&self) -> &Client {
-        &self.client
+    fn client(&self) -> Result<&Client, Failure> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| Failure::Unauthorized("not logged in".into()))
     }
 
     fn wire(&self, p: &QueuedProgress) -> ProgressWrite {
@@ -37,14 +29,14 @@ impl ClientRemote {
             position: p.position_sec,
             client_updated_at: p.client_updated_at,
             finished: p.finished,
-            device_id: self.device_id.clone(),
+            device_id: None,
             reset: p.reset,
         }
     }
 }
 
 /// The scope of a client's current login.
-pub fn scope_of(client: &Client) -> Option<Scope> {
+pub(super) fn scope_of(client: &Client) -> Option<Scope> {
     client.auth().map(|a| Scope {
         base: client.base().as_str().to_owned(),
         server_id: a.server_id,
@@ -53,7 +45,7 @@ pub fn scope_of(client: &Client) -> Option<Scope> {
 }
 
 /// How sync handles an error of the client.
-pub fn classify(e: ApiError) -> Failure {
+fn classify(e: ApiError) -> Failure {
     let message = e.to_string();
     match e {
         ApiError::Network { .. } | ApiError::Server { .. } => Failure::Retry(message),
@@ -79,28 +71,32 @@ pub fn classify(e: ApiError) -> Failure {
     }
 }
 
-impl Remote for ClientRemote {
-    fn scope(&self) -> Option<Scope> {
-        scope_of(&self.client)
+impl ClientRemote {
+    pub fn scope(&self) -> Option<Scope> {
+        scope_of(self.client.as_ref()?)
     }
 
-    async fn fetch(&self, book: &BookId) -> Result<ServerBook, Failure> {
-        let s = self.client.progress(book).await.map_err(classify)?;
+    pub async fn manifest(&self, book: &BookId) -> Result<Manifest, Failure> {
+        self.client()?.manifest(book).await.map_err(classify)
+    }
+
+    pub async fn fetch(&self, book: &BookId) -> Result<ServerBook, Failure> {
+        let s = self.client()?.progress(book).await.map_err(classify)?;
         Ok(ServerBook {
             progress: s.progress,
             settings: s.settings,
         })
     }
 
-    async fn write_progress(&self, book: &BookId, p: &QueuedProgress) -> ItemResult {
-        self.client
+    pub async fn write_progress(&self, book: &BookId, p: &QueuedProgress) -> ItemResult {
+        self.client()?
             .post_progress(book, &self.wire(p))
             .await
             .map(|o| o.record)
             .map_err(classify)
     }
 
-    async fn write_progress_batch(
+    pub async fn write_progress_batch(
         &self,
         items: &[(BookId, QueuedProgress)],
     ) -> Result<Vec<ItemResult>, Failure> {
@@ -109,7 +105,7 @@ impl Remote for ClientRemote {
             .map(|(b, p)| (b.clone(), self.wire(p)))
             .collect();
         let results = self
-            .client
+            .client()?
             .post_progress_batch(&writes)
             .await
             .map_err(classify)?;
@@ -131,15 +127,15 @@ impl Remote for ClientRemote {
         Ok(out)
     }
 
-    async fn delete_progress(&self, book: &BookId) -> Result<(), Failure> {
-        self.client
+    pub async fn delete_progress(&self, book: &BookId) -> Result<(), Failure> {
+        self.client()?
             .delete_progress(book)
             .await
             .map(|_| ())
             .map_err(classify)
     }
 
-    async fn write_settings(
+    pub async fn write_settings(
         &self,
         book: &BookId,
         s: &QueuedSettings,
@@ -149,31 +145,32 @@ impl Remote for ClientRemote {
             volume: s.volume,
             client_updated_at: s.client_updated_at,
         };
-        self.client
+        self.client()?
             .post_playback_settings(book, &w)
             .await
             .map(|o| o.record)
             .map_err(classify)
     }
 
-    async fn delete_settings(&self, book: &BookId) -> Result<(), Failure> {
-        self.client
+    pub async fn delete_settings(&self, book: &BookId) -> Result<(), Failure> {
+        self.client()?
             .delete_playback_settings(book)
             .await
             .map(|_| ())
             .map_err(classify)
     }
 
-    async fn set_favorite(&self, book: &BookId, favorite: bool) -> Result<(), Failure> {
+    pub async fn set_favorite(&self, book: &BookId, favorite: bool) -> Result<(), Failure> {
+        let c = self.client()?;
         let r = if favorite {
-            self.client.add_favorite(book).await
+            c.add_favorite(book).await
         } else {
-            self.client.remove_favorite(book).await
+            c.remove_favorite(book).await
         };
         r.map_err(classify)
     }
 
-    async fn add_bookmark(
+    pub async fn add_bookmark(
         &self,
         book: &BookId,
         client_id: &str,
@@ -188,22 +185,22 @@ impl Remote for ClientRemote {
             note: note.map(str::to_owned),
             client_id: Some(client_id.to_owned()),
         };
-        self.client
+        self.client()?
             .add_bookmark(&b)
             .await
             .map(|_| ())
             .map_err(classify)
     }
 
-    async fn remove_bookmark(&self, id: &str) -> Result<(), Failure> {
-        self.client
+    pub async fn remove_bookmark(&self, id: &str) -> Result<(), Failure> {
+        self.client()?
             .remove_bookmark(&BookmarkId::new(id))
             .await
             .map_err(classify)
     }
 
-    async fn license(&self) -> Result<Option<String>, Failure> {
-        let s = self.client.license_status().await.map_err(classify)?;
+    pub async fn license(&self) -> Result<Option<String>, Failure> {
+        let s = self.client()?.license_status().await.map_err(classify)?;
         if s.valid || s.state == LicenseState::Valid {
             Ok(None)
         } else {

@@ -22,14 +22,6 @@ impl EngineBridge {
     }
 
     /// Call right before sending the engine's `Load` for playback `ours`,
-    /// with the engine's current state: the next engine id is ours.
-    pub fn loading(&mut self, ours: PlaybackId, engine_now: &PlayerState) {
-        self.ours = Some((ours, None));
-        self.before = engine_now.playback_id;
-        self.last = None;
-    }
-
-    /// Call right before sending the engine's `Load` for playback `ours`,
     /// when the caller knows the engine id that load creates (it counts
     /// the loads it sends): exact even while an earlier load is in flight.
     pub fn loading_as(&mut self, ours: PlaybackId, engine_id: EngineId) {
@@ -127,7 +119,7 @@ mod tests {
             b.events(&state(1, "a", 5.0, true, Status::Playing))
                 .is_empty()
         );
-        b.loading(PlaybackId(7), &state(1, "a", 5.0, true, Status::Playing));
+        b.loading_as(PlaybackId(7), EngineId(2));
         assert!(
             b.events(&state(1, "a", 6.0, true, Status::Playing))
                 .is_empty()
@@ -167,7 +159,7 @@ mod tests {
     #[test]
     fn landing_seek_chapter_change_and_status_become_events() {
         let mut b = EngineBridge::new();
-        b.loading(PlaybackId(1), &PlayerState::default());
+        b.loading_as(PlaybackId(1), EngineId(1));
         b.events(&state(1, "a", 30.0, false, Status::Buffering));
         let e = b.events(&state(1, "a", 30.0, true, Status::Playing));
         assert_eq!(

@@ -1,22 +1,31 @@
-//! Progress sync: the pure reconciler (what to report, what to show), the
-//! durable outbox (writes survive crashes and outages), a small cache of
-//! this device's progress, and the worker that reports to the server.
+//! Progress sync, behind one front door: [`SyncSession`]. The player and
+//! `earmark play` open books, send user intents and read notices through
+//! it; everything else here is private.
 //!
-//! - `reconciler`: pure rules (landing, zero guard, ownership, prompts).
-//! - `outbox`: the crash-safe journal of queued writes, tagged by scope.
-//! - `worker`: the tokio task; `handle`: its [`handle::SyncHandle`] (commands
-//!   in, status and notices out) for the UI and `earmark play`.
-//! - `remote` / `client_remote`: what the worker needs from the server.
+//! - `session`: the front door (commands in, [`Notice`]s and a published
+//!   [`SyncStatus`] out) and the [`EngineLink`] it follows.
+//! - `reconciler`: the pure rules (landing, zero guard, ownership,
+//!   prompts), where the property tests are. The only place they live.
+//! - `worker`: the tokio task that carries the reconciler's decisions out.
+//! - `outbox`: the crash-safe journal of queued writes, tagged by scope
+//!   (in memory when the file cannot be opened: same rules, not durable).
+//! - `cache`: this device's last known place and settings per book.
 //! - `engine_bridge`: engine states → reconciler events.
-//! - `headless`: sync for `earmark play`; `cli`: `earmark sync …`.
+//! - `remote` / `client_remote`: the contract client as the worker sees it.
+//! - `journal`: what `earmark sync pending | push | discard` needs.
 
-pub mod cache;
-pub mod cli;
-pub mod client_remote;
-pub mod engine_bridge;
-pub mod handle;
-pub mod headless;
-pub mod outbox;
-pub mod reconciler;
-pub mod remote;
-pub mod worker;
+mod cache;
+mod client_remote;
+mod engine_bridge;
+mod journal;
+mod outbox;
+mod reconciler;
+mod remote;
+mod session;
+mod worker;
+
+pub use journal::{Journal, QueuedChange};
+pub use session::{
+    Choice, EngineLink, Link, LoginReason, Notice, Notices, Playing, QuitSummary, Shown, Source,
+    Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
+};

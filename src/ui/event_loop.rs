@@ -33,8 +33,8 @@ impl UiSender {
         (UiSender(tx), rx)
     }
 
-    pub fn send(&self, b: super::state::Backend) -> bool {
-        self.0.send(LoopEvent::App(Event::Backend(b))).is_ok()
+    pub fn send(&self, b: super::state::Answer) -> bool {
+        self.0.send(LoopEvent::App(Event::Answer(b))).is_ok()
     }
 }
 

@@ -1,22 +1,19 @@
-//! The terminal player: app state and reducer (`state`), rendering
+//! The pure terminal player: app state and reducer (`state`), rendering
 //! (`views`), keys (`keymap`, `input`), the terminal (`terminal`) and the
-//! UI thread's loop (`event_loop`). The UI thread never does I/O besides
-//! the terminal: backends answer through channels.
+//! UI thread's loop (`event_loop`). It imports only `domain`: no HTTP, no
+//! audio, no sync. The UI thread never does I/O besides the terminal;
+//! `crate::runtime` wires it to the rest and answers through channels.
 
-pub mod backend;
-pub mod cache;
 pub mod event_loop;
 pub mod input;
 pub mod keymap;
-pub mod launch;
 pub mod state;
 pub mod terminal;
 pub mod theme;
 pub mod views;
 
-use event_loop::{Backends, ExitReason, LoopStats, UiSender};
 use keymap::Keymap;
-use state::{App, UiSettings};
+use state::UiSettings;
 use theme::Theme;
 
 /// The UI's part of config.toml: `[keys]`, `[theme]` and `[player]`
@@ -87,62 +84,12 @@ impl Default for UiConfig {
     }
 }
 
-/// Runs the player in this terminal until the user quits, a signal arrives
-/// or the terminal goes away. `start` gets the channel for backend answers
-/// and returns the backends; it runs after signals are blocked, so threads
-/// it spawns leave signals to the UI. The terminal is restored on every
-/// path, panics included.
-pub fn run(
-    config: UiConfig,
-    initial: impl FnOnce(&mut App),
-    start: impl FnOnce(UiSender) -> Box<dyn Backends>,
-) -> Result<ExitReason, String> {
-    terminal::block_signals();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut backends = start(UiSender(tx.clone()));
-    let mut app = App::new(config.keymap, config.settings);
-    initial(&mut app);
-    // Audio is open by now: from here on nothing may print on the TUI, so
-    // stderr (ALSA, cpal, C libraries, panic messages) and tracing go to the
-    // log file; the terminal's stderr is back once the guard drops.
-    let _stderr = open_log();
-    terminal::install_panic_hook();
-    terminal::spawn_signal_thread(tx.clone());
-    terminal::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
-    let result = (|| {
-        terminal::spawn_input_thread(tx.clone())
-            .map_err(|e| format!("cannot read the terminal: {e}"))?;
-        let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
-        let mut term = ratatui::Terminal::new(backend).map_err(|e| format!("terminal: {e}"))?;
-        let mut stats = LoopStats::default();
-        event_loop::run(
-            &mut term,
-            &mut app,
-            &config.theme,
-            &rx,
-            backends.as_mut(),
-            &mut stats,
-        )
-    })();
-    backends.shutdown();
-    terminal::leave();
-    result
-}
-
-/// The player's log: `$XDG_DATA_HOME/earmark/earmark.log`. Best effort: a
-/// player that cannot log still plays.
-fn open_log() -> Option<crate::player::output::StderrRedirect> {
-    let dir = crate::config::Dirs::discover().ok()?.data;
-    std::fs::create_dir_all(&dir).ok()?;
-    let path = dir.join("earmark.log");
-    let redirect = crate::player::output::redirect_stderr_to(&path).ok()?;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("EARMARK_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,earmark=info"));
-    // Writes to fd 2, which now is the log file.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .with_writer(std::io::stderr)
-        .try_init();
-    Some(redirect)
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn player_tables_beside_profiles_are_read() {
+        let text = "default_profile = \"home\"\n[profiles.home]\nserver = \"nas.local\"\n[keys]\nfavorite = \"F\"\n[theme]\naccent = \"yellow\"\n[player]\nshort_skip = 15\n";
+        let ui = super::UiConfig::from_toml(text, true).expect("the UI reads them");
+        assert_eq!(ui.settings.short_skip, 15.0);
+    }
 }

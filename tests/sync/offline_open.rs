@@ -6,8 +6,7 @@ use crate::proxy::Mode;
 use crate::support::*;
 use earmark::api::ProgressWrite;
 use earmark::domain::now_millis;
-use earmark::sync::reconciler::{Action, Spot};
-use earmark::sync::worker::{Link, Notice};
+use earmark::sync::{Link, Notice, Spot};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -37,13 +36,7 @@ async fn offline_open_without_cache_asks_on_reconnect_instead_of_overwriting() {
     let mut p = start_worker(&client, dir.path());
     p.open(1, &book, &m);
     let first = m.items[0].chapter_id.clone();
-    assert_eq!(
-        p.notice(|n| matches!(n, Notice::LoadAt { .. })).await,
-        Notice::LoadAt {
-            playback: earmark::sync::reconciler::PlaybackId(1),
-            spot: Spot::new(first.clone(), 0.0)
-        }
-    );
+    assert_eq!(p.load().await, (1, Spot::new(first.clone(), 0.0)));
     p.position(1, &first, 0.0, true);
     p.action(1, Action::Play);
     // Several report intervals of listening from the guess, then a pause.
@@ -53,7 +46,7 @@ async fn offline_open_without_cache_asks_on_reconnect_instead_of_overwriting() {
     }
     p.action(1, Action::Pause);
     p.until("offline", |s| s.link == Link::Offline).await;
-    assert_eq!(p.handle.status().queued, 0, "the guess was queued");
+    assert_eq!(p.sync.status().queued, 0, "the guess was queued");
 
     env.proxy.set_mode(Mode::Forward);
     let n = p.notice(|n| matches!(n, Notice::Choose { .. })).await;
@@ -65,7 +58,7 @@ async fn offline_open_without_cache_asks_on_reconnect_instead_of_overwriting() {
             local: Spot::new(first.clone(), 60.0),
         }
     );
-    p.handle.settle().await;
+    p.sync.settle().await;
     let sp = env.server_progress(&book).await.unwrap();
     assert_eq!((sp.chapter_id, sp.position), (far, 150.0));
     assert!(

@@ -125,16 +125,21 @@ async fn play_restores_the_server_place_and_reports_it_on_quit() {
         &["play", alpha.as_str(), "--audio", "null", "--for", "2"],
         None,
     );
-    assert!(!o.status.success());
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "exit code 4 is the license's: {}",
+        text(&o)
+    );
     assert!(text(&o).to_lowercase().contains("license"), "{}", text(&o));
     server.set_license(LicenseSetting::Valid).unwrap();
     let after = direct.progress(&alpha).await.unwrap().progress.unwrap();
     assert_eq!(after.position, p.position);
 
     // Ctrl-C ends playback gracefully: the last place reaches the server.
-    let child = Command::new(env!("CARGO_BIN_EXE_earmark"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_earmark"))
         .args(["--server", &url, "--user", "alice"])
-        .args(["play", alpha.as_str(), "--audio", "null"])
+        .args(["--json", "play", alpha.as_str(), "--audio", "null"])
         .env("HOME", home.path())
         .env("XDG_DATA_HOME", home.path().join("data"))
         .env("XDG_CONFIG_HOME", home.path().join("config"))
@@ -144,7 +149,30 @@ async fn play_restores_the_server_place_and_reports_it_on_quit() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    // Wait until it has played a second past the restored place.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<f64>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
+                && let Some(p) = v["position"].as_f64()
+            {
+                let _ = tx.send(p);
+            }
+        }
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let p = rx.recv_timeout(left).expect("play prints its position");
+        if p >= after.position + 1.0 {
+            break;
+        }
+    }
     // SAFETY: signalling our own child process by its id.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();

@@ -3,10 +3,10 @@
 
 use crate::proxy::Mode;
 use crate::support::*;
-use earmark::domain::{ChapterId, Manifest, now_millis};
-use earmark::sync::client_remote::scope_of;
-use earmark::sync::outbox::{Op, Outbox, QueuedProgress};
-use earmark::sync::worker::{Link, Notice};
+use earmark::domain::{ChapterId, Manifest};
+use earmark::player::Command as EngineCommand;
+use earmark::sync::{Link, Notice};
+use std::time::Duration;
 
 fn ch(m: &Manifest, i: usize) -> ChapterId {
     m.items[i].chapter_id.clone()
@@ -16,44 +16,33 @@ fn ch(m: &Manifest, i: usize) -> ChapterId {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s8_torn_journal_recovers_every_whole_record() {
     let env = Env::start().await;
-    let (a, ma) = env.book("Alpha").await;
-    let (b, mb) = env.book("Beta").await;
-    let (l, ml) = env.book("Long").await;
+    let (a, _) = env.book("Alpha").await;
+    let (b, _) = env.book("Beta").await;
+    let (l, _) = env.book("Long").await;
     let client = env.client().await;
-    let scope = scope_of(&client).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("outbox.journal");
-    let mut o = Outbox::open(&path).unwrap();
-    let now = now_millis();
-    for (i, (book, m, pos)) in [(&a, &ma, 11.0), (&b, &mb, 22.0), (&l, &ml, 33.0)]
-        .into_iter()
-        .enumerate()
-    {
-        o.push(
-            scope.clone(),
-            book.clone(),
-            Op::ProgressWrite(QueuedProgress {
-                chapter_id: ch(m, 1),
-                position_sec: pos,
-                finished: false,
-                reset: false,
-                client_updated_at: now + i as i64,
-            }),
-            now,
-        )
-        .unwrap();
+    // Three changes journaled while the server is away.
+    env.proxy.set_mode(Mode::Refuse);
+    let p = start_worker(&client, dir.path());
+    for book in [&a, &b, &l] {
+        p.sync.queue_favorite(book.clone(), true);
     }
-    drop(o);
+    p.until("queued", |s| s.queued == 3).await;
+    assert_eq!(p.sync.quit(Duration::from_millis(200)).await.left, 3);
     let len = std::fs::metadata(&path).unwrap().len();
     // Power cut in the middle of the last record.
     let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     f.set_len(len - 17).unwrap();
     drop(f);
+    env.proxy.set_mode(Mode::Forward);
     let p = start_worker(&client, dir.path());
-    p.until("flushed", |s| s.queued == 0).await;
-    assert_eq!(env.server_progress(&a).await.unwrap().position, 11.0);
-    assert_eq!(env.server_progress(&b).await.unwrap().position, 22.0);
-    assert!(env.server_progress(&l).await.is_none());
+    let s = p.until("flushed", |s| s.queued == 0).await;
+    assert!(s.durable, "the journal file was reopened");
+    let favs = env.direct().await.favorites().await.unwrap();
+    assert!(favs.iter().any(|x| x.id == a), "{favs:?}");
+    assert!(favs.iter().any(|x| x.id == b), "{favs:?}");
+    assert!(!favs.iter().any(|x| x.id == l), "{favs:?}");
 }
 
 /// Playback settings are written per book (queued like progress) and
@@ -64,9 +53,16 @@ async fn s9_playback_settings_follow_the_book() {
     let (book, m) = env.book("Beta").await;
     let dir = tempfile::tempdir().unwrap();
     let client = env.client().await;
-    let p = start_worker(&client, dir.path());
+    let mut p = start_worker(&client, dir.path());
+    p.open(1, &book, &m);
+    p.load().await;
     env.proxy.set_mode(Mode::Refuse);
-    p.handle.set_settings(book.clone(), 1.5, Some(0.75));
+    p.sync.settings_changed(Some(1.5), Some(0.75));
+    let c = p.command(|c| matches!(c, EngineCommand::SetSpeed(_))).await;
+    assert!(
+        matches!(c, EngineCommand::SetSpeed(s) if s == 1.5),
+        "the engine gets the new speed at once: {c:?}"
+    );
     p.until("queued offline", |s| s.queued == 1).await;
     env.proxy.set_mode(Mode::Forward);
     p.until("sent", |s| s.queued == 0 && s.link == Link::Online)
@@ -84,13 +80,15 @@ async fn s9_playback_settings_follow_the_book() {
     let other = tempfile::tempdir().unwrap();
     let mut q = start_worker(&env.client().await, other.path());
     q.open(1, &book, &m);
-    let n = q
-        .notice(|n| matches!(n, Notice::ApplySettings { .. }))
+    let c = q.command(|c| matches!(c, EngineCommand::SetSpeed(_))).await;
+    assert!(matches!(c, EngineCommand::SetSpeed(s) if s == 1.5), "{c:?}");
+    let c = q
+        .command(|c| matches!(c, EngineCommand::SetVolume(_)))
         .await;
-    let Notice::ApplySettings { settings, .. } = n else {
-        unreachable!()
-    };
-    assert_eq!((settings.speed, settings.volume), (1.5, Some(0.75)));
+    assert!(
+        matches!(c, EngineCommand::SetVolume(v) if v == 0.75),
+        "{c:?}"
+    );
 }
 
 /// Favorites and bookmarks made offline are queued like progress and sent
@@ -103,26 +101,22 @@ async fn s10_offline_favorites_and_bookmarks_are_queued() {
     let client = env.client().await;
     let p = start_worker(&client, dir.path());
     env.proxy.set_mode(Mode::Refuse);
-    let bookmark = Op::BookmarkCreate {
-        client_id: "device-1-bm-1".into(),
-        chapter_id: ch(&m, 1),
-        position_sec: 42.5,
-        note: Some("offline note".into()),
+    let bookmark = || {
+        p.sync.queue_bookmark(
+            book.clone(),
+            "device-1-bm-1".into(),
+            ch(&m, 1),
+            42.5,
+            Some("offline note".into()),
+        )
     };
-    for op in [Op::FavoriteSet { favorite: true }, bookmark.clone()] {
-        p.handle.send(earmark::sync::worker::Command::Queue {
-            book: book.clone(),
-            op,
-        });
-    }
+    p.sync.queue_favorite(book.clone(), true);
+    bookmark();
     p.until("queued", |s| s.queued == 2).await;
     env.proxy.set_mode(Mode::Forward);
     p.until("sent", |s| s.queued == 0).await;
     // A retry of the same bookmark (e.g. after a crash) is not duplicated.
-    p.handle.send(earmark::sync::worker::Command::Queue {
-        book: book.clone(),
-        op: bookmark,
-    });
+    bookmark();
     p.until("sent again", |s| s.queued == 0).await;
     let direct = env.direct().await;
     let favs = direct.favorites().await.unwrap();
@@ -146,7 +140,7 @@ async fn without_a_login_a_change_is_refused_out_loud() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut p = start_worker(&anonymous, dir.path());
-    p.handle.set_settings(book.clone(), 1.5, None);
+    p.sync.queue_favorite(book.clone(), true);
     let n = p.notice(|n| matches!(n, Notice::Dropped { .. })).await;
     let Notice::Dropped { book: b, message } = n else {
         unreachable!()

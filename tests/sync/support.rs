@@ -1,17 +1,20 @@
 //! Shared set-up: a small generated library, the reference server behind a
-//! proxy, logged-in clients and sync workers with short intervals.
+//! proxy, logged-in clients, and sync sessions (the front door) with short
+//! intervals following a scripted engine: the test publishes the engine
+//! states a real engine would (and the glitches peers' engines had) and
+//! sees the commands sync sends it.
 
 use crate::proxy::Proxy;
 use earmark::api::{BaseUrl, BookQuery, Client, ClientOptions};
 use earmark::domain::{BookId, ChapterId, Manifest, Progress};
+use earmark::player::{Command as EngineCommand, PlaybackId as EngineId, PlayerState, Status};
 use earmark::server::testing::TestServer;
-use earmark::sync::client_remote::ClientRemote;
-use earmark::sync::reconciler::{Event, PlaybackId, ReconcilerConfig, Spot};
-use earmark::sync::worker::{self, Notice, SyncHandle, SyncStatus, WorkerConfig};
+use earmark::sync::{
+    EngineLink, Notice, Notices, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
+};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// Writes a mono 8-bit WAV of `secs` seconds of silence at 2 kHz.
 fn wav(path: &Path, secs: u32) {
@@ -115,12 +118,9 @@ impl Env {
     }
 }
 
-pub fn config(dir: &Path) -> WorkerConfig {
-    let mut c = WorkerConfig::new(dir);
-    c.reconciler = ReconcilerConfig {
-        report_interval_ms: 200,
-        ..ReconcilerConfig::default()
-    };
+pub fn config(dir: &Path) -> SyncConfig {
+    let mut c = SyncConfig::new(dir);
+    c.report_interval = Duration::from_millis(200);
     c.tick = Duration::from_millis(50);
     c.backoff_min = Duration::from_millis(100);
     c.backoff_max = Duration::from_millis(400);
@@ -128,39 +128,121 @@ pub fn config(dir: &Path) -> WorkerConfig {
     c
 }
 
+/// What a test plays: the sync session and a scripted engine.
 pub struct Player {
-    pub handle: SyncHandle,
-    pub notices: mpsc::UnboundedReceiver<Notice>,
+    pub sync: SyncSession,
+    pub notices: Notices,
+    states: watch::Sender<PlayerState>,
+    /// The state of each load, as the engine would publish it.
+    by_load: std::sync::Mutex<std::collections::HashMap<u64, PlayerState>>,
+    commands: mpsc::UnboundedReceiver<EngineCommand>,
+    loads: u64,
 }
 
 pub fn start_worker(client: &Client, dir: &Path) -> Player {
-    let (handle, notices) =
-        worker::spawn(config(dir), Arc::new(ClientRemote::new(client.clone()))).unwrap();
-    Player { handle, notices }
+    let (states, rx) = watch::channel(PlayerState::default());
+    let (tx, commands) = mpsc::unbounded_channel();
+    let engine = EngineLink::new(rx, move |c| {
+        let _ = tx.send(c);
+    });
+    let (sync, notices) = SyncSession::start(config(dir), Some(client.clone()), Some(engine));
+    Player {
+        sync,
+        notices,
+        states,
+        by_load: Default::default(),
+        commands,
+        loads: 0,
+    }
+}
+
+/// Reconciler-level actions, as a scripted engine shows them.
+#[derive(Debug, Clone, Copy)]
+pub enum Action {
+    Play,
+    Pause,
+    Stop,
 }
 
 impl Player {
+    /// Opens `book` to resume. `playback` is the engine load it will get
+    /// (the test's own count, checked by `load`).
     pub fn open(&self, playback: u64, book: &BookId, manifest: &Manifest) {
-        self.handle.event(Event::BookOpened {
-            playback: PlaybackId(playback),
-            book: book.clone(),
-            manifest: manifest.clone(),
-            local: None,
-        });
+        let _ = playback;
+        self.sync
+            .open(book.clone(), manifest.clone(), StartAt::Resume);
     }
 
+    /// Waits for sync to load (or move) the engine; returns the engine
+    /// playback id and the place.
+    pub async fn load(&mut self) -> (u64, Spot) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let c = tokio::time::timeout_at(deadline, self.commands.recv())
+                .await
+                .expect("timed out waiting for sync to load the engine")
+                .expect("sync stopped");
+            match c {
+                EngineCommand::Load { start, .. } => {
+                    self.loads += 1;
+                    return (self.loads, Spot::new(start.0, start.1));
+                }
+                EngineCommand::Seek { chapter, position } => {
+                    return (self.loads, Spot::new(chapter, position));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Publishes load `playback`'s state after `change`.
+    fn publish(&self, playback: u64, change: impl FnOnce(&mut PlayerState)) {
+        let mut all = self.by_load.lock().unwrap();
+        let s = all.entry(playback).or_insert_with(|| PlayerState {
+            playback_id: EngineId(playback),
+            status: Status::Buffering,
+            ..PlayerState::default()
+        });
+        change(s);
+        s.version = self.states.borrow().version + 1;
+        let s = s.clone();
+        self.states.send_replace(s);
+    }
+
+    /// Waits for an engine command matching `f` (skipping others).
+    pub async fn command(&mut self, f: impl Fn(&EngineCommand) -> bool) -> EngineCommand {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let c = tokio::time::timeout_at(deadline, self.commands.recv())
+                .await
+                .expect("timed out waiting for an engine command")
+                .expect("sync stopped");
+            if let EngineCommand::Load { .. } = &c {
+                self.loads += 1;
+            }
+            if f(&c) {
+                return c;
+            }
+        }
+    }
+
+    /// The engine publishes a place for its load `playback`.
     pub fn position(&self, playback: u64, chapter: &ChapterId, pos: f64, landed: bool) {
-        self.handle.event(Event::EnginePosition {
-            playback: PlaybackId(playback),
-            spot: Spot::new(chapter.clone(), pos),
-            landed,
+        self.publish(playback, |s| {
+            s.chapter_id = Some(chapter.clone());
+            s.position = pos;
+            s.landed = landed;
         });
     }
 
-    pub fn action(&self, playback: u64, action: earmark::sync::reconciler::Action) {
-        self.handle.event(Event::Action {
-            playback: PlaybackId(playback),
-            action,
+    /// The engine's status changes for its load `playback`.
+    pub fn action(&self, playback: u64, action: Action) {
+        self.publish(playback, |s| {
+            s.status = match action {
+                Action::Play => Status::Playing,
+                Action::Pause => Status::Paused,
+                Action::Stop => Status::Idle,
+            };
         });
     }
 
@@ -181,8 +263,8 @@ impl Player {
     /// Waits until the status satisfies `f`.
     pub async fn until(&self, what: &str, f: impl Fn(&SyncStatus) -> bool) -> SyncStatus {
         // Everything sent before is handled first, so the status is not stale.
-        self.handle.settle().await;
-        let mut w = self.handle.watch();
+        self.sync.settle().await;
+        let mut w = self.sync.watch();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             let s = w.borrow_and_update().clone();

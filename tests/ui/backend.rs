@@ -1,18 +1,15 @@
-//! The player's backends (`ui::backend::Live`) against the reference
+//! The player's backends (`runtime::Live`) against the reference
 //! server with null audio: the effects the reducer emits go in, the
 //! answers the UI would get come out.
 
 use earmark::api::{BookQuery, ProgressWrite};
-use earmark::cli::GlobalArgs;
-use earmark::config::{Dirs, Profile};
+use earmark::config::{Dirs, Profile, ProfileSelector};
 use earmark::domain::{Book, Manifest, now_millis};
 use earmark::player::AudioMode;
+use earmark::runtime::Live;
 use earmark::server::testing::TestServer;
-use earmark::sync::cache::Cache;
-use earmark::sync::reconciler::Spot;
-use earmark::ui::backend::Live;
 use earmark::ui::event_loop::{Backends, UiSender};
-use earmark::ui::state::{Backend as Answer, ConflictChoice, Effect, EngineCmd, Event, Position};
+use earmark::ui::state::{Answer, ConflictChoice, Effect, EngineCmd, Event, Position};
 use earmark::ui::terminal::LoopEvent;
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
@@ -29,7 +26,7 @@ fn next_answer(rx: &Receiver<LoopEvent>, what: &str, f: impl Fn(&Answer) -> bool
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok(LoopEvent::App(Event::Backend(a))) if f(&a) => return a,
+            Ok(LoopEvent::App(Event::Answer(a))) if f(&a) => return a,
             Ok(_) => {}
             Err(_) => panic!("timed out waiting for {what}"),
         }
@@ -61,29 +58,47 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
     let (ch0, ch1) = (m_ch(&manifest, 0), m_ch(&manifest, last));
     // The server (another device) is in the last chapter; this device in
     // the first.
+    // This device listened in the first chapter up to 20 s …
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(
+        ui,
+        profile.clone(),
+        Some(done.session.clone()),
+        AudioMode::Null,
+    )
+    .unwrap();
+    live.handle(Effect::Play {
+        book: book.clone(),
+        manifest: manifest.clone(),
+        start: earmark::ui::state::StartAt::At(ch0.clone(), 19.5),
+    });
+    next_answer(
+        &rx,
+        "this device playing at 20 s",
+        |a| matches!(a, Answer::Engine(v) if v.chapter == ch0 && v.position >= 20.0),
+    );
+    live.handle(Effect::Engine(EngineCmd::Pause));
+    next_answer(
+        &rx,
+        "paused at 20 s",
+        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
+    );
+    live.shutdown();
+    let here = rt.block_on(c.progress(&book.id)).unwrap().progress.unwrap();
+    assert_eq!(here.chapter_id, ch0);
+    // … then another device, later, in the last chapter.
     rt.block_on(c.post_progress(
         &book.id,
         &ProgressWrite {
             chapter_id: ch1.clone(),
             position: 5.0,
-            client_updated_at: now_millis() - 60_000,
+            client_updated_at: now_millis(),
             finished: false,
             device_id: Some("other".into()),
             reset: false,
         },
     ))
     .unwrap();
-    let scope = earmark::sync::client_remote::scope_of(&c).unwrap();
-    let cache_path = earmark::sync::cli::sync_dir(&profile).join("progress-cache.json");
-    let mut cache = Cache::load(&cache_path);
-    cache.set_progress(
-        &scope,
-        &book.id,
-        &Spot::new(ch0.clone(), 20.0),
-        false,
-        now_millis() - 1000,
-    );
-    cache.save().unwrap();
 
     let (ui, rx) = UiSender::channel();
     let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
@@ -105,7 +120,7 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
             },
             local: Position {
                 chapter: ch0.clone(),
-                position: 20.0
+                position: here.position
             },
         }
     );
@@ -141,7 +156,7 @@ fn log_in(
         data: home.join("data"),
         cache: home.join("cache"),
     };
-    let global = GlobalArgs {
+    let global = ProfileSelector {
         server: Some(server.base_url().to_owned()),
         user: Some(server.username.clone()),
         ..Default::default()

@@ -3,7 +3,7 @@
 
 use crate::fixtures::*;
 use earmark::domain::*;
-use earmark::ui::cache;
+use earmark::runtime::cache;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
 use earmark::ui::theme::Theme;
@@ -61,12 +61,12 @@ fn bench_start_to_first_frame_100k_cached() {
         let books = cache::load_head(dir.path(), &scope, 200).unwrap();
         let t_load = t.elapsed().as_secs_f64() * 1000.0;
         let mut app = App::new(Default::default(), Default::default());
-        app.update(Event::Backend(Backend::LoggedIn(SessionInfo {
+        app.update(Event::Answer(Answer::LoggedIn(SessionInfo {
             address: scope.address.clone(),
             user: "u".into(),
             profile: None,
         })));
-        app.update(Event::Backend(Backend::LibraryHead(books)));
+        app.update(Event::Answer(Answer::LibraryHead(books)));
         let t_state = t.elapsed().as_secs_f64() * 1000.0;
         let mut term = Terminal::new(TestBackend::new(80, 24)).unwrap();
         term.draw(|f| views::render(&mut app, &Theme::default(), f))
@@ -81,7 +81,7 @@ fn bench_start_to_first_frame_100k_cached() {
     let t = Instant::now();
     let all = cache::load(dir.path(), &scope).unwrap();
     let mut app = App::new(Default::default(), Default::default());
-    app.update(Event::Backend(Backend::Library {
+    app.update(Event::Answer(Answer::Library {
         books: all,
         from_cache: true,
     }));
@@ -102,7 +102,7 @@ fn bench_start_to_first_frame_100k_cached() {
 #[ignore]
 fn bench_keystroke_to_frame_fuzzy_100k() {
     let mut app = App::new(Default::default(), Default::default());
-    app.update(Event::Backend(Backend::Library {
+    app.update(Event::Answer(Answer::Library {
         books: big_library(100_000),
         from_cache: true,
     }));

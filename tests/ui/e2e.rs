@@ -152,12 +152,21 @@ async fn login_search_play_bookmark_quit_then_the_server_holds_it() {
         tui.keys("q"); // quit
         let status = tui.wait_exit();
         assert!(status.success(), "{status:?}");
-        std::thread::sleep(Duration::from_millis(100));
-        let parser = tui.screen.lock().unwrap();
-        (
-            parser.screen().alternate_screen(),
-            parser.screen().hide_cursor(),
-        )
+        // The reader thread may still be applying the last bytes.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let screen = {
+                let parser = tui.screen.lock().unwrap();
+                (
+                    parser.screen().alternate_screen(),
+                    parser.screen().hide_cursor(),
+                )
+            };
+            if screen == (false, false) || std::time::Instant::now() > deadline {
+                break screen;
+            }
+            std::thread::yield_now();
+        }
     })
     .await
     .unwrap();
@@ -165,6 +174,38 @@ async fn login_search_play_bookmark_quit_then_the_server_holds_it() {
         screen,
         (false, false),
         "alternate screen left and cursor shown"
+    );
+    // The server holds what the listener did: the place past the skip,
+    // the bookmark with its note, and the speed.
+    let c = earmark::api::Client::new(
+        earmark::api::BaseUrl::parse(server.base_url()).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    c.login(&server.username, &server.password).await.unwrap();
+    let books = c.books(&Default::default()).await.unwrap();
+    let aesop = books
+        .iter()
+        .find(|b| b.title.contains("Aesop"))
+        .unwrap()
+        .id
+        .clone();
+    let m = c.manifest(&aesop).await.unwrap();
+    let state = c.progress(&aesop).await.unwrap();
+    let p = state.progress.expect("the place reached the server");
+    assert_eq!(p.chapter_id, m.items[0].chapter_id, "{p:?}");
+    assert!(
+        p.position >= 12.0,
+        "the skip and the pause are in it: {p:?}"
+    );
+    let s = state.settings.expect("the speed reached the server");
+    assert!((s.speed - 1.05).abs() < 1e-3, "{s:?}");
+    let marks = c.bookmarks(&aesop).await.unwrap();
+    assert!(
+        marks
+            .iter()
+            .any(|b| b.note.as_deref() == Some("the grapes are sour")),
+        "{marks:?}"
     );
 }
 

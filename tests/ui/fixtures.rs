@@ -86,12 +86,12 @@ pub fn code(k: KeyCode) -> Event {
 pub fn logged_in() -> App {
     let mut app = App::new(Keymap::default(), UiSettings::default());
     app.update(Event::Tick(1_000));
-    app.update(Event::Backend(Backend::LoggedIn(SessionInfo {
+    app.update(Event::Answer(Answer::LoggedIn(SessionInfo {
         address: "http://127.0.0.1:8686/api/v1".into(),
         user: "demo".into(),
         profile: Some("default".into()),
     })));
-    app.update(Event::Backend(Backend::Library {
+    app.update(Event::Answer(Answer::Library {
         books: library(),
         from_cache: false,
     }));
@@ -107,7 +107,7 @@ pub fn book_open() -> App {
     }
     let fx = app.update(code(KeyCode::Enter));
     assert_eq!(fx, vec![Effect::LoadBook(BookId::new("moby"))]);
-    app.update(Event::Backend(Backend::BookLoaded {
+    app.update(Event::Answer(Answer::BookLoaded {
         book: library()[0].clone(),
         manifest: Some(manifest("moby", 3, 1800.0)),
         bookmarks: vec![Bookmark {
@@ -136,7 +136,7 @@ pub fn playing() -> App {
         ),
         "{fx:?}"
     );
-    app.update(Event::Backend(Backend::Engine(EngineView {
+    app.update(Event::Answer(Answer::Engine(EngineView {
         playback_id: 1,
         book: BookId::new("moby"),
         chapter: ChapterId::new("moby-2"),

@@ -79,7 +79,7 @@ fn login_sends_the_password_once_and_forgets_it() {
         other => panic!("{other:?}"),
     }
     assert_eq!(app.login.password.expose(), "");
-    app.update(Event::Backend(Backend::LoginFailed(
+    app.update(Event::Answer(Answer::LoginFailed(
         LoginError::BadCredentials,
     )));
     assert_eq!(app.screen, Screen::Login);
@@ -101,7 +101,7 @@ fn search_is_instant_then_asks_the_server_after_a_pause() {
         [Effect::Search("emma".into())]
     );
     // Server results merge in.
-    app.update(Event::Backend(Backend::SearchResults {
+    app.update(Event::Answer(Answer::SearchResults {
         query: "emma".into(),
         books: vec![book("emma2", "Emma (abridged)", "Jane Austen", 60.0)],
     }));
@@ -127,7 +127,7 @@ fn idle_sleeps_and_playing_ticks_at_4hz() {
     app.update(Event::Tick(50_000));
     assert_eq!(app.next_wake(), Some(50_000 + PLAYING_TICK_MS));
     app.update(key(' '));
-    app.update(Event::Backend(Backend::Engine(EngineView {
+    app.update(Event::Answer(Answer::Engine(EngineView {
         playback_id: 1,
         book: BookId::new("moby"),
         chapter: ChapterId::new("moby-2"),
@@ -209,10 +209,10 @@ fn sleep_timer_fades_out_then_pauses_and_writes_progress() {
 #[test]
 fn license_block_stops_playback_keys() {
     let mut app = playing();
-    app.update(Event::Backend(Backend::LicenseRequired("expired".into())));
+    app.update(Event::Answer(Answer::LicenseRequired("expired".into())));
     assert!(app.update(key(' ')).is_empty());
     assert!(app.toasts.back().unwrap().text.contains("license"));
-    app.update(Event::Backend(Backend::License(LicenseStatus {
+    app.update(Event::Answer(Answer::License(LicenseStatus {
         state: LicenseState::Valid,
         valid: true,
         message: None,
@@ -223,7 +223,7 @@ fn license_block_stops_playback_keys() {
 #[test]
 fn another_books_engine_state_is_ignored() {
     let mut app = playing();
-    app.update(Event::Backend(Backend::Engine(EngineView {
+    app.update(Event::Answer(Answer::Engine(EngineView {
         playback_id: 9,
         book: BookId::new("emma"),
         chapter: ChapterId::new("emma-1"),
@@ -239,7 +239,7 @@ fn another_books_engine_state_is_ignored() {
 #[test]
 fn conflict_prompt_must_be_answered() {
     let mut app = playing();
-    app.update(Event::Backend(Backend::Conflict {
+    app.update(Event::Answer(Answer::Conflict {
         book: BookId::new("moby"),
         server: Position {
             chapter: ChapterId::new("moby-1"),
@@ -310,7 +310,7 @@ fn playing_position_updates_wait_for_the_tick_but_paused_seeks_draw() {
         speed: 1.25,
         volume: 0.8,
     };
-    app.update(Event::Backend(Backend::Engine(view.clone())));
+    app.update(Event::Answer(Answer::Engine(view.clone())));
     assert!(
         !app.dirty,
         "position-only while playing: drawn at the next tick"
@@ -319,10 +319,10 @@ fn playing_position_updates_wait_for_the_tick_but_paused_seeks_draw() {
     assert!(app.dirty);
     app.dirty = false;
     view.state = PlayState::Paused;
-    app.update(Event::Backend(Backend::Engine(view.clone())));
+    app.update(Event::Answer(Answer::Engine(view.clone())));
     assert!(app.dirty);
     app.dirty = false;
     view.position = 640.0;
-    app.update(Event::Backend(Backend::Engine(view)));
+    app.update(Event::Answer(Answer::Engine(view)));
     assert!(app.dirty, "a skip while paused shows at once");
 }

@@ -66,7 +66,7 @@ fn finish(app: &mut App) -> usize {
 fn searching_app(n: usize) -> (App, Vec<Book>) {
     let books = big_library(n);
     let mut app = App::new(Default::default(), Default::default());
-    app.update(Event::Backend(Backend::Library {
+    app.update(Event::Answer(Answer::Library {
         books: books.clone(),
         from_cache: true,
     }));

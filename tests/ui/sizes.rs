@@ -27,7 +27,7 @@ fn states() -> Vec<App> {
     }
     v.push(search);
     let mut conflict = playing();
-    conflict.update(Event::Backend(Backend::Conflict {
+    conflict.update(Event::Answer(Answer::Conflict {
         book: earmark::domain::BookId::new("moby"),
         server: Position {
             chapter: "moby-1".into(),
@@ -40,7 +40,7 @@ fn states() -> Vec<App> {
     }));
     v.push(conflict);
     let mut banner = playing();
-    banner.update(Event::Backend(Backend::LicenseRequired("expired".into())));
+    banner.update(Event::Answer(Answer::LicenseRequired("expired".into())));
     banner.update(code(KeyCode::Tab));
     v.push(banner);
     v
@@ -106,7 +106,7 @@ fn a_hundred_thousand_books_render_only_visible_rows() {
     let books: Vec<_> = (0..100_000)
         .map(|i| book(&format!("b{i}"), &format!("Book {i:06}"), "Someone", 3600.0))
         .collect();
-    app.update(Event::Backend(Backend::Library {
+    app.update(Event::Answer(Answer::Library {
         books,
         from_cache: true,
     }));

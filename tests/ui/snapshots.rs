@@ -18,7 +18,7 @@ fn both(name: &str, mut make: impl FnMut() -> App) {
 fn login_screen() {
     both("login", || {
         let mut app = App::new(Default::default(), Default::default());
-        app.update(Event::Backend(Backend::Profiles {
+        app.update(Event::Answer(Answer::Profiles {
             names: vec!["default".into(), "nas".into()],
             current: Some("default".into()),
             address: "nas.local:8686".into(),
@@ -52,7 +52,7 @@ fn login_errors_in_plain_words() {
     ] {
         both(name, || {
             let mut app = App::new(Default::default(), Default::default());
-            app.update(Event::Backend(Backend::LoginFailed(err.clone())));
+            app.update(Event::Answer(Answer::LoginFailed(err.clone())));
             app
         });
     }
@@ -121,7 +121,7 @@ fn overlays() {
     });
     both("conflict", || {
         let mut app = playing();
-        app.update(Event::Backend(Backend::Conflict {
+        app.update(Event::Answer(Answer::Conflict {
             book: BookId::new("moby"),
             server: Position {
                 chapter: ChapterId::new("moby-1"),
@@ -140,11 +140,11 @@ fn overlays() {
 fn license_screen_and_banner() {
     both("license", || {
         let mut app = playing();
-        app.update(Event::Backend(Backend::LicenseRequired(
+        app.update(Event::Answer(Answer::LicenseRequired(
             "The license expired.".into(),
         )));
         app.update(key('i'));
-        app.update(Event::Backend(Backend::License(LicenseStatus {
+        app.update(Event::Answer(Answer::License(LicenseStatus {
             state: LicenseState::Expired,
             valid: false,
             message: Some("expired on 2026-10-01".into()),
@@ -160,10 +160,10 @@ fn toast_and_sleep_countdown() {
         app.update(key('s'));
         app.update(key('j'));
         app.update(code(KeyCode::Enter));
-        app.update(Event::Backend(Backend::Failed(
+        app.update(Event::Answer(Answer::Failed(
             "Could not save the bookmark: the server is unreachable.".into(),
         )));
-        app.update(Event::Backend(Backend::Sync(SyncView {
+        app.update(Event::Answer(Answer::Sync(SyncView {
             offline: true,
             syncing: false,
             queued: 2,
@@ -180,7 +180,7 @@ fn cjk_title_playing() {
         app.update(code(KeyCode::Enter));
         let mut b = library()[3].clone();
         b.description = Some("地球往事三部曲之一。文化大革命期间，物理学家叶文洁……".into());
-        app.update(Event::Backend(Backend::BookLoaded {
+        app.update(Event::Answer(Answer::BookLoaded {
             book: b,
             manifest: Some(Manifest {
                 book_id: BookId::new("santi"),
@@ -197,7 +197,7 @@ fn cjk_title_playing() {
             bookmarks: vec![],
         }));
         app.update(key(' '));
-        app.update(Event::Backend(Backend::Engine(EngineView {
+        app.update(Event::Answer(Answer::Engine(EngineView {
             playback_id: 3,
             book: BookId::new("santi"),
             chapter: ChapterId::new("santi-2"),

@@ -4,9 +4,9 @@
 use super::*;
 
 impl App {
-    pub(super) fn backend(&mut self, b: Backend, fx: &mut Vec<Effect>) {
+    pub(super) fn backend(&mut self, b: Answer, fx: &mut Vec<Effect>) {
         match b {
-            Backend::Profiles {
+            Answer::Profiles {
                 names,
                 current,
                 address,
@@ -17,7 +17,7 @@ impl App {
                 self.login.address = address;
                 self.login.user = user;
             }
-            Backend::LoggedIn(session) => {
+            Answer::LoggedIn(session) => {
                 self.login.busy = false;
                 self.login.error = None;
                 self.login.password = Password::default();
@@ -27,7 +27,7 @@ impl App {
                 }
                 fx.push(Effect::LoadLibrary);
             }
-            Backend::LoginFailed(e) => {
+            Answer::LoginFailed(e) => {
                 self.login.busy = false;
                 self.login.error = Some(e.to_string());
                 self.screen = Screen::Login;
@@ -36,23 +36,23 @@ impl App {
                     _ => 0,
                 };
             }
-            Backend::Library { books, from_cache } => {
+            Answer::Library { books, from_cache } => {
                 self.library.set_books(books, from_cache);
                 self.library.scroll_into_view(self.list_height());
             }
-            Backend::LibraryHead(books) => {
+            Answer::LibraryHead(books) => {
                 if !self.library.loaded {
                     self.library.set_books(books, true);
                     self.library.partial = true;
                 }
             }
-            Backend::Categories(c) => self.library.categories = c,
-            Backend::SearchResults { query, books } => {
+            Answer::Categories(c) => self.library.categories = c,
+            Answer::SearchResults { query, books } => {
                 // A late answer for an older query still adds books; that is fine.
                 let _ = query;
                 self.library.merge(books);
             }
-            Backend::BookLoaded {
+            Answer::BookLoaded {
                 book,
                 manifest,
                 bookmarks,
@@ -71,7 +71,7 @@ impl App {
                     self.book.bookmarks = bookmarks;
                 }
             }
-            Backend::BookmarkAdded(bm) => {
+            Answer::BookmarkAdded(bm) => {
                 self.toast(
                     format!("Bookmark added at {}", fmt_time(bm.position)),
                     false,
@@ -80,7 +80,7 @@ impl App {
                     self.book.bookmarks.push(bm);
                 }
             }
-            Backend::BookmarkDeleted { book, id } => {
+            Answer::BookmarkDeleted { book, id } => {
                 if self.book.id == book {
                     self.book.bookmarks.retain(|b| b.id != id);
                     let len = self.book.bookmarks.len();
@@ -88,25 +88,25 @@ impl App {
                 }
                 self.toast("Bookmark deleted", false);
             }
-            Backend::FavoriteSet { book, favorite } => {
+            Answer::FavoriteSet { book, favorite } => {
                 self.library.update_book(&book, |b| b.favorite = favorite)
             }
-            Backend::ProgressChanged { book, progress } => self
+            Answer::ProgressChanged { book, progress } => self
                 .library
                 .update_book(&book, |b| b.progress = Some(progress)),
-            Backend::License(status) => {
+            Answer::License(status) => {
                 if status.valid {
                     self.license_block = None;
                 }
                 self.license = Some(status);
             }
-            Backend::LicenseRequired(msg) => {
+            Answer::LicenseRequired(msg) => {
                 self.license_block = Some(msg);
                 self.login.busy = false;
             }
-            Backend::Engine(view) => self.engine(view, fx),
-            Backend::Sync(s) => self.sync = s,
-            Backend::Conflict {
+            Answer::Engine(view) => self.engine(view, fx),
+            Answer::Sync(s) => self.sync = s,
+            Answer::Conflict {
                 book,
                 server,
                 local,
@@ -118,11 +118,11 @@ impl App {
                     cursor: 0,
                 })
             }
-            Backend::Failed(msg) => {
+            Answer::Failed(msg) => {
                 self.book.loading = false;
                 self.toast(msg, true)
             }
-            Backend::Notice(msg) => self.toast(msg, false),
+            Answer::Notice(msg) => self.toast(msg, false),
         }
     }
 

@@ -182,12 +182,12 @@ impl App {
                 self.dirty = true;
                 self.mouse(m, &mut fx);
             }
-            Event::Backend(b) => {
+            Event::Answer(b) => {
                 // A position-only engine update waits for the next tick, so
                 // playing draws at most 4 frames a second.
                 let position_only =
                     match (&b, self.playing.as_ref().and_then(|p| p.engine.as_ref())) {
-                        (Backend::Engine(new), Some(old)) => {
+                        (Answer::Engine(new), Some(old)) => {
                             new.state == PlayState::Playing
                                 && new.book == old.book
                                 && new.chapter == old.chapter

@@ -21,7 +21,7 @@ pub enum Event {
     Resize(u16, u16),
     /// The clock moved; sent before other events of a wake-up.
     Tick(Millis),
-    Backend(Backend),
+    Answer(Answer),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,7 +221,7 @@ pub struct Position {
 // Messages move a few times per keystroke; boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
-pub enum Backend {
+pub enum Answer {
     Profiles {
         names: Vec<String>,
         current: Option<String>,

@@ -1,7 +1,7 @@
 use super::*;
 use crate::domain::{ManifestItem, Progress};
 
-fn manifest(book: &str) -> Manifest {
+pub(super) fn manifest(book: &str) -> Manifest {
     Manifest {
         book_id: BookId::new(book),
         items: (1..=3)
@@ -19,15 +19,15 @@ fn manifest(book: &str) -> Manifest {
     }
 }
 
-fn ch(book: &str, i: u32) -> ChapterId {
+pub(super) fn ch(book: &str, i: u32) -> ChapterId {
     ChapterId::new(format!("{book}_c{i}"))
 }
 
-fn spot(book: &str, i: u32, pos: f64) -> Spot {
+pub(super) fn spot(book: &str, i: u32, pos: f64) -> Spot {
     Spot::new(ch(book, i), pos)
 }
 
-fn progress(book: &str, i: u32, pos: f64) -> Progress {
+pub(super) fn progress(book: &str, i: u32, pos: f64) -> Progress {
     Progress {
         chapter_id: ch(book, i),
         position: pos,
@@ -38,7 +38,7 @@ fn progress(book: &str, i: u32, pos: f64) -> Progress {
     }
 }
 
-fn local(book: &str, i: u32, pos: f64) -> LocalProgress {
+pub(super) fn local(book: &str, i: u32, pos: f64) -> LocalProgress {
     LocalProgress {
         spot: spot(book, i, pos),
         finished: false,
@@ -46,10 +46,15 @@ fn local(book: &str, i: u32, pos: f64) -> LocalProgress {
     }
 }
 
-const P1: PlaybackId = PlaybackId(1);
-const P2: PlaybackId = PlaybackId(2);
+pub(super) const P1: PlaybackId = PlaybackId(1);
+pub(super) const P2: PlaybackId = PlaybackId(2);
 
-fn open(r: &mut Reconciler, p: PlaybackId, book: &str, l: Option<LocalProgress>) -> Vec<Decision> {
+pub(super) fn open(
+    r: &mut Reconciler,
+    p: PlaybackId,
+    book: &str,
+    l: Option<LocalProgress>,
+) -> Vec<Decision> {
     r.handle(
         Event::BookOpened {
             playback: p,
@@ -61,7 +66,7 @@ fn open(r: &mut Reconciler, p: PlaybackId, book: &str, l: Option<LocalProgress>)
     )
 }
 
-fn reports(d: &[Decision]) -> Vec<&ProgressWrite> {
+pub(super) fn reports(d: &[Decision]) -> Vec<&ProgressWrite> {
     d.iter()
         .filter_map(|d| match d {
             Decision::Report(w) => Some(w),
@@ -70,7 +75,13 @@ fn reports(d: &[Decision]) -> Vec<&ProgressWrite> {
         .collect()
 }
 
-fn pos(r: &mut Reconciler, p: PlaybackId, s: Spot, landed: bool, now: i64) -> Vec<Decision> {
+pub(super) fn pos(
+    r: &mut Reconciler,
+    p: PlaybackId,
+    s: Spot,
+    landed: bool,
+    now: i64,
+) -> Vec<Decision> {
     r.handle(
         Event::EnginePosition {
             playback: p,
@@ -81,7 +92,7 @@ fn pos(r: &mut Reconciler, p: PlaybackId, s: Spot, landed: bool, now: i64) -> Ve
     )
 }
 
-fn act(r: &mut Reconciler, p: PlaybackId, a: Action, now: i64) -> Vec<Decision> {
+pub(super) fn act(r: &mut Reconciler, p: PlaybackId, a: Action, now: i64) -> Vec<Decision> {
     r.handle(
         Event::Action {
             playback: p,
@@ -92,7 +103,7 @@ fn act(r: &mut Reconciler, p: PlaybackId, a: Action, now: i64) -> Vec<Decision> 
 }
 
 /// Opens `book`, gets the server's answer and lands on `at`.
-fn live_at(r: &mut Reconciler, p: PlaybackId, book: &str, at: Spot) {
+pub(super) fn live_at(r: &mut Reconciler, p: PlaybackId, book: &str, at: Spot) {
     open(r, p, book, None);
     let prog = Progress {
         chapter_id: at.chapter.clone(),
@@ -116,7 +127,7 @@ fn live_at(r: &mut Reconciler, p: PlaybackId, book: &str, at: Spot) {
 }
 
 #[test]
-fn restore_reports_nothing_before_landing_and_never_the_transient_zero() {
+pub(super) fn restore_reports_nothing_before_landing_and_never_the_transient_zero() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", None);
     r.handle(
@@ -143,7 +154,7 @@ fn restore_reports_nothing_before_landing_and_never_the_transient_zero() {
 }
 
 #[test]
-fn periodic_reports_follow_the_interval_and_only_on_change() {
+pub(super) fn periodic_reports_follow_the_interval_and_only_on_change() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 2, 100.0));
     pos(&mut r, P1, spot("a", 2, 105.0), true, 5000);
@@ -161,7 +172,7 @@ fn periodic_reports_follow_the_interval_and_only_on_change() {
 }
 
 #[test]
-fn pause_stop_sleep_seek_and_chapter_change_report() {
+pub(super) fn pause_stop_sleep_seek_and_chapter_change_report() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 2, 100.0));
     pos(&mut r, P1, spot("a", 2, 101.0), true, 2000);
@@ -186,7 +197,7 @@ fn pause_stop_sleep_seek_and_chapter_change_report() {
 }
 
 #[test]
-fn timestamps_strictly_increase() {
+pub(super) fn timestamps_strictly_increase() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 2, 100.0));
     pos(&mut r, P1, spot("a", 2, 101.0), true, 2000);
@@ -197,7 +208,7 @@ fn timestamps_strictly_increase() {
 }
 
 #[test]
-fn transient_zero_while_live_is_ignored_but_explicit_seek_to_zero_writes_it() {
+pub(super) fn transient_zero_while_live_is_ignored_but_explicit_seek_to_zero_writes_it() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 1, 700.0));
     pos(&mut r, P1, spot("a", 1, 0.0), true, 2000);
@@ -219,7 +230,7 @@ fn transient_zero_while_live_is_ignored_but_explicit_seek_to_zero_writes_it() {
 }
 
 #[test]
-fn restart_and_mark_unfinished_are_resets() {
+pub(super) fn restart_and_mark_unfinished_are_resets() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 3, 700.0));
     let d = r.handle(
@@ -255,7 +266,7 @@ fn restart_and_mark_unfinished_are_resets() {
 }
 
 #[test]
-fn only_the_current_playback_reports() {
+pub(super) fn only_the_current_playback_reports() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 2, 100.0));
     live_at(&mut r, P2, "b", spot("b", 2, 50.0));
@@ -273,7 +284,7 @@ fn only_the_current_playback_reports() {
 }
 
 #[test]
-fn large_disagreement_asks_the_user() {
+pub(super) fn large_disagreement_asks_the_user() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     let d = open(&mut r, P1, "a", Some(local("a", 3, 190.0)));
     assert!(matches!(
@@ -313,7 +324,7 @@ fn large_disagreement_asks_the_user() {
 }
 
 #[test]
-fn small_disagreement_follows_the_server_and_headless_never_asks() {
+pub(super) fn small_disagreement_follows_the_server_and_headless_never_asks() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", Some(local("a", 2, 700.0)));
     let d = r.handle(
@@ -348,7 +359,7 @@ fn small_disagreement_follows_the_server_and_headless_never_asks() {
 }
 
 #[test]
-fn offline_open_restores_local_and_reconnect_flushes_then_fetches() {
+pub(super) fn offline_open_restores_local_and_reconnect_flushes_then_fetches() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", Some(local("a", 2, 300.0)));
     let d = r.handle(Event::ServerFetchFailed { playback: P1 }, 1100);
@@ -385,7 +396,7 @@ fn offline_open_restores_local_and_reconnect_flushes_then_fetches() {
 }
 
 #[test]
-fn fresh_book_offline_never_reports_the_start() {
+pub(super) fn fresh_book_offline_never_reports_the_start() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", None);
     r.handle(Event::ServerFetchFailed { playback: P1 }, 1100);
@@ -403,7 +414,7 @@ fn fresh_book_offline_never_reports_the_start() {
 
 /// Opened offline with nothing on this device, played from the start to
 /// 300 s, then the server answers (issue 5: never flush the guess first).
-fn offline_guess_then_server(
+pub(super) fn offline_guess_then_server(
     headless: bool,
     server: Option<Progress>,
 ) -> (Reconciler, Vec<Decision>) {
@@ -445,7 +456,7 @@ fn offline_guess_then_server(
 }
 
 #[test]
-fn offline_guess_far_from_the_server_asks_instead_of_overwriting() {
+pub(super) fn offline_guess_far_from_the_server_asks_instead_of_overwriting() {
     let (mut r, d) = offline_guess_then_server(false, Some(progress("a", 2, 900.0)));
     assert!(reports(&d).is_empty());
     assert!(d.contains(&Decision::Choose {
@@ -470,7 +481,7 @@ fn offline_guess_far_from_the_server_asks_instead_of_overwriting() {
 }
 
 #[test]
-fn offline_guess_headless_follows_the_server_and_never_writes_the_guess() {
+pub(super) fn offline_guess_headless_follows_the_server_and_never_writes_the_guess() {
     let (mut r, d) = offline_guess_then_server(true, Some(progress("a", 2, 900.0)));
     assert!(d.contains(&Decision::LoadAt {
         playback: P1,
@@ -484,7 +495,7 @@ fn offline_guess_headless_follows_the_server_and_never_writes_the_guess() {
 }
 
 #[test]
-fn offline_guess_close_to_the_server_or_with_no_record_is_reported() {
+pub(super) fn offline_guess_close_to_the_server_or_with_no_record_is_reported() {
     let (mut r, d) = offline_guess_then_server(false, Some(progress("a", 1, 280.0)));
     assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
     let w = act(&mut r, P1, Action::Play, 999_000);
@@ -496,7 +507,7 @@ fn offline_guess_close_to_the_server_or_with_no_record_is_reported() {
 }
 
 #[test]
-fn a_fresh_book_confirmed_empty_may_report_its_start() {
+pub(super) fn a_fresh_book_confirmed_empty_may_report_its_start() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", None);
     r.handle(
@@ -511,6 +522,3 @@ fn a_fresh_book_confirmed_empty_may_report_its_start() {
     pos(&mut r, P1, spot("a", 1, 0.6), true, 1800);
     assert_eq!(reports(&act(&mut r, P1, Action::Pause, 1900)).len(), 1);
 }
-
-#[path = "reconciler_props.rs"]
-mod props;

@@ -2,6 +2,7 @@
 //! progress with 0 unless an explicit user intent came first, no write
 //! crosses books, and only landed positions are reported.
 
+use super::tests::*;
 use super::*;
 use proptest::prelude::*;
 use std::collections::HashMap;

@@ -101,10 +101,7 @@ impl Reconciler {
         }
     }
 
-    pub fn config(&self) -> &ReconcilerConfig {
-        &self.config
-    }
-
+    #[cfg(test)]
     pub fn is_online(&self) -> bool {
         self.online
     }
@@ -115,13 +112,9 @@ impl Reconciler {
     }
 
     /// True once the engine has landed and positions are reportable.
+    #[cfg(test)]
     pub fn is_live(&self) -> bool {
         matches!(self.current.as_ref().map(|c| &c.phase), Some(Phase::Live))
-    }
-
-    /// The latest landed position of the current playback.
-    pub fn position(&self) -> Option<&Spot> {
-        self.current.as_ref().and_then(|c| c.position.as_ref())
     }
 
     pub fn handle(&mut self, event: Event, now: EpochMillis) -> Vec<Decision> {
@@ -646,5 +639,7 @@ fn distance(manifest: &Manifest, a: &Spot, b: &Spot) -> Option<f64> {
 }
 
 #[cfg(test)]
-#[path = "reconciler_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod props;

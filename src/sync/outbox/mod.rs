@@ -202,7 +202,9 @@ pub enum OutboxError {
 #[derive(Debug)]
 pub struct Outbox {
     path: PathBuf,
-    file: File,
+    /// `None`: an in-memory journal (the file could not be opened); the
+    /// same rules apply, nothing survives the process.
+    file: Option<File>,
     /// Live entries by key (coalesced).
     live: BTreeMap<(Scope, BookId, Slot), Entry>,
     next_seq: u64,
@@ -247,7 +249,7 @@ impl Outbox {
         }
         let mut me = Self {
             path: path.clone(),
-            file,
+            file: Some(file),
             live: BTreeMap::new(),
             next_seq: 1,
             records_in_file: records.len(),
@@ -265,6 +267,24 @@ impl Outbox {
             me.compact()?;
         }
         Ok(me)
+    }
+
+    /// A journal that lives in memory only: used when the file cannot be
+    /// opened, so sync keeps one set of rules (and says it is not durable).
+    pub fn in_memory() -> Self {
+        Self {
+            path: PathBuf::from("(memory)"),
+            file: None,
+            live: BTreeMap::new(),
+            next_seq: 1,
+            records_in_file: 0,
+            load: LoadReport::default(),
+        }
+    }
+
+    /// False for the in-memory journal.
+    pub fn is_durable(&self) -> bool {
+        self.file.is_some()
     }
 
     /// Reads the journal without locking or changing it (`sync pending`).
@@ -287,10 +307,6 @@ impl Outbox {
         let mut v: Vec<Entry> = live.into_values().collect();
         v.sort_by_key(|e| e.seq);
         Ok((v, load))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     pub fn load_report(&self) -> &LoadReport {
@@ -353,10 +369,6 @@ impl Outbox {
         v
     }
 
-    pub fn get(&self, seq: u64) -> Option<&Entry> {
-        self.live.values().find(|e| e.seq == seq)
-    }
-
     pub fn len(&self) -> usize {
         self.live.len()
     }
@@ -399,11 +411,11 @@ impl Outbox {
     }
 
     fn append(&mut self, r: &Record) -> Result<(), OutboxError> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
         let bytes = encode(r);
-        let res = self
-            .file
-            .write_all(&bytes)
-            .and_then(|_| self.file.sync_data());
+        let res = file.write_all(&bytes).and_then(|_| file.sync_data());
         res.map_err(|source| OutboxError::Io {
             path: self.path.clone(),
             source,
@@ -423,6 +435,9 @@ impl Outbox {
     /// rename, fsync of the directory. A crash at any point leaves either
     /// the old or the new journal.
     pub fn compact(&mut self) -> Result<(), OutboxError> {
+        if self.file.is_none() {
+            return Ok(());
+        }
         let io_err = |source| OutboxError::Io {
             path: self.path.clone(),
             source,
@@ -453,7 +468,7 @@ impl Outbox {
             .open(&self.path)
             .map_err(io_err)?;
         lock(&file).map_err(io_err)?;
-        self.file = file;
+        self.file = Some(file);
         self.records_in_file = self.live.len();
         Ok(())
     }
@@ -583,5 +598,4 @@ fn lock(file: &File) -> io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "outbox_tests.rs"]
 mod tests;

@@ -2,24 +2,24 @@
 //! favorites, bookmarks, license. Every failure becomes plain words; a 403
 //! `license_required` anywhere raises the blocking banner.
 
-use super::{Shared, session_info};
+use super::cache;
+use super::live::{Shared, session_info};
 use crate::api::error::BodyKind;
 use crate::api::{ApiError, BookQuery, Client, NewBookmark};
-use crate::config::{Profile, SessionError};
-use crate::ui::cache;
-use crate::ui::state::{Backend as Answer, Effect, LoginError};
+use crate::config::{Profile, ProfileSelector, SessionError};
+use crate::ui::state::{Answer, Effect, LoginError};
 use std::sync::Arc;
 
 /// Rows read from the cache for the first frame.
 const HEAD_ROWS: usize = 200;
 
 fn client(sh: &Shared) -> Option<Client> {
-    sh.client.read().ok().and_then(|c| c.clone())
+    sh.client()
 }
 
 fn scope(sh: &Shared) -> Option<cache::Scope> {
-    let s = sh.session.read().ok()?;
-    let s = s.as_ref()?;
+    let l = sh.login.read().ok()?;
+    let s = l.session.as_ref()?;
     Some(cache::Scope {
         address: s.server.to_string(),
         server_id: s.server_id.clone(),
@@ -45,33 +45,16 @@ pub(super) fn fail(sh: &Shared, what: &str, e: &ApiError) {
 /// playback stops and the sync worker re-checks the license, which stops
 /// all its background sync until the license is valid again.
 pub(super) fn license_required(sh: &Shared, message: String) {
-    if let Some(engine) = sh.engine.lock().ok().and_then(|e| e.clone()) {
+    if let Some(engine) = &sh.engine {
         engine.send(crate::player::Command::Pause);
     }
-    if let Some(link) = sh.sync_link() {
-        link.handle
-            .send(crate::sync::worker::Command::RecheckLicense);
-    }
+    sh.sync().recheck_license();
     sh.ui.send(Answer::LicenseRequired(message));
 }
 
 /// Network or server trouble: the change can wait in the outbox.
 pub(super) fn transient(e: &ApiError) -> bool {
     matches!(e, ApiError::Network { .. } | ApiError::Server { .. })
-}
-
-/// Queues `op` in the sync outbox (sent when the server is back).
-fn queue(sh: &Arc<Shared>, book: &crate::domain::BookId, op: crate::sync::outbox::Op) -> bool {
-    match sh.ensure_sync() {
-        Some(link) => {
-            link.handle.send(crate::sync::worker::Command::Queue {
-                book: book.clone(),
-                op,
-            });
-            true
-        }
-        None => false,
-    }
 }
 
 pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
@@ -134,14 +117,8 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             };
             match r {
                 Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
-                Err(e)
-                    if transient(&e)
-                        && queue(
-                            &sh,
-                            &book,
-                            crate::sync::outbox::Op::FavoriteSet { favorite },
-                        ) =>
-                {
+                Err(e) if transient(&e) => {
+                    sh.sync().queue_favorite(book, favorite);
                     sh.ui.send(Answer::Notice(
                         "Offline: the favorite is saved here and sent when the server is back."
                             .into(),
@@ -176,19 +153,9 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Ok(bm) => {
                     sh.ui.send(Answer::BookmarkAdded(bm));
                 }
-                Err(e)
-                    if transient(&e)
-                        && queue(
-                            &sh,
-                            &book,
-                            crate::sync::outbox::Op::BookmarkCreate {
-                                client_id,
-                                chapter_id: chapter,
-                                position_sec: position,
-                                note,
-                            },
-                        ) =>
-                {
+                Err(e) if transient(&e) => {
+                    sh.sync()
+                        .queue_bookmark(book, client_id, chapter, position, note);
                     sh.ui.send(Answer::Notice(
                         "Offline: the bookmark is kept here and sent when the server is back."
                             .into(),
@@ -210,28 +177,20 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             let Some(c) = client(&sh) else { return };
             match c.license_status().await {
                 Ok(s) => {
-                    if s.valid
-                        && let Some(link) = sh.sync_link()
-                    {
+                    if s.valid {
                         // Valid again: sync resumes now, not at its next poll.
-                        link.handle
-                            .send(crate::sync::worker::Command::RecheckLicense);
+                        sh.sync().recheck_license();
                     }
                     sh.ui.send(Answer::License(s));
                 }
                 Err(e) => fail(&sh, "Could not read the license status", &e),
             }
         }
-        Effect::Play { .. } => {} // numbered and spawned by `Live::handle`
-        Effect::SetFinished { book, finished } => {
-            super::playback::set_finished(sh, book, finished).await
-        }
-        Effect::FlushProgress => super::playback::report(&sh, false).await,
-        Effect::ResolveConflict { book, choice } => {
-            if let Some(link) = sh.sync_link() {
-                link.chose(&book, choice);
-            }
-        }
+        // Handled in `Live::handle` without a task.
+        Effect::Play { .. }
+        | Effect::SetFinished { .. }
+        | Effect::FlushProgress
+        | Effect::ResolveConflict { .. } => {}
         Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) => {}
     }
 }
@@ -261,11 +220,10 @@ async fn login(
     password: String,
     profile: Option<String>,
 ) {
-    let global = crate::cli::GlobalArgs {
+    let global = ProfileSelector {
         profile,
         server: Some(address.clone()),
         user: Some(user.clone()),
-        json: false,
     };
     let profile = match Profile::resolve_in(&global, sh.dirs.clone()) {
         Ok(p) => p,
@@ -280,25 +238,14 @@ async fn login(
     match result {
         Ok(done) => {
             let info = session_info(&done.session);
-            if let Ok(mut c) = sh.client.write() {
-                *c = Some(done.client);
+            if let Ok(mut l) = sh.login.write() {
+                l.client = Some(done.client);
+                l.session = Some(done.session);
+                l.profile = profile;
             }
-            if let Ok(mut s) = sh.session.write() {
-                *s = Some(done.session);
-            }
-            if let Ok(mut p) = sh.profile.write() {
-                *p = profile;
-            }
-            if let Ok(mut f) = sh.fresh.lock() {
-                *f = false;
-            }
-            // A new login gets its own sync worker (scope, outbox). The old
-            // one flushes and stops first: two workers must never share the
-            // profile's journal.
-            let old = sh.sync.lock().ok().and_then(|mut l| l.take());
-            if let Some(old) = old {
-                old.handle.quit(std::time::Duration::from_secs(3)).await;
-            }
+            sh.library_stale();
+            // A new login gets its own sync session (scope, outbox).
+            sh.restart_sync().await;
             sh.ui.send(Answer::LoggedIn(info));
             if let Some(w) = done.store_warning {
                 sh.ui.send(Answer::Notice(w));
@@ -321,14 +268,8 @@ async fn show_cache(sh: &Arc<Shared>) {
     let _ = tokio::task::spawn_blocking(move || {
         if let Some(head) = cache::load_head(&dir, &scope, HEAD_ROWS) {
             sh2.ui.send(Answer::LibraryHead(head));
-            if let Some(all) = cache::load(&dir, &scope)
-                && let Ok(fresh) = sh2.fresh.lock()
-                && !*fresh
-            {
-                sh2.ui.send(Answer::Library {
-                    books: all,
-                    from_cache: true,
-                });
+            if let Some(all) = cache::load(&dir, &scope) {
+                sh2.send_library(all, true);
             }
         }
     })
@@ -353,13 +294,7 @@ pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
     }
     match books {
         Ok(books) => {
-            if let Ok(mut f) = sh.fresh.lock() {
-                *f = true;
-                sh.ui.send(Answer::Library {
-                    books: books.clone(),
-                    from_cache: false,
-                });
-            }
+            sh.send_library(books.clone(), false);
             if let Some(scope) = scope(&sh) {
                 let dir = sh.dirs.cache.clone();
                 let _ = tokio::task::spawn_blocking(move || {

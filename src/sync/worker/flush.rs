@@ -3,8 +3,10 @@
 //! stops everything until the license is valid again, 404 drops the entry.
 
 use super::*;
+use crate::sync::reconciler::Spot;
+use crate::sync::session::LoginReason;
 
-impl<R: Remote> Worker<R> {
+impl Worker {
     pub(super) fn backing_off(&self) -> bool {
         self.next_attempt.is_some_and(|t| Instant::now() < t)
     }
@@ -211,12 +213,8 @@ impl<R: Remote> Worker<R> {
                 self.decide(ds);
                 self.back_off();
             }
-            Failure::Unauthorized(message) | Failure::ScopeMismatch(message) => {
-                self.link = Link::NeedsLogin {
-                    message: message.clone(),
-                };
-                self.notify(Notice::LoginRequired { message });
-            }
+            Failure::Unauthorized(message) => self.needs_login(message, LoginReason::Expired),
+            Failure::ScopeMismatch(message) => self.needs_login(message, LoginReason::ScopeChanged),
             Failure::License(message) => self.license_blocked(message),
             Failure::ScopeBug(message) | Failure::Rejected { message, .. } => {
                 tracing::error!("sync: request refused, writes kept: {message}");
@@ -236,9 +234,21 @@ impl<R: Remote> Worker<R> {
         self.next_attempt = Some(Instant::now() + self.backoff);
     }
 
+    fn needs_login(&mut self, message: String, reason: LoginReason) {
+        self.link = Link::NeedsLogin {
+            message: message.clone(),
+        };
+        self.notify(Notice::LoginRequired { message, reason });
+    }
+
+    /// 403 `license_required`: playback stops here, and all sync until
+    /// the license is valid again.
     pub(super) fn license_blocked(&mut self, message: String) {
         if !matches!(self.link, Link::LicenseBlocked { .. }) {
-            self.notify(Notice::StopPlayback {
+            if let Some(engine) = &self.engine {
+                engine.send(crate::player::Command::Pause);
+            }
+            self.notify(Notice::LicenseStopped {
                 message: message.clone(),
             });
         }

@@ -1,18 +1,25 @@
-//! The sync worker: a tokio task that feeds the reconciler, journals every
-//! write in the outbox before sending it, flushes progress through the
-//! batch endpoint, and handles each failure the way the contract asks.
-//! The UI talks to it through a [`SyncHandle`] (commands in, status out)
-//! and reads one-off [`Notice`]s; it never blocks on the network.
+//! The sync worker: one tokio task that selects over the front door's
+//! commands, the engine's published states and a clock tick, feeds the
+//! reconciler, journals every write in the outbox before sending it,
+//! flushes progress through the batch endpoint, and handles each failure
+//! the way the contract asks (`flush`). Opening books and driving the
+//! engine live in `playback`.
+
+mod flush;
+mod playback;
 
 use super::cache::Cache;
-pub use super::handle::{
-    Command, Link, Notice, QuitSummary, Shown, SyncHandle, SyncStatus, WorkerConfig,
-};
+use super::client_remote::ClientRemote;
+use super::engine_bridge::EngineBridge;
 use super::outbox::{Op, Outbox, OutboxError, QueuedProgress, Scope};
-use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, Spot};
-use super::remote::{Failure, Remote};
+use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
+use super::remote::Failure;
+use super::session::{
+    Command, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig, SyncStatus,
+};
+use crate::api::Client;
 use crate::domain::{BookId, PlaybackSettings, now_millis};
-use std::sync::Arc;
+use crate::player::PlayerState;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -21,17 +28,49 @@ use tokio::time::Instant;
 const BATCH_MAX: usize = 100;
 
 /// Starts the worker on the current tokio runtime.
-pub fn spawn<R: Remote>(
-    config: WorkerConfig,
-    remote: Arc<R>,
-) -> Result<(SyncHandle, mpsc::UnboundedReceiver<Notice>), OutboxError> {
-    let outbox = Outbox::open(&config.outbox_path)?;
-    let cache = Cache::load(&config.cache_path);
+pub(super) fn spawn(
+    config: SyncConfig,
+    client: Option<Client>,
+    engine: Option<EngineLink>,
+) -> (
+    mpsc::UnboundedSender<Command>,
+    watch::Receiver<SyncStatus>,
+    Notices,
+) {
+    let (notice_tx, notices) = mpsc::unbounded_channel();
+    let (outbox, cache) = match Outbox::open(&config.outbox_path) {
+        Ok(o) => {
+            let r = o.load_report();
+            if r.corrupt_skipped > 0 || r.torn_tail_bytes > 0 {
+                let _ = notice_tx.send(Notice::Info(format!(
+                    "The sync journal was damaged (a crash or a full disk): {} whole change(s) recovered, {} damaged record(s) skipped.",
+                    r.records, r.corrupt_skipped
+                )));
+            }
+            (o, Cache::load(&config.cache_path))
+        }
+        Err(e) => {
+            tracing::error!("sync: {e}; using an in-memory journal");
+            let why = match e {
+                OutboxError::Locked(_) => "another earmark is using this profile's journal",
+                OutboxError::Io { .. } => "its journal cannot be opened",
+            };
+            let _ = notice_tx.send(Notice::Info(format!(
+                "Progress sync keeps changes in memory only ({why}): quit the other player, or changes made now are lost when you quit."
+            )));
+            (Outbox::in_memory(), Cache::in_memory(&config.cache_path))
+        }
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     let (status_tx, status) = watch::channel(SyncStatus::default());
-    let (notice_tx, notices) = mpsc::unbounded_channel();
+    let remote = ClientRemote::new(client);
+    let states = engine.as_ref().map(EngineLink::states);
     let worker = Worker {
-        rec: Reconciler::new(config.reconciler.clone()),
+        rec: Reconciler::new(ReconcilerConfig {
+            report_interval_ms: config.report_interval.as_millis() as i64,
+            prompt_threshold_secs: config.prompt_threshold_secs,
+            headless: config.follow_server,
+        }),
         scope: remote.scope(),
         cfg: config,
         remote,
@@ -39,6 +78,13 @@ pub fn spawn<R: Remote>(
         cache,
         status_tx,
         notices: notice_tx,
+        engine,
+        bridge: EngineBridge::new(),
+        engine_now: None,
+        opened: None,
+        asked: (None, None),
+        next_playback: 0,
+        playing: None,
         link: Link::Online,
         backoff: Duration::ZERO,
         next_attempt: None,
@@ -50,25 +96,43 @@ pub fn spawn<R: Remote>(
         want_fetch: None,
         single_writes: false,
     };
-    tokio::spawn(worker.run(rx));
-    Ok((SyncHandle::new(tx, status), notices))
+    tokio::spawn(worker.run(rx, states));
+    (tx, status, notices)
 }
 
-struct Worker<R> {
-    cfg: WorkerConfig,
-    remote: Arc<R>,
+/// A book opened for playback.
+struct Opened {
+    playback: PlaybackId,
+    book: BookId,
+    manifest: crate::domain::Manifest,
+    start: super::session::StartAt,
+    loaded: bool,
+}
+
+struct Worker {
+    cfg: SyncConfig,
+    remote: ClientRemote,
     outbox: Outbox,
     cache: Cache,
     rec: Reconciler,
     scope: Option<Scope>,
     status_tx: watch::Sender<SyncStatus>,
     notices: mpsc::UnboundedSender<Notice>,
+    engine: Option<EngineLink>,
+    bridge: EngineBridge,
+    /// The latest engine state seen.
+    engine_now: Option<PlayerState>,
+    opened: Option<Opened>,
+    /// Speed and volume last asked of the engine for the opened book.
+    asked: (Option<f32>, Option<f32>),
+    next_playback: u64,
+    playing: Option<Playing>,
     link: Link,
     backoff: Duration,
     next_attempt: Option<Instant>,
     license_checked: Instant,
     last_error: Option<String>,
-    shown: Option<crate::sync::worker::Shown>,
+    shown: Option<Shown>,
     requests: u64,
     want_flush: bool,
     want_fetch: Option<(PlaybackId, BookId)>,
@@ -76,8 +140,22 @@ struct Worker<R> {
     single_writes: bool,
 }
 
-impl<R: Remote> Worker<R> {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+async fn next_state(states: &mut Option<watch::Receiver<PlayerState>>) -> Option<PlayerState> {
+    match states {
+        Some(rx) => match rx.changed().await {
+            Ok(()) => Some(rx.borrow_and_update().clone()),
+            Err(_) => None,
+        },
+        None => std::future::pending().await,
+    }
+}
+
+impl Worker {
+    async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Command>,
+        mut states: Option<watch::Receiver<PlayerState>>,
+    ) {
         let mut tick = tokio::time::interval(self.cfg.tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.drive().await;
@@ -86,11 +164,16 @@ impl<R: Remote> Worker<R> {
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(Command::Quit { timeout, reply }) => {
+                        self.latest_engine_state(&mut states);
                         let s = self.quit(timeout).await;
+                        // The journal's lock goes before the answer: a
+                        // session started right after must get the file.
+                        drop(self);
                         let _ = reply.send(s);
                         return;
                     }
                     Some(Command::Settle { reply }) => {
+                        self.latest_engine_state(&mut states);
                         self.drive().await;
                         self.publish();
                         let _ = reply.send(());
@@ -101,10 +184,25 @@ impl<R: Remote> Worker<R> {
                         return;
                     }
                 },
+                s = next_state(&mut states) => match s {
+                    Some(s) => self.engine_state(s),
+                    // The engine stopped: nothing more to follow.
+                    None => states = None,
+                },
                 _ = tick.tick() => self.on_tick().await,
             }
             self.drive().await;
             self.publish();
+        }
+    }
+
+    /// Takes in the engine's latest state before acting on a barrier.
+    fn latest_engine_state(&mut self, states: &mut Option<watch::Receiver<PlayerState>>) {
+        if let Some(rx) = states
+            && rx.has_changed().unwrap_or(false)
+        {
+            let s = rx.borrow_and_update().clone();
+            self.engine_state(s);
         }
     }
 
@@ -117,24 +215,27 @@ impl<R: Remote> Worker<R> {
 
     async fn command(&mut self, cmd: Command) {
         match cmd {
-            Command::Event(e) => self.event(e),
-            Command::Queue { book, op } => {
-                if let Op::SettingsWrite(s) = &op
-                    && let Some(scope) = &self.scope
-                {
-                    let settings = PlaybackSettings {
-                        speed: s.speed,
-                        volume: s.volume,
-                        client_updated_at: Some(s.client_updated_at),
-                    };
-                    self.cache.set_settings(scope, &book, &settings);
+            Command::Open {
+                book,
+                manifest,
+                start,
+            } => self.open(book, manifest, start),
+            Command::Chose { book, side } => {
+                if let Some(o) = self.opened.as_ref().filter(|o| o.book == book) {
+                    let playback = o.playback;
+                    self.event(Event::Chose { playback, side });
                 }
+            }
+            Command::MarkFinished { book, finished } => self.mark_finished(book, finished).await,
+            Command::Settings { speed, volume } => self.settings(speed, volume),
+            Command::Queue { book, op } => {
                 if let (Op::SettingsDelete, Some(scope)) = (&op, &self.scope) {
                     self.cache.clear_settings(scope, &book);
                 }
                 self.queue(book, op);
             }
-            Command::SessionChanged => {
+            Command::SessionChanged(client) => {
+                self.remote = ClientRemote::new(client);
                 self.scope = self.remote.scope();
                 if matches!(self.link, Link::NeedsLogin { .. }) {
                     self.link = Link::Online;
@@ -243,9 +344,7 @@ impl<R: Remote> Worker<R> {
                         source,
                     })
                 }
-                Decision::LoadAt { playback, spot } => {
-                    self.notify(Notice::LoadAt { playback, spot });
-                }
+                Decision::LoadAt { playback, spot } => self.load_at(playback, spot),
                 Decision::Choose {
                     book,
                     server,
@@ -351,7 +450,7 @@ impl<R: Remote> Worker<R> {
                 self.reachable();
                 if let Some(scope) = self.scope.clone() {
                     if let Some(p) = &sb.progress {
-                        let spot = Spot::new(p.chapter_id.clone(), p.position);
+                        let spot = super::reconciler::Spot::new(p.chapter_id.clone(), p.position);
                         let at = p.client_updated_at.unwrap_or(now);
                         self.cache
                             .set_progress(&scope, &book, &spot, p.finished, at);
@@ -382,7 +481,7 @@ impl<R: Remote> Worker<R> {
         if let Some(scope) = &self.scope
             && let Some(settings) = self.cache.settings(scope, &book)
         {
-            self.notify(Notice::ApplySettings { book, settings });
+            self.apply_settings(&book, settings);
         }
     }
 
@@ -428,6 +527,8 @@ impl<R: Remote> Worker<R> {
             held,
             last_error: self.last_error.clone(),
             shown: self.shown.clone(),
+            playing: self.playing.clone(),
+            durable: self.outbox.is_durable(),
             requests: self.requests,
         };
         self.status_tx.send_if_modified(|s| {
@@ -439,7 +540,19 @@ impl<R: Remote> Worker<R> {
             }
         });
     }
-}
 
-#[path = "worker_flush.rs"]
-mod flush;
+    fn apply_settings(&mut self, book: &BookId, settings: PlaybackSettings) {
+        let ours = self.opened.as_ref().is_some_and(|o| &o.book == book);
+        if ours {
+            self.asked = (Some(settings.speed), settings.volume.or(self.asked.1));
+        }
+        if let (true, Some(engine)) = (ours, &self.engine) {
+            engine.send(crate::player::Command::SetSpeed(
+                crate::player::clamp_speed(settings.speed),
+            ));
+            if let Some(v) = settings.volume {
+                engine.send(crate::player::Command::SetVolume(v.clamp(0.0, 1.0)));
+            }
+        }
+    }
+}

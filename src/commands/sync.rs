@@ -1,0 +1,170 @@
+//! `earmark sync pending | push | discard`: look at and act on the sync
+//! outbox, in particular on changes held because they belong to another
+//! server instance or account.
+
+use super::Invocation;
+use crate::config::{Profile, Session};
+use crate::domain::now_millis;
+use crate::sync::{Journal, Link, SyncConfig, SyncSession};
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    #[command(subcommand)]
+    pub command: SyncCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SyncCommand {
+    /// List the changes waiting to be sent, and those held back because
+    /// they belong to another server instance or account.
+    Pending,
+    /// Send everything queued; held changes are sent to the server and
+    /// account you are logged in to now.
+    Push,
+    /// Drop held changes (with --all: every queued change).
+    Discard {
+        /// Drop every queued change, not only the held ones.
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+pub fn run(global: &Invocation, args: SyncArgs) -> ExitCode {
+    let profile = match Profile::resolve(&global.select) {
+        Ok(p) => p,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let session = Session::load(&profile);
+    let client = session.as_ref().ok().and_then(|s| s.client(&profile).ok());
+    let dir = profile.sync_dir();
+    match args.command {
+        SyncCommand::Pending => match Journal::read(&dir, client.as_ref()) {
+            Ok(j) => pending(global.json, &j),
+            Err(e) => fail(&e),
+        },
+        SyncCommand::Push => match (session, client) {
+            (Ok(_), Some(c)) => push(&dir, c),
+            (Err(e), _) => fail(&e.to_string()),
+            (Ok(_), None) => fail("the stored session cannot be used; log in again"),
+        },
+        SyncCommand::Discard { all } => match Journal::discard(&dir, client.as_ref(), all) {
+            Ok(n) => {
+                println!("Dropped {n} change(s).");
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e),
+        },
+    }
+}
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("earmark: {msg}");
+    ExitCode::from(1)
+}
+
+fn pending(json: bool, j: &Journal) -> ExitCode {
+    if json {
+        let doc = serde_json::json!({
+            "scope": j.scope,
+            "queued": j.queued,
+            "held": j.held,
+            "corruptSkipped": j.corrupt_skipped,
+        });
+        println!("{doc}");
+        return ExitCode::SUCCESS;
+    }
+    let now = now_millis();
+    match &j.scope {
+        Some(s) => println!("Queued for {s}: {}", j.queued.len()),
+        None => println!("Not logged in: every queued change is listed as held."),
+    }
+    for e in &j.queued {
+        println!(
+            "  {}  {}  ({})",
+            e.book,
+            e.describe(),
+            ago(now, e.queued_at)
+        );
+    }
+    if !j.held.is_empty() {
+        println!(
+            "Held (another server instance or account): {}",
+            j.held.len()
+        );
+        for e in &j.held {
+            println!(
+                "  {}  {}  ({}; for {})",
+                e.book,
+                e.describe(),
+                ago(now, e.queued_at),
+                e.scope
+            );
+        }
+        println!(
+            "Send them to the current login with `earmark sync push`, or drop them with `earmark sync discard`."
+        );
+    }
+    if j.corrupt_skipped > 0 {
+        println!(
+            "Warning: {} damaged record(s) in the journal were skipped.",
+            j.corrupt_skipped
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn ago(now: i64, then: i64) -> String {
+    let s = ((now - then) / 1000).max(0);
+    match s {
+        0..60 => format!("{s} s ago"),
+        60..3600 => format!("{} min ago", s / 60),
+        3600..86_400 => format!("{} h ago", s / 3600),
+        _ => format!("{} days ago", s / 86_400),
+    }
+}
+
+fn push(dir: &std::path::Path, client: crate::api::Client) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&e.to_string()),
+    };
+    rt.block_on(async move {
+        let (sync, _notices) = SyncSession::start(SyncConfig::new(dir), Some(client), None);
+        sync.settle().await;
+        if !sync.status().durable {
+            sync.quit(Duration::ZERO).await;
+            return fail(
+                "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first",
+            );
+        }
+        let moved = sync.push_held().await;
+        let summary = sync.quit(Duration::from_secs(20)).await;
+        let status = sync.status();
+        if moved > 0 {
+            println!("Moved {moved} held change(s) to the current login.");
+        }
+        match status.link {
+            Link::NeedsLogin { message } => return fail(&message),
+            Link::LicenseBlocked { message } => return fail(&message),
+            _ => {}
+        }
+        if summary.left == 0 {
+            println!("Everything is sent.");
+            ExitCode::SUCCESS
+        } else {
+            let why = status
+                .last_error
+                .unwrap_or_else(|| "the server did not answer in time".into());
+            fail(&format!(
+                "{} change(s) are still queued: {why}",
+                summary.left
+            ))
+        }
+    })
+}

@@ -1,0 +1,98 @@
+//! `earmark demo`: the demo server (`server::demo`) on a loopback port and
+//! the player (`runtime`) logged in to it, or with `--server-only` just the
+//! server. It sits on top so that neither `server` nor `ui` knows the other.
+
+use crate::config::{Dirs, Profile, ProfileSelector};
+use crate::player::AudioMode;
+use crate::server;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Library to serve instead of the bundled demo library.
+    #[arg(long)]
+    pub library: Option<PathBuf>,
+    /// Only run the server and print its address (no player).
+    #[arg(long)]
+    pub server_only: bool,
+    /// Audio output of the player: the default device, none (paced in real time), or auto.
+    #[arg(long, value_enum, default_value_t = AudioMode::Auto, env = "EARMARK_AUDIO")]
+    pub audio: AudioMode,
+}
+
+pub fn run(args: DemoArgs) -> ExitCode {
+    if !args.server_only {
+        // The player: signals are blocked before any thread starts, and the
+        // server's log must not reach the terminal.
+        crate::ui::terminal::block_signals();
+        return player(args.library, args.audio);
+    }
+    server::cli::init_logging();
+    let result = tokio::runtime::Runtime::new()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| {
+            rt.block_on(async {
+                let stop = server::cli::shutdown_signal()?;
+                let demo = server::demo::start(args.library).await?;
+                server::cli::say(&format!(
+                    "earmark demo server\n  address:  {}\n  user:     {}\n  password: {}\nPress Ctrl-C to stop.",
+                    demo.base_url(),
+                    demo.username,
+                    demo.password
+                ));
+                stop.await;
+                demo.shutdown().await;
+                anyhow::Ok(())
+            })
+        });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("earmark demo: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `earmark demo`: the demo server on a loopback port, a throw-away
+/// profile in its data dir (nothing of the user's config is touched), a
+/// login as the demo user, then the player.
+fn player(library: Option<PathBuf>, audio: AudioMode) -> ExitCode {
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("earmark demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let prepared = rt.block_on(async {
+        let demo = server::demo::start(library).await?;
+        let root = demo.data_dir.path().join("client");
+        let dirs = Dirs {
+            config: root.join("config"),
+            data: root.join("data"),
+            cache: root.join("cache"),
+        };
+        let global = ProfileSelector {
+            profile: Some("demo".into()),
+            server: Some(demo.base_url()),
+            user: Some(demo.username.clone()),
+        };
+        let profile = Profile::resolve_in(&global, dirs)?;
+        let done = crate::config::login(&profile, None, &demo.password).await?;
+        anyhow::Ok((demo, profile, done.session))
+    });
+    let (demo, profile, session) = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("earmark demo: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = crate::ui::UiConfig::default();
+    let code = crate::runtime::run(config, profile, Some(session), audio);
+    rt.block_on(demo.shutdown());
+    code
+}

@@ -1,0 +1,152 @@
+//! `earmark` with no subcommand: open the player for the profile's stored
+//! session, or on the login screen. The config's `[keys]`, `[theme]` and
+//! `[player]` tables are checked first; a bad keymap stops here with the
+//! reason, before the terminal is touched. `earmark demo` (`crate::demo`)
+//! comes in through [`run`] with its own server and throw-away profile.
+//!
+//! Every thread of the player starts from [`run_terminal`]:
+//! - the UI thread (the caller): the event loop, drawing, the reducer;
+//! - `earmark-input`: reads terminal events; `earmark-signals`: SIGINT,
+//!   SIGTERM, SIGHUP, SIGWINCH (both in `ui::terminal`);
+//! - `earmark-backend` (2, tokio): API calls, the sync session's worker,
+//!   the engine-state and notice forwarders (`Live::start`);
+//! - `earmark-engine` and the audio threads (`player::Engine::spawn`).
+
+use super::live::{Live, session_info};
+use crate::config::{Dirs, Profile, ProfileSelector, Session};
+use crate::player::AudioMode;
+use crate::ui::event_loop::{self, Backends, ExitReason, LoopStats, UiSender};
+use crate::ui::state::{App, Screen};
+use crate::ui::{UiConfig, terminal, theme::Theme};
+use std::process::ExitCode;
+
+pub fn open(global: &ProfileSelector, audio: AudioMode) -> ExitCode {
+    let profile = match Profile::resolve(global) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("earmark: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match std::fs::read_to_string(profile.dirs.config_file()) {
+        Ok(text) => UiConfig::from_toml(&text, Theme::no_color_env()),
+        Err(_) => Ok(UiConfig::default()),
+    };
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("earmark: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let session = Session::load(&profile).ok();
+    run(config, profile, session, audio)
+}
+
+/// Runs the player with `profile`, logged in when `session` is given.
+pub fn run(
+    config: UiConfig,
+    profile: Profile,
+    session: Option<Session>,
+    audio: AudioMode,
+) -> ExitCode {
+    let info = session.as_ref().map(session_info);
+    let address = profile
+        .server
+        .as_ref()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let user = profile.user.clone().unwrap_or_default();
+    let result = run_terminal(
+        config,
+        |app| {
+            app.login.address = address;
+            app.login.user = user;
+            if !app.login.address.is_empty() && !app.login.user.is_empty() {
+                app.login.focus = 2;
+            }
+            if let Some(info) = info {
+                app.session = Some(info);
+                app.screen = Screen::Library;
+            }
+        },
+        |ui| match Live::start(ui, profile, session, audio) {
+            Ok(live) => Box::new(live),
+            Err(e) => {
+                eprintln!("earmark: {e}");
+                std::process::exit(1);
+            }
+        },
+    );
+    match result {
+        Ok(ExitReason::Quit) | Ok(ExitReason::Signal(_)) => ExitCode::SUCCESS,
+        Ok(ExitReason::TerminalGone(why)) => {
+            tracing::info!("the terminal went away: {why}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("earmark: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Runs the player in this terminal until the user quits, a signal arrives
+/// or the terminal goes away. `start` gets the channel for backend answers
+/// and returns the backends; it runs after signals are blocked, so threads
+/// it spawns leave signals to the UI. The terminal is restored on every
+/// path, panics included.
+pub fn run_terminal(
+    config: UiConfig,
+    initial: impl FnOnce(&mut App),
+    start: impl FnOnce(UiSender) -> Box<dyn Backends>,
+) -> Result<ExitReason, String> {
+    terminal::block_signals();
+    let (ui, rx) = UiSender::channel();
+    let mut backends = start(ui.clone());
+    let mut app = App::new(config.keymap, config.settings);
+    initial(&mut app);
+    // Audio is open by now: from here on nothing may print on the TUI, so
+    // stderr (ALSA, cpal, C libraries, panic messages) and tracing go to the
+    // log file; the terminal's stderr is back once the guard drops.
+    let _stderr = open_log();
+    terminal::install_panic_hook();
+    terminal::spawn_signal_thread(ui.0.clone());
+    terminal::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+    let result = (|| {
+        terminal::spawn_input_thread(ui.0.clone())
+            .map_err(|e| format!("cannot read the terminal: {e}"))?;
+        let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
+        let mut term = ratatui::Terminal::new(backend).map_err(|e| format!("terminal: {e}"))?;
+        let mut stats = LoopStats::default();
+        event_loop::run(
+            &mut term,
+            &mut app,
+            &config.theme,
+            &rx,
+            backends.as_mut(),
+            &mut stats,
+        )
+    })();
+    backends.shutdown();
+    terminal::leave();
+    result
+}
+
+/// The player's log: `$XDG_DATA_HOME/earmark/earmark.log`. Best effort: a
+/// player that cannot log still plays.
+fn open_log() -> Option<crate::player::output::StderrRedirect> {
+    let dir = Dirs::discover().ok()?.data;
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join("earmark.log");
+    let redirect = crate::player::output::redirect_stderr_to(&path).ok()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("EARMARK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,earmark=info"));
+    // Writes to fd 2, which now is the log file.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .try_init();
+    Some(redirect)
+}

@@ -1,0 +1,306 @@
+//! [`Live`]: the player's backends. A tokio runtime on its own threads
+//! (`earmark-backend`) owns the API client and the sync session; the audio
+//! engine runs on its own threads. The UI thread only calls
+//! [`Backends::handle`], which sends on a channel or spawns a task and
+//! returns at once; answers come back through the [`UiSender`].
+
+use super::{api, notices, playback};
+use crate::api::Client;
+use crate::config::{Config, Dirs, Profile, ProfileSelector, Session};
+use crate::player::{AudioMode, Command, Engine, EngineConfig, EngineHandle};
+use crate::sync::{Choice, EngineLink, SyncConfig, SyncSession};
+use crate::ui::event_loop::{Backends, UiSender};
+use crate::ui::state::{Answer, ConflictChoice, Effect, EngineCmd, SessionInfo, StartAt};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+/// The login: profile, session and client change together.
+pub(crate) struct Login {
+    pub profile: Profile,
+    pub session: Option<Session>,
+    pub client: Option<Client>,
+}
+
+/// What the tasks share. Coarse on purpose: one lock for the login, one
+/// for the sync session (replaced on a new login); the engine handle and
+/// the UI sender need none.
+pub(crate) struct Shared {
+    pub ui: UiSender,
+    pub dirs: Dirs,
+    /// Shared with the engine's stream resolver.
+    pub login: Arc<RwLock<Login>>,
+    pub engine: Option<EngineHandle>,
+    engine_link: Option<EngineLink>,
+    sync: RwLock<SyncSession>,
+    /// Set once the server's library arrived, so a slower cache read does
+    /// not replace it (checked and sent under the lock).
+    pub fresh: Mutex<bool>,
+}
+
+impl Shared {
+    pub(crate) fn client(&self) -> Option<Client> {
+        self.login.read().ok().and_then(|l| l.client.clone())
+    }
+
+    pub(crate) fn sync(&self) -> SyncSession {
+        self.sync.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// A new login: the old session flushes and stops first (two sessions
+    /// must never share a profile's journal), then the new one starts with
+    /// the tasks that show its notices and status.
+    pub(crate) async fn restart_sync(self: &Arc<Self>) {
+        let old = self.sync();
+        old.quit(Duration::from_secs(3)).await;
+        let (dir, client) = {
+            let l = self.login.read().unwrap_or_else(|e| e.into_inner());
+            (l.profile.sync_dir(), l.client.clone())
+        };
+        let (new, rx) = SyncSession::start(SyncConfig::new(dir), client, self.engine_link.clone());
+        tokio::spawn(notices::forward(self.clone(), rx));
+        tokio::spawn(notices::status(self.clone(), new.watch()));
+        *self.sync.write().unwrap_or_else(|e| e.into_inner()) = new;
+    }
+
+    /// Sends the library unless the cache would replace the server's.
+    pub(crate) fn send_library(&self, books: Vec<crate::domain::Book>, from_cache: bool) {
+        let mut fresh = self.fresh.lock().unwrap_or_else(|e| e.into_inner());
+        if from_cache && *fresh {
+            return;
+        }
+        *fresh |= !from_cache;
+        self.ui.send(Answer::Library { books, from_cache });
+    }
+
+    /// A new login: its library is not here yet.
+    pub(crate) fn library_stale(&self) {
+        *self.fresh.lock().unwrap_or_else(|e| e.into_inner()) = false;
+    }
+}
+
+pub struct Live {
+    rt: Option<tokio::runtime::Runtime>,
+    shared: Arc<Shared>,
+}
+
+impl Live {
+    /// Starts the runtime, the engine and sync. With a stored session for
+    /// `profile`, the library (cache first, then the server) starts loading
+    /// at once.
+    pub fn start(
+        ui: UiSender,
+        profile: Profile,
+        session: Option<Session>,
+        audio: AudioMode,
+    ) -> Result<Live, String> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("earmark-backend")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the backend runtime: {e}"))?;
+        let client = match &session {
+            Some(s) => Some(s.client(&profile).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let login = Arc::new(RwLock::new(Login {
+            profile,
+            session,
+            client,
+        }));
+        let engine = start_engine(&ui, login.clone(), audio);
+        let engine_link = engine.as_ref().map(EngineLink::from);
+        let (dir, client) = {
+            let l = login.read().unwrap_or_else(|e| e.into_inner());
+            (l.profile.sync_dir(), l.client.clone())
+        };
+        let logged_in = client.is_some();
+        let (sync, notices_rx) = {
+            let _guard = rt.enter();
+            SyncSession::start(SyncConfig::new(dir), client, engine_link.clone())
+        };
+        let dirs = login
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .profile
+            .dirs
+            .clone();
+        let shared = Arc::new(Shared {
+            ui,
+            dirs,
+            login,
+            engine: engine.clone(),
+            engine_link,
+            sync: RwLock::new(sync.clone()),
+            fresh: Mutex::new(false),
+        });
+        rt.spawn(notices::forward(shared.clone(), notices_rx));
+        rt.spawn(notices::status(shared.clone(), sync.watch()));
+        if let Some(engine) = engine {
+            rt.spawn(playback::forward(shared.clone(), engine));
+        }
+        let live = Live {
+            rt: Some(rt),
+            shared,
+        };
+        live.send_profiles();
+        if logged_in {
+            live.spawn(api::library(live.shared.clone(), true));
+        }
+        Ok(live)
+    }
+
+    fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
+        if let Some(rt) = &self.rt {
+            rt.spawn(fut);
+        }
+    }
+
+    fn send_profiles(&self) {
+        let p = self.shared.login.read().map(|l| l.profile.clone());
+        let Ok(p) = p else { return };
+        self.shared.ui.send(profiles_answer(&self.shared.dirs, &p));
+    }
+}
+
+pub(crate) fn profiles_answer(dirs: &Dirs, p: &Profile) -> Answer {
+    let mut names: Vec<String> = Config::load(&dirs.config_file())
+        .map(|c| c.profiles.into_keys().collect())
+        .unwrap_or_default();
+    if !names.contains(&p.name) {
+        names.push(p.name.clone());
+    }
+    names.sort();
+    Answer::Profiles {
+        names,
+        current: Some(p.name.clone()),
+        address: p.server.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+        user: p.user.clone().unwrap_or_default(),
+    }
+}
+
+/// The session as the header shows it.
+pub fn session_info(s: &Session) -> SessionInfo {
+    SessionInfo {
+        address: s.server.to_string(),
+        user: s.user.clone(),
+        profile: Some(s.profile.clone()),
+    }
+}
+
+impl Backends for Live {
+    fn handle(&mut self, effect: Effect) {
+        let sh = self.shared.clone();
+        match effect {
+            Effect::Quit => {}
+            // Speed and volume are remembered per book: through sync, which
+            // applies them to the engine in order with what it loads. The
+            // sleep timer's fade is not a setting.
+            Effect::Engine(EngineCmd::SetSpeed(s)) => sh.sync().settings_changed(Some(s), None),
+            Effect::Engine(EngineCmd::SetVolume(v)) => sh.sync().settings_changed(None, Some(v)),
+            Effect::Engine(cmd) => {
+                if let Some(engine) = &sh.engine {
+                    engine.send(playback::to_command(cmd));
+                }
+            }
+            Effect::Play {
+                book,
+                manifest,
+                start,
+            } => {
+                let start = match start {
+                    StartAt::Resume => crate::sync::StartAt::Resume,
+                    StartAt::Restart => crate::sync::StartAt::Restart,
+                    StartAt::At(c, p) => crate::sync::StartAt::At(c, p),
+                };
+                sh.sync().open(book.id, manifest, start);
+            }
+            Effect::SetFinished { book, finished } => sh.sync().mark_finished(book, finished),
+            Effect::FlushProgress => sh.sync().flush(),
+            Effect::ResolveConflict { book, choice } => {
+                let choice = match choice {
+                    ConflictChoice::Server => Choice::Server,
+                    ConflictChoice::Local => Choice::Local,
+                };
+                sh.sync().chose(book, choice);
+            }
+            Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
+            other => self.spawn(api::run(sh, other)),
+        }
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            // The last place is written before the engine stops.
+            let sync = self.shared.sync();
+            let _ = rt.block_on(sync.quit(Duration::from_secs(3)));
+            if let Some(e) = &self.shared.engine {
+                e.send(Command::Shutdown);
+            }
+            rt.shutdown_timeout(Duration::from_secs(2));
+        }
+    }
+}
+
+/// Reading config.toml is file I/O: on the runtime's blocking pool, never
+/// on the UI thread.
+async fn switch_profile(sh: Arc<Shared>, name: String) {
+    let dirs = sh.dirs.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        Profile::resolve_in(&ProfileSelector::named(name), dirs.clone())
+            .map(|p| (profiles_answer(&dirs, &p), p))
+    })
+    .await;
+    match done {
+        Ok(Ok((answer, p))) => {
+            sh.ui.send(answer);
+            if let Ok(mut l) = sh.login.write() {
+                l.profile = p;
+            }
+        }
+        Ok(Err(e)) => {
+            sh.ui.send(Answer::Failed(e.to_string()));
+        }
+        Err(e) => {
+            sh.ui
+                .send(Answer::Failed(format!("Cannot switch profile: {e}")));
+        }
+    }
+}
+
+fn start_engine(
+    ui: &UiSender,
+    login: Arc<RwLock<Login>>,
+    audio: AudioMode,
+) -> Option<EngineHandle> {
+    // The engine reads the current client for every stream, so a new
+    // login applies to the next chapter without a restart.
+    let resolve: crate::player::StreamResolver = Arc::new(move |item| {
+        let client = login.read().ok().and_then(|l| l.client.clone());
+        match client {
+            Some(c) => {
+                let r = c.stream_request(item);
+                crate::player::StreamRequest {
+                    url: r.url.to_string(),
+                    headers: r.headers,
+                }
+            }
+            None => crate::player::StreamRequest {
+                url: item.url.clone().unwrap_or_default(),
+                headers: Vec::new(),
+            },
+        }
+    });
+    match Engine::spawn(EngineConfig::new(audio, resolve)) {
+        Ok(engine) => {
+            if let Some(n) = engine.notice() {
+                ui.send(Answer::Notice(n.to_owned()));
+            }
+            Some(engine)
+        }
+        Err(e) => {
+            ui.send(Answer::Failed(format!("No audio: {e}")));
+            None
+        }
+    }
+}

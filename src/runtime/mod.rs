@@ -1,0 +1,23 @@
+//! The player's runtime: wires the pure terminal UI (`crate::ui`) to the
+//! contract client, the config and session, the audio engine and sync's
+//! front door. The UI thread never waits here: [`Live`] answers effects
+//! through channels.
+//!
+//! - `launch`: `earmark` (and `earmark demo`, from `crate::demo`) open the
+//!   player; every thread is started from there (see its header and
+//!   docs/ui.md).
+//! - `live`: the backends and the little state they share.
+//! - `api`: effects that are plain API calls (login, library, book, …).
+//! - `playback`: engine commands and the engine's state for the UI.
+//! - `notices`: sync's notices and status in the player's words.
+//! - `cache`: the library cache shown before the server answers.
+
+mod api;
+pub mod cache;
+mod launch;
+mod live;
+mod notices;
+mod playback;
+
+pub use launch::{open, run, run_terminal};
+pub use live::{Live, session_info};

@@ -1,0 +1,434 @@
+//! The front door of sync: [`SyncSession`]. The terminal player and
+//! `earmark play` hand it the API client and the audio engine; it
+//! subscribes to the engine itself, decides where a book opens (restore,
+//! conflict prompt), loads the engine there, reports through the durable
+//! outbox, and tells whoever draws what happened through one stream of
+//! [`Notice`]s and a published [`SyncStatus`]. Sending never blocks.
+
+use super::outbox::{Op, QueuedSettings};
+use super::reconciler::Side;
+use crate::api::Client;
+use crate::domain::{BookId, ChapterId, Manifest, Progress};
+use crate::player::{Command as EngineCommand, EngineHandle, PlaybackId as EngineId, PlayerState};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+
+pub use super::reconciler::{Side as Choice, Source, Spot};
+
+/// Tunables; [`SyncConfig::new`] has the defaults.
+#[derive(Debug, Clone)]
+pub struct SyncConfig {
+    pub outbox_path: PathBuf,
+    pub cache_path: PathBuf,
+    /// Report at most this often while playing.
+    pub report_interval: Duration,
+    /// Server and device further apart than this prompt the user.
+    pub prompt_threshold_secs: f64,
+    /// Follow the server instead of prompting (`earmark play`).
+    pub follow_server: bool,
+    /// How often the worker wakes up (periodic reports, retries).
+    pub tick: Duration,
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+    /// How often the license is re-checked while it blocks sync.
+    pub license_poll: Duration,
+}
+
+impl SyncConfig {
+    /// Defaults, with the outbox and cache in `data_dir` (see
+    /// `config::Profile::sync_dir`).
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let dir = data_dir.into();
+        Self {
+            outbox_path: dir.join("outbox.journal"),
+            cache_path: dir.join("progress-cache.json"),
+            report_interval: Duration::from_secs(10),
+            prompt_threshold_secs: 60.0,
+            follow_server: false,
+            tick: Duration::from_millis(500),
+            backoff_min: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(60),
+            license_poll: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The audio engine as sync sees it: its published states and its
+/// commands. Clones share one count of the loads sent, which is how the
+/// engine numbers its playbacks, so a state is attributed exactly.
+#[derive(Clone)]
+pub struct EngineLink {
+    states: watch::Receiver<PlayerState>,
+    send: Arc<dyn Fn(EngineCommand) + Send + Sync>,
+    loads: Arc<AtomicU64>,
+}
+
+impl EngineLink {
+    /// `states` is the engine's published state; `send` queues a command.
+    /// Every `Load` the engine gets must go through this link.
+    pub fn new(
+        states: watch::Receiver<PlayerState>,
+        send: impl Fn(EngineCommand) + Send + Sync + 'static,
+    ) -> Self {
+        let loads = states.borrow().playback_id.0;
+        Self {
+            states,
+            send: Arc::new(send),
+            loads: Arc::new(AtomicU64::new(loads)),
+        }
+    }
+
+    pub(super) fn send(&self, cmd: EngineCommand) {
+        (self.send)(cmd)
+    }
+
+    /// Sends `Load` and returns the engine playback id it creates;
+    /// `before` runs with that id first.
+    pub(super) fn load(
+        &self,
+        manifest: Manifest,
+        start: (ChapterId, f64),
+        before: impl FnOnce(EngineId),
+    ) -> EngineId {
+        let id = EngineId(self.loads.fetch_add(1, Ordering::SeqCst) + 1);
+        before(id);
+        self.send(EngineCommand::Load {
+            manifest,
+            start,
+            autoplay: true,
+        });
+        id
+    }
+
+    pub(super) fn states(&self) -> watch::Receiver<PlayerState> {
+        self.states.clone()
+    }
+}
+
+impl From<&EngineHandle> for EngineLink {
+    fn from(e: &EngineHandle) -> Self {
+        let engine = e.clone();
+        EngineLink::new(e.subscribe(), move |c| {
+            engine.send(c);
+        })
+    }
+}
+
+/// Where an opened book starts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartAt {
+    /// The server's place (else this device's, else the start).
+    Resume,
+    /// The start of the book: an explicit intent, sent with `reset`.
+    Restart,
+    /// A place the user picked: an explicit seek, which may move the
+    /// saved place backwards.
+    At(ChapterId, f64),
+}
+
+/// The worker's connection to the server.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Link {
+    #[default]
+    Online,
+    /// Unreachable or failing: writes are queued and retried.
+    Offline,
+    /// 401 or 409: sync paused until the user logs in again.
+    NeedsLogin { message: String },
+    /// 403 `license_required`: playback and all sync stopped.
+    LicenseBlocked { message: String },
+}
+
+/// Progress to show for a book, and whether the server confirmed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub book: BookId,
+    pub spot: Spot,
+    pub finished: bool,
+    pub source: Source,
+}
+
+/// The book the engine plays for sync, and the engine's id for that load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Playing {
+    pub book: BookId,
+    pub engine: EngineId,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SyncStatus {
+    pub link: Link,
+    /// Entries waiting to be sent to the current scope.
+    pub queued: usize,
+    /// Entries of another server instance or account, held for the user.
+    pub held: usize,
+    pub last_error: Option<String>,
+    pub shown: Option<Shown>,
+    pub playing: Option<Playing>,
+    /// False when the journal lives in memory (the file could not be opened).
+    pub durable: bool,
+    /// Requests made to the server (diagnostics).
+    pub requests: u64,
+}
+
+/// Why a login is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginReason {
+    /// 401: the session is not valid any more.
+    Expired,
+    /// 409: the server instance or the account changed.
+    ScopeChanged,
+}
+
+/// One-off messages for whoever draws (the player, `earmark play`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// Ask the user which place to keep; answer with [`SyncSession::chose`].
+    Choose {
+        book: BookId,
+        server: Spot,
+        local: Spot,
+    },
+    /// The license is not valid: playback was paused and sync stopped.
+    LicenseStopped { message: String },
+    /// The license is valid again; sync resumed.
+    LicenseRestored,
+    /// Log in again, then call [`SyncSession::session_changed`].
+    LoginRequired {
+        message: String,
+        reason: LoginReason,
+    },
+    /// A queued write was dropped (its book or chapter is gone).
+    Dropped { book: BookId, message: String },
+    /// The server's (or, offline, this device's) progress of a book changed
+    /// by a user action on a book that is not playing.
+    ProgressChanged { book: BookId, progress: Progress },
+    /// Something the user should read, in one sentence.
+    Info(String),
+    /// An action failed, in one sentence.
+    Failed(String),
+}
+
+/// What quitting achieved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuitSummary {
+    /// Entries still queued (they are sent at the next start).
+    pub left: usize,
+    pub timed_out: bool,
+}
+
+/// What the worker does; only [`SyncSession`] sends these.
+#[derive(Debug)]
+pub(super) enum Command {
+    Open {
+        book: BookId,
+        manifest: Manifest,
+        start: StartAt,
+    },
+    Chose {
+        book: BookId,
+        side: Side,
+    },
+    MarkFinished {
+        book: BookId,
+        finished: bool,
+    },
+    Settings {
+        speed: Option<f32>,
+        volume: Option<f32>,
+    },
+    Queue {
+        book: BookId,
+        op: Op,
+    },
+    SessionChanged(Option<Client>),
+    RecheckLicense,
+    Flush,
+    PushHeld {
+        reply: oneshot::Sender<usize>,
+    },
+    DiscardHeld {
+        reply: oneshot::Sender<usize>,
+    },
+    Settle {
+        reply: oneshot::Sender<()>,
+    },
+    Quit {
+        timeout: Duration,
+        reply: oneshot::Sender<QuitSummary>,
+    },
+}
+
+pub type Notices = mpsc::UnboundedReceiver<Notice>;
+
+/// Cheap to clone; usable from any thread.
+#[derive(Debug, Clone)]
+pub struct SyncSession {
+    tx: mpsc::UnboundedSender<Command>,
+    status: watch::Receiver<SyncStatus>,
+}
+
+impl SyncSession {
+    /// Starts the worker on the current tokio runtime. When the journal
+    /// cannot be opened, the same rules run over an in-memory journal and
+    /// the first notice says so.
+    pub fn start(
+        config: SyncConfig,
+        client: Option<Client>,
+        engine: Option<EngineLink>,
+    ) -> (SyncSession, Notices) {
+        let (tx, status, notices) = super::worker::spawn(config, client, engine);
+        (SyncSession { tx, status }, notices)
+    }
+
+    fn send(&self, cmd: Command) {
+        // A stopped worker has flushed already; nothing to do.
+        let _ = self.tx.send(cmd);
+    }
+
+    /// Opens `book` for playback; the engine is loaded once the place is
+    /// known (or the user chose it).
+    pub fn open(&self, book: BookId, manifest: Manifest, start: StartAt) {
+        self.send(Command::Open {
+            book,
+            manifest,
+            start,
+        });
+    }
+
+    /// The user's answer to [`Notice::Choose`].
+    pub fn chose(&self, book: BookId, choice: Choice) {
+        self.send(Command::Chose { book, side: choice });
+    }
+
+    /// Mark a book (playing or not) finished or unfinished.
+    pub fn mark_finished(&self, book: BookId, finished: bool) {
+        self.send(Command::MarkFinished { book, finished });
+    }
+
+    /// The user changed the speed or volume: applied to the engine and
+    /// saved for the playing book.
+    pub fn settings_changed(&self, speed: Option<f32>, volume: Option<f32>) {
+        self.send(Command::Settings { speed, volume });
+    }
+
+    /// A favorite change the server could not take now: kept and sent later.
+    pub fn queue_favorite(&self, book: BookId, favorite: bool) {
+        self.send(Command::Queue {
+            book,
+            op: Op::FavoriteSet { favorite },
+        });
+    }
+
+    /// A bookmark the server could not take now: kept and sent later
+    /// (`client_id` makes the later create idempotent).
+    pub fn queue_bookmark(
+        &self,
+        book: BookId,
+        client_id: String,
+        chapter: ChapterId,
+        position: f64,
+        note: Option<String>,
+    ) {
+        self.send(Command::Queue {
+            book,
+            op: Op::BookmarkCreate {
+                client_id,
+                chapter_id: chapter,
+                position_sec: position,
+                note,
+            },
+        });
+    }
+
+    /// Forget a saved speed and volume (the server's and this device's).
+    pub fn forget_settings(&self, book: BookId) {
+        self.send(Command::Queue {
+            book,
+            op: Op::SettingsDelete,
+        });
+    }
+
+    /// A new login (or a logout): sync continues in the new scope.
+    pub fn session_changed(&self, client: Option<Client>) {
+        self.send(Command::SessionChanged(client));
+    }
+
+    /// Re-check the license now (a 403 was seen, or the user asked).
+    pub fn recheck_license(&self) {
+        self.send(Command::RecheckLicense);
+    }
+
+    /// Send what is queued now, ignoring the back-off.
+    pub fn flush(&self) {
+        self.send(Command::Flush);
+    }
+
+    pub fn status(&self) -> SyncStatus {
+        self.status.borrow().clone()
+    }
+
+    /// A receiver that wakes when the status changes.
+    pub fn watch(&self) -> watch::Receiver<SyncStatus> {
+        self.status.clone()
+    }
+
+    /// Moves held entries to the current scope and sends them.
+    pub async fn push_held(&self) -> usize {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::PushHeld { reply });
+        rx.await.unwrap_or(0)
+    }
+
+    /// Drops held entries.
+    pub async fn discard_held(&self) -> usize {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::DiscardHeld { reply });
+        rx.await.unwrap_or(0)
+    }
+
+    /// Waits until every command sent before was handled (and what it
+    /// queued was attempted).
+    pub async fn settle(&self) {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Settle { reply });
+        let _ = rx.await;
+    }
+
+    /// Reports the last place, flushes within `timeout`, and stops. What
+    /// was not sent stays in the outbox for the next start.
+    pub async fn quit(&self, timeout: Duration) -> QuitSummary {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Quit { timeout, reply });
+        match tokio::time::timeout(timeout + Duration::from_secs(1), rx).await {
+            Ok(Ok(s)) => s,
+            _ => QuitSummary {
+                left: self.status().queued,
+                timed_out: true,
+            },
+        }
+    }
+}
+
+/// Settings writes get strictly increasing stamps: the server keeps the
+/// stored record on equal timestamps, and several key presses drained in
+/// one frame land in the same millisecond.
+pub(super) fn settings_stamp() -> i64 {
+    static LAST: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+    let now = crate::domain::now_millis();
+    let prev = LAST
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| Some(now.max(l + 1)))
+        .unwrap_or(now);
+    now.max(prev + 1)
+}
+
+pub(super) fn queued_settings(speed: f32, volume: Option<f32>) -> QueuedSettings {
+    QueuedSettings {
+        speed,
+        volume,
+        client_updated_at: settings_stamp(),
+    }
+}

@@ -1,0 +1,237 @@
+//! The worker's side of playback: opening a book, loading the engine where
+//! the reconciler says, following the engine's states, per-book settings,
+//! and marking a book (playing or not) finished.
+
+use super::{Opened, Worker};
+use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
+use crate::player::{Command as EngineCommand, ErrorKind, PlayerState, Status};
+use crate::sync::outbox::{Op, QueuedProgress};
+use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
+use crate::sync::remote::Failure;
+use crate::sync::session::{Playing, StartAt, queued_settings};
+
+impl Worker {
+    pub(super) fn open(&mut self, book: BookId, manifest: Manifest, start: StartAt) {
+        if self.engine.is_none() {
+            self.notify(crate::sync::Notice::Failed(
+                "No audio engine: playback is off.".into(),
+            ));
+            return;
+        }
+        if manifest.items.is_empty() {
+            self.notify(crate::sync::Notice::Failed(
+                "This book has no chapters to play.".into(),
+            ));
+            return;
+        }
+        self.next_playback += 1;
+        let playback = PlaybackId(self.next_playback);
+        self.asked = (None, None);
+        let restart = start == StartAt::Restart;
+        self.opened = Some(Opened {
+            playback,
+            book: book.clone(),
+            manifest: manifest.clone(),
+            start,
+            loaded: false,
+        });
+        self.event(Event::BookOpened {
+            playback,
+            book,
+            manifest,
+            local: None,
+        });
+        if restart {
+            self.event(Event::Intent {
+                playback,
+                intent: Intent::RestartBook,
+            });
+        }
+    }
+
+    /// The reconciler's "load (or move) the engine here".
+    pub(super) fn load_at(&mut self, playback: PlaybackId, spot: Spot) {
+        let Some(engine) = self.engine.clone() else {
+            return;
+        };
+        let Some(opened) = self.opened.as_mut().filter(|o| o.playback == playback) else {
+            return;
+        };
+        let first_load = !opened.loaded;
+        let mut user_seek = None;
+        let start: (ChapterId, f64) = match &opened.start {
+            StartAt::At(c, p) if first_load => {
+                user_seek = Some(Spot::new(c.clone(), *p));
+                (c.clone(), *p)
+            }
+            StartAt::Restart if first_load => match opened.manifest.items.first() {
+                Some(first) => (first.chapter_id.clone(), 0.0),
+                None => (spot.chapter, spot.position),
+            },
+            _ => (spot.chapter, spot.position),
+        };
+        if !first_load {
+            engine.send(EngineCommand::Seek {
+                chapter: start.0,
+                position: start.1,
+            });
+            return;
+        }
+        opened.loaded = true;
+        let book = opened.book.clone();
+        let manifest = opened.manifest.clone();
+        if let Some(spot) = user_seek {
+            // The user picked the place: an explicit seek for sync.
+            self.event(Event::Action {
+                playback,
+                action: Action::Seek(spot),
+            });
+        }
+        let bridge = &mut self.bridge;
+        let id = engine.load(manifest, start, |id| bridge.loading_as(playback, id));
+        self.playing = Some(Playing { book, engine: id });
+        // Whoever draws labels the engine's states with this book: now,
+        // not after the network calls of this round.
+        self.publish();
+    }
+
+    /// One published engine state: reconciler events, and the stops the
+    /// engine saw on a stream.
+    pub(super) fn engine_state(&mut self, s: PlayerState) {
+        for e in self.bridge.events(&s) {
+            self.event(e);
+        }
+        let ours = self
+            .playing
+            .as_ref()
+            .is_some_and(|p| p.engine == s.playback_id);
+        let newly_failed = self
+            .engine_now
+            .as_ref()
+            .is_none_or(|p| p.status != s.status);
+        if ours
+            && newly_failed
+            && let Status::Error(e) = &s.status
+            && e.kind == ErrorKind::LicenseRequired
+        {
+            self.license_blocked(e.message.clone());
+        }
+        self.engine_now = Some(s);
+    }
+
+    /// Speed or volume changed by the user: to the engine now, and saved
+    /// for the opened book (the value not given is the engine's).
+    pub(super) fn settings(&mut self, speed: Option<f32>, volume: Option<f32>) {
+        if let Some(engine) = &self.engine {
+            if let Some(s) = speed {
+                engine.send(EngineCommand::SetSpeed(crate::player::clamp_speed(s)));
+            }
+            if let Some(v) = volume {
+                engine.send(EngineCommand::SetVolume(v.clamp(0.0, 1.0)));
+            }
+        }
+        let Some(book) = self.opened.as_ref().map(|o| o.book.clone()) else {
+            return;
+        };
+        // The other value: what was last asked of the engine for this book
+        // (it may not have published it yet), else what it plays at.
+        let now = self.engine.as_ref().map(|e| e.states().borrow().clone());
+        let speed = speed
+            .or(self.asked.0)
+            .or(now.as_ref().map(|s| s.speed))
+            .unwrap_or(1.0);
+        let volume = volume.or(self.asked.1).or(now.as_ref().map(|s| s.volume));
+        self.asked = (Some(speed), volume);
+        let q = queued_settings(speed, volume);
+        if let Some(scope) = &self.scope {
+            let settings = crate::domain::PlaybackSettings {
+                speed: q.speed,
+                volume: q.volume,
+                client_updated_at: Some(q.client_updated_at),
+            };
+            self.cache.set_settings(scope, &book, &settings);
+        }
+        self.queue(book, Op::SettingsWrite(q));
+    }
+
+    /// Marks a book finished or unfinished. The open book goes through the
+    /// reconciler's intent (at the landed place); another book is marked at
+    /// the server's place (offline: the place this device last knew), and
+    /// the write is journaled like any other.
+    pub(super) async fn mark_finished(&mut self, book: BookId, finished: bool) {
+        if let Some(o) = self.opened.as_ref().filter(|o| o.book == book) {
+            let playback = o.playback;
+            let intent = if finished {
+                Intent::MarkFinished
+            } else {
+                Intent::MarkUnfinished
+            };
+            self.event(Event::Intent { playback, intent });
+            return;
+        }
+        self.requests += 2;
+        let (progress, manifest) =
+            tokio::join!(self.remote.fetch(&book), self.remote.manifest(&book));
+        let offline = matches!(&progress, Err(Failure::Retry(_)));
+        if let Err(Failure::License(m)) = &progress {
+            self.license_blocked(m.clone());
+            return;
+        }
+        let mut place = match (progress, manifest) {
+            (Ok(state), _) if state.progress.is_some() => {
+                state.progress.map(|p| (p.chapter_id, p.position))
+            }
+            // Only a server that answered "no progress" means the start.
+            (Ok(_), Ok(m)) => m.items.first().map(|i| (i.chapter_id.clone(), 0.0)),
+            _ => None,
+        };
+        if place.is_none()
+            && offline
+            && let Some(scope) = &self.scope
+        {
+            place = self
+                .cache
+                .progress(scope, &book)
+                .map(|l| (l.spot.chapter, l.spot.position));
+        }
+        let Some((chapter, position)) = place else {
+            self.notify(crate::sync::Notice::Failed(if offline {
+                "Could not mark the book: the server cannot be reached and this device does not know your place in it.".into()
+            } else {
+                "Could not mark the book: its chapters could not be read.".into()
+            }));
+            return;
+        };
+        let at = now_millis();
+        if let Some(scope) = self.scope.clone() {
+            let spot = Spot::new(chapter.clone(), position);
+            self.cache.set_progress(&scope, &book, &spot, finished, at);
+        }
+        self.queue(
+            book.clone(),
+            Op::ProgressWrite(QueuedProgress {
+                chapter_id: chapter.clone(),
+                position_sec: position,
+                finished,
+                reset: !finished,
+                client_updated_at: at,
+            }),
+        );
+        self.notify(crate::sync::Notice::ProgressChanged {
+            book,
+            progress: Progress {
+                chapter_id: chapter,
+                position,
+                book_position: None,
+                finished,
+                client_updated_at: Some(at),
+                server_updated_at: None,
+            },
+        });
+        if offline {
+            self.notify(crate::sync::Notice::Info(
+                "Offline: the change is saved here and sent when the server is back.".into(),
+            ));
+        }
+    }
+}
