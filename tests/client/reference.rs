@@ -428,7 +428,9 @@ async fn sync_and_stream_calls_against_the_reference_server() {
     );
     let m = e.to_string();
     assert!(
-        m.contains("other names") && m.contains("identity_header_prefix") && m.contains("\"X-Service\""),
+        m.contains("other names")
+            && m.contains("identity_header_prefix")
+            && m.contains("\"X-Service\""),
         "{m}"
     );
     // A non-numeric user id header cannot be produced: UserId is a number.
