@@ -187,7 +187,8 @@ async fn playback_settings_without_speed_do_not_fail_the_progress_read() {
 
 #[tokio::test]
 async fn error_codes_are_found_wherever_the_server_puts_them() {
-    let cases: Vec<(u16, Value, fn(&ApiError) -> bool)> = vec![
+    type Check = fn(&ApiError) -> bool;
+    let cases: Vec<(u16, Value, Check)> = vec![
         (
             403,
             json!({"code": 403, "errorCode": "license_required"}),

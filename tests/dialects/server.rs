@@ -401,7 +401,8 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         == Some(&format!("Bearer {TOKEN}"));
     let token_q = query.get("access_token").map(String::as_str) == Some(TOKEN);
-    if !bearer && !(token_q && segs.first() == Some(&"chapters")) {
+    let stream_with_query_token = token_q && segs.first() == Some(&"chapters");
+    if !(bearer || stream_with_query_token) {
         return ctx.err(401, "unauthorized", "not logged in");
     }
     match (method.clone(), segs.as_slice()) {

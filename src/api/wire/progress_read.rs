@@ -183,13 +183,12 @@ fn record_of(o: &Obj, top: bool) -> Result<Option<Progress>, &'static str> {
             .iter(),
         );
     let place_keys: Vec<&str> = place_keys.copied().collect();
-    let unknown = o.iter().any(|(k, v)| {
-        !v.is_null()
-            && !place_keys.contains(&k.as_str())
-            && !HARMLESS.contains(&k.as_str())
-            && !(top && SETTINGS_KEYS.contains(&k.as_str()))
-            && !(top && ENVELOPE_KEYS.contains(&k.as_str()))
-    });
+    let known = |k: &str| {
+        place_keys.contains(&k)
+            || HARMLESS.contains(&k)
+            || (top && (SETTINGS_KEYS.contains(&k) || ENVELOPE_KEYS.contains(&k)))
+    };
+    let unknown = o.iter().any(|(k, v)| !v.is_null() && !known(k));
     if finished {
         Err("a finished book without a place")
     } else if unknown {
