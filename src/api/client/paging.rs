@@ -343,3 +343,24 @@ fn page_no_label(at: &NextPage, n: u64) -> String {
         NextPage::Cursor(_) | NextPage::Url(_) => "after a link".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The player fetches pages on a spawned task: the pager and its
+    /// futures must be `Send`.
+    #[test]
+    fn pages_can_be_fetched_on_another_task() {
+        fn send<T: Send>(_: &T) {}
+        let c = Client::new(
+            crate::api::BaseUrl::parse("127.0.0.1:9").unwrap(),
+            Default::default(),
+        )
+        .unwrap();
+        let mut p = c.book_pager(&Default::default());
+        send(&p);
+        let fut = p.next_page();
+        send(&fut);
+    }
+}
