@@ -5,6 +5,8 @@
 //! named test per finding of issue 16 that the api layer owns.
 
 mod cli;
+mod dialect;
 mod findings;
+mod findings_lists;
 mod matrix;
 mod server;
