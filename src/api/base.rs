@@ -123,8 +123,12 @@ impl BaseUrl {
             });
         }
         let base_path = self.path();
+        let prefix = base_path.strip_suffix(API_SUFFIX).unwrap_or("");
         let joined = if given.starts_with(&format!("{base_path}/")) || given == base_path {
             given.to_owned()
+        } else if !prefix.is_empty() && given.starts_with(&format!("{API_SUFFIX}/")) {
+            // A server behind a gateway does not know the gateway's prefix.
+            format!("{prefix}{given}")
         } else if let Some(stripped) = given.strip_prefix('/') {
             format!("{base_path}/{stripped}")
         } else {
@@ -132,6 +136,20 @@ impl BaseUrl {
         };
         self.0.join(&joined).map_err(|e| BaseUrlError {
             input: given.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Resolve a `next` page link found in the answer to `current`: a query
+    /// (`?page=2`) or a relative path is relative to `current`; an absolute
+    /// or root-relative URL is resolved as in [`BaseUrl::resolve`].
+    pub fn resolve_next(&self, current: &Url, given: &str) -> Result<Url, BaseUrlError> {
+        let g = given.trim();
+        if g.contains("://") || g.starts_with('/') {
+            return self.resolve(g);
+        }
+        current.join(g).map_err(|e| BaseUrlError {
+            input: g.to_owned(),
             reason: e.to_string(),
         })
     }
@@ -259,6 +277,23 @@ mod tests {
             "http://h:1/gw/api/v1/chapters/c1/play"
         );
         assert_eq!(r("http://cdn/x.mp3"), "http://cdn/x.mp3");
+        // Root-relative from a server behind a gateway: not prefixed twice.
+        assert_eq!(
+            r("/api/v1/chapters/c1/play?raw=1"),
+            "http://h:1/gw/api/v1/chapters/c1/play?raw=1"
+        );
+        let cur = b.endpoint(["books"]);
+        let n = |s: &str| b.resolve_next(&cur, s).unwrap().to_string();
+        assert_eq!(n("?page=2"), "http://h:1/gw/api/v1/books?page=2");
+        assert_eq!(n("books?page=2"), "http://h:1/gw/api/v1/books?page=2");
+        assert_eq!(
+            n("/api/v1/books?page=2"),
+            "http://h:1/gw/api/v1/books?page=2"
+        );
+        assert_eq!(
+            n("http://h:1/gw/api/v1/books?c=x"),
+            "http://h:1/gw/api/v1/books?c=x"
+        );
         assert!(b.same_origin(&b.resolve("/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("http://h:2/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("https://h:1/x").unwrap()));

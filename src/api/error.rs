@@ -67,7 +67,19 @@ pub enum ApiError {
         status: u16,
         message: String,
     },
-    /// Any other HTTP status (e.g. 409 without the scope code, 413, 429).
+    /// 428 although both identity headers were sent: the server knows them
+    /// under other names. The message names the setting to change.
+    #[error(
+        "the server asked for the identity headers although earmark sent both ({prefix}-Expected-Server-Id and {prefix}-Expected-User-Id): this server expects them under other names. Set `identity_header_prefix` of this profile in config.toml (now \"{prefix}\") to the prefix the server uses; `earmark doctor` shows what the server said ({message})"
+    )]
+    IdentityHeadersIgnored { prefix: String, message: String },
+    /// 429 (or a `too_many_requests` code): wait before trying again.
+    #[error("{}", rate_limited_text(.retry_after, .message))]
+    RateLimited {
+        retry_after: Option<std::time::Duration>,
+        message: String,
+    },
+    /// Any other HTTP status (e.g. 409 without the scope code, 413).
     #[error("the server answered HTTP {status}: {message}")]
     Status {
         status: u16,
@@ -99,6 +111,16 @@ pub enum ApiError {
     /// An authenticated call was made on a client that has no session.
     #[error("not logged in; run `earmark login`")]
     NotLoggedIn,
+}
+
+fn rate_limited_text(after: &Option<std::time::Duration>, message: &str) -> String {
+    match after {
+        Some(d) => format!(
+            "the server is limiting requests ({message}); try again in {} s",
+            d.as_secs().max(1)
+        ),
+        None => format!("the server is limiting requests ({message}); try again in a moment"),
+    }
 }
 
 fn unauthorized_text(code: Option<&str>, message: &str) -> String {
@@ -139,7 +161,9 @@ impl ApiError {
             ApiError::NotFound { .. } => ErrorClass::NotFound,
             ApiError::ScopeInvalid { .. }
             | ApiError::ScopeMismatch { .. }
-            | ApiError::ScopeRequired { .. } => ErrorClass::Scope,
+            | ApiError::ScopeRequired { .. }
+            | ApiError::IdentityHeadersIgnored { .. } => ErrorClass::Scope,
+            ApiError::RateLimited { .. } => ErrorClass::NetworkOrServer,
             ApiError::Server { .. }
             | ApiError::Network { .. }
             | ApiError::NotJson { .. }
@@ -147,10 +171,37 @@ impl ApiError {
         }
     }
 
-    /// Worth retrying later without user action (network trouble, 5xx).
+    /// THE policy for "try again later without user action": network
+    /// trouble, 5xx, a gateway's HTML or empty answer, a refused redirect
+    /// (a gateway in the way) and 429. Everything else needs the user, a
+    /// new login, or is a refusal that repeating cannot change.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ApiError::Network { .. }
+            | ApiError::Server { .. }
+            | ApiError::NotJson { .. }
+            | ApiError::Redirect { .. }
+            | ApiError::RateLimited { .. } => true,
+            ApiError::Status { status, .. } => *status >= 500 || *status == 408,
+            _ => false,
+        }
+    }
+
+    /// Worth repeating at once inside one call (idempotent GETs only):
+    /// network trouble and 5xx. 429 and gateway answers wait for the
+    /// caller's own back-off.
     pub fn is_retryable(&self) -> bool {
         matches!(self, ApiError::Network { .. } | ApiError::Server { .. })
-            || matches!(self, ApiError::Status { status, .. } if *status == 429)
+            || matches!(self, ApiError::Status { status, .. } if *status >= 500)
+    }
+
+    /// The server refused this request for good (400, 403 general, 404,
+    /// 413, a malformed answer): repeating it unchanged will not help.
+    pub fn is_rejection(&self) -> bool {
+        !self.is_transient()
+            && !self.needs_login()
+            && !self.is_license()
+            && !matches!(self, ApiError::NotLoggedIn)
     }
 
     /// The user must log in again (401, or 409 scope mismatch to refresh ids).
@@ -166,6 +217,25 @@ impl ApiError {
         matches!(self, ApiError::LicenseRequired { .. })
     }
 
+    /// The identity headers are missing, malformed or not understood: a
+    /// client bug or a wrong `identity_header_prefix`, not the user's data.
+    pub fn is_scope_problem(&self) -> bool {
+        matches!(
+            self,
+            ApiError::ScopeRequired { .. }
+                | ApiError::ScopeInvalid { .. }
+                | ApiError::IdentityHeadersIgnored { .. }
+        )
+    }
+
+    /// How long the server asked us to wait (429 `Retry-After`).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            ApiError::RateLimited { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
     /// The HTTP status, when the error came from an HTTP answer.
     pub fn status(&self) -> Option<u16> {
         Some(match self {
@@ -174,7 +244,8 @@ impl ApiError {
             ApiError::Forbidden { .. } | ApiError::LicenseRequired { .. } => 403,
             ApiError::NotFound { .. } => 404,
             ApiError::ScopeMismatch { .. } => 409,
-            ApiError::ScopeRequired { .. } => 428,
+            ApiError::ScopeRequired { .. } | ApiError::IdentityHeadersIgnored { .. } => 428,
+            ApiError::RateLimited { .. } => 429,
             ApiError::Server { status, .. }
             | ApiError::Status { status, .. }
             | ApiError::NotJson { status, .. } => *status,
@@ -193,14 +264,27 @@ impl ApiError {
         let message = message
             .filter(|m| !m.trim().is_empty())
             .unwrap_or_else(|| default_message(status, code.as_deref()));
+        let client_error = (400..500).contains(&status);
         match (status, code.as_deref()) {
-            (400, Some("listening_scope_invalid")) => ApiError::ScopeInvalid { message },
+            // A contract code decides wherever the status put it.
+            (_, Some("license_required")) if client_error => ApiError::LicenseRequired { message },
+            (_, Some("listening_scope_mismatch")) if client_error => {
+                ApiError::ScopeMismatch { message }
+            }
+            (_, Some("listening_scope_required")) if client_error => {
+                ApiError::ScopeRequired { message }
+            }
+            (_, Some("listening_scope_invalid")) if client_error => {
+                ApiError::ScopeInvalid { message }
+            }
+            (429, _) | (_, Some("too_many_requests")) => ApiError::RateLimited {
+                retry_after: None,
+                message,
+            },
             (400, _) => ApiError::BadRequest { code, message },
             (401, _) => ApiError::Unauthorized { code, message },
-            (403, Some("license_required")) => ApiError::LicenseRequired { message },
             (403, _) => ApiError::Forbidden { code, message },
             (404, _) => ApiError::NotFound { message },
-            (409, Some("listening_scope_mismatch")) => ApiError::ScopeMismatch { message },
             (428, _) => ApiError::ScopeRequired { message },
             (500..=599, _) => ApiError::Server {
                 address: address.to_owned(),
@@ -226,6 +310,7 @@ fn default_message(status: u16, code: Option<&str>) -> String {
             404 => "the resource does not exist".into(),
             409 => "conflict".into(),
             428 => "identity headers missing".into(),
+            429 => "too many requests".into(),
             500..=599 => "internal server error".into(),
             _ => format!("HTTP {status}"),
         },
@@ -298,6 +383,60 @@ mod tests {
         let m = e(502, None).to_string();
         assert!(
             m.contains("http://h:8686/api/v1") && m.contains("502"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn contract_codes_decide_whatever_the_status() {
+        assert!(matches!(
+            e(400, Some("license_required")),
+            ApiError::LicenseRequired { .. }
+        ));
+        assert!(matches!(
+            e(403, Some("listening_scope_mismatch")),
+            ApiError::ScopeMismatch { .. }
+        ));
+        assert!(matches!(
+            e(500, Some("license_required")),
+            ApiError::Server { .. }
+        ));
+    }
+
+    #[test]
+    fn rate_limits_are_transient_and_never_a_wrong_password() {
+        let r = e(429, None);
+        assert!(r.is_transient() && !r.is_retryable() && !r.is_rejection());
+        assert_eq!(r.status(), Some(429));
+        let r = e(401, Some("too_many_requests"));
+        assert!(matches!(r, ApiError::RateLimited { .. }), "{r:?}");
+        let r = ApiError::RateLimited {
+            retry_after: Some(std::time::Duration::from_secs(30)),
+            message: "slow down".into(),
+        };
+        let m = r.to_string();
+        assert!(
+            m.contains("try again in 30 s") && !m.contains("password"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn one_policy_per_question() {
+        assert!(e(503, None).is_transient());
+        assert!(!e(400, None).is_transient() && e(400, None).is_rejection());
+        assert!(!e(401, None).is_rejection() && e(401, None).needs_login());
+        assert!(!e(403, Some("license_required")).is_rejection());
+        assert!(e(403, None).is_rejection());
+        assert!(e(428, None).is_scope_problem());
+        let i = ApiError::IdentityHeadersIgnored {
+            prefix: "X-Service".into(),
+            message: "missing".into(),
+        };
+        assert!(i.is_scope_problem() && i.class() == ErrorClass::Scope);
+        let m = i.to_string();
+        assert!(
+            m.contains("identity_header_prefix") && m.contains("\"X-Service\""),
             "{m}"
         );
     }

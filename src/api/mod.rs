@@ -3,24 +3,29 @@
 //!
 //! - `base`: the user's server address normalized to `…/api/v1`.
 //! - `paths`: the one table of paths and names the contract does not show.
+//! - `bodies`: the request body field names of the writes (per profile).
 //! - `wire`: pure, tolerant decoding of payloads and error bodies.
 //! - `error`: `ApiError`, one variant per row of the contract's error table.
 //! - `client`: `Client`, the async HTTP client.
 
 pub mod base;
+pub mod bodies;
 pub mod client;
 pub mod error;
 pub mod paths;
 pub mod wire;
 
 pub use base::BaseUrl;
+pub use bodies::{BodyFields, PositionUnit};
 pub use client::{
-    BookQuery, Client, ClientOptions, ListPage, NewBookmark, PageCursor, ProgressWrite,
-    SettingsWrite, StreamRequest,
+    BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, NewBookmark, PageCursor,
+    Pager, ProgressWrite, RawAnswer, SettingsWrite, StreamRequest,
 };
 pub use error::{ApiError, ErrorClass};
 pub use paths::Paths;
-pub use wire::{BatchResult, LoginData, NextPage, ProgressState, WriteOutcome};
+pub use wire::{
+    BatchResult, LoginData, NextPage, ProgressRead, ProgressState, SkippedItem, WriteOutcome,
+};
 
 use crate::domain::{ServerId, UserId};
 

@@ -4,6 +4,7 @@
 //! per class (2 usage, 3 auth, 4 license, 5 not found, 6 network/server,
 //! 7 scope mismatch).
 
+pub mod doctor;
 mod output;
 pub mod password;
 pub mod play;
@@ -49,6 +50,9 @@ pub enum ClientCommand {
         /// Sort order: title, author, recent or added.
         #[arg(long)]
         sort: Option<String>,
+        /// Print each page as it arrives (with --json: one JSON line per page).
+        #[arg(long)]
+        stream: bool,
     },
     /// Search books by title, author, narrator or description.
     Search {
@@ -77,6 +81,12 @@ pub enum ClientCommand {
     },
     /// Reading progress (and playback settings) of a book.
     Progress { book_id: String },
+    /// Check what earmark recognises in this server's answers (read-only).
+    Doctor {
+        /// Also log in (password from standard input) to check the login answer.
+        #[arg(long)]
+        password_stdin: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -226,6 +236,9 @@ async fn dispatch(
         ClientCommand::Login { password_stdin } => login(&profile, password_stdin, out).await,
         ClientCommand::Logout => logout(&profile, out).await,
         ClientCommand::Status => status(&profile, out).await,
+        ClientCommand::Doctor { password_stdin } => {
+            doctor::run(&profile, password_stdin, out).await
+        }
         cmd => {
             let session = Session::load(&profile)?;
             let client = session.client(&profile)?;
@@ -388,6 +401,7 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
             category,
             favorites,
             sort,
+            stream,
         } => {
             let q = BookQuery {
                 category: category.map(CategoryId::new),
@@ -395,8 +409,12 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
                 sort,
                 ..Default::default()
             };
-            let books = client.books(&q).await?;
-            output::books(out, &books);
+            if stream {
+                output::books_stream(out, client.book_pager(&q)).await?;
+            } else {
+                let listing = client.books_listing(&q).await?;
+                output::books_listing(out, &listing);
+            }
         }
         ClientCommand::Search { text } => {
             let text = text.join(" ");
@@ -487,7 +505,10 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
             let state = client.progress(&book).await?;
             output::progress(out, &book, &state);
         }
-        ClientCommand::Login { .. } | ClientCommand::Logout | ClientCommand::Status => {
+        ClientCommand::Login { .. }
+        | ClientCommand::Logout
+        | ClientCommand::Status
+        | ClientCommand::Doctor { .. } => {
             unreachable!("handled before a session is loaded")
         }
     }

@@ -1,19 +1,26 @@
 //! Text and JSON output of the client commands. JSON shapes are documented
 //! in docs/cli.md and kept stable: camelCase keys, seconds as numbers.
 
-use crate::api::{Client, ProgressState};
+use crate::api::{ApiError, Client, Listing, Pager, ProgressState, SkippedItem};
 use crate::domain::*;
 use serde_json::{Value, json};
+use std::io::Write;
 
 /// Collects the one JSON document of a command, or prints text lines.
 pub struct Out {
     json: bool,
     doc: Option<Value>,
+    /// JSON lines already went out: an error is one more line.
+    lines: bool,
 }
 
 impl Out {
     pub fn new(json: bool) -> Out {
-        Out { json, doc: None }
+        Out {
+            json,
+            doc: None,
+            lines: false,
+        }
     }
 
     pub fn json(&mut self, v: Value) {
@@ -28,8 +35,19 @@ impl Out {
         }
     }
 
+    /// Print one JSON line now (streaming output).
+    pub fn json_line(&mut self, v: &Value) {
+        self.lines = true;
+        let mut o = std::io::stdout().lock();
+        let _ = writeln!(o, "{v}");
+        let _ = o.flush();
+    }
+
     pub fn error(&mut self, code: u8, message: &str) {
-        if self.json && self.doc.is_none() {
+        if self.json && self.lines {
+            let e = json!({"error": {"exitCode": code, "message": message}});
+            println!("{e}");
+        } else if self.json && self.doc.is_none() {
             self.doc = Some(json!({"error": {"exitCode": code, "message": message}}));
         }
     }
@@ -101,6 +119,73 @@ pub fn bookmark_json(b: &Bookmark) -> Value {
     })
 }
 
+fn skipped_json(s: &[SkippedItem]) -> Value {
+    json!(
+        s.iter()
+            .map(|s| json!({"place": s.place, "reason": s.reason}))
+            .collect::<Vec<_>>()
+    )
+}
+
+fn warn_skipped(out: &Out, s: &[SkippedItem]) {
+    if !out.json && !s.is_empty() {
+        let n = s.len();
+        eprintln!(
+            "earmark: {n} book{} could not be read and {} left out (first: {})",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" },
+            s[0]
+        );
+    }
+}
+
+/// The whole list as one document, with the items that could not be read.
+pub fn books_listing(out: &mut Out, l: &Listing<Book>) {
+    books(out, &l.items);
+    if let Some(Value::Object(doc)) = out.doc.as_mut() {
+        doc.insert("skipped".into(), skipped_json(&l.skipped));
+    }
+    warn_skipped(out, &l.skipped);
+}
+
+/// Pages as they arrive: text lines, or one JSON line per page
+/// `{"page", "items", "total", "skipped"}`.
+pub async fn books_stream(out: &mut Out, mut pager: Pager<Book>) -> Result<(), ApiError> {
+    let mut n = 0u64;
+    let mut count = 0usize;
+    while let Some(page) = pager.next_page().await? {
+        n += 1;
+        count += page.items.len();
+        if out.json {
+            out.json_line(&json!({
+                "page": n, "items": page.items.iter().map(book_json).collect::<Vec<_>>(),
+                "total": page.total, "skipped": skipped_json(&page.skipped),
+            }));
+        } else {
+            for b in &page.items {
+                out.line(book_line(b));
+            }
+            let _ = std::io::stdout().flush();
+        }
+    }
+    if !out.json && count == 0 {
+        out.line("No books.");
+    }
+    warn_skipped(out, pager.skipped());
+    Ok(())
+}
+
+fn book_line(b: &Book) -> String {
+    let fav = if b.favorite { " ♥" } else { "" };
+    format!(
+        "{}\t{}\t{}\t{}{fav}",
+        b.id,
+        b.title,
+        b.authors.join(", "),
+        opt_clock(b.duration)
+    )
+}
+
 pub fn books(out: &mut Out, books: &[Book]) {
     out.json(
         json!({"items": books.iter().map(book_json).collect::<Vec<_>>(), "total": books.len()}),
@@ -109,14 +194,7 @@ pub fn books(out: &mut Out, books: &[Book]) {
         out.line("No books.");
     }
     for b in books {
-        let fav = if b.favorite { " ♥" } else { "" };
-        out.line(format!(
-            "{}\t{}\t{}\t{}{fav}",
-            b.id,
-            b.title,
-            b.authors.join(", "),
-            opt_clock(b.duration)
-        ));
+        out.line(book_line(b));
     }
 }
 

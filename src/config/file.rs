@@ -8,12 +8,14 @@
 //! identity_header_prefix = "X-Service"   # optional
 //! [profiles.home.paths]                   # optional overrides, see api::paths
 //! categories = "/genres"
+//! [profiles.home.fields]                  # optional body field names, see api::bodies
+//! progress_position = "position"
 //! ```
 //!
 //! earmark reads this file but never rewrites it: what login learns goes to
 //! the session store in the data directory.
 
-use crate::api::{BaseUrl, ClientOptions, Paths};
+use crate::api::{BaseUrl, BodyFields, ClientOptions, Paths};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +42,9 @@ pub struct ProfileConfig {
     pub user: Option<String>,
     pub identity_header_prefix: Option<String>,
     pub paths: Option<Paths>,
+    /// Request body field names of the writes (docs/contract.md).
+    #[serde(default)]
+    pub fields: Option<BodyFields>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -196,6 +201,9 @@ impl Profile {
         if let Some(paths) = pc.paths {
             options.paths = paths;
         }
+        if let Some(fields) = pc.fields {
+            options.fields = fields;
+        }
         Ok(Profile {
             name,
             dirs,
@@ -248,6 +256,24 @@ categories = "/genres"
         assert_eq!(home.user.as_deref(), Some("alice"));
         assert_eq!(home.paths.as_ref().unwrap().categories, "/genres");
         assert_eq!(home.paths.as_ref().unwrap().favorites, "/auth/favorites");
+    }
+
+    #[test]
+    fn body_field_names_are_set_per_profile() {
+        let c: Config = toml::from_str(
+            "[profiles.home]\n[profiles.home.fields]\nprogress_position = \"position\"\nsettings_speed = \"rate\"\n",
+        )
+        .unwrap();
+        let f = c.profiles["home"].fields.clone().unwrap();
+        assert_eq!(
+            (f.progress_position.as_str(), f.settings_speed.as_str()),
+            ("position", "rate")
+        );
+        assert_eq!(
+            f.bookmark_note, "note",
+            "the rest keeps the reference dialect"
+        );
+        assert!(toml::from_str::<Config>("[profiles.h.fields]\nbogus = \"x\"\n").is_err());
     }
 
     #[test]

@@ -56,9 +56,10 @@ fn classify(e: ApiError) -> Failure {
         ApiError::Unauthorized { .. } | ApiError::NotLoggedIn => Failure::Unauthorized(message),
         ApiError::LicenseRequired { .. } => Failure::License(message),
         ApiError::ScopeMismatch { .. } => Failure::ScopeMismatch(message),
-        ApiError::ScopeRequired { .. } | ApiError::ScopeInvalid { .. } => {
-            Failure::ScopeBug(message)
-        }
+        ApiError::RateLimited { .. } => Failure::Retry(message),
+        ApiError::ScopeRequired { .. }
+        | ApiError::ScopeInvalid { .. }
+        | ApiError::IdentityHeadersIgnored { .. } => Failure::ScopeBug(message),
         ApiError::NotFound { .. } => Failure::NotFound(message),
         ApiError::BadRequest { code, .. } => Failure::Rejected { code, message },
         ApiError::Forbidden { code, .. } | ApiError::Status { code, .. } => {

@@ -404,16 +404,10 @@ async fn family_c_cursor_and_gateway_failures() {
         "{e:?}"
     );
 
-    let e = c.chapters(&BookId::new("u1")).await.unwrap_err();
-    let msg = e.to_string();
-    assert!(
-        matches!(&e, ApiError::Decode { field, .. } if field == "id"),
-        "{e:?}"
-    );
-    assert!(
-        msg.contains("chapters") && msg.contains("items[1]"),
-        "{msg}"
-    );
+    // An item without an id is skipped (and logged), the rest is kept.
+    let chapters = c.chapters(&BookId::new("u1")).await.unwrap();
+    let ids: Vec<_> = chapters.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["1"], "the readable chapter is kept");
 
     let e = c.progress(&BookId::new("u1")).await.unwrap_err();
     assert!(matches!(&e, ApiError::Unauthorized { .. }), "{e:?}");

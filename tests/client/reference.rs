@@ -414,14 +414,25 @@ async fn sync_and_stream_calls_against_the_reference_server() {
     assert!(!c.delete_progress(&book.id).await.unwrap());
     assert!(c.progress(&book.id).await.unwrap().progress.is_none());
 
-    // The wrong header prefix is a typed 428.
+    // The wrong header prefix: a 428 although both headers were sent says
+    // the server expects other names and names the setting and its value.
     let plain =
         Client::with_auth(base.clone(), ClientOptions::default(), c.auth().unwrap()).unwrap();
     let e = plain
         .post_progress(&book.id, &write(ch.as_str(), 1.0, 1_700_000_002_000))
         .await
         .unwrap_err();
-    assert!(matches!(e, ApiError::ScopeRequired { .. }), "{e:?}");
+    assert!(
+        matches!(&e, ApiError::IdentityHeadersIgnored { prefix, .. } if prefix == "X-Service"),
+        "{e:?}"
+    );
+    let m = e.to_string();
+    assert!(
+        m.contains("other names")
+            && m.contains("identity_header_prefix")
+            && m.contains("\"X-Service\""),
+        "{m}"
+    );
     // A non-numeric user id header cannot be produced: UserId is a number.
 
     // License expired: writes and streams are 403 license_required; browsing works.

@@ -3,16 +3,22 @@
 //! the UI's background tasks.
 //!
 //! `streams`: audio and other server-given URLs; `transport`: requests,
-//! retries, hand-followed redirects, paging and error mapping.
+//! retries, hand-followed redirects and error mapping; `paging`: lists
+//! page by page ([`Pager`]).
 
+mod paging;
 mod streams;
 mod transport;
 
+pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager};
+pub use transport::RawAnswer;
+
 use super::Auth;
 use super::base::BaseUrl;
+use super::bodies::BodyFields;
 use super::error::ApiError;
 use super::paths::{self, Paths};
-use super::wire::{self, LoginData, NextPage, ProgressState, WriteOutcome};
+use super::wire::{self, LoginData, ProgressRead, ProgressState, WriteOutcome};
 use crate::domain::*;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -20,9 +26,6 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use transport::Access;
 use url::Url;
-
-/// Where a page of a list starts (`Page(1)` is the first page).
-pub type PageCursor = NextPage;
 
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -36,6 +39,10 @@ pub struct ClientOptions {
     pub retries: u32,
     /// First back-off delay; doubles per attempt.
     pub backoff: Duration,
+    /// Request body field names of the writes (config.toml `fields`).
+    pub fields: BodyFields,
+    /// A list that has not ended after this many pages is an error.
+    pub max_pages: usize,
 }
 
 impl Default for ClientOptions {
@@ -47,6 +54,8 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             retries: 2,
             backoff: Duration::from_millis(250),
+            fields: BodyFields::default(),
+            max_pages: 1000,
         }
     }
 }
@@ -59,14 +68,6 @@ pub struct BookQuery {
     pub favorites: bool,
     /// `title`, `author`, `recent`, `added` (ours); passed through as given.
     pub sort: Option<String>,
-}
-
-/// One page of a list and where the next one starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListPage<T> {
-    pub items: Vec<T>,
-    pub total: Option<u64>,
-    pub next: Option<PageCursor>,
 }
 
 /// A progress write (`POST /auth/reading-progress/{bookId}`).
@@ -129,6 +130,17 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
+    fn progress_body(&self, w: &ProgressWrite) -> Value {
+        self.inner.opts.fields.progress(
+            &w.chapter_id,
+            w.position,
+            w.client_updated_at,
+            w.finished,
+            w.reset,
+            w.device_id.as_deref(),
+        )
+    }
+
     pub fn new(base: BaseUrl, opts: ClientOptions) -> Result<Client, ApiError> {
         let http = reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
@@ -225,18 +237,38 @@ impl Client {
 
     // ------------------------------------------------------------ books
 
+    /// One page of the book list at `at` (stateless; see [`Client::book_pager`]).
     pub async fn books_page(
         &self,
         q: &BookQuery,
         at: &PageCursor,
     ) -> Result<ListPage<Book>, ApiError> {
-        self.book_list_page(&["books"], q, at, "GET /books").await
+        let query = self.book_query(q);
+        self.one_page(
+            &["books"],
+            query,
+            at,
+            "GET /books",
+            Arc::new(wire::decode_book),
+        )
+        .await
     }
 
-    /// Every book matching `q`, fetching pages until the list is complete.
+    /// The book list page by page, as pages arrive.
+    pub fn book_pager(&self, q: &BookQuery) -> Pager<Book> {
+        let query = self.book_query(q);
+        self.pager(&["books"], query, "GET /books", Arc::new(wire::decode_book))
+    }
+
+    /// Every book matching `q`, and the items that could not be read.
+    pub async fn books_listing(&self, q: &BookQuery) -> Result<Listing<Book>, ApiError> {
+        self.book_pager(q).collect_all().await
+    }
+
+    /// Every book matching `q`, fetching pages until the list is complete
+    /// (unreadable items are left out and logged; see `books_listing`).
     pub async fn books(&self, q: &BookQuery) -> Result<Vec<Book>, ApiError> {
-        self.collect(|at| async move { self.books_page(q, &at).await })
-            .await
+        Ok(self.books_listing(q).await?.items)
     }
 
     pub async fn search_page(
@@ -244,23 +276,25 @@ impl Client {
         q: &BookQuery,
         at: &PageCursor,
     ) -> Result<ListPage<Book>, ApiError> {
-        self.book_list_page(&["books", "search"], q, at, "GET /books/search")
+        let query = self.book_query(q);
+        let decode = Arc::new(wire::decode_book);
+        self.one_page(&["books", "search"], query, at, "GET /books/search", decode)
             .await
+    }
+
+    /// Search results page by page: `q.text` is the search text.
+    pub fn search_pager(&self, q: &BookQuery) -> Pager<Book> {
+        let query = self.book_query(q);
+        let decode = Arc::new(wire::decode_book);
+        self.pager(&["books", "search"], query, "GET /books/search", decode)
     }
 
     /// Search: `q.text` is the search text.
     pub async fn search(&self, q: &BookQuery) -> Result<Vec<Book>, ApiError> {
-        self.collect(|at| async move { self.search_page(q, &at).await })
-            .await
+        Ok(self.search_pager(q).collect_all().await?.items)
     }
 
-    async fn book_list_page(
-        &self,
-        segs: &[&str],
-        q: &BookQuery,
-        at: &PageCursor,
-        endpoint: &str,
-    ) -> Result<ListPage<Book>, ApiError> {
+    fn book_query(&self, q: &BookQuery) -> Vec<(String, String)> {
         let p = &self.inner.opts.paths;
         let mut query = Vec::new();
         if let Some(t) = &q.text {
@@ -275,8 +309,7 @@ impl Client {
         if let Some(s) = &q.sort {
             query.push(("sort".into(), s.clone()));
         }
-        self.list_page(segs, query, at, endpoint, wire::decode_book)
-            .await
+        query
     }
 
     pub async fn book(&self, id: &BookId) -> Result<Book, ApiError> {
@@ -286,17 +319,9 @@ impl Client {
 
     pub async fn chapters(&self, id: &BookId) -> Result<Vec<Chapter>, ApiError> {
         let segs = ["books", id.as_str(), "chapters"];
-        self.collect(|at| async move {
-            self.list_page(
-                &segs,
-                Vec::new(),
-                &at,
-                "GET /books/{bookId}/chapters",
-                wire::decode_chapter,
-            )
-            .await
-        })
-        .await
+        let decode = Arc::new(wire::decode_chapter);
+        let p = self.pager(&segs, Vec::new(), "GET /books/{bookId}/chapters", decode);
+        Ok(p.collect_all().await?.items)
     }
 
     /// The complete, ordered playback queue; server order is kept.
@@ -309,31 +334,18 @@ impl Client {
 
     pub async fn categories(&self) -> Result<Vec<Category>, ApiError> {
         let segs = paths::segments(&self.inner.opts.paths.categories, None);
-        let segs = &segs;
-        self.collect(|at| async move {
-            self.list_page(
-                segs,
-                Vec::new(),
-                &at,
-                "GET categories",
-                wire::decode_category,
-            )
-            .await
-        })
-        .await
+        let decode = Arc::new(wire::decode_category);
+        let p = self.pager(&segs, Vec::new(), "GET categories", decode);
+        Ok(p.collect_all().await?.items)
     }
 
     // ------------------------------------------------------------ favorites
 
     pub async fn favorites(&self) -> Result<Vec<Book>, ApiError> {
         let segs = paths::segments(&self.inner.opts.paths.favorites, None);
-        let segs = &segs;
-        let mut books = self
-            .collect(|at| async move {
-                self.list_page(segs, Vec::new(), &at, "GET favorites", wire::decode_book)
-                    .await
-            })
-            .await?;
+        let decode = Arc::new(wire::decode_book);
+        let p = self.pager(&segs, Vec::new(), "GET favorites", decode);
+        let mut books = p.collect_all().await?.items;
         for b in &mut books {
             b.favorite = true;
         }
@@ -359,29 +371,23 @@ impl Client {
     pub async fn bookmarks(&self, book: &BookId) -> Result<Vec<Bookmark>, ApiError> {
         let p = &self.inner.opts.paths;
         let segs = paths::segments(&p.bookmarks, Some(book.as_str()));
-        let segs = &segs;
         let query = vec![(p.bookmarks_book_param.clone(), book.to_string())];
-        let query = &query;
-        self.collect(|at| async move {
-            self.list_page(segs, query.clone(), &at, "GET bookmarks", |v, ep| {
-                wire::decode_bookmark(v, Some(book), ep)
-            })
-            .await
-        })
-        .await
+        let owner = book.clone();
+        let decode: ItemDecoder<Bookmark> =
+            Arc::new(move |v, ep| wire::decode_bookmark(v, Some(&owner), ep));
+        let pager = self.pager(&segs, query, "GET bookmarks", decode);
+        Ok(pager.collect_all().await?.items)
     }
 
     pub async fn add_bookmark(&self, b: &NewBookmark) -> Result<Bookmark, ApiError> {
         let segs = paths::segments(&self.inner.opts.paths.bookmarks, Some(b.book_id.as_str()));
-        let mut body = json!({
-            "bookId": b.book_id, "chapterId": b.chapter_id, "positionSec": b.position,
-        });
-        if let Some(n) = &b.note {
-            body["note"] = json!(n);
-        }
-        if let Some(c) = &b.client_id {
-            body["clientId"] = json!(c);
-        }
+        let body = self.inner.opts.fields.bookmark(
+            &b.book_id,
+            &b.chapter_id,
+            b.position,
+            b.note.as_deref(),
+            b.client_id.as_deref(),
+        );
         let v = self
             .call(Method::POST, &segs, &[], Some(body), Access::Write)
             .await?;
@@ -397,11 +403,42 @@ impl Client {
 
     // ------------------------------------------------------------ progress
 
-    pub async fn progress(&self, book: &BookId) -> Result<ProgressState, ApiError> {
-        let v = self
+    /// `GET /auth/reading-progress/{bookId}`, three-valued: a record, no
+    /// progress yet (404, 204, `null`, `{}`, an empty record), or an
+    /// answer we cannot read. Unreadable is logged with its raw shape.
+    pub async fn progress_read(&self, book: &BookId) -> Result<ProgressRead, ApiError> {
+        let v = match self
             .get(&["auth", "reading-progress", book.as_str()], &[])
-            .await?;
-        wire::decode_progress_state(&v, "GET /auth/reading-progress/{bookId}")
+            .await
+        {
+            Ok(v) => v,
+            Err(ApiError::NotFound { .. }) => {
+                return Ok(ProgressRead::NoProgress { settings: None });
+            }
+            Err(e) => return Err(e),
+        };
+        let read = wire::decode_progress_read(&v);
+        if let ProgressRead::Unreadable { shape } = &read {
+            tracing::warn!(
+                "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
+            );
+        }
+        Ok(read)
+    }
+
+    /// The progress read as two values; an unreadable answer is a
+    /// `Decode` error (fails closed), never "no progress".
+    pub async fn progress(&self, book: &BookId) -> Result<ProgressState, ApiError> {
+        match self.progress_read(book).await? {
+            ProgressRead::Unreadable { shape } => Err(ApiError::Decode {
+                endpoint: "GET /auth/reading-progress/{bookId}".into(),
+                field: "progress".into(),
+                problem: format!(
+                    "could not be read, so the place on the server is unknown (not empty): {shape}"
+                ),
+            }),
+            known => Ok(known.known().unwrap_or_default()),
+        }
     }
 
     pub async fn post_progress(
@@ -414,7 +451,7 @@ impl Client {
                 Method::POST,
                 &["auth", "reading-progress", book.as_str()],
                 &[],
-                Some(progress_body(w)),
+                Some(self.progress_body(w)),
                 Access::Write,
             )
             .await?;
@@ -439,20 +476,17 @@ impl Client {
         &self,
         writes: &[(BookId, ProgressWrite)],
     ) -> Result<Vec<wire::BatchResult>, ApiError> {
+        let f = &self.inner.opts.fields;
         let items: Vec<Value> = writes
             .iter()
-            .map(|(b, w)| {
-                let mut o = progress_body(w);
-                o["bookId"] = json!(b);
-                o
-            })
+            .map(|(b, w)| f.batch_item(b, self.progress_body(w)))
             .collect();
         let v = self
             .call(
                 Method::POST,
                 &["auth", "reading-progress", "batch"],
                 &[],
-                Some(json!({ "items": items })),
+                Some(f.batch(items)),
                 Access::Write,
             )
             .await?;
@@ -468,10 +502,11 @@ impl Client {
         book: &BookId,
         s: &SettingsWrite,
     ) -> Result<WriteOutcome<PlaybackSettings>, ApiError> {
-        let mut body = json!({"speed": s.speed, "clientUpdatedAt": s.client_updated_at});
-        if let Some(v) = s.volume {
-            body["volume"] = json!(v);
-        }
+        let body = self
+            .inner
+            .opts
+            .fields
+            .settings(s.speed, s.volume, s.client_updated_at);
         let v = self
             .call(
                 Method::POST,
@@ -496,17 +531,6 @@ impl Client {
             .await?;
         Ok(deleted_flag(&v))
     }
-}
-
-fn progress_body(w: &ProgressWrite) -> Value {
-    let mut o = json!({
-        "chapterId": w.chapter_id, "positionSec": w.position,
-        "clientUpdatedAt": w.client_updated_at, "finished": w.finished, "reset": w.reset,
-    });
-    if let Some(d) = &w.device_id {
-        o["deviceId"] = json!(d);
-    }
-    o
 }
 
 fn deleted_flag(v: &Value) -> bool {

@@ -2,16 +2,15 @@
 //! redirects followed by hand (the token never leaves the origin), paging,
 //! and mapping answers to values or typed errors.
 
-use super::{Client, ListPage, PageCursor};
+use super::Client;
 use crate::api::Auth;
 use crate::api::error::{ApiError, BodyKind};
-use crate::api::wire::{self, NextPage};
+use crate::api::wire;
 use reqwest::{Method, StatusCode, header};
 use serde_json::Value;
 use url::Url;
 
 pub(super) const MAX_REDIRECTS: usize = 5;
-const MAX_PAGES: usize = 10_000;
 
 impl Client {
     // ------------------------------------------------------------ plumbing
@@ -23,80 +22,6 @@ impl Client {
     ) -> Result<Value, ApiError> {
         self.call(Method::GET, segs, query, None, Access::Token)
             .await
-    }
-
-    pub(super) async fn list_page<T>(
-        &self,
-        segs: &[&str],
-        mut query: Vec<(String, String)>,
-        at: &PageCursor,
-        endpoint: &str,
-        decode: impl FnMut(&Value, &str) -> Result<T, ApiError>,
-    ) -> Result<ListPage<T>, ApiError> {
-        let p = &self.inner.opts.paths;
-        let size = u64::from(p.page_size.max(1));
-        let page_no = match at {
-            NextPage::Page(n) => {
-                query.push((p.page_param.clone(), n.to_string()));
-                query.push((p.page_size_param.clone(), size.to_string()));
-                *n
-            }
-            NextPage::Offset(o) => {
-                query.push((p.offset_param.clone(), o.to_string()));
-                query.push((p.limit_param.clone(), size.to_string()));
-                1
-            }
-            NextPage::Cursor(c) => {
-                query.push((p.cursor_param.clone(), c.clone()));
-                1
-            }
-        };
-        let v = self.get(segs, &query).await?;
-        let list = wire::find_list(&v, endpoint)?;
-        let items = wire::decode_items(&list, endpoint, decode)?;
-        let before = match at {
-            NextPage::Offset(o) => *o,
-            NextPage::Page(n) => list
-                .info
-                .page_size
-                .unwrap_or(size)
-                .saturating_mul(n.saturating_sub(1)),
-            NextPage::Cursor(_) => 0,
-        };
-        let fetched = before.saturating_add(items.len() as u64);
-        let mut next = wire::next_page(&list.info, items.len(), fetched, page_no, size);
-        if next.as_ref() == Some(at) {
-            next = None; // a server that repeats itself must not loop us
-        }
-        Ok(ListPage {
-            items,
-            total: list.info.total,
-            next,
-        })
-    }
-
-    /// Fetch pages from the first until none is left.
-    pub(super) async fn collect<T, F, Fut>(&self, mut page: F) -> Result<Vec<T>, ApiError>
-    where
-        F: FnMut(PageCursor) -> Fut,
-        Fut: std::future::Future<Output = Result<ListPage<T>, ApiError>>,
-    {
-        let mut all = Vec::new();
-        let mut at = NextPage::Page(1);
-        let mut seen_cursors = std::collections::HashSet::new();
-        for _ in 0..MAX_PAGES {
-            let p = page(at).await?;
-            all.extend(p.items);
-            match p.next {
-                Some(NextPage::Cursor(c)) if !seen_cursors.insert(c.clone()) => break,
-                Some(n) => at = n,
-                None => break,
-            }
-            if p.total.is_some_and(|t| all.len() as u64 >= t) {
-                break;
-            }
-        }
-        Ok(all)
     }
 
     pub(super) async fn call(
@@ -111,6 +36,18 @@ impl Client {
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
         }
+        self.call_url(method, url, body, access).await
+    }
+
+    /// A request to a URL on the server's origin (built from the base, or a
+    /// `next` link the caller checked).
+    pub(super) async fn call_url(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<Value>,
+        access: Access,
+    ) -> Result<Value, ApiError> {
         let auth = match access {
             Access::Anonymous => None,
             Access::Token | Access::Write => Some(self.auth().ok_or(ApiError::NotLoggedIn)?),
@@ -155,9 +92,10 @@ impl Client {
                 .request(method.clone(), url.clone())
                 .timeout(self.inner.opts.request_timeout)
                 .header(header::ACCEPT, "application/json");
+            let identity_sent = auth.is_some() && same_origin && *method != Method::GET;
             if let (Some(a), true) = (auth, same_origin) {
                 rb = rb.bearer_auth(a.token.expose());
-                if *method != Method::GET {
+                if identity_sent {
                     rb = rb
                         .header(format!("{prefix}-Expected-Server-Id"), a.server_id.as_str())
                         .header(format!("{prefix}-Expected-User-Id"), a.user_id.to_string());
@@ -177,14 +115,20 @@ impl Client {
                 continue;
             }
             let ct = content_type(&resp);
+            let retry_after = retry_after(&resp);
             let bytes = resp.bytes().await.map_err(|e| self.network_error(&e))?;
             if !status.is_success() {
-                return Err(self.error_from_body(status, ct.as_deref(), &bytes));
+                let e = self.error_from_body(status, ct.as_deref(), &bytes);
+                return Err(self.refine(e, retry_after, identity_sent));
             }
             let v = match wire::parse_body(ct.as_deref(), &bytes) {
                 Ok(v) => v,
-                // Writes may answer 204 or an empty 200.
-                Err(BodyKind::Empty) if *method != Method::GET => Value::Null,
+                // 204 is "nothing to say"; writes may also answer an empty 200.
+                Err(BodyKind::Empty)
+                    if status == StatusCode::NO_CONTENT || *method != Method::GET =>
+                {
+                    Value::Null
+                }
                 Err(kind) => {
                     return Err(ApiError::NotJson {
                         address: self.inner.base.to_string(),
@@ -194,12 +138,8 @@ impl Client {
                 }
             };
             if let Some((st, code, msg)) = wire::envelope_error(&v) {
-                return Err(ApiError::from_status(
-                    st,
-                    code,
-                    msg,
-                    self.inner.base.as_str(),
-                ));
+                let e = ApiError::from_status(st, code, msg, self.inner.base.as_str());
+                return Err(self.refine(e, retry_after, identity_sent));
             }
             return Ok(v);
         }
@@ -224,6 +164,32 @@ impl Client {
             ),
         };
         ApiError::from_status(status.as_u16(), code, message, address)
+    }
+
+    /// What only the request knows: `Retry-After` of a 429, and whether a
+    /// 428 came although both identity headers were sent.
+    fn refine(&self, e: ApiError, retry_after: Option<String>, identity_sent: bool) -> ApiError {
+        match e {
+            ApiError::RateLimited { message, .. } => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs())
+                    .unwrap_or(0);
+                ApiError::RateLimited {
+                    retry_after: retry_after
+                        .and_then(|r| wire::retry_after_secs(&r, now))
+                        .map(std::time::Duration::from_secs),
+                    message,
+                }
+            }
+            ApiError::ScopeRequired { message } if identity_sent => {
+                ApiError::IdentityHeadersIgnored {
+                    prefix: self.inner.opts.identity_header_prefix.clone(),
+                    message,
+                }
+            }
+            other => other,
+        }
     }
 
     pub(super) fn network_error(&self, e: &reqwest::Error) -> ApiError {
@@ -272,7 +238,65 @@ pub(super) fn content_type(resp: &reqwest::Response) -> Option<String> {
         .map(str::to_owned)
 }
 
+pub(super) fn retry_after(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
 pub(super) fn redirect_target(from: &Url, resp: &reqwest::Response) -> Option<Url> {
     let loc = resp.headers().get(header::LOCATION)?.to_str().ok()?;
     from.join(loc).ok()
+}
+
+/// An answer as it came, for `earmark doctor`: status and body, not mapped
+/// to a value or an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawAnswer {
+    pub status: u16,
+    pub body: Result<Value, BodyKind>,
+    pub retry_after: Option<String>,
+}
+
+impl Client {
+    /// One request that NEVER carries the identity headers, is not retried,
+    /// follows no redirect and is not mapped to an error (only a network
+    /// failure is an `Err`). For read-only diagnosis: a POST through here
+    /// without identity headers must be refused by a contract server.
+    pub async fn probe(
+        &self,
+        method: Method,
+        segs: &[&str],
+        query: &[(String, String)],
+        body: Option<Value>,
+        with_token: bool,
+    ) -> Result<RawAnswer, ApiError> {
+        let mut url = self.inner.base.endpoint(segs.iter().copied());
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        let mut rb = self
+            .inner
+            .http
+            .request(method, url)
+            .timeout(self.inner.opts.request_timeout)
+            .header(header::ACCEPT, "application/json");
+        if with_token && let Some(a) = self.auth() {
+            rb = rb.bearer_auth(a.token.expose());
+        }
+        if let Some(b) = &body {
+            rb = rb.json(b);
+        }
+        let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
+        let status = resp.status().as_u16();
+        let ct = content_type(&resp);
+        let retry_after = retry_after(&resp);
+        let bytes = resp.bytes().await.map_err(|e| self.network_error(&e))?;
+        Ok(RawAnswer {
+            status,
+            body: wire::parse_body(ct.as_deref(), &bytes),
+            retry_after,
+        })
+    }
 }

@@ -5,8 +5,11 @@
 //! shown", so every decoder accepts the variants listed in the section
 //! "What the client tolerates" of that file.
 
+mod errors;
 pub mod fields;
+mod paging;
 mod progress;
+mod progress_read;
 #[cfg(test)]
 mod tests;
 
@@ -15,29 +18,22 @@ use crate::domain::*;
 use fields::*;
 use serde_json::Value;
 
+pub use errors::*;
+pub use paging::*;
 pub use progress::*;
+pub use progress_read::*;
 
-/// Keys under which a list may sit.
-const LIST_KEYS: &[&str] = &[
-    "items",
-    "list",
-    "books",
-    "records",
-    "rows",
-    "results",
-    "content",
-    "data",
-    "chapters",
-    "categories",
-    "bookmarks",
-    "favorites",
-    "tracks",
-    "files",
-    "result",
-    "manifest",
-];
 /// Keys whose object value is a wrapper around the content.
 const ENVELOPE_KEYS: &[&str] = &["data", "result", "payload", "response"];
+/// Keys only a record has; an object with one is content, not a wrapper.
+const RECORD_KEYS: &[&str] = &[
+    "id",
+    "bookId",
+    "book_id",
+    "chapterId",
+    "chapter_id",
+    "title",
+];
 
 // ---------------------------------------------------------------- bodies
 
@@ -59,60 +55,20 @@ pub fn parse_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, Body
     }
 }
 
-/// Code and message of an error body: `code` / `error.code` / `errorCode`
-/// / `error` (a string); `message` / `msg` / `error.message` / `detail`.
-pub fn error_parts(v: &Value) -> (Option<String>, Option<String>) {
-    let Some(obj) = v.as_object() else {
-        return (None, v.as_str().map(str::to_owned));
-    };
-    let nested = obj.get("error").and_then(Value::as_object);
-    let code = string(obj, &["code", "errorCode", "error_code"])
-        .or_else(|| nested.and_then(|e| string(e, &["code", "type", "status"])))
-        .or_else(|| obj.get("error").and_then(Value::as_str).map(str::to_owned))
-        .map(normalize_code);
-    let message = string(
-        obj,
-        &["message", "msg", "errorMessage", "error_description"],
-    )
-    .or_else(|| nested.and_then(|e| string(e, &["message", "msg", "detail"])))
-    .or_else(|| string(obj, &["detail", "title", "reason"]));
-    (code, message)
-}
-
-fn normalize_code(c: String) -> String {
-    if c.chars()
-        .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
-    {
-        c.to_ascii_lowercase().replace('-', "_")
-    } else {
-        c
-    }
-}
-
-/// Some servers answer 200 with `{"success": false, "code": 401, …}`.
-/// Returns the HTTP-like status, code and message of such an envelope.
-pub fn envelope_error(v: &Value) -> Option<(u16, Option<String>, Option<String>)> {
-    let obj = v.as_object()?;
-    let failed = boolean(obj, &["success", "ok"]) == Some(false)
-        || obj.get("status").and_then(Value::as_str) == Some("error");
-    if !failed {
-        return None;
-    }
-    let (code, message) = error_parts(v);
-    let status = code
-        .as_deref()
-        .and_then(|c| c.parse::<u16>().ok())
-        .filter(|s| (400..600).contains(s))
-        .unwrap_or(400);
-    Some((status, code.filter(|c| c.parse::<u16>().is_err()), message))
-}
-
 /// The content of a response: descends through `data`/`result`/… wrappers
-/// that hold an object or an array.
+/// that hold an object, but not out of an object that is itself a record
+/// (has an id or a title).
 pub fn content(v: &Value) -> &Value {
     let mut cur = v;
     for _ in 0..3 {
         let Some(obj) = cur.as_object() else { break };
+        // A record that happens to have a `data` field is not an envelope.
+        if RECORD_KEYS
+            .iter()
+            .any(|k| obj.get(*k).is_some_and(|v| !v.is_null()))
+        {
+            break;
+        }
         match ENVELOPE_KEYS
             .iter()
             .filter_map(|k| obj.get(*k))
@@ -163,7 +119,8 @@ pub struct LoginData {
     pub user_name: Option<String>,
 }
 
-const TOKEN_KEYS: &[&str] = &["token", "accessToken", "access_token", "jwt", "authToken"];
+/// Keys that may carry the token of a login answer.
+pub const TOKEN_KEYS: &[&str] = &["token", "accessToken", "access_token", "jwt", "authToken"];
 
 fn find_token(v: &Value, depth: u8) -> Option<String> {
     let obj = v.as_object()?;
@@ -244,178 +201,6 @@ pub fn decode_license(v: &Value, endpoint: &str) -> Result<LicenseStatus, ApiErr
         valid: flag.unwrap_or(state == LicenseState::Valid),
         message: string(obj, &["message", "msg", "detail", "description"]),
     })
-}
-
-// ---------------------------------------------------------------- lists
-
-/// Paging facts a list answer reported, in whatever style it uses.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PageInfo {
-    pub total: Option<u64>,
-    pub page: Option<u64>,
-    pub page_size: Option<u64>,
-    pub offset: Option<u64>,
-    pub has_more: Option<bool>,
-    pub cursor: Option<String>,
-    pub total_pages: Option<u64>,
-}
-
-impl PageInfo {
-    fn absorb(&mut self, o: &Obj) {
-        self.total = self.total.or_else(|| {
-            unsigned(
-                o,
-                &[
-                    "total",
-                    "totalCount",
-                    "total_count",
-                    "totalElements",
-                    "count",
-                    "totalItems",
-                ],
-            )
-        });
-        self.page = self.page.or_else(|| {
-            unsigned(
-                o,
-                &["page", "pageNum", "pageNumber", "currentPage", "page_no"],
-            )
-        });
-        self.page_size = self.page_size.or_else(|| {
-            unsigned(
-                o,
-                &[
-                    "pageSize",
-                    "page_size",
-                    "perPage",
-                    "per_page",
-                    "size",
-                    "limit",
-                ],
-            )
-        });
-        self.offset = self
-            .offset
-            .or_else(|| unsigned(o, &["offset", "skip", "start"]));
-        self.has_more = self.has_more.or_else(|| {
-            boolean(o, &["hasMore", "has_more", "hasNext", "has_next", "more"])
-                .or_else(|| boolean(o, &["last", "isLast"]).map(|l| !l))
-        });
-        self.cursor = self.cursor.clone().or_else(|| {
-            [
-                "nextCursor",
-                "next_cursor",
-                "nextPageToken",
-                "cursor",
-                "next",
-            ]
-            .iter()
-            .filter_map(|k| o.get(*k))
-            .find_map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
-        });
-        self.total_pages = self
-            .total_pages
-            .or_else(|| unsigned(o, &["totalPages", "total_pages", "pages", "pageCount"]));
-    }
-}
-
-/// One page of a list.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawList<'a> {
-    pub items: &'a [Value],
-    pub info: PageInfo,
-}
-
-/// Find the array of a list answer and its paging facts: a bare array, or
-/// under one of the list keys, possibly inside envelopes.
-pub fn find_list<'a>(v: &'a Value, endpoint: &str) -> Result<RawList<'a>, ApiError> {
-    let mut info = PageInfo::default();
-    let mut cur = v;
-    for _ in 0..4 {
-        match cur {
-            Value::Array(items) => return Ok(RawList { items, info }),
-            Value::Object(o) => {
-                info.absorb(o);
-                let next = LIST_KEYS
-                    .iter()
-                    .filter_map(|k| o.get(*k))
-                    .find(|x| x.is_array())
-                    .or_else(|| {
-                        LIST_KEYS
-                            .iter()
-                            .filter_map(|k| o.get(*k))
-                            .find(|x| x.is_object())
-                    });
-                match next {
-                    Some(n) => cur = n,
-                    None => break,
-                }
-            }
-            _ => break,
-        }
-    }
-    Err(ApiError::Decode {
-        endpoint: endpoint.to_owned(),
-        field: "items".to_owned(),
-        problem: "is missing: no list found in the answer".to_owned(),
-    })
-}
-
-/// Where the next page starts, in the style the server answered with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NextPage {
-    Page(u64),
-    Offset(u64),
-    Cursor(String),
-}
-
-/// The next page to ask for, or `None` when the list is complete.
-/// `fetched` counts items received so far including this page;
-/// `requested_page` is the page number this answer is for.
-pub fn next_page(
-    info: &PageInfo,
-    page_len: usize,
-    fetched: u64,
-    requested_page: u64,
-    requested_size: u64,
-) -> Option<NextPage> {
-    if page_len == 0 || info.has_more == Some(false) {
-        return None;
-    }
-    let len = page_len as u64;
-    if let Some(c) = &info.cursor {
-        return Some(NextPage::Cursor(c.clone()));
-    }
-    let more = info
-        .has_more
-        .unwrap_or_else(|| match (info.total, info.total_pages) {
-            (Some(t), _) => fetched < t,
-            (None, Some(tp)) => info.page.unwrap_or(requested_page) < tp,
-            (None, None) => len >= info.page_size.unwrap_or(requested_size).max(1),
-        });
-    if !more {
-        return None;
-    }
-    if let Some(off) = info.offset {
-        return Some(NextPage::Offset(off.saturating_add(len)));
-    }
-    Some(NextPage::Page(
-        info.page.unwrap_or(requested_page).saturating_add(1),
-    ))
-}
-
-/// Decode every item of a list with `item`, naming the endpoint and index
-/// of the first bad one.
-pub fn decode_items<T>(
-    list: &RawList<'_>,
-    endpoint: &str,
-    mut item: impl FnMut(&Value, &str) -> Result<T, ApiError>,
-) -> Result<Vec<T>, ApiError> {
-    list.items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| item(v, &format!("{endpoint} items[{i}]")))
-        .collect()
 }
 
 // ---------------------------------------------------------------- books

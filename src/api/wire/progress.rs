@@ -24,7 +24,7 @@ pub struct WriteOutcome<T> {
     pub record: Option<T>,
 }
 
-const POSITION_SEC: &[&str] = &[
+pub(super) const POSITION_SEC: &[&str] = &[
     "positionSec",
     "position_sec",
     "position",
@@ -32,7 +32,7 @@ const POSITION_SEC: &[&str] = &[
     "offset",
     "progressSec",
 ];
-const POSITION_MS: &[&str] = &["positionMs", "position_ms", "currentTimeMs"];
+pub(super) const POSITION_MS: &[&str] = &["positionMs", "position_ms", "currentTimeMs"];
 
 /// A progress object; `Ok(None)` for an empty object.
 pub fn decode_progress_object(v: &Value, endpoint: &str) -> Result<Option<Progress>, ApiError> {
@@ -74,17 +74,16 @@ pub fn decode_progress_object(v: &Value, endpoint: &str) -> Result<Option<Progre
 
 pub fn decode_settings_object(
     v: &Value,
-    endpoint: &str,
+    _endpoint: &str,
 ) -> Result<Option<PlaybackSettings>, ApiError> {
     let Some(obj) = v.as_object() else {
         return Ok(None);
     };
-    let Some(speed) = number(obj, &["speed", "playbackRate", "rate", "playbackSpeed"]) else {
-        return if obj.is_empty() {
-            Ok(None)
-        } else {
-            Err(missing(endpoint, "playbackSettings.speed"))
-        };
+    // No speed (or an unknown shape) means no settings, never a failed read.
+    let Some(speed) = number(obj, &["speed", "playbackRate", "rate", "playbackSpeed"])
+        .filter(|s| *s > 0.0 && *s <= 16.0)
+    else {
+        return Ok(None);
     };
     Ok(Some(PlaybackSettings {
         speed: speed as f32,
@@ -96,36 +95,28 @@ pub fn decode_settings_object(
     }))
 }
 
-/// `GET /auth/reading-progress/{bookId}`: `{progress, playbackSettings}`,
-/// a bare progress object, or nothing.
+/// `GET /auth/reading-progress/{bookId}` as two values: an answer we
+/// cannot read is a `Decode` error, never "no progress" (see
+/// [`super::decode_progress_read`] for the three-valued form).
 pub fn decode_progress_state(v: &Value, endpoint: &str) -> Result<ProgressState, ApiError> {
-    let c = content(v);
-    let Some(obj) = c.as_object() else {
-        return Ok(ProgressState::default());
-    };
-    let settings_v = get(obj, &["playbackSettings", "playback_settings", "settings"]);
-    let settings = match settings_v {
-        Some(s) => decode_settings_object(s, endpoint)?,
-        None => None,
-    };
-    let progress = if obj.contains_key("progress") || obj.contains_key("readingProgress") {
-        match get(obj, &["progress", "readingProgress"]) {
-            Some(p) => decode_progress_object(p, endpoint)?,
-            None => None,
-        }
-    } else if id(obj, &["chapterId", "chapter_id"]).is_some() {
-        decode_progress_object(c, endpoint)?
-    } else {
-        None
-    };
-    Ok(ProgressState { progress, settings })
+    let read = super::decode_progress_read(v);
+    read.known().ok_or_else(|| ApiError::Decode {
+        endpoint: endpoint.to_owned(),
+        field: "progress".to_owned(),
+        problem: match read {
+            super::ProgressRead::Unreadable { shape } => format!(
+                "could not be read, so the place on the server is unknown (not empty): {shape}"
+            ),
+            _ => String::new(),
+        },
+    })
 }
 
 /// The answer to a progress write: `{applied, progress}`, a bare progress
 /// object, or an empty body.
 pub fn decode_progress_write(
     v: &Value,
-    endpoint: &str,
+    _endpoint: &str,
 ) -> Result<WriteOutcome<Progress>, ApiError> {
     let c = content(v);
     let Some(obj) = c.as_object() else {
@@ -135,13 +126,8 @@ pub fn decode_progress_write(
         });
     };
     let applied = boolean(obj, &["applied", "accepted", "updated"]).unwrap_or(true);
-    let record = match get(obj, &["progress", "readingProgress"]) {
-        Some(p) => decode_progress_object(p, endpoint)?,
-        None if id(obj, &["chapterId", "chapter_id"]).is_some() => {
-            decode_progress_object(c, endpoint)?
-        }
-        None => None,
-    };
+    // The write went through; a record we cannot read is "not said".
+    let record = super::decode_progress_read(c).progress().cloned();
     Ok(WriteOutcome { applied, record })
 }
 
@@ -159,8 +145,7 @@ pub fn decode_settings_write(
     let applied = boolean(obj, &["applied", "accepted", "updated"]).unwrap_or(true);
     let record = match get(obj, &["playbackSettings", "playback_settings", "settings"]) {
         Some(s) => decode_settings_object(s, endpoint)?,
-        None if obj.contains_key("speed") => decode_settings_object(c, endpoint)?,
-        None => None,
+        None => decode_settings_object(c, endpoint)?,
     };
     Ok(WriteOutcome { applied, record })
 }

@@ -202,9 +202,10 @@ fn paging_styles() {
     // Spring-style `last`
     let i = info(json!({"content": [1], "last": false}));
     assert_eq!(next_page(&i, 1, 1, 1, 50), Some(NextPage::Page(2)));
-    // nothing said: a short page is the last one, a full one may not be
+    // nothing said: even a short page may not be the last one (a server
+    // may ignore pageSize); the pager stops on an empty or repeated page
     let i = info(json!([1, 2]));
-    assert_eq!(next_page(&i, 2, 2, 1, 50), None);
+    assert_eq!(next_page(&i, 2, 2, 1, 50), Some(NextPage::Page(2)));
     assert_eq!(next_page(&i, 2, 2, 1, 2), Some(NextPage::Page(2)));
     // an empty page always ends the list
     let i = info(json!({"items": [], "hasMore": true}));
@@ -466,6 +467,8 @@ mod properties {
             let _ = decode_book(&v, EP);
             let _ = decode_manifest(&v, &BookId::new("b"), EP);
             let _ = decode_progress_state(&v, EP);
+            let _ = decode_progress_read(&v);
+            let _ = error_body(&v);
             let _ = decode_progress_write(&v, EP);
             let _ = decode_batch(&v, EP, "http://h");
             let _ = decode_bookmark(&v, None, EP);

@@ -1,0 +1,366 @@
+//! Lists, page by page: [`Pager`] hands out pages as they arrive (the
+//! player shows the first one at once) and ends the list safely: on an
+//! empty page, a page whose items were all seen before, a repeated page or
+//! cursor, or a hard cap on pages (an error, never a silent cut). A `next`
+//! URL is followed only on the server's own origin, so the token never
+//! leaves it. Items that cannot be decoded are skipped and counted.
+
+use super::Client;
+use super::transport::Access;
+use crate::api::error::ApiError;
+use crate::api::wire::{self, NextPage, SkippedItem};
+use reqwest::Method;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Where a page of a list starts (`Page(1)` is the first page).
+pub type PageCursor = NextPage;
+
+/// Decodes one list item; the `&str` names its place for errors.
+pub type ItemDecoder<T> = Arc<dyn Fn(&Value, &str) -> Result<T, ApiError> + Send + Sync>;
+
+/// One page of a list and where the next one starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage<T> {
+    pub items: Vec<T>,
+    pub total: Option<u64>,
+    pub next: Option<PageCursor>,
+    /// Items of this page that could not be decoded (left out of `items`).
+    pub skipped: Vec<SkippedItem>,
+}
+
+/// A whole list: every item that could be read, and the ones that could not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing<T> {
+    pub items: Vec<T>,
+    pub skipped: Vec<SkippedItem>,
+    /// The total the server reported, if it did.
+    pub total: Option<u64>,
+}
+
+/// What to list: path, filters and the item decoder.
+#[derive(Clone)]
+pub(super) struct ListRequest<T> {
+    pub segs: Vec<String>,
+    pub query: Vec<(String, String)>,
+    pub endpoint: String,
+    pub decode: ItemDecoder<T>,
+}
+
+/// Fetches a list page by page; see the module comment for how it ends.
+pub struct Pager<T> {
+    client: Client,
+    req: ListRequest<T>,
+    at: Option<NextPage>,
+    pages: usize,
+    fetched: u64,
+    seen_items: HashSet<String>,
+    seen_pages: HashSet<NextPage>,
+    skipped: Vec<SkippedItem>,
+    total: Option<u64>,
+}
+
+impl<T> std::fmt::Debug for Pager<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pager")
+            .field("endpoint", &self.req.endpoint)
+            .field("at", &self.at)
+            .field("pages", &self.pages)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Pager<T> {
+    pub(super) fn new(client: Client, req: ListRequest<T>) -> Pager<T> {
+        Pager {
+            client,
+            req,
+            at: Some(NextPage::Page(1)),
+            pages: 0,
+            fetched: 0,
+            seen_items: HashSet::new(),
+            seen_pages: HashSet::new(),
+            skipped: Vec::new(),
+            total: None,
+        }
+    }
+
+    /// The next page, `Ok(None)` when the list is complete. Items already
+    /// handed out are not repeated.
+    pub async fn next_page(&mut self) -> Result<Option<ListPage<T>>, ApiError> {
+        let Some(at) = self.at.take() else {
+            return Ok(None);
+        };
+        let cap = self.client.inner.opts.max_pages.max(1);
+        if self.pages >= cap {
+            return Err(ApiError::Decode {
+                endpoint: self.req.endpoint.clone(),
+                field: "paging".into(),
+                problem: format!(
+                    "did not end after {cap} pages ({} items); earmark stops rather than loop; `earmark doctor` shows the paging style the server uses",
+                    self.fetched
+                ),
+            });
+        }
+        self.pages += 1;
+        self.seen_pages.insert(at.clone());
+        let raw = self
+            .client
+            .fetch_raw_page(&self.req, &at, self.fetched)
+            .await?;
+        self.fetched += raw.entries.len() as u64;
+        self.total = raw.total.or(self.total);
+        let fresh: Vec<bool> = raw
+            .entries
+            .iter()
+            .map(|(k, _)| self.seen_items.insert(k.clone()))
+            .collect();
+        if !fresh.is_empty() && fresh.iter().all(|f| !f) {
+            // A server that ignores the page parameter repeats itself.
+            tracing::debug!(
+                "{}: a page of items seen before ends the list",
+                self.req.endpoint
+            );
+            return Ok(None);
+        }
+        let mut page = ListPage {
+            items: Vec::with_capacity(raw.entries.len()),
+            total: raw.total,
+            next: raw.next,
+            skipped: Vec::new(),
+        };
+        for ((_, entry), fresh) in raw.entries.into_iter().zip(fresh) {
+            match entry {
+                Ok(t) if fresh => page.items.push(t),
+                Ok(_) => {}
+                Err(s) => {
+                    tracing::warn!("left out of the list: {s}");
+                    page.skipped.push(s);
+                }
+            }
+        }
+        self.skipped.extend(page.skipped.iter().cloned());
+        let complete = page.total.is_some_and(|t| self.fetched >= t);
+        self.at = match page.next.clone() {
+            _ if complete => None,
+            Some(n) if self.seen_pages.contains(&n) => None,
+            n => n,
+        };
+        page.next = self.at.clone();
+        Ok(Some(page))
+    }
+
+    /// Items skipped so far, with the reasons.
+    pub fn skipped(&self) -> &[SkippedItem] {
+        &self.skipped
+    }
+
+    /// The total the server reported, if any.
+    pub fn total(&self) -> Option<u64> {
+        self.total
+    }
+
+    /// Every remaining page, collected.
+    pub async fn collect_all(mut self) -> Result<Listing<T>, ApiError> {
+        let mut items = Vec::new();
+        while let Some(p) = self.next_page().await? {
+            items.extend(p.items);
+        }
+        Ok(Listing {
+            items,
+            skipped: self.skipped,
+            total: self.total,
+        })
+    }
+}
+
+/// A page as fetched: every raw item's key with its decoded value or the
+/// reason it was skipped, in server order.
+pub(super) struct RawPage<T> {
+    pub entries: Vec<(String, Result<T, SkippedItem>)>,
+    pub total: Option<u64>,
+    pub next: Option<NextPage>,
+}
+
+impl Client {
+    /// Fetch one page at `at`; `fetched_before` counts items before it.
+    pub(super) async fn fetch_raw_page<T>(
+        &self,
+        req: &ListRequest<T>,
+        at: &NextPage,
+        fetched_before: u64,
+    ) -> Result<RawPage<T>, ApiError> {
+        let p = &self.inner.opts.paths;
+        let size = u64::from(p.page_size.max(1));
+        let mut query = req.query.clone();
+        let page_no = match at {
+            NextPage::Page(n) => {
+                query.push((p.page_param.clone(), n.to_string()));
+                query.push((p.page_size_param.clone(), size.to_string()));
+                *n
+            }
+            NextPage::Offset(o) => {
+                query.push((p.offset_param.clone(), o.to_string()));
+                query.push((p.limit_param.clone(), size.to_string()));
+                1
+            }
+            NextPage::Cursor(c) => {
+                query.push((p.cursor_param.clone(), c.clone()));
+                1
+            }
+            NextPage::Url(_) => 1,
+        };
+        let url = match at {
+            NextPage::Url(u) => self.next_url(&req.endpoint, &req.segs, u)?,
+            _ => {
+                let mut url = self
+                    .inner
+                    .base
+                    .endpoint(req.segs.iter().map(String::as_str));
+                url.query_pairs_mut().extend_pairs(&query);
+                url
+            }
+        };
+        let v = self.call_url(Method::GET, url, None, Access::Token).await?;
+        let list = wire::find_list(&v, &req.endpoint)?;
+        let place = format!("{} page {}", req.endpoint, page_no_label(at, page_no));
+        let entries = list
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let here = format!("{place} items[{i}]");
+                let decoded = (req.decode)(item, &here).map_err(|e| SkippedItem {
+                    place: here,
+                    reason: e.to_string(),
+                });
+                (wire::item_key(item), decoded)
+            })
+            .collect();
+        let before = match at {
+            NextPage::Offset(o) => *o,
+            NextPage::Page(n) => list
+                .info
+                .page_size
+                .unwrap_or(size)
+                .saturating_mul(n.saturating_sub(1)),
+            _ => 0,
+        }
+        .max(fetched_before);
+        let fetched = before.saturating_add(list.items.len() as u64);
+        let mut next = wire::next_page(&list.info, list.items.len(), fetched, page_no, size);
+        if next.as_ref() == Some(at) {
+            next = None; // a server that repeats itself must not loop us
+        }
+        Ok(RawPage {
+            entries,
+            total: list.info.total,
+            next,
+        })
+    }
+
+    /// A `next` link as a URL we may send the token to: same origin only.
+    fn next_url(&self, endpoint: &str, segs: &[String], given: &str) -> Result<url::Url, ApiError> {
+        let current = self.inner.base.endpoint(segs.iter().map(String::as_str));
+        let url = self
+            .inner
+            .base
+            .resolve_next(&current, given)
+            .map_err(|e| ApiError::Decode {
+                endpoint: endpoint.to_owned(),
+                field: "next".into(),
+                problem: format!("is not a URL earmark can follow: {e}"),
+            })?;
+        if !self.inner.base.same_origin(&url) {
+            return Err(ApiError::Decode {
+                endpoint: endpoint.to_owned(),
+                field: "next".into(),
+                problem: format!(
+                    "points to another origin ({}); earmark does not send your token there, so the rest of the list cannot be read",
+                    url.origin().ascii_serialization()
+                ),
+            });
+        }
+        Ok(url)
+    }
+
+    /// A list request of this client.
+    pub(super) fn pager<T>(
+        &self,
+        segs: &[&str],
+        query: Vec<(String, String)>,
+        endpoint: &str,
+        decode: ItemDecoder<T>,
+    ) -> Pager<T> {
+        Pager::new(
+            self.clone(),
+            ListRequest {
+                segs: segs.iter().map(|s| (*s).to_owned()).collect(),
+                query,
+                endpoint: endpoint.to_owned(),
+                decode,
+            },
+        )
+    }
+
+    /// One page at `at`, without the pager's memory of earlier pages.
+    pub(super) async fn one_page<T>(
+        &self,
+        segs: &[&str],
+        query: Vec<(String, String)>,
+        at: &PageCursor,
+        endpoint: &str,
+        decode: ItemDecoder<T>,
+    ) -> Result<ListPage<T>, ApiError> {
+        let req = ListRequest {
+            segs: segs.iter().map(|s| (*s).to_owned()).collect(),
+            query,
+            endpoint: endpoint.to_owned(),
+            decode,
+        };
+        let raw = self.fetch_raw_page(&req, at, 0).await?;
+        let mut page = ListPage {
+            items: Vec::with_capacity(raw.entries.len()),
+            total: raw.total,
+            next: raw.next,
+            skipped: Vec::new(),
+        };
+        for (_, entry) in raw.entries {
+            match entry {
+                Ok(t) => page.items.push(t),
+                Err(s) => page.skipped.push(s),
+            }
+        }
+        Ok(page)
+    }
+}
+
+fn page_no_label(at: &NextPage, n: u64) -> String {
+    match at {
+        NextPage::Page(_) => n.to_string(),
+        NextPage::Offset(o) => format!("at offset {o}"),
+        NextPage::Cursor(_) | NextPage::Url(_) => "after a link".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The player fetches pages on a spawned task: the pager and its
+    /// futures must be `Send`.
+    #[test]
+    fn pages_can_be_fetched_on_another_task() {
+        fn send<T: Send>(_: &T) {}
+        let c = Client::new(
+            crate::api::BaseUrl::parse("127.0.0.1:9").unwrap(),
+            Default::default(),
+        )
+        .unwrap();
+        let mut p = c.book_pager(&Default::default());
+        send(&p);
+        let fut = p.next_page();
+        send(&fut);
+    }
+}

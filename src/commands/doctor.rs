@@ -1,0 +1,527 @@
+//! `earmark doctor`: runs the contract flow against the configured server
+//! and says what the client recognised in its answers and what it did
+//! not. Read-only: the only write is ONE progress write for a book id that
+//! cannot exist, sent WITHOUT identity headers, which a contract server
+//! must refuse with 428 (docs/cli.md). It prints `--json` for bug reports.
+
+use super::{CommandError, output::Out};
+use crate::api::wire::{self, ProgressRead};
+use crate::api::{Auth, BookQuery, Client, Token};
+use crate::config::{Profile, Session, read_record};
+use crate::domain::*;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// One line of the report: recognised (`Some(true)`), not (`Some(false)`),
+/// or could not be checked (`None`).
+struct Check {
+    name: &'static str,
+    ok: Option<bool>,
+    detail: String,
+}
+
+#[derive(Default)]
+struct Report {
+    checks: Vec<Check>,
+}
+
+impl Report {
+    fn add(&mut self, name: &'static str, ok: Option<bool>, detail: impl Into<String>) {
+        self.checks.push(Check {
+            name,
+            ok,
+            detail: detail.into(),
+        });
+    }
+}
+
+pub async fn run(
+    profile: &Profile,
+    password_stdin: bool,
+    out: &mut Out,
+) -> Result<(), CommandError> {
+    let mut r = Report::default();
+    let mut base = profile.server.as_ref().map(|s| s.to_string());
+    let res = checks(profile, password_stdin, &mut r, &mut base).await;
+    print(out, base.as_deref().unwrap_or("(none)"), &r);
+    res
+}
+
+async fn checks(
+    profile: &Profile,
+    password_stdin: bool,
+    r: &mut Report,
+    base: &mut Option<String>,
+) -> Result<(), CommandError> {
+    let client = if password_stdin {
+        let record = read_record(profile).ok().flatten();
+        let server = match (&profile.server, &record) {
+            (Some(s), _) => s.clone(),
+            (None, Some(rec)) => rec.server.clone(),
+            (None, None) => {
+                return Err(CommandError::usage(format!(
+                    "no server address for profile {:?}; pass --server or set it in config.toml",
+                    profile.name
+                )));
+            }
+        };
+        let user = profile
+            .user
+            .clone()
+            .or_else(|| record.map(|r| r.user))
+            .ok_or_else(|| CommandError::usage("no user name; pass --user"))?;
+        let password =
+            super::password::from_stdin().map_err(|e| CommandError::usage(e.to_string()))?;
+        let client = Client::new(server, profile.options.clone())?;
+        *base = Some(client.base().to_string());
+        login_checks(&client, &user, &password, r).await?;
+        client
+    } else {
+        let session = Session::load(profile)?;
+        r.add(
+            "login",
+            None,
+            "not checked (the stored session is used; pass --password-stdin to check the login answer)",
+        );
+        session.client(profile)?
+    };
+    *base = Some(client.base().to_string());
+    license_check(&client, r).await?;
+    let first = books_checks(&client, r).await?;
+    if let Some(book) = &first {
+        book_checks(&client, book, r).await;
+        progress_check(&client, book, r).await?;
+    } else {
+        r.add(
+            "progress shape",
+            None,
+            "not checked: the library has no book to read progress of",
+        );
+    }
+    identity_check(&client, r).await
+}
+
+fn describe(v: &Result<Value, crate::api::error::BodyKind>) -> String {
+    match v {
+        Ok(v) => wire::describe_shape(v),
+        Err(k) => k.to_string(),
+    }
+}
+
+/// Where in `v` the first value satisfying `pred(key, value)` sits, as a
+/// path like `data.auth.accessToken` or `errors[0].code`.
+fn find_path(v: &Value, pred: &dyn Fn(&str, &Value) -> bool, depth: u8) -> Option<String> {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                if pred(k, x) {
+                    return Some(k.clone());
+                }
+            }
+            if depth == 0 {
+                return None;
+            }
+            o.iter().find_map(|(k, x)| {
+                find_path(x, pred, depth - 1).map(|p| {
+                    if p.starts_with('[') {
+                        format!("{k}{p}")
+                    } else {
+                        format!("{k}.{p}")
+                    }
+                })
+            })
+        }
+        Value::Array(a) if depth > 0 => a
+            .first()
+            .and_then(|x| find_path(x, pred, depth - 1))
+            .map(|p| format!("[0].{p}")),
+        _ => None,
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        _ => "other",
+    }
+}
+
+async fn login_checks(
+    client: &Client,
+    user: &str,
+    password: &str,
+    r: &mut Report,
+) -> Result<(), CommandError> {
+    let p = &client.options().paths;
+    let mut body = serde_json::Map::new();
+    body.insert(p.login_user_field.clone(), json!(user));
+    body.insert(p.login_password_field.clone(), json!(password));
+    let body = Value::Object(body);
+    let a = client
+        .probe(Method::POST, &["auth", "login"], &[], Some(body), false)
+        .await?;
+    let v = match &a.body {
+        Ok(v) if (200..300).contains(&a.status) => v.clone(),
+        _ => {
+            let e = match &a.body {
+                Ok(v) => {
+                    let b = wire::error_body(v);
+                    crate::api::ApiError::from_status(
+                        a.status,
+                        b.code,
+                        b.message,
+                        client.base().as_str(),
+                    )
+                }
+                Err(_) => {
+                    crate::api::ApiError::from_status(a.status, None, None, client.base().as_str())
+                }
+            };
+            r.add("login", Some(false), format!("HTTP {}: {e}", a.status));
+            return Err(e.into());
+        }
+    };
+    let envelope = ["data", "result", "payload", "response"]
+        .into_iter()
+        .find(|k| v.get(k).is_some_and(Value::is_object))
+        .unwrap_or("none (fields at the top)");
+    r.add("envelope", Some(true), envelope);
+    let token = find_path(
+        &v,
+        &|k, x| wire::TOKEN_KEYS.contains(&k) && x.is_string(),
+        3,
+    );
+    match wire::decode_login(&v, "POST /auth/login") {
+        Ok(l) => {
+            r.add("token key", Some(true), token.unwrap_or_default());
+            let uid = find_path(&v, &|k, x| k == "id" && !x.is_object(), 3).unwrap_or_default();
+            let sid = find_path(&v, &|k, _| k.to_ascii_lowercase().contains("serverid"), 3)
+                .unwrap_or_default();
+            r.add(
+                "login ids",
+                Some(true),
+                format!("serverId at {sid}; user id at {uid} = {}", l.user_id),
+            );
+            client.set_auth(Some(Auth {
+                token: Token::new(l.token.expose()),
+                server_id: l.server_id,
+                user_id: l.user_id,
+            }));
+            Ok(())
+        }
+        Err(e) => {
+            r.add(
+                "token key",
+                Some(false),
+                format!("{e}; the answer was {}", wire::describe_shape(&v)),
+            );
+            Err(e.into())
+        }
+    }
+}
+
+async fn license_check(client: &Client, r: &mut Report) -> Result<(), CommandError> {
+    let a = client
+        .probe(Method::GET, &["license", "status"], &[], None, true)
+        .await?;
+    match &a.body {
+        Ok(v) if (200..300).contains(&a.status) => {
+            match wire::decode_license(v, "GET /license/status") {
+                Ok(l) => {
+                    let c = wire::content(v);
+                    let word = find_path(
+                        c,
+                        &|k, x| matches!(k, "status" | "state" | "licenseStatus") && x.is_string(),
+                        1,
+                    )
+                    .and_then(|p| c.pointer(&format!("/{}", p.replace('.', "/"))).cloned());
+                    r.add(
+                        "license words",
+                        Some(true),
+                        format!(
+                            "{} → {}",
+                            word.map(|w| w.to_string())
+                                .unwrap_or_else(|| "a flag".into()),
+                            super::output::license_word(l.state)
+                        ),
+                    );
+                }
+                Err(e) => r.add("license words", Some(false), e.to_string()),
+            }
+        }
+        other => r.add(
+            "license words",
+            Some(false),
+            format!("HTTP {}: {}", a.status, describe(other)),
+        ),
+    }
+    Ok(())
+}
+
+async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>, CommandError> {
+    let p = &client.options().paths;
+    let q = [
+        (p.page_param.clone(), "1".to_owned()),
+        (p.page_size_param.clone(), p.page_size.to_string()),
+    ];
+    let a = client
+        .probe(Method::GET, &["books"], &q, None, true)
+        .await?;
+    let Ok(v) = a.body.as_ref().map_err(|k| k.to_string()) else {
+        r.add(
+            "list key",
+            Some(false),
+            format!("HTTP {}: {}", a.status, describe(&a.body)),
+        );
+        return Ok(None);
+    };
+    match wire::find_list(v, "GET /books") {
+        Ok(list) => {
+            let ptr = list.items.as_ptr();
+            let key = find_path(
+                v,
+                &|_, x| x.as_array().is_some_and(|a| a.as_ptr() == ptr),
+                4,
+            )
+            .unwrap_or_else(|| "a bare array".into());
+            let ids = list
+                .items
+                .first()
+                .and_then(Value::as_object)
+                .and_then(|o| {
+                    ["id", "bookId", "book_id", "uuid"]
+                        .iter()
+                        .find_map(|k| o.get(*k))
+                })
+                .map(kind)
+                .unwrap_or("unknown (empty list)");
+            r.add("list key", Some(true), format!("{key}; ids are {ids}s"));
+            let i = &list.info;
+            let style = if i.next_url.is_some() {
+                "next URL"
+            } else if i.cursor.is_some() {
+                "cursor"
+            } else if i.offset.is_some() {
+                "offset"
+            } else if i.page.is_some() || i.total_pages.is_some() || i.has_more.is_some() {
+                "page"
+            } else {
+                "none said (the client reads on until an empty or repeated page)"
+            };
+            let total = i.total.map(|t| format!(", total {t}")).unwrap_or_default();
+            r.add("paging style", Some(true), format!("{style}{total}"));
+        }
+        Err(e) => {
+            r.add(
+                "list key",
+                Some(false),
+                format!("{e}: {}", wire::describe_shape(v)),
+            );
+            return Ok(None);
+        }
+    }
+    let listing = client.books_listing(&BookQuery::default()).await?;
+    let skipped = listing.skipped.len();
+    r.add(
+        "books",
+        Some(skipped == 0),
+        format!(
+            "{} read, {skipped} could not be read{}",
+            listing.items.len(),
+            listing
+                .skipped
+                .first()
+                .map(|s| format!(" (first: {s})"))
+                .unwrap_or_default()
+        ),
+    );
+    Ok(listing.items.first().map(|b| b.id.clone()))
+}
+
+async fn book_checks(client: &Client, book: &BookId, r: &mut Report) {
+    match client.book(book).await {
+        Ok(_) => r.add("book details", Some(true), format!("book {book}")),
+        Err(e) => r.add("book details", Some(false), e.to_string()),
+    }
+    match client.manifest(book).await {
+        Ok(m) => r.add(
+            "manifest",
+            Some(true),
+            format!("{} chapters", m.items.len()),
+        ),
+        Err(e) => r.add("manifest", Some(false), e.to_string()),
+    }
+}
+
+async fn progress_check(
+    client: &Client,
+    book: &BookId,
+    r: &mut Report,
+) -> Result<(), CommandError> {
+    let segs = ["auth", "reading-progress", book.as_str()];
+    let a = client.probe(Method::GET, &segs, &[], None, true).await?;
+    let (ok, detail) = match (&a.body, a.status) {
+        (_, 404) => (Some(true), "no progress yet (HTTP 404)".to_owned()),
+        (_, 204) => (Some(true), "no progress yet (HTTP 204)".to_owned()),
+        (Ok(v), 200..=299) => match wire::decode_progress_read(v) {
+            ProgressRead::Record { progress, settings } => (
+                Some(true),
+                format!(
+                    "a record (chapter {} at {:.1} s){}",
+                    progress.chapter_id,
+                    progress.position,
+                    if settings.is_some() {
+                        " with playback settings"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            ProgressRead::NoProgress { .. } => (
+                Some(true),
+                format!("no progress yet: {}", wire::describe_shape(v)),
+            ),
+            ProgressRead::Unreadable { shape } => (
+                Some(false),
+                format!(
+                    "NOT recognised, so earmark will not report progress for this book: {shape}"
+                ),
+            ),
+        },
+        (body, status) => (None, format!("HTTP {status}: {}", describe(body))),
+    };
+    r.add("progress shape", ok, detail);
+    Ok(())
+}
+
+/// The one write: a book id that cannot exist, no identity headers.
+async fn identity_check(client: &Client, r: &mut Report) -> Result<(), CommandError> {
+    let book = format!("earmark-doctor-no-such-book-{}", std::process::id());
+    let body = client.options().fields.progress(
+        &ChapterId::new("earmark-doctor-no-such-chapter"),
+        1.0,
+        now_millis(),
+        false,
+        false,
+        Some("earmark-doctor"),
+    );
+    let segs = ["auth", "reading-progress", book.as_str()];
+    let a = client
+        .probe(Method::POST, &segs, &[], Some(body), true)
+        .await?;
+    let prefix = client.options().identity_header_prefix.clone();
+    let text = match &a.body {
+        Ok(v) => v.to_string(),
+        Err(_) => String::new(),
+    };
+    if let Ok(v) = &a.body
+        && a.status >= 400
+    {
+        let b = wire::error_body(v);
+        let code = b.code.clone().unwrap_or_default();
+        let at = find_path(
+            v,
+            &|_, x| {
+                x.as_str()
+                    .is_some_and(|s| !code.is_empty() && wire::normalize_code(s) == code)
+            },
+            3,
+        );
+        r.add(
+            "error shape",
+            Some(b.code.is_some() || b.message.is_some()),
+            format!(
+                "code {} under {}; message {}",
+                b.code.as_deref().unwrap_or("(none)"),
+                at.unwrap_or_else(|| "(nowhere)".into()),
+                b.message
+                    .map(|m| format!("{m:?}"))
+                    .unwrap_or_else(|| "(none)".into())
+            ),
+        );
+    }
+    let named = named_prefix(&text);
+    let (ok, detail) = match a.status {
+        428 => match named {
+            Some(p) if !p.eq_ignore_ascii_case(&prefix) => (
+                Some(false),
+                format!(
+                    "NOT understood: the server names {p}-Expected-Server-Id, but identity_header_prefix is \"{prefix}\"; set identity_header_prefix = \"{p}\" for this profile in config.toml"
+                ),
+            ),
+            Some(_) => (Some(true), format!("understood: the server asks for {prefix}-Expected-… (428)")),
+            None => (
+                None,
+                format!(
+                    "the server requires identity headers (428) but does not name them; earmark sends {prefix}-Expected-Server-Id and {prefix}-Expected-User-Id"
+                ),
+            ),
+        },
+        200..=299 => (
+            Some(false),
+            "the server ACCEPTED a progress write without identity headers (for a book that does not exist)".to_owned(),
+        ),
+        404 => (None, "cannot tell: the server checks the book before the headers (404)".to_owned()),
+        s => (None, format!("cannot tell: HTTP {s}: {}", describe(&a.body))),
+    };
+    r.add("identity headers", ok, detail);
+    Ok(())
+}
+
+/// `X-Acme` from a message naming `X-Acme-Expected-Server-Id`.
+fn named_prefix(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower
+        .find("-expected-server-id")
+        .or_else(|| lower.find("-expected-user-id"))?;
+    let start = text[..at]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    Some(text[start..at].to_owned()).filter(|p| !p.is_empty())
+}
+
+fn print(out: &mut Out, base: &str, r: &Report) {
+    let all_ok = r.checks.iter().all(|c| c.ok != Some(false));
+    out.json(json!({
+        "server": base,
+        "recognised": all_ok,
+        "checks": r.checks.iter().map(|c| json!({
+            "check": c.name, "recognised": c.ok, "detail": c.detail,
+        })).collect::<Vec<_>>(),
+    }));
+    out.line(format!("Server: {base}"));
+    for c in &r.checks {
+        let mark = match c.ok {
+            Some(true) => "ok ",
+            Some(false) => "NO ",
+            None => " ? ",
+        };
+        out.line(format!("[{mark}] {:<17} {}", c.name, c.detail));
+    }
+    out.line(if all_ok {
+        "Everything earmark checked was recognised."
+    } else {
+        "Some answers were not recognised (NO above); paste this report into a bug report."
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_prefix_named_in_a_message() {
+        assert_eq!(
+            named_prefix("missing header X-Acme-Expected-Server-Id").as_deref(),
+            Some("X-Acme")
+        );
+        assert_eq!(named_prefix("identity headers missing"), None);
+        let v = json!({"a": {"b": [{"code": "x"}]}});
+        assert_eq!(
+            find_path(&v, &|k, _| k == "code", 4).as_deref(),
+            Some("a.b[0].code")
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! Many dialects, chosen by proptest: the flow works, or fails closed with
+//! a clear message; no write moves stored progress back; every write has
+//! both identity headers; no write crosses scope.
+
+use crate::cli::{Home, assert_no_regress, assert_writes_in_scope, text};
+use crate::server::*;
+use earmark::api::{
+    ApiError, BaseUrl, BookQuery, Client, ClientOptions, ProgressRead, ProgressWrite,
+};
+use earmark::domain::*;
+use proptest::prelude::*;
+use std::time::Duration;
+
+pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
+    let a = (
+        prop_oneof![
+            Just(Envelope::Data),
+            Just(Envelope::CodeData),
+            Just(Envelope::Result),
+            Just(Envelope::Bare)
+        ],
+        prop_oneof![
+            Just(TokenKey::Token),
+            Just(TokenKey::AccessToken),
+            Just(TokenKey::NestedAuth),
+            Just(TokenKey::Jwt)
+        ],
+        prop_oneof![Just(Ids::Strings), Just(Ids::Numbers)],
+        prop_oneof![
+            Just(ListKey::Items),
+            Just(ListKey::Content),
+            Just(ListKey::Records),
+            Just(ListKey::Data)
+        ],
+        prop_oneof![
+            Just(Paging::Page),
+            Just(Paging::Offset),
+            Just(Paging::Cursor),
+            Just(Paging::NextAbsolute),
+            Just(Paging::NextRootRelative),
+            Just(Paging::NextRelative),
+            Just(Paging::LinksNext),
+            Just(Paging::IgnoresPageSize),
+            Just(Paging::None)
+        ],
+        prop_oneof![
+            Just(ErrorShape::CodeMessage),
+            Just(ErrorShape::Nested),
+            Just(ErrorShape::FastApiDetail),
+            Just(ErrorShape::JsonApi),
+            Just(ErrorShape::NumericCodeAndErrorCode),
+            Just(ErrorShape::NumericCodeAndError),
+            Just(ErrorShape::In200Envelope)
+        ],
+    );
+    let b = (
+        prop_oneof![
+            Just(CodeStyle::Snake),
+            Just(CodeStyle::Upper),
+            Just(CodeStyle::Camel),
+            Just(CodeStyle::Kebab)
+        ],
+        prop_oneof![
+            Just(NoProgress::NotFound),
+            Just(NoProgress::NoContent),
+            Just(NoProgress::Null),
+            Just(NoProgress::EmptyObject),
+            Just(NoProgress::EmptyRecord)
+        ],
+        prop_oneof![
+            Just(ProgressShape::Ours),
+            Just(ProgressShape::Bare),
+            Just(ProgressShape::LastProgress),
+            Just(ProgressShape::ListUnderData),
+            Just(ProgressShape::UnknownWrapper)
+        ],
+        prop_oneof![
+            Just(LicenseWords::StatusValid),
+            Just(LicenseWords::StateActive),
+            Just(LicenseWords::ValidFlag),
+            Just(LicenseWords::Licensed)
+        ],
+        prop_oneof![Just("X-Service"), Just("X-Acme")],
+        any::<bool>(),
+    );
+    (a, b).prop_map(
+        |(
+            (envelope, token, ids, list_key, paging, error),
+            (code_style, no_progress, progress, license, prefix, gateway),
+        )| {
+            Dialect {
+                envelope,
+                token,
+                ids,
+                list_key,
+                paging,
+                error,
+                code_style,
+                no_progress,
+                progress,
+                license,
+                prefix,
+                gateway,
+            }
+        },
+    )
+}
+
+fn options(prefix: &str) -> ClientOptions {
+    ClientOptions {
+        identity_header_prefix: prefix.to_owned(),
+        connect_timeout: Duration::from_secs(2),
+        request_timeout: Duration::from_secs(5),
+        retries: 0,
+        backoff: Duration::from_millis(10),
+        ..ClientOptions::default()
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The contract flow through the client for one dialect.
+async fn client_flow(d: Dialect) {
+    let s = DialectServer::start(d.clone()).await;
+    let base = BaseUrl::parse(&s.address).unwrap();
+    let c = Client::new(base.clone(), options(d.prefix)).unwrap();
+    let login = c
+        .login(USER, PASSWORD)
+        .await
+        .unwrap_or_else(|e| panic!("{d:?}: {e}"));
+    assert_eq!(
+        (login.server_id.as_str(), login.user_id),
+        (SERVER_ID, UserId(USER_ID))
+    );
+    assert!(c.license_status().await.unwrap().valid, "{d:?}");
+
+    let listing = c.books_listing(&BookQuery::default()).await.unwrap();
+    let ids: Vec<String> = listing.items.iter().map(|b| b.id.to_string()).collect();
+    let want: Vec<String> = (1..=BOOKS).map(|i| book_id(&d, i)).collect();
+    assert_eq!(ids, want, "every book once, in order: {d:?}");
+    assert!(listing.skipped.is_empty(), "{:?}", listing.skipped);
+
+    let b1 = BookId::new(book_id(&d, 1));
+    let b2 = BookId::new(book_id(&d, 2));
+    assert_eq!(c.book(&b2).await.unwrap().title, "Book 2");
+    let e = c.book(&BookId::new("locked")).await.unwrap_err();
+    assert!(e.is_license(), "{d:?}: {e:?}");
+    let m = c.manifest(&b1).await.unwrap();
+    let url = c.stream_url(&m.items[0]);
+    let want_path = if d.gateway {
+        "/gw/api/v1/chapters/"
+    } else {
+        "/api/v1/chapters/"
+    };
+    assert!(url.path().starts_with(want_path), "{url}");
+    assert!(c.base().same_origin(&url));
+
+    assert!(
+        matches!(
+            c.progress_read(&b2).await.unwrap(),
+            ProgressRead::NoProgress { .. }
+        ),
+        "{d:?}"
+    );
+    let r = c.progress_read(&b1).await.unwrap();
+    if d.progress_readable() {
+        let p = r.progress().unwrap_or_else(|| panic!("{d:?}: {r:?}"));
+        assert_eq!(
+            (p.chapter_id.to_string(), p.position),
+            (chapter_id(&d, 1, 2), 30.0)
+        );
+    } else {
+        assert!(r.is_unreadable(), "{d:?}: {r:?}");
+        let e = c.progress(&b1).await.unwrap_err();
+        assert!(e.to_string().contains("could not be read"), "{e}");
+    }
+
+    // A write under the wrong header names says which setting to change.
+    let other = if d.prefix == "X-Acme" {
+        "X-Service"
+    } else {
+        "X-Acme"
+    };
+    let wrong = Client::with_auth(base, options(other), c.auth().unwrap()).unwrap();
+    let w = ProgressWrite {
+        chapter_id: ChapterId::new(chapter_id(&d, 2, 1)),
+        position: 12.0,
+        client_updated_at: now_millis(),
+        finished: false,
+        device_id: None,
+        reset: false,
+    };
+    let e = wrong.post_progress(&b2, &w).await.unwrap_err();
+    assert!(
+        matches!(&e, ApiError::IdentityHeadersIgnored { prefix, .. } if prefix == other),
+        "{d:?}: {e:?}"
+    );
+    let right_before = s.writes().len();
+    c.post_progress(&b2, &w).await.unwrap();
+    assert_eq!(s.stored(b2.as_str()).unwrap().1, 12.0);
+    assert_writes_in_scope(&s.writes()[right_before..], d.prefix);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Through the client: every combination works, or fails closed.
+    #[test]
+    fn every_dialect_decodes_or_fails_closed_through_the_client(d in arb_dialect()) {
+        runtime().block_on(client_flow(d));
+    }
+}
+
+/// The flow through the binary, `earmark play` included.
+async fn cli_flow(d: Dialect) {
+    let s = DialectServer::start(d.clone()).await;
+    let home = Home::new(&s.address, d.prefix, "");
+    let o = home.login().await;
+    assert!(o.status.success(), "{d:?}: {}", text(&o));
+    let o = home.run(&["status", "--json"], None).await;
+    assert!(o.status.success(), "{d:?}: {}", text(&o));
+    let o = home.run(&["books", "--json"], None).await;
+    assert!(o.status.success(), "{d:?}: {}", text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["items"].as_array().unwrap().len(), BOOKS, "{doc}");
+    let b1 = book_id(&d, 1);
+    let b2 = book_id(&d, 2);
+    let o = home.run(&["progress", &b2], None).await;
+    assert!(text(&o).contains("No progress yet"), "{d:?}: {}", text(&o));
+    let o = home.run(&["progress", &b1], None).await;
+    if d.progress_readable() {
+        assert!(o.status.success(), "{d:?}: {}", text(&o));
+    } else {
+        assert_eq!(o.status.code(), Some(6), "{d:?}: {}", text(&o));
+        assert!(text(&o).contains("could not be read"), "{}", text(&o));
+    }
+    let before: Vec<(String, (String, f64))> = vec![(b1.clone(), s.stored(&b1).unwrap())];
+    let o = home
+        .run(&["play", &b1, "--for", "1", "--audio", "null"], None)
+        .await;
+    let writes = s.writes();
+    assert_writes_in_scope(&writes, d.prefix);
+    assert_no_regress(&s, &before, &writes);
+    if d.progress_readable() {
+        assert!(o.status.success(), "{d:?}: {}", text(&o));
+        assert!(
+            writes.iter().any(|w| w.path.contains("reading-progress")),
+            "play reported its place: {d:?}: {writes:?}"
+        );
+        let (ch, pos) = s.stored(&b1).unwrap();
+        assert!(
+            ch == chapter_id(&d, 1, 2) && pos >= 30.0,
+            "{d:?}: {ch}@{pos}"
+        );
+    } else {
+        // Unknown place: nothing is reported for the book.
+        let for_b1 = writes
+            .iter()
+            .filter(|w| w.path.contains(&b1) || w.body.to_string().contains(&b1))
+            .count();
+        assert_eq!(for_b1, 0, "{d:?}: wrote {writes:?}; {}", text(&o));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Through the binary, `earmark play` included.
+    #[test]
+    fn every_dialect_keeps_the_write_promises_through_the_binary(d in arb_dialect()) {
+        runtime().block_on(cli_flow(d));
+    }
+}
