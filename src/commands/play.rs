@@ -160,6 +160,9 @@ async fn follow(
     let mut states = engine.subscribe();
     let mut lines = tokio::time::interval(Duration::from_secs(1));
     lines.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Created once: a listener made anew each round would miss a signal
+    // that arrives between rounds.
+    let mut int = signal(SignalKind::interrupt()).ok();
     let mut term = signal(SignalKind::terminate()).ok();
     let mut out = std::io::stdout().lock();
     let stop = |code: u8, message: &str| {
@@ -214,10 +217,8 @@ async fn follow(
                     let _ = out.flush();
                 }
             }
-            _ = tokio::signal::ctrl_c() => return ExitCode::from(130),
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {
-                return ExitCode::from(130);
-            }
+            _ = next_signal(&mut int) => return ExitCode::from(130),
+            _ = next_signal(&mut term) => return ExitCode::from(130),
             _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
                 if !restored {
                     return stop(EXIT_NETWORK, &format!(
@@ -229,6 +230,15 @@ async fn follow(
                 return ExitCode::SUCCESS;
             }
         }
+    }
+}
+
+async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
+    match s {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }
 

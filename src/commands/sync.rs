@@ -5,7 +5,7 @@
 use super::Invocation;
 use crate::config::{Profile, Session};
 use crate::domain::now_millis;
-use crate::sync::{Journal, Link, SyncConfig, SyncSession};
+use crate::sync::{Discard, Journal, Link, SyncConfig, SyncSession};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -24,11 +24,17 @@ pub enum SyncCommand {
     /// Send everything queued; held changes are sent to the server and
     /// account you are logged in to now.
     Push,
-    /// Drop held changes (with --all: every queued change).
+    /// Send the changes the server refused (set aside) once more.
+    Retry,
+    /// Drop held changes (with --refused: those the server refused; with
+    /// --all: every queued change).
     Discard {
         /// Drop every queued change, not only the held ones.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "refused")]
         all: bool,
+        /// Drop the changes the server refused again and again.
+        #[arg(long)]
+        refused: bool,
     },
 }
 
@@ -45,18 +51,29 @@ pub fn run(global: &Invocation, args: SyncArgs) -> ExitCode {
             Ok(j) => pending(global.json, &j),
             Err(e) => fail(&e),
         },
-        SyncCommand::Push => match (session, client) {
-            (Ok(_), Some(c)) => push(&dir, c),
+        SyncCommand::Push | SyncCommand::Retry => match (session, client) {
+            (Ok(_), Some(c)) => push(&dir, c, matches!(args.command, SyncCommand::Retry)),
             (Err(e), _) => fail(&e.to_string()),
             (Ok(_), None) => fail("the stored session cannot be used; log in again"),
         },
-        SyncCommand::Discard { all } => match Journal::discard(&dir, client.as_ref(), all) {
-            Ok(n) => {
-                println!("Dropped {n} change(s).");
-                ExitCode::SUCCESS
-            }
-            Err(e) => fail(&e),
-        },
+        SyncCommand::Discard { all, refused } => {
+            let what = match (all, refused) {
+                (true, _) => Discard::All,
+                (false, true) => Discard::Refused,
+                (false, false) => Discard::Held,
+            };
+            discard(&dir, client.as_ref(), what)
+        }
+    }
+}
+
+fn discard(dir: &std::path::Path, client: Option<&crate::api::Client>, what: Discard) -> ExitCode {
+    match Journal::discard(dir, client, what) {
+        Ok(n) => {
+            println!("Dropped {n} change(s).");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
     }
 }
 
@@ -70,6 +87,7 @@ fn pending(json: bool, j: &Journal) -> ExitCode {
         let doc = serde_json::json!({
             "scope": j.scope,
             "queued": j.queued,
+            "refused": j.refused,
             "held": j.held,
             "corruptSkipped": j.corrupt_skipped,
         });
@@ -87,6 +105,16 @@ fn pending(json: bool, j: &Journal) -> ExitCode {
             e.book,
             e.describe(),
             ago(now, e.queued_at)
+        );
+    }
+    if !j.refused.is_empty() {
+        println!("Refused by the server and set aside: {}", j.refused.len());
+        for e in &j.refused {
+            let why = e.rejected.as_ref().map_or("", |r| r.message.as_str());
+            println!("  {}  {}  ({why})", e.book, e.describe());
+        }
+        println!(
+            "Send them again with `earmark sync retry`, or drop them with `earmark sync discard --refused`."
         );
     }
     if !j.held.is_empty() {
@@ -126,7 +154,9 @@ fn ago(now: i64, then: i64) -> String {
     }
 }
 
-fn push(dir: &std::path::Path, client: crate::api::Client) -> ExitCode {
+/// `push`: held changes go to the current login; `retry`: refused ones
+/// are sent again. Either way everything queued is sent.
+fn push(dir: &std::path::Path, client: crate::api::Client, refused: bool) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -143,10 +173,16 @@ fn push(dir: &std::path::Path, client: crate::api::Client) -> ExitCode {
                 "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first",
             );
         }
-        let moved = sync.push_held().await;
+        let moved = if refused {
+            sync.retry_refused().await
+        } else {
+            sync.push_held().await
+        };
         let summary = sync.quit(Duration::from_secs(20)).await;
         let status = sync.status();
-        if moved > 0 {
+        if moved > 0 && refused {
+            println!("Sending {moved} refused change(s) again.");
+        } else if moved > 0 {
             println!("Moved {moved} held change(s) to the current login.");
         }
         match status.link {

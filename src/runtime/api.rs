@@ -52,11 +52,6 @@ pub(super) fn license_required(sh: &Shared, message: String) {
     sh.ui.send(Answer::LicenseRequired(message));
 }
 
-/// Network or server trouble: the change can wait in the outbox.
-pub(super) fn transient(e: &ApiError) -> bool {
-    matches!(e, ApiError::Network { .. } | ApiError::Server { .. })
-}
-
 pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
     match effect {
         Effect::Login {
@@ -117,7 +112,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             };
             match r {
                 Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
-                Err(e) if transient(&e) => {
+                Err(e) if e.is_transient() => {
                     sh.sync().queue_favorite(book, favorite);
                     sh.ui.send(Answer::Notice(
                         "Offline: the favorite is saved here and sent when the server is back."
@@ -153,7 +148,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Ok(bm) => {
                     sh.ui.send(Answer::BookmarkAdded(bm));
                 }
-                Err(e) if transient(&e) => {
+                Err(e) if e.is_transient() => {
                     sh.sync()
                         .queue_bookmark(book, client_id, chapter, position, note);
                     sh.ui.send(Answer::Notice(

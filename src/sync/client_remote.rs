@@ -3,8 +3,8 @@
 //! an outbox [`Scope`]. Without a login every call is `Unauthorized`.
 
 use super::outbox::{QueuedProgress, QueuedSettings, Scope};
-use super::remote::{Failure, ItemResult, ServerBook};
-use crate::api::{ApiError, Client, NewBookmark, ProgressWrite, SettingsWrite};
+use super::remote::{Failure, ItemResult};
+use crate::api::{ApiError, Client, NewBookmark, ProgressRead, ProgressWrite, SettingsWrite};
 use crate::domain::{BookId, BookmarkId, ChapterId, LicenseState, Manifest, PlaybackSettings};
 
 #[derive(Debug, Clone)]
@@ -47,16 +47,18 @@ pub(super) fn scope_of(client: &Client) -> Option<Scope> {
 /// How sync handles an error of the client.
 fn classify(e: ApiError) -> Failure {
     let message = e.to_string();
+    if e.is_transient() {
+        return Failure::Retry(message);
+    }
     match e {
-        ApiError::Network { .. } | ApiError::Server { .. } => Failure::Retry(message),
-        ApiError::NotJson { .. } | ApiError::Redirect { .. } => Failure::Retry(message),
-        ApiError::Status { status, .. } if status >= 500 || status == 429 => {
-            Failure::Retry(message)
-        }
+        ApiError::Network { .. }
+        | ApiError::Server { .. }
+        | ApiError::NotJson { .. }
+        | ApiError::Redirect { .. }
+        | ApiError::RateLimited { .. } => Failure::Retry(message),
         ApiError::Unauthorized { .. } | ApiError::NotLoggedIn => Failure::Unauthorized(message),
         ApiError::LicenseRequired { .. } => Failure::License(message),
         ApiError::ScopeMismatch { .. } => Failure::ScopeMismatch(message),
-        ApiError::RateLimited { .. } => Failure::Retry(message),
         ApiError::ScopeRequired { .. }
         | ApiError::ScopeInvalid { .. }
         | ApiError::IdentityHeadersIgnored { .. } => Failure::ScopeBug(message),
@@ -81,12 +83,9 @@ impl ClientRemote {
         self.client()?.manifest(book).await.map_err(classify)
     }
 
-    pub async fn fetch(&self, book: &BookId) -> Result<ServerBook, Failure> {
-        let s = self.client()?.progress(book).await.map_err(classify)?;
-        Ok(ServerBook {
-            progress: s.progress,
-            settings: s.settings,
-        })
+    /// The server's place of `book`: a record, none yet, or unreadable.
+    pub async fn fetch(&self, book: &BookId) -> Result<ProgressRead, Failure> {
+        self.client()?.progress_read(book).await.map_err(classify)
     }
 
     pub async fn write_progress(&self, book: &BookId, p: &QueuedProgress) -> ItemResult {

@@ -23,9 +23,23 @@ pub struct Journal {
     /// The current login's scope; `None` when not logged in.
     pub scope: Option<Scope>,
     pub queued: Vec<QueuedChange>,
+    /// The current login's changes the server refused again and again
+    /// (each with its last message), set aside until retried or dropped.
+    pub refused: Vec<QueuedChange>,
     pub held: Vec<QueuedChange>,
     /// Damaged records that were skipped while reading.
     pub corrupt_skipped: usize,
+}
+
+/// Which changes `Journal::discard` drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discard {
+    /// Those of another server instance or account.
+    Held,
+    /// The current login's, set aside after the server refused them.
+    Refused,
+    /// Every queued change.
+    All,
 }
 
 fn journal_path(dir: &Path) -> std::path::PathBuf {
@@ -44,25 +58,35 @@ impl Journal {
     pub fn read(dir: &Path, client: Option<&Client>) -> Result<Journal, String> {
         let (entries, load) = Outbox::peek(&journal_path(dir)).map_err(|e| e.to_string())?;
         let scope = client.and_then(scope_of);
-        let (queued, held) = entries
+        let (mine, held): (Vec<Entry>, Vec<Entry>) = entries
             .into_iter()
             .partition(|e| scope.as_ref() == Some(&e.scope));
+        let (refused, queued) = mine.into_iter().partition(Entry::is_parked);
         Ok(Journal {
             scope,
             queued,
+            refused,
             held,
             corrupt_skipped: load.corrupt_skipped,
         })
     }
 
-    /// Drops the held changes (with `all`, every change) and says how many.
-    pub fn discard(dir: &Path, client: Option<&Client>, all: bool) -> Result<usize, String> {
+    /// Drops the changes `what` names and says how many.
+    pub fn discard(dir: &Path, client: Option<&Client>, what: Discard) -> Result<usize, String> {
         let mut outbox = Outbox::open(journal_path(dir)).map_err(in_use)?;
-        let seqs: Vec<u64> = if all {
+        let seqs: Vec<u64> = if what == Discard::All {
             outbox.entries().iter().map(|e| e.seq).collect()
         } else {
             match client.and_then(scope_of) {
-                Some(scope) => outbox.held(&scope).iter().map(|e| e.seq).collect(),
+                Some(scope) if what == Discard::Held => {
+                    outbox.held(&scope).iter().map(|e| e.seq).collect()
+                }
+                Some(scope) => outbox
+                    .in_scope(&scope)
+                    .iter()
+                    .filter(|e| e.is_parked())
+                    .map(|e| e.seq)
+                    .collect(),
                 None => {
                     return Err(
                         "not logged in, so no change counts as held; log in, or use `earmark sync discard --all`".into(),

@@ -24,7 +24,7 @@ mod remote;
 mod session;
 mod worker;
 
-pub use journal::{Journal, QueuedChange};
+pub use journal::{Discard, Journal, QueuedChange};
 pub use session::{
     Choice, EngineLink, Link, LoginReason, Notice, Notices, Playing, QuitSummary, Shown, Source,
     Spot, StartAt, SyncConfig, SyncSession, SyncStatus,

@@ -2,7 +2,7 @@
 //! contract client becomes one [`Failure`], so the worker's error handling
 //! is one match (see `client_remote`).
 
-use crate::domain::{PlaybackSettings, Progress};
+use crate::domain::Progress;
 
 /// How a failed request is handled (the contract's error table).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,13 +31,6 @@ pub enum Failure {
         code: Option<String>,
         message: String,
     },
-}
-
-/// The server's state of one book.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ServerBook {
-    pub progress: Option<Progress>,
-    pub settings: Option<PlaybackSettings>,
 }
 
 /// One result of a batch write, in request order.

@@ -163,6 +163,9 @@ pub struct SyncStatus {
     pub link: Link,
     /// Entries waiting to be sent to the current scope.
     pub queued: usize,
+    /// Entries of the current scope the server refused again and again,
+    /// set aside until the user retries or discards them.
+    pub refused: usize,
     /// Entries of another server instance or account, held for the user.
     pub held: usize,
     pub last_error: Option<String>,
@@ -251,6 +254,9 @@ pub(super) enum Command {
         reply: oneshot::Sender<usize>,
     },
     DiscardHeld {
+        reply: oneshot::Sender<usize>,
+    },
+    RetryRefused {
         reply: oneshot::Sender<usize>,
     },
     Settle {
@@ -380,6 +386,13 @@ impl SyncSession {
     pub async fn push_held(&self) -> usize {
         let (reply, rx) = oneshot::channel();
         self.send(Command::PushHeld { reply });
+        rx.await.unwrap_or(0)
+    }
+
+    /// Sends the refused (set aside) entries again; returns how many.
+    pub async fn retry_refused(&self) -> usize {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::RetryRefused { reply });
         rx.await.unwrap_or(0)
     }
 

@@ -16,6 +16,8 @@ pub enum Mode {
     Refuse,
     /// Every request gets `500 internal`.
     Error500,
+    /// Every request gets `400 bad_request`: the server refuses it.
+    Refuse400,
 }
 
 #[derive(Debug, Clone)]
@@ -147,7 +149,7 @@ async fn handle(
     mut mode_rx: watch::Receiver<Mode>,
     log: Arc<Mutex<Vec<Request>>>,
 ) {
-    if mode == Mode::Error500 {
+    if mode == Mode::Error500 || mode == Mode::Refuse400 {
         let mut buf = Vec::new();
         if let Some(req) = read_request(&mut client, &mut buf).await {
             log.lock().unwrap().push(Request {
@@ -155,9 +157,19 @@ async fn handle(
                 ..req
             });
         }
-        let body = r#"{"code":"internal","message":"injected failure"}"#;
+        let (status, body) = if mode == Mode::Error500 {
+            (
+                "500 Internal Server Error",
+                r#"{"code":"internal","message":"injected failure"}"#,
+            )
+        } else {
+            (
+                "400 Bad Request",
+                r#"{"code":"bad_request","message":"injected refusal"}"#,
+            )
+        };
         let resp = format!(
-            "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
         );
         let _ = client.write_all(resp.as_bytes()).await;

@@ -150,3 +150,58 @@ async fn without_a_login_a_change_is_refused_out_loud() {
     let s = p.until("refused", |s| s.last_error.is_some()).await;
     assert!(!s.last_error.unwrap().contains("kept"));
 }
+
+/// A write the server refuses waits longer each time and is set aside
+/// after five refusals (never retried every second); the user's retry
+/// sends it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_write_backs_off_then_is_set_aside_until_retried() {
+    let env = Env::start().await;
+    let (book, _) = env.book("Alpha").await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = env.client().await;
+    let mut p = start_worker(&client, dir.path());
+    env.proxy.set_mode(Mode::Refuse400);
+    let began = std::time::Instant::now();
+    p.sync.queue_favorite(book.clone(), true);
+    let n = p
+        .notice(|n| matches!(n, Notice::Info(m) if m.contains("set aside")))
+        .await;
+    assert!(format!("{n:?}").contains("injected refusal"), "{n:?}");
+    let s = p
+        .until("set aside", |s| s.refused == 1 && s.queued == 0)
+        .await;
+    assert!(s.last_error.unwrap().contains("injected refusal"));
+    let attempts = || {
+        env.proxy
+            .requests()
+            .iter()
+            .filter(|r| r.path.contains("favorites"))
+            .count()
+    };
+    assert_eq!(attempts(), 5, "{:?}", env.proxy.requests());
+    // Waits of 0.2, 0.4, 0.8 and 1.6 s (backoff_min 0.1 s, doubling).
+    assert!(
+        began.elapsed() >= Duration::from_millis(2900),
+        "{:?}",
+        began.elapsed()
+    );
+    // Set aside: many flush rounds later, nothing more was sent.
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        p.sync.settle().await;
+    }
+    assert_eq!(attempts(), 5);
+    let pending = earmark::sync::Journal::read(dir.path(), Some(&client)).unwrap();
+    assert_eq!(pending.refused.len(), 1);
+    assert_eq!(
+        pending.refused[0].rejected.as_ref().unwrap().count,
+        5,
+        "the refusals are journaled"
+    );
+    env.proxy.set_mode(Mode::Forward);
+    assert_eq!(p.sync.retry_refused().await, 1);
+    p.until("sent", |s| s.queued == 0 && s.refused == 0).await;
+    let favs = env.direct().await.favorites().await.unwrap();
+    assert!(favs.iter().any(|b| b.id == book));
+}

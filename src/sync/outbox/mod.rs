@@ -161,6 +161,30 @@ pub struct Entry {
     pub book: BookId,
     pub op: Op,
     pub queued_at: EpochMillis,
+    /// The server refused this write (not a network failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<Rejection>,
+}
+
+/// How often the server refused an entry, and what it said last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rejection {
+    pub count: u32,
+    pub message: String,
+}
+
+/// Refusals after which an entry is set aside until the user retries it.
+pub const PARK_AFTER: u32 = 5;
+
+impl Entry {
+    /// Set aside: refused [`PARK_AFTER`] times; sent again only when the
+    /// user asks (`earmark sync retry`).
+    pub fn is_parked(&self) -> bool {
+        self.rejected
+            .as_ref()
+            .is_some_and(|r| r.count >= PARK_AFTER)
+    }
 }
 
 impl Entry {
@@ -173,7 +197,14 @@ impl Entry {
 #[serde(rename_all = "camelCase")]
 enum Record {
     Put(Entry),
-    Done { seq: u64 },
+    Done {
+        seq: u64,
+    },
+    /// The server's refusals of entry `seq` (`None`: cleared for a retry).
+    Rejected {
+        seq: u64,
+        rejection: Option<Rejection>,
+    },
 }
 
 /// What loading the journal found.
@@ -316,7 +347,9 @@ impl Outbox {
     fn apply(&mut self, r: Record) {
         match &r {
             Record::Put(e) => self.next_seq = self.next_seq.max(e.seq + 1),
-            Record::Done { seq } => self.next_seq = self.next_seq.max(seq + 1),
+            Record::Done { seq } | Record::Rejected { seq, .. } => {
+                self.next_seq = self.next_seq.max(seq + 1)
+            }
         }
         apply_to(&mut self.live, r);
     }
@@ -336,6 +369,7 @@ impl Outbox {
             book,
             op,
             queued_at: now,
+            rejected: None,
         };
         self.append(&Record::Put(entry.clone()))?;
         self.next_seq += 1;
@@ -383,6 +417,47 @@ impl Outbox {
             .into_iter()
             .filter(|e| &e.scope == scope)
             .collect()
+    }
+
+    /// Counts one refusal of entry `seq` by the server (journaled); returns
+    /// the entry's refusals so far, or `None` when it is gone.
+    pub fn reject(&mut self, seq: u64, message: String) -> Result<Option<u32>, OutboxError> {
+        let Some(e) = self.live.values().find(|e| e.seq == seq) else {
+            return Ok(None);
+        };
+        let count = e.rejected.as_ref().map_or(0, |r| r.count) + 1;
+        let rejection = Some(Rejection { count, message });
+        self.append(&Record::Rejected {
+            seq,
+            rejection: rejection.clone(),
+        })?;
+        apply_to(&mut self.live, Record::Rejected { seq, rejection });
+        Ok(Some(count))
+    }
+
+    /// Clears the refusals of the parked entries of `scope`, so they are
+    /// sent again. Returns how many.
+    pub fn unpark(&mut self, scope: &Scope) -> Result<usize, OutboxError> {
+        let parked: Vec<u64> = self
+            .in_scope(scope)
+            .iter()
+            .filter(|e| e.is_parked())
+            .map(|e| e.seq)
+            .collect();
+        for &seq in &parked {
+            self.append(&Record::Rejected {
+                seq,
+                rejection: None,
+            })?;
+            apply_to(
+                &mut self.live,
+                Record::Rejected {
+                    seq,
+                    rejection: None,
+                },
+            );
+        }
+        Ok(parked.len())
     }
 
     /// Entries held back because they belong to another scope.
@@ -483,6 +558,11 @@ fn apply_to(live: &mut BTreeMap<(Scope, BookId, Slot), Entry>, r: Record) {
             }
         }
         Record::Done { seq } => live.retain(|_, e| e.seq != seq),
+        Record::Rejected { seq, rejection } => {
+            if let Some(e) = live.values_mut().find(|e| e.seq == seq) {
+                e.rejected = rejection;
+            }
+        }
     }
 }
 

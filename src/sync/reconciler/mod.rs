@@ -57,6 +57,10 @@ struct Current {
     server_checked: bool,
     /// This device had a restorable place for the book when it opened.
     had_local: bool,
+    /// The server answered in a shape that could not be read: its place is
+    /// unknown (not "none"), so nothing is reported until the listener
+    /// picks a place (a seek or an intent) or a readable answer comes.
+    server_unreadable: bool,
     last_reported: Option<(Spot, bool)>,
     last_report_at: Option<EpochMillis>,
 }
@@ -160,6 +164,7 @@ impl Reconciler {
                     playing: false,
                     reset_pending: false,
                     server_checked: false,
+                    server_unreadable: false,
                     last_reported: None,
                     last_report_at: None,
                 });
@@ -169,6 +174,25 @@ impl Reconciler {
                     let phase = cur.phase.clone();
                     self.online = true;
                     self.on_server_progress(phase, progress, now, &mut out);
+                }
+            }
+            Event::ServerUnreadable { playback } => {
+                if let Some(cur) = self.owned(playback) {
+                    let restoring = cur.phase == Phase::Restoring;
+                    let cur = self.current.as_mut().expect("owned");
+                    cur.server_unreadable = true;
+                    // It answered: asking again gives the same shape.
+                    cur.server_checked = true;
+                    if restoring {
+                        let target = cur.known.clone().unwrap_or_else(|| start_of(&cur.manifest));
+                        cur.phase = Phase::Landing {
+                            target: target.clone(),
+                        };
+                        out.push(Decision::LoadAt {
+                            playback,
+                            spot: target,
+                        });
+                    }
                 }
             }
             Event::ServerFetchFailed { playback } => {
@@ -277,6 +301,7 @@ impl Reconciler {
         let cur = self.current.as_mut().expect("owned");
         let was_unconfirmed = cur.unconfirmed();
         cur.server_checked = true;
+        cur.server_unreadable = false;
         // A record naming a chapter outside the manifest cannot be restored.
         let server = progress.filter(|p| cur.manifest.position_of(&p.chapter_id).is_some());
         if let Some(p) = &server {
@@ -446,6 +471,7 @@ impl Reconciler {
     }
 
     fn on_action(&mut self, action: Action, now: EpochMillis, out: &mut Vec<Decision>) {
+        let picked = matches!(action, Action::Seek(_));
         let cur = self.current.as_mut().expect("owned");
         match action {
             Action::Play => cur.playing = true,
@@ -467,6 +493,10 @@ impl Reconciler {
                 // land on the new place before reporting again.
                 self.report_current(now, false, out);
                 let cur = self.current.as_mut().expect("owned");
+                if picked {
+                    // The listener picked a place: theirs to report.
+                    cur.server_unreadable = false;
+                }
                 if cur.manifest.position_of(&target.chapter).is_none() {
                     return;
                 }
@@ -499,6 +529,7 @@ impl Reconciler {
 
     fn on_intent(&mut self, intent: Intent, now: EpochMillis, out: &mut Vec<Decision>) {
         let cur = self.current.as_mut().expect("owned");
+        cur.server_unreadable = false;
         match intent {
             Intent::RestartBook | Intent::SeekToZero(_) => {
                 let target = match intent {
@@ -559,7 +590,7 @@ impl Reconciler {
             return;
         }
         let finished = cur.finished;
-        if !reset && cur.unconfirmed() {
+        if !reset && (cur.unconfirmed() || cur.server_unreadable) {
             // Kept on this device only until the server has answered.
             let book = cur.book.clone();
             self.current.as_mut().expect("owned").last_report_at = Some(now);

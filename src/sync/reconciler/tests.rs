@@ -522,3 +522,39 @@ pub(super) fn a_fresh_book_confirmed_empty_may_report_its_start() {
     pos(&mut r, P1, spot("a", 1, 0.6), true, 1800);
     assert_eq!(reports(&act(&mut r, P1, Action::Pause, 1900)).len(), 1);
 }
+
+#[test]
+fn an_unreadable_server_place_reports_nothing_until_the_listener_picks_a_place() {
+    let mut r = Reconciler::new(ReconcilerConfig::default());
+    open(&mut r, P1, "a", None);
+    let d = r.handle(Event::ServerUnreadable { playback: P1 }, 1000);
+    assert!(
+        d.iter().any(|d| matches!(d, Decision::LoadAt { .. })),
+        "playback may start: {d:?}"
+    );
+    assert!(
+        r.awaiting_server().is_none(),
+        "the same answer would come again"
+    );
+    pos(&mut r, P1, spot("a", 1, 0.0), true, 1100);
+    act(&mut r, P1, Action::Play, 1200);
+    pos(&mut r, P1, spot("a", 2, 30.0), true, 40_000);
+    for (i, a) in [Action::Pause, Action::Stop].into_iter().enumerate() {
+        let d = act(&mut r, P1, a, 40_100 + i as i64);
+        assert!(
+            reports(&d).is_empty(),
+            "an unknown place was overwritten: {d:?}"
+        );
+    }
+    let d = r.handle(Event::Tick, 90_000);
+    assert!(reports(&d).is_empty());
+    // The listener picks a place: that one is theirs to report.
+    act(&mut r, P1, Action::Play, 91_000);
+    act(&mut r, P1, Action::Seek(spot("a", 3, 100.0)), 91_100);
+    pos(&mut r, P1, spot("a", 3, 100.0), true, 91_200);
+    pos(&mut r, P1, spot("a", 3, 105.0), true, 96_000);
+    let d = act(&mut r, P1, Action::Pause, 96_100);
+    let w = reports(&d);
+    assert_eq!(w.len(), 1, "{d:?}");
+    assert_eq!(w[0].spot, spot("a", 3, 105.0));
+}

@@ -106,6 +106,11 @@ pub enum Event {
         playback: PlaybackId,
         progress: Option<Progress>,
     },
+    /// The server answered with a progress shape that could not be read:
+    /// its place is unknown, which is not "no progress".
+    ServerUnreadable {
+        playback: PlaybackId,
+    },
     /// Fetching the server's progress failed (offline, 5xx, …).
     ServerFetchFailed {
         playback: PlaybackId,

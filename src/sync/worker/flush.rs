@@ -3,8 +3,12 @@
 //! stops everything until the license is valid again, 404 drops the entry.
 
 use super::*;
+use crate::sync::outbox::PARK_AFTER;
 use crate::sync::reconciler::Spot;
 use crate::sync::session::LoginReason;
+
+/// The longest wait before a refused entry is sent again.
+const REFUSED_MAX_WAIT: Duration = Duration::from_secs(600);
 
 impl Worker {
     pub(super) fn backing_off(&self) -> bool {
@@ -18,7 +22,14 @@ impl Worker {
         let Some(scope) = self.scope.clone() else {
             return;
         };
-        let entries: Vec<_> = self.outbox.in_scope(&scope).into_iter().cloned().collect();
+        let now = Instant::now();
+        let entries: Vec<_> = self
+            .outbox
+            .in_scope(&scope)
+            .into_iter()
+            .filter(|e| !e.is_parked() && self.retry_at.get(&e.seq).is_none_or(|t| now >= *t))
+            .cloned()
+            .collect();
         if entries.is_empty() {
             return;
         }
@@ -86,6 +97,12 @@ impl Worker {
                     self.single_writes = true;
                     self.want_flush = true;
                     return;
+                }
+                Err(f @ (Failure::Rejected { .. } | Failure::ScopeBug(_))) => {
+                    // The whole request was refused: each entry counts it.
+                    for e in chunk {
+                        self.item_failed(e.seq, &e.book, f.clone());
+                    }
                 }
                 Err(f) => return self.request_failed(f),
             }
@@ -181,9 +198,7 @@ impl Worker {
                 true
             }
             Failure::Rejected { message, .. } | Failure::ScopeBug(message) => {
-                tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
-                self.last_error = Some(message);
-                self.back_off();
+                self.refused(seq, book, message);
                 true
             }
             other => {
@@ -191,6 +206,32 @@ impl Worker {
                 false
             }
         }
+    }
+
+    /// The server refused one entry: it waits longer each time (up to
+    /// ten minutes), and after `PARK_AFTER` refusals it is set aside until
+    /// the user retries or discards it. Never a retry every second.
+    fn refused(&mut self, seq: u64, book: &BookId, message: String) {
+        tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
+        self.last_error = Some(message.clone());
+        let count = match self.outbox.reject(seq, message.clone()) {
+            Ok(Some(n)) => n,
+            Ok(None) => return,
+            Err(e) => return self.fail_local(e),
+        };
+        if count >= PARK_AFTER {
+            self.retry_at.remove(&seq);
+            self.notify(Notice::Info(format!(
+                "The server refused a change for book {book} {count} times ({message}); it is set aside: `earmark sync pending` shows it, `earmark sync retry` sends it again, `earmark sync discard --refused` drops it."
+            )));
+            return;
+        }
+        let wait = self
+            .cfg
+            .backoff_min
+            .saturating_mul(1 << count.min(16))
+            .min(REFUSED_MAX_WAIT);
+        self.retry_at.insert(seq, Instant::now() + wait);
     }
 
     pub(super) fn reachable(&mut self) {

@@ -17,7 +17,7 @@ use super::remote::Failure;
 use super::session::{
     Command, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig, SyncStatus,
 };
-use crate::api::Client;
+use crate::api::{Client, ProgressRead};
 use crate::domain::{BookId, PlaybackSettings, now_millis};
 use crate::player::PlayerState;
 use std::time::Duration;
@@ -95,6 +95,7 @@ pub(super) fn spawn(
         want_flush: true,
         want_fetch: None,
         single_writes: false,
+        retry_at: Default::default(),
     };
     tokio::spawn(worker.run(rx, states));
     (tx, status, notices)
@@ -138,6 +139,8 @@ struct Worker {
     want_fetch: Option<(PlaybackId, BookId)>,
     /// The server has no batch endpoint (404): progress goes one by one.
     single_writes: bool,
+    /// When each refused entry may be sent again.
+    retry_at: std::collections::HashMap<u64, Instant>,
 }
 
 async fn next_state(states: &mut Option<watch::Receiver<PlayerState>>) -> Option<PlayerState> {
@@ -256,6 +259,19 @@ impl Worker {
                     }),
                     None => 0,
                 };
+                self.next_attempt = None;
+                self.want_flush = true;
+                let _ = reply.send(n);
+            }
+            Command::RetryRefused { reply } => {
+                let n = match &self.scope {
+                    Some(scope) => self.outbox.unpark(scope).unwrap_or_else(|e| {
+                        self.fail_local(e);
+                        0
+                    }),
+                    None => 0,
+                };
+                self.retry_at.clear();
                 self.next_attempt = None;
                 self.want_flush = true;
                 let _ = reply.send(n);
@@ -446,28 +462,34 @@ impl Worker {
         };
         let now = now_millis();
         match result {
-            Ok(sb) => {
+            Ok(ProgressRead::Unreadable { shape }) => {
                 self.reachable();
+                tracing::warn!(%book, "sync: the server's place could not be read: {shape}");
+                self.notify(Notice::Info(format!(
+                    "The place of book {book} on the server could not be read (an answer earmark does not understand), so nothing is reported for it until you pick a place; see the log."
+                )));
+                let ds = self.rec.handle(Event::ServerUnreadable { playback }, now);
+                self.decide(ds);
+            }
+            Ok(read) => {
+                self.reachable();
+                let (progress, settings) = (read.progress().cloned(), read.settings().cloned());
                 if let Some(scope) = self.scope.clone() {
-                    if let Some(p) = &sb.progress {
+                    if let Some(p) = &progress {
                         let spot = super::reconciler::Spot::new(p.chapter_id.clone(), p.position);
                         let at = p.client_updated_at.unwrap_or(now);
                         self.cache
                             .set_progress(&scope, &book, &spot, p.finished, at);
                     }
-                    if let Some(s) = &sb.settings
+                    if let Some(s) = &settings
                         && !self.settings_queued(&scope, &book)
                     {
                         self.cache.set_settings(&scope, &book, s);
                     }
                 }
-                let ds = self.rec.handle(
-                    Event::ServerProgress {
-                        playback,
-                        progress: sb.progress,
-                    },
-                    now,
-                );
+                let ds = self
+                    .rec
+                    .handle(Event::ServerProgress { playback, progress }, now);
                 self.decide(ds);
             }
             Err(f) => {
@@ -517,13 +539,18 @@ impl Worker {
     }
 
     fn publish(&mut self) {
-        let (queued, held) = match &self.scope {
-            Some(s) => (self.outbox.in_scope(s).len(), self.outbox.held(s).len()),
-            None => (0, self.outbox.len()),
+        let (queued, refused, held) = match &self.scope {
+            Some(s) => {
+                let mine = self.outbox.in_scope(s);
+                let refused = mine.iter().filter(|e| e.is_parked()).count();
+                (mine.len() - refused, refused, self.outbox.held(s).len())
+            }
+            None => (0, 0, self.outbox.len()),
         };
         let status = SyncStatus {
             link: self.link.clone(),
             queued,
+            refused,
             held,
             last_error: self.last_error.clone(),
             shown: self.shown.clone(),

@@ -177,9 +177,15 @@ impl Worker {
             self.license_blocked(m.clone());
             return;
         }
+        if let Ok(crate::api::ProgressRead::Unreadable { .. }) = &progress {
+            self.notify(crate::sync::Notice::Failed(
+                "Could not mark the book: its place on the server could not be read, and earmark does not write over a place it cannot see.".into(),
+            ));
+            return;
+        }
         let mut place = match (progress, manifest) {
-            (Ok(state), _) if state.progress.is_some() => {
-                state.progress.map(|p| (p.chapter_id, p.position))
+            (Ok(read), _) if read.progress().is_some() => {
+                read.progress().map(|p| (p.chapter_id.clone(), p.position))
             }
             // Only a server that answered "no progress" means the start.
             (Ok(_), Ok(m)) => m.items.first().map(|i| (i.chapter_id.clone(), 0.0)),
