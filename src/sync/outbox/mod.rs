@@ -591,7 +591,7 @@ fn parse(bytes: &[u8]) -> (Vec<Record>, LoadReport, usize) {
                     report.corrupt_skipped += 1;
                     damaged = false;
                 }
-                records.push(r);
+                records.push(*r);
                 at = next;
                 good_end = next;
             }
@@ -621,7 +621,7 @@ fn parse(bytes: &[u8]) -> (Vec<Record>, LoadReport, usize) {
 }
 
 enum Decoded {
-    Record(Record, usize),
+    Record(Box<Record>, usize),
     Incomplete,
     Bad,
 }
@@ -651,7 +651,7 @@ fn decode_at(bytes: &[u8], at: usize) -> Decoded {
         return Decoded::Bad;
     }
     match serde_json::from_slice::<Record>(payload) {
-        Ok(r) => Decoded::Record(r, at + HEADER + len),
+        Ok(r) => Decoded::Record(Box::new(r), at + HEADER + len),
         Err(_) => Decoded::Bad,
     }
 }
