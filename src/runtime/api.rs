@@ -52,6 +52,26 @@ pub(super) fn license_required(sh: &Shared, message: String) {
     sh.ui.send(Answer::LicenseRequired(message));
 }
 
+/// Flow step 2, after login and on start: an invalid license shows the
+/// banner (and stops sync) before anything fails.
+pub(super) async fn license_check(sh: Arc<Shared>) {
+    let Some(c) = client(&sh) else { return };
+    match c.license_status().await {
+        Ok(s) => {
+            let valid = s.valid || s.state == crate::domain::LicenseState::Valid;
+            let message = s.message.clone().unwrap_or_else(|| {
+                "The server has no valid license; ask its administrator.".into()
+            });
+            sh.ui.send(Answer::License(s));
+            if !valid {
+                sh.sync().recheck_license();
+                sh.ui.send(Answer::LicenseRequired(message));
+            }
+        }
+        Err(e) => fail(&sh, "Could not read the license status", &e),
+    }
+}
+
 pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
     match effect {
         Effect::Login {
@@ -241,6 +261,7 @@ async fn login(
             sh.library_stale();
             // A new login gets its own sync session (scope, outbox).
             sh.restart_sync().await;
+            tokio::spawn(license_check(sh.clone()));
             sh.ui.send(Answer::LoggedIn(info));
             if let Some(w) = done.store_warning {
                 sh.ui.send(Answer::Notice(w));
@@ -282,13 +303,23 @@ pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
         }
     };
     let all = BookQuery::default();
-    let fetch = async { tokio::join!(c.books(&all), c.categories()) };
+    let fetch = async { tokio::join!(c.books_listing(&all), c.categories()) };
     let ((), (books, cats)) = tokio::join!(cached, fetch);
     if let Ok(cats) = cats {
         sh.ui.send(Answer::Categories(cats));
     }
     match books {
-        Ok(books) => {
+        Ok(listing) => {
+            let books = listing.items;
+            if let Some(first) = listing.skipped.first() {
+                // The rest of the list works; the log has every reason.
+                let n = listing.skipped.len();
+                let books_word = if n == 1 { "book" } else { "books" };
+                sh.ui.send(Answer::Notice(format!(
+                    "{n} {books_word} could not be read ({}); the log says why.",
+                    first.reason
+                )));
+            }
             sh.send_library(books.clone(), false);
             if let Some(scope) = scope(&sh) {
                 let dir = sh.dirs.cache.clone();

@@ -146,6 +146,7 @@ impl Live {
         live.send_profiles();
         if logged_in {
             live.spawn(api::library(live.shared.clone(), true));
+            live.spawn(api::license_check(live.shared.clone()));
         }
         Ok(live)
     }

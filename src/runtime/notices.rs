@@ -2,8 +2,8 @@
 //! [`crate::sync::Notice`] becomes one UI answer. Nothing is decided here.
 
 use super::live::Shared;
-use crate::domain::{LicenseState, LicenseStatus};
-use crate::sync::{Link, Notice, Notices, SyncStatus};
+use crate::domain::{LicenseState, LicenseStatus, Progress};
+use crate::sync::{Link, Notice, Notices, Source, SyncStatus};
 use crate::ui::state::{Answer, Position, SyncView};
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -55,19 +55,42 @@ pub(super) async fn forward(sh: Arc<Shared>, mut notices: Notices) {
     }
 }
 
-/// The sync line of the player bar, sent when it changes.
+/// The sync line of the player bar, and the place sync says to show
+/// (rule 7: after a reconnect, the server's), sent when they change.
 pub(super) async fn status(sh: Arc<Shared>, mut rx: watch::Receiver<SyncStatus>) {
     let mut last: Option<SyncView> = None;
+    let mut last_shown = None;
     loop {
         let s = rx.borrow_and_update().clone();
         let view = SyncView {
             offline: matches!(s.link, Link::Offline),
             syncing: false,
             queued: s.queued,
+            refused: s.refused,
+            unconfirmed: s
+                .shown
+                .as_ref()
+                .is_some_and(|x| x.source == Source::LocalUnconfirmed),
         };
         if last != Some(view) {
             sh.ui.send(Answer::Sync(view));
             last = Some(view);
+        }
+        if s.shown != last_shown {
+            if let Some(x) = &s.shown {
+                sh.ui.send(Answer::ProgressChanged {
+                    book: x.book.clone(),
+                    progress: Progress {
+                        chapter_id: x.spot.chapter.clone(),
+                        position: x.spot.position,
+                        book_position: None,
+                        finished: x.finished,
+                        client_updated_at: None,
+                        server_updated_at: None,
+                    },
+                });
+            }
+            last_shown = s.shown;
         }
         if rx.changed().await.is_err() {
             return;

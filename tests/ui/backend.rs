@@ -417,3 +417,26 @@ fn rapid_switching_never_writes_one_books_place_into_another() {
         assert!(p.position >= 2.0 + i as f64, "book {i} went back: {p:?}");
     }
 }
+
+/// Flow step 2: the player reads the license status on start, so an
+/// invalid license shows its banner before any request or stream fails.
+#[test]
+fn an_invalid_license_shows_its_banner_on_start_before_anything_fails() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    server
+        .set_license(earmark::server::LicenseSetting::Expired)
+        .unwrap();
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let a = next_answer(&rx, "the license banner", |a| {
+        matches!(a, Answer::LicenseRequired(_))
+    });
+    let Answer::LicenseRequired(message) = a else {
+        unreachable!()
+    };
+    assert!(!message.is_empty());
+    live.shutdown();
+}

@@ -167,6 +167,7 @@ fn toast_and_sleep_countdown() {
             offline: true,
             syncing: false,
             queued: 2,
+            ..SyncView::default()
         })));
         app
     });

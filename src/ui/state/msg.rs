@@ -209,6 +209,10 @@ pub struct SyncView {
     pub offline: bool,
     pub syncing: bool,
     pub queued: usize,
+    /// Changes the server refused again and again, set aside.
+    pub refused: usize,
+    /// The place shown is this device's, not yet confirmed by the server.
+    pub unconfirmed: bool,
 }
 
 /// A position as the conflict prompt shows it.

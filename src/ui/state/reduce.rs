@@ -17,6 +17,14 @@ impl App {
         Areas::compute(self.size.0, self.size.1).list_rows()
     }
 
+    /// True (and says why) while the license stops playback.
+    fn license_stops(&mut self) -> bool {
+        if self.license_block.is_some() {
+            self.toast(LICENSE_STOP, true);
+        }
+        self.license_block.is_some()
+    }
+
     pub(super) fn action(&mut self, action: Action, fx: &mut Vec<Effect>) {
         use Action as A;
         if self.license_block.is_some()
@@ -31,10 +39,7 @@ impl App {
                     | A::PrevChapter
             )
         {
-            self.toast(
-                "Playback is stopped: the server has no valid license (press i for details).",
-                true,
-            );
+            self.toast(LICENSE_STOP, true);
             return;
         }
         match action {
@@ -268,6 +273,9 @@ impl App {
     }
 
     pub(super) fn play_book(&mut self, start: StartAt, fx: &mut Vec<Effect>) {
+        if self.license_stops() {
+            return;
+        }
         let Some(manifest) = self.book.manifest.clone() else {
             self.toast("The chapter list is still loading.", false);
             return;
@@ -438,8 +446,14 @@ impl App {
             Mouse::ScrollDown => self.navigate(Action::Down),
             Mouse::Click { x, y } => {
                 if let Some(frac) = areas.book_bar_fraction(x, y)
-                    && let Some(np) = self.playing.as_ref()
+                    && self.playing.is_some()
                 {
+                    if self.license_stops() {
+                        return;
+                    }
+                    let Some(np) = self.playing.as_ref() else {
+                        return;
+                    };
                     let (_, total) = np.book_progress();
                     if let Some(target) = total.map(|t| t * frac)
                         && let Some((chapter, pos)) = locate(&np.manifest, target)
@@ -467,6 +481,9 @@ impl App {
         }
     }
 }
+
+const LICENSE_STOP: &str =
+    "Playback is stopped: the server has no valid license (press i for details).";
 
 /// The chapter and offset at `target` seconds into the book.
 fn locate(manifest: &Manifest, target: f64) -> Option<(ChapterId, f64)> {

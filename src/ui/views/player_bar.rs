@@ -173,6 +173,12 @@ fn status_text(app: &App) -> String {
     if s.queued > 0 {
         parts.push(format!("{} queued", s.queued));
     }
+    if s.refused > 0 {
+        parts.push(format!("{} refused", s.refused));
+    }
+    if s.unconfirmed {
+        parts.push("unconfirmed".into());
+    }
     parts.join(" · ")
 }
 
