@@ -1,57 +1,12 @@
 //! `earmark sync pending | push | discard` as a user runs them: the real
 //! binary, a real login, the reference server.
 
-use crate::support::library;
+use crate::support::{Home, library, text};
 use earmark::api::BaseUrl;
 use earmark::domain::{BookId, ChapterId, now_millis};
 use earmark::server::testing::TestServer;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-struct Home {
-    dir: tempfile::TempDir,
-    server: String,
-}
-
-impl Home {
-    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        use std::io::Write;
-        let mut c = Command::new(env!("CARGO_BIN_EXE_earmark"))
-            .args(["--server", &self.server, "--user", "alice"])
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env("XDG_DATA_HOME", self.dir.path().join("data"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("EARMARK_TOKEN_STORE", "file")
-            .env_remove("EARMARK_PROFILE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut input = c.stdin.take().unwrap();
-        if let Some(s) = stdin {
-            input.write_all(s.as_bytes()).unwrap();
-        }
-        drop(input);
-        c.wait_with_output().unwrap()
-    }
-
-    fn outbox(&self) -> PathBuf {
-        self.dir
-            .path()
-            .join("data/earmark/sync/default/outbox.journal")
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// Whose change a journal entry is.
 struct Scope {
@@ -107,10 +62,7 @@ fn lock_like_a_player(path: &Path) -> std::fs::File {
 async fn pending_discard_and_push_held_changes() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let home = Home {
-        dir: tempfile::tempdir().unwrap(),
-        server: server.base_url().to_owned(),
-    };
+    let home = Home::new(server.base_url());
     let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
 

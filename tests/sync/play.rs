@@ -1,56 +1,19 @@
 //! `earmark play` syncs through the worker: the real binary, the real
 //! engine (null output, paced in real time) and the reference server.
 
-use crate::support::library;
+use crate::support::{Home, library, text};
 use earmark::api::{BaseUrl, Client, ProgressWrite};
 use earmark::domain::now_millis;
 use earmark::server::LicenseSetting;
 use earmark::server::testing::TestServer;
-use std::process::{Command, Output, Stdio};
-
-fn earmark(home: &std::path::Path, server: &str, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut c = Command::new(env!("CARGO_BIN_EXE_earmark"))
-        .args(["--server", server, "--user", "alice"])
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("EARMARK_TOKEN_STORE", "file")
-        .env_remove("EARMARK_PROFILE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = c.stdin.take().unwrap();
-    if let Some(s) = stdin {
-        input.write_all(s.as_bytes()).unwrap();
-    }
-    drop(input);
-    c.wait_with_output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn play_restores_the_server_place_and_reports_it_on_quit() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let home = tempfile::tempdir().unwrap();
     let url = server.base_url().to_owned();
-    let o = earmark(
-        home.path(),
-        &url,
-        &["login", "--password-stdin"],
-        Some(&server.password),
-    );
+    let home = Home::new(&url);
+    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
     let direct = Client::new(BaseUrl::parse(&url).unwrap(), Default::default()).unwrap();
     direct
@@ -81,9 +44,7 @@ async fn play_restores_the_server_place_and_reports_it_on_quit() {
         .await
         .unwrap();
 
-    let o = earmark(
-        home.path(),
-        &url,
+    let o = home.run(
         &[
             "--json",
             "play",
@@ -119,9 +80,7 @@ async fn play_restores_the_server_place_and_reports_it_on_quit() {
     // The license is revoked: play refuses with the server's message and
     // queues nothing wrong.
     server.set_license(LicenseSetting::Expired).unwrap();
-    let o = earmark(
-        home.path(),
-        &url,
+    let o = home.run(
         &["play", alpha.as_str(), "--audio", "null", "--for", "2"],
         None,
     );
@@ -137,16 +96,8 @@ async fn play_restores_the_server_place_and_reports_it_on_quit() {
     assert_eq!(after.position, p.position);
 
     // Ctrl-C ends playback gracefully: the last place reaches the server.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_earmark"))
-        .args(["--server", &url, "--user", "alice"])
-        .args(["--json", "play", alpha.as_str(), "--audio", "null"])
-        .env("HOME", home.path())
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("EARMARK_TOKEN_STORE", "file")
-        .env_remove("EARMARK_PROFILE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let mut child = home
+        .command(&["--json", "play", alpha.as_str(), "--audio", "null"])
         .spawn()
         .unwrap();
     // Wait until it has played a second past the restored place.

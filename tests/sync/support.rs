@@ -310,3 +310,63 @@ pub fn written_positions(proxy: &Proxy) -> Vec<(String, String, f64)> {
     }
     out
 }
+
+/// An isolated home for the `earmark` binary (its own XDG dirs, the file
+/// token store) pointed at one server as user "alice".
+pub struct Home {
+    pub dir: tempfile::TempDir,
+    pub server: String,
+}
+
+impl Home {
+    pub fn new(server: &str) -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+            server: server.to_owned(),
+        }
+    }
+
+    /// The command, ready to spawn (stdin, stdout and stderr piped).
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        use std::process::Stdio;
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
+        c.args(["--server", &self.server, "--user", "alice"])
+            .args(args)
+            .env("HOME", self.dir.path())
+            .env("XDG_DATA_HOME", self.dir.path().join("data"))
+            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
+            .env("EARMARK_TOKEN_STORE", "file")
+            .env_remove("EARMARK_PROFILE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Runs `earmark ARGS` to the end, with `stdin` as its input.
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
+        use std::io::Write;
+        let mut c = self.command(args).spawn().unwrap();
+        let mut input = c.stdin.take().unwrap();
+        if let Some(s) = stdin {
+            input.write_all(s.as_bytes()).unwrap();
+        }
+        drop(input);
+        c.wait_with_output().unwrap()
+    }
+
+    pub fn outbox(&self) -> std::path::PathBuf {
+        self.dir
+            .path()
+            .join("data/earmark/sync/default/outbox.journal")
+    }
+}
+
+/// stdout and stderr of a finished command, for assertion messages.
+pub fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

@@ -197,8 +197,14 @@ impl Worker {
                 });
                 true
             }
-            Failure::Rejected { message, .. } | Failure::ScopeBug(message) => {
-                self.refused(seq, book, message);
+            Failure::Rejected { message, .. } => {
+                self.refused(seq, book, message, false);
+                true
+            }
+            // Identity headers the server does not take: the user has a
+            // setting to change, so they hear it at once.
+            Failure::ScopeBug(message) => {
+                self.refused(seq, book, message, true);
                 true
             }
             other => {
@@ -211,7 +217,7 @@ impl Worker {
     /// The server refused one entry: it waits longer each time (up to
     /// ten minutes), and after `PARK_AFTER` refusals it is set aside until
     /// the user retries or discards it. Never a retry every second.
-    fn refused(&mut self, seq: u64, book: &BookId, message: String) {
+    fn refused(&mut self, seq: u64, book: &BookId, message: String, tell_now: bool) {
         tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
         self.last_error = Some(message.clone());
         let count = match self.outbox.reject(seq, message.clone()) {
@@ -219,6 +225,11 @@ impl Worker {
             Ok(None) => return,
             Err(e) => return self.fail_local(e),
         };
+        if tell_now && count == 1 {
+            self.notify(Notice::Failed(format!(
+                "The server refused a change for book {book}: {message}"
+            )));
+        }
         if count >= PARK_AFTER {
             self.retry_at.remove(&seq);
             self.notify(Notice::Info(format!(
