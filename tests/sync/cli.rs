@@ -6,7 +6,7 @@ use earmark::api::BaseUrl;
 use earmark::domain::{BookId, ChapterId, now_millis};
 use earmark::server::testing::TestServer;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Whose change a journal entry is.
 struct Scope {
