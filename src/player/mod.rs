@@ -20,6 +20,8 @@
 
 pub mod decode;
 mod engine;
+mod http_error;
+pub mod mpa;
 pub mod output;
 mod pipeline;
 pub mod render;
@@ -111,8 +113,11 @@ impl Status {
 pub enum ErrorKind {
     /// 401: the token is missing or expired.
     Unauthorized,
-    /// 403 license_required: the server's license is not valid.
+    /// 403 whose code is license_required: the server's license is not valid.
     LicenseRequired,
+    /// Any other 403 on a stream; the message carries the server's body text
+    /// (its first few KiB) for the layer above to judge.
+    Forbidden,
     /// 404 or another HTTP failure.
     Http,
     /// Truncated, corrupt or unsupported audio.
@@ -159,6 +164,21 @@ pub struct PlayerState {
     pub buffered_to: f64,
     /// True once the last load/seek target is being played.
     pub landed: bool,
+    /// True when `position` is an estimate the engine cannot vouch for:
+    /// the last load/seek jumped into an mp3 region that playback has not
+    /// read, so the time was interpolated between anchors (exact points
+    /// recorded while playing, the Xing TOC or VBRI table, the stream's
+    /// end) instead of counted. Set before the first audio of that
+    /// load/seek is queued (so never on a landed position of an exact
+    /// seek) and kept while that stream plays on, even into chapters that
+    /// share it. Cleared by the next load/seek/chapter change that lands
+    /// exactly: any non-mp3 stream, an mp3 from its start, or an mp3 target
+    /// within 30 s after an exact point (then the seek walks frame headers
+    /// forward from the point). The error is at most the TOC's resolution
+    /// (1 % of the duration, plus its 1/256 byte rounding) with a TOC, and
+    /// unbounded without one (it depends on how the bitrate varies): sync
+    /// must not report such a position as exact.
+    pub approximate: bool,
     pub speed: f32,
     pub volume: f32,
 }
@@ -175,6 +195,7 @@ impl Default for PlayerState {
             duration: None,
             buffered_to: 0.0,
             landed: false,
+            approximate: false,
             speed: 1.0,
             volume: 1.0,
         }

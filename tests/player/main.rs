@@ -10,3 +10,5 @@ mod reference;
 mod seam;
 mod speed;
 mod support;
+mod vbr;
+mod vbr_support;
