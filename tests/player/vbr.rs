@@ -137,3 +137,54 @@ fn cbr_mp3_far_seeks_stay_exact() {
         );
     }
 }
+
+/// ffprobe's duration after reading every packet (not its bitrate guess).
+fn ffprobe_counted_secs(path: &std::path::Path) -> f64 {
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "a", "-count_packets"])
+        .args(["-show_entries", "stream=nb_read_packets,sample_rate"])
+        .args(["-of", "csv=p=0"])
+        .arg(path)
+        .output()
+        .expect("ffprobe runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.trim().split(',');
+    let rate: f64 = parts.next().unwrap().parse().unwrap();
+    let packets: f64 = parts.next().unwrap().parse().unwrap();
+    // MPEG-2 layer III: 576 samples a frame.
+    packets * 576.0 / rate
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_server_counts_the_frames_of_a_xing_less_vbr_mp3() {
+    use earmark::api::{BaseUrl, Client};
+    use earmark::server::testing::TestServer as RefServer;
+    let f = files();
+    let lib = tempfile::tempdir().unwrap();
+    let book = lib.path().join("Long");
+    std::fs::create_dir_all(&book).unwrap();
+    std::fs::copy(f.path("noxing.mp3"), book.join("long.mp3")).unwrap();
+    let server = RefServer::start(lib.path()).await.unwrap();
+    let client = Client::new(
+        BaseUrl::parse(server.base_url()).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    client
+        .login(&server.username, &server.password)
+        .await
+        .unwrap();
+    let books = client.books(&Default::default()).await.unwrap();
+    let id = &books
+        .iter()
+        .find(|b| b.title == "Long")
+        .expect("the book")
+        .id;
+    let m = client.manifest(id).await.unwrap();
+    let served = m.items[0].duration.expect("a duration");
+    let truth = ffprobe_counted_secs(&f.path("noxing.mp3"));
+    assert!(
+        (served - truth).abs() <= truth * 0.001,
+        "server says {served:.2} s, ffprobe counts {truth:.2} s"
+    );
+}
