@@ -171,7 +171,10 @@ impl StreamDecoder {
                 SymError::IoError(io) => DecodeError::Io(io.to_string()),
                 other => DecodeError::Unsupported(other.to_string()),
             })?;
-        let is_mpa = format.format_info().short_name.contains("mp");
+        let short_name = format.format_info().short_name;
+        let is_mpa = ["mp1", "mp2", "mp3"].contains(&short_name);
+        // isomp4 too: its coarse mode is the sync-sample index.
+        let coarse_seek = short_name.contains("mp");
         let track = format
             .default_track(TrackType::Audio)
             .ok_or_else(|| DecodeError::Unsupported("no audio track".into()))?;
@@ -214,7 +217,7 @@ impl StreamDecoder {
             time_base,
             rate,
             channels,
-            coarse_seek: false,
+            coarse_seek,
             lossless,
             delay,
             skip_until: (delay > 0).then_some(0.0),
