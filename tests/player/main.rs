@@ -4,6 +4,8 @@
 mod demo;
 mod formats;
 mod network;
+#[allow(dead_code)]
+mod oracle;
 mod positions;
 mod queue;
 mod reference;

@@ -188,3 +188,42 @@ async fn the_reference_server_counts_the_frames_of_a_xing_less_vbr_mp3() {
         "server says {served:.2} s, ffprobe counts {truth:.2} s"
     );
 }
+
+/// A restart forgets the seek maps: restoring a synced place must replay
+/// the audio that was playing there, approximate or not (the estimate is
+/// deterministic: same file, same anchors, same landing).
+#[test]
+fn a_restored_place_plays_the_audio_that_was_playing_there() {
+    let (server, _) = served();
+    for (file, at) in [("vbr.mp3", 900.0), ("noxing.mp3", 700.0), ("vbr.mp3", 10.0)] {
+        // The first run: restored at `at`, then played on for a few seconds.
+        let first = engine(&server, CLOCK, TOKEN);
+        first.load(book(file, Some(LENGTH)), "ch_1", at);
+        first.wait(60.0, "landed", |s| s.landed && s.status == Status::Playing);
+        let synced = first.wait(60.0, "played on", |s| s.position >= at + 3.0);
+        // Play past it, so the audio after the synced place is captured.
+        first.wait(60.0, "played past it", |s| {
+            s.position >= synced.position + 1.0
+        });
+        first.handle.send(Command::Pause);
+        first.wait(10.0, "paused", |s| s.status == Status::Paused);
+        let (rate, ch, all) = first.captured();
+        let heard_then = mono(&all, ch);
+        drop(first);
+        // The second run (a new engine: nothing learned) restores it.
+        let (s, again) = fresh_seek(&server, file, synced.position);
+        assert_eq!(s.approximate, synced.approximate, "{file} {at}");
+        // Where, in the first run's audio, the restored audio is.
+        let expect = ((synced.position - at) * rate as f64) as usize;
+        let lo = expect.saturating_sub(rate as usize / 2);
+        let hi = (expect + rate as usize / 2).min(heard_then.len());
+        let found = locate(&again, &heard_then[lo..hi]).unwrap_or_else(|| {
+            panic!("{file} {at}: the restored audio is not near the synced place")
+        });
+        let off = (lo + found) as f64 / rate as f64 - (synced.position - at);
+        assert!(
+            off.abs() <= 0.05,
+            "{file} {at}: restored audio is {off:+.3} s off"
+        );
+    }
+}

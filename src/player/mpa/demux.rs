@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bytes searched for a frame header after a jump.
 const RESYNC_WINDOW: usize = 64 * 1024;
+/// Estimated seeks land on a grid of this step and count frames from there.
+const GRID_SECS: f64 = 10.0;
 /// A seek walks frame headers from an exact point up to this far.
 pub const WALK_SECS: f64 = 30.0;
 
@@ -265,7 +267,15 @@ impl<R: Read + Seek> MpaDemuxer<R> {
     pub fn seek(&mut self, target: i64) -> io::Result<i64> {
         let spf = u64::from(self.reference.samples);
         let want = ((target + i64::from(self.delay())).max(0) as u64) / spf;
-        let plan = lock(&self.map).plan(want);
+        let mut plan = lock(&self.map).plan(want);
+        if matches!(plan, Plan::Estimate { .. }) {
+            // Estimate the start of the target's grid cell, then count
+            // frames to the target: every seek into a cell lands on the
+            // same estimate, so a place reported while playing on from an
+            // approximate landing is found again after a restart.
+            let cell = (GRID_SECS * f64::from(self.reference.sample_rate) / spf as f64) as u64;
+            plan = lock(&self.map).plan(want / cell.max(1) * cell.max(1));
+        }
         match plan {
             Plan::Walk { byte, frame } => {
                 self.next = byte;
