@@ -2,8 +2,9 @@
 //!
 //! Two kinds of knowledge:
 //! - exact points, recorded while frames are demuxed in order from a known
-//!   start (every [`POINT_EVERY`] frames): a seek near one walks frame
-//!   headers forward from it and is exact;
+//!   start (every [`POINT_EVERY`] frames): a seek near one (within the walk
+//!   limit in frames, or an estimated [`WALK_BYTES`]) walks frame headers
+//!   forward from it and is exact;
 //! - anchors that are estimates: the Xing TOC or VBRI table, and the end of
 //!   the stream (its frame count from the tag, the server's duration, or a
 //!   bitrate guess). A seek far from every exact point interpolates
@@ -14,6 +15,10 @@
 
 /// An exact point is recorded every this many frames (~2 s at 44.1 kHz).
 pub const POINT_EVERY: u64 = 80;
+
+/// A seek counts frames from an exact point when the target is estimated to
+/// be at most this many bytes further (a few short reads, not a download).
+pub const WALK_BYTES: u64 = 1024 * 1024;
 
 /// Frame index as a fractional estimate.
 type FrameF = f64;
@@ -105,9 +110,12 @@ impl SeekMap {
     /// How to reach frame `target`.
     pub fn plan(&self, target: u64) -> Plan {
         let i = self.exact.partition_point(|p| p.1 <= target);
-        let (byte, frame) = self.exact[i.saturating_sub(1)];
+        let (from_byte, frame) = self.exact[i.saturating_sub(1)];
         if target - frame <= self.walk_frames {
-            return Plan::Walk { byte, frame };
+            return Plan::Walk {
+                byte: from_byte,
+                frame,
+            };
         }
         let t = target as FrameF;
         let (lo, hi) = self.bracket(|a| a.1, t);
@@ -117,9 +125,15 @@ impl SeekMap {
             }
             _ => lo.0 as f64,
         };
-        Plan::Estimate {
-            byte: byte.max(lo.0 as f64).round() as u64,
+        let byte = byte.max(lo.0 as f64).round() as u64;
+        // Close enough in bytes: counting the frames there is cheap, exact.
+        if byte.saturating_sub(from_byte) <= WALK_BYTES {
+            return Plan::Walk {
+                byte: from_byte,
+                frame,
+            };
         }
+        Plan::Estimate { byte }
     }
 
     /// The estimated frame index at `byte` (the inverse of `plan`).
@@ -205,8 +219,9 @@ mod tests {
 
     #[test]
     fn walks_near_an_exact_point_and_estimates_far_from_one() {
+        // 40 kB frames, so byte distances exceed WALK_BYTES.
         let mut m = SeekMap::new(100, 50);
-        m.set_end(100 + 1000 * 400, 1000.0);
+        m.set_end(100 + 1000 * 40_000, 1000.0);
         assert_eq!(
             m.plan(30),
             Plan::Walk {
@@ -214,39 +229,43 @@ mod tests {
                 frame: 0
             }
         );
-        // Constant 400 bytes a frame: the estimate is the linear one.
+        // Constant frame size: the estimate is the linear one.
         assert_eq!(
             m.plan(500),
             Plan::Estimate {
-                byte: 100 + 200_000
+                byte: 100 + 20_000_000
             }
         );
-        m.record(100 + 480 * 400, 480);
+        // Near in bytes, though not in frames: counted.
+        let mut small = SeekMap::new(0, 5);
+        small.set_end(1000 * 400, 1000.0);
+        assert_eq!(small.plan(500), Plan::Walk { byte: 0, frame: 0 });
+        m.record(100 + 480 * 40_000, 480);
         assert_eq!(
             m.plan(500),
             Plan::Walk {
-                byte: 100 + 192_000,
+                byte: 100 + 19_200_000,
                 frame: 480
             }
         );
-        assert_eq!(m.exact_at(100 + 192_000), Some(480));
+        assert_eq!(m.exact_at(100 + 19_200_000), Some(480));
     }
 
     #[test]
     fn a_toc_bends_the_estimate() {
-        // First half 100 bytes a frame, second half 400.
+        // First half 10 kB a frame, second half 40 kB.
         let mut m = SeekMap::new(0, 10);
-        m.set_end(50_000 + 200_000, 1000.0);
-        m.set_table(vec![(0, 0.0), (50_000, 500.0), (250_000, 1000.0)]);
-        assert_eq!(m.plan(250), Plan::Estimate { byte: 25_000 });
-        assert_eq!(m.plan(750), Plan::Estimate { byte: 150_000 });
-        assert!((m.frame_at(150_000) - 750.0).abs() < 1e-9);
+        m.set_end(5_000_000 + 20_000_000, 1000.0);
+        m.set_table(vec![(0, 0.0), (5_000_000, 500.0), (25_000_000, 1000.0)]);
+        assert_eq!(m.plan(250), Plan::Estimate { byte: 2_500_000 });
+        assert_eq!(m.plan(750), Plan::Estimate { byte: 15_000_000 });
+        assert!((m.frame_at(15_000_000) - 750.0).abs() < 1e-9);
     }
 
     proptest! {
         #[test]
         fn estimates_are_monotone_and_invert(
-            sizes in proptest::collection::vec(50u64..1500, 20..200),
+            sizes in proptest::collection::vec(50_000u64..1_500_000, 20..200),
             probe in 0.0f64..1.0,
         ) {
             let mut m = SeekMap::new(0, 5);
