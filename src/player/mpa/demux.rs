@@ -11,6 +11,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bytes searched for a frame header after a jump.
 const RESYNC_WINDOW: usize = 64 * 1024;
+/// Points where a stream without a TOC has its bitrate measured.
+const PROBES: u64 = 16;
+/// Frame headers read at each of those points.
+const PROBE_FRAMES: u64 = 32;
 /// Estimated seeks land on a grid of this step and count frames from there.
 const GRID_SECS: f64 = 10.0;
 /// A seek walks frame headers from an exact point up to this far.
@@ -262,12 +266,78 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         }
     }
 
+    /// Build a table of estimated anchors for a stream without one: the
+    /// mean frame size at [`PROBES`] points (a short read of frame headers
+    /// at each), integrated between them and scaled to the frame count.
+    /// Deterministic, so every run estimates the same places.
+    fn profile(&mut self) -> io::Result<()> {
+        let (first, end) = {
+            let m = lock(&self.map);
+            (m.first_byte(), m.end())
+        };
+        let Some((end_byte, frames)) = end else {
+            return Ok(());
+        };
+        let span = end_byte.saturating_sub(first);
+        let mut probes: Vec<(u64, f64)> = Vec::new();
+        let mut head = [0u8; 4];
+        for i in 0..PROBES {
+            let at = first + span * (2 * i + 1) / (2 * PROBES);
+            let Some(mut pos) = self.resync(at)? else {
+                continue;
+            };
+            let (mut n, mut bytes) = (0u64, 0u64);
+            while n < PROBE_FRAMES {
+                self.r.seek(SeekFrom::Start(pos))?;
+                if read_full(&mut self.r, &mut head)? < 4 {
+                    break;
+                }
+                let Some(h) = FrameHeader::parse(head).filter(|h| self.reference.same_stream(h))
+                else {
+                    break;
+                };
+                bytes += h.size as u64;
+                pos += h.size as u64;
+                n += 1;
+            }
+            if n > 0 {
+                probes.push((at, bytes as f64 / n as f64));
+            }
+        }
+        if probes.len() < 2 {
+            lock(&self.map).set_table(vec![(first, 0.0), (end_byte, frames)]);
+            return Ok(());
+        }
+        // Segment j spans the bytes nearest probe j.
+        let mut edges = vec![first];
+        edges.extend(probes.windows(2).map(|w| (w[0].0 + w[1].0) / 2));
+        edges.push(end_byte);
+        let est: Vec<f64> = probes
+            .iter()
+            .enumerate()
+            .map(|(j, p)| (edges[j + 1] - edges[j]) as f64 / p.1)
+            .collect();
+        let scale = frames / est.iter().sum::<f64>();
+        let mut cum = 0.0;
+        let mut anchors = vec![(first, 0.0)];
+        for (j, e) in est.iter().enumerate() {
+            cum += e * scale;
+            anchors.push((edges[j + 1], cum));
+        }
+        lock(&self.map).set_table(anchors);
+        Ok(())
+    }
+
     /// Position so that the next packet holds sample `target` (counted
     /// with the delay, like `pts`). Returns the pts of the next packet.
     pub fn seek(&mut self, target: i64) -> io::Result<i64> {
         let spf = u64::from(self.reference.samples);
         let want = ((target + i64::from(self.delay())).max(0) as u64) / spf;
         let mut plan = lock(&self.map).plan(want);
+        if matches!(plan, Plan::Estimate { .. }) && !lock(&self.map).has_table() {
+            // No TOC: measure the bitrate along the stream first.
+            self.profile()?;
+        }
         if matches!(plan, Plan::Estimate { .. }) {
             // Estimate the start of the target's grid cell, then count
             // frames to the target: every seek into a cell lands on the

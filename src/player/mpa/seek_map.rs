@@ -74,6 +74,12 @@ impl SeekMap {
         }
     }
 
+    /// Whether estimated anchors (a TOC, a VBRI table, a measured profile)
+    /// are known.
+    pub fn has_table(&self) -> bool {
+        !self.table.is_empty()
+    }
+
     pub fn end(&self) -> Option<(u64, FrameF)> {
         self.end
     }
