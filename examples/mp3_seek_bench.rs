@@ -210,10 +210,16 @@ fn ffmpeg_at(url: &str, at: f64) -> Vec<f32> {
     s16(&out.stdout)
 }
 
-/// Which second of the reference `x` starts at (pitch, then waveform).
+/// Which second of the reference `x` starts at (pitch, then waveform),
+/// measured after any leading silence or decoder warm-up (50 ms past the
+/// first sample louder than 0.05) and corrected back to `x`'s start.
 fn heard(x: &[f32], reference: &Path) -> f64 {
-    let coarse = oracle::heard_by_pitch(x, oracle::RATE);
-    oracle::heard_exactly(x, reference, coarse, 3.0).unwrap_or(coarse)
+    let r = oracle::RATE as f64;
+    let loud = x.iter().position(|v| v.abs() > 0.05).unwrap_or(0);
+    let skip = loud + (0.05 * r) as usize;
+    let y = &x[skip.min(x.len())..];
+    let coarse = oracle::heard_by_pitch(y, oracle::RATE);
+    oracle::heard_exactly(y, reference, coarse, 3.0).unwrap_or(coarse) - skip as f64 / r
 }
 
 fn accuracy(dir: PathBuf) {
