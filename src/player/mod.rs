@@ -165,19 +165,18 @@ pub struct PlayerState {
     /// True once the last load/seek target is being played.
     pub landed: bool,
     /// True when `position` is an estimate the engine cannot vouch for:
-    /// the last load/seek jumped into an mp3 region that playback has not
-    /// read, so the time was interpolated between anchors (exact points
-    /// recorded while playing, the Xing TOC or VBRI table, the stream's
-    /// end) instead of counted. Set before the first audio of that
-    /// load/seek is queued (so never on a landed position of an exact
-    /// seek) and kept while that stream plays on, even into chapters that
-    /// share it. Cleared by the next load/seek/chapter change that lands
-    /// exactly: any non-mp3 stream, an mp3 from its start, or an mp3 target
-    /// within 30 s after an exact point (then the seek walks frame headers
-    /// forward from the point). The error is at most the TOC's resolution
-    /// (1 % of the duration, plus its 1/256 byte rounding) with a TOC, and
-    /// unbounded without one (it depends on how the bitrate varies): sync
-    /// must not report such a position as exact.
+    /// the last load/seek (or restore) jumped into an mp3 region more than
+    /// 30 s of frames and an estimated 1 MiB past every exact point (the
+    /// stream's start, or audio this engine already played), so the time
+    /// was interpolated (Xing TOC, VBRI table, or a bitrate profile measured
+    /// with 16 short reads) instead of counted. Never set for non-mp3
+    /// streams nor for CBR mp3s with a LAME `Info` tag. Set before the first
+    /// audio of that load/seek is queued and kept while that stream plays
+    /// on (also into chapters sharing it); cleared by the next
+    /// load/seek/chapter change that lands exactly. Measured error: within
+    /// 1 % of the duration with a TOC; tens of seconds on a 20 min file
+    /// without one (docs/benchmarks.md). Sync must not report such a
+    /// position as exact.
     pub approximate: bool,
     pub speed: f32,
     pub volume: f32,
