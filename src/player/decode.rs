@@ -1,11 +1,15 @@
 //! Decoding one stream to interleaved `f32` with symphonia 0.6, with
 //! timestamps in seconds of the stream, and sample-exact seeking.
 //!
-//! Seeks use the demuxer's coarse mode for mp3 (a byte estimate from the
-//! length and bitrate/TOC instead of scanning from the start, which over HTTP
-//! would download the whole file), then decode forward and drop frames before
-//! the target; other formats have an index and seek accurately.
+//! MPEG audio (mp3) is demuxed by [`super::mpa`]: its seeks go through the
+//! stream's exact index points, its Xing TOC / VBRI table, or an estimate
+//! (then [`StreamDecoder::approximate`] says so), never a scan of the whole
+//! stream (over HTTP that would download the whole file). Every seek then
+//! decodes forward and drops frames before the target; other formats have
+//! an index and seek accurately.
 
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::{Arc, Mutex};
 use symphonia::core::codecs::audio::well_known::{CODEC_ID_AAC, CODEC_ID_ALAC, CODEC_ID_FLAC};
 use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymError;
@@ -13,7 +17,10 @@ use symphonia::core::formats::probe::Hint;
 use symphonia::core::formats::{FormatOptions, FormatReader, SeekMode, SeekTo, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
-use symphonia::core::units::{Time, TimeBase, Timestamp};
+use symphonia::core::packet::Packet;
+use symphonia::core::units::{Duration as SymDuration, Time, TimeBase, Timestamp};
+
+use super::mpa::{MpaDemuxer, SharedSeekMap};
 
 /// A decoded run of audio.
 #[derive(Debug, Clone)]
@@ -58,11 +65,62 @@ impl std::fmt::Display for DecodeError {
 /// Seconds decoded and dropped before a seek target (lossy codecs).
 const PREROLL: f64 = 0.2;
 
+/// Frames decoded and dropped before an mp3 seek target (bit reservoir).
+const MPA_PREROLL_FRAMES: f64 = 24.0;
+
 /// Consecutive undecodable packets before the stream is declared corrupt.
 const MAX_BAD_PACKETS: u32 = 20;
 
+/// What the layer above knows about a stream before opening it.
+#[derive(Default)]
+pub struct StreamHints<'a> {
+    pub mime: Option<&'a str>,
+    /// The stream's duration from elsewhere (the server), seconds.
+    pub duration: Option<f64>,
+    /// The stream's seek map, kept across opens of the same stream, given
+    /// the byte where its first frame starts (mp3 only).
+    pub seek_map: Option<Box<dyn FnOnce(u64) -> SharedSeekMap + 'a>>,
+}
+
+/// One source read by two owners in turn: symphonia's probe, then the
+/// mp3 demuxer (which always seeks before it reads).
+#[derive(Clone)]
+struct SharedSource(Arc<Mutex<Box<dyn MediaSource>>>);
+
+impl SharedSource {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn MediaSource>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Read for SharedSource {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.lock().read(buf)
+    }
+}
+
+impl Seek for SharedSource {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.lock().seek(pos)
+    }
+}
+
+impl MediaSource for SharedSource {
+    fn is_seekable(&self) -> bool {
+        self.lock().is_seekable()
+    }
+    fn byte_len(&self) -> Option<u64> {
+        self.lock().byte_len()
+    }
+}
+
+enum Demux {
+    Symphonia(Box<dyn FormatReader>),
+    Mpa(MpaDemuxer<SharedSource>),
+}
+
 pub struct StreamDecoder {
-    format: Box<dyn FormatReader>,
+    demux: Demux,
     decoder: Box<dyn AudioDecoder>,
     track_id: u32,
     time_base: Option<TimeBase>,
@@ -77,6 +135,8 @@ pub struct StreamDecoder {
     /// Stream time of the next frame when packets carry no usable pts.
     next_time: f64,
     duration: Option<f64>,
+    /// mp3: where the valid samples end (encoder padding after it).
+    end_time: Option<f64>,
     scratch: Vec<f32>,
 }
 
@@ -90,10 +150,14 @@ fn sym_err(e: SymError) -> DecodeError {
 
 impl StreamDecoder {
     /// Probe the stream and set up a decoder for its first audio track.
-    pub fn open(source: Box<dyn MediaSource>, mime: Option<&str>) -> Result<Self, DecodeError> {
-        let mss = MediaSourceStream::new(source, MediaSourceStreamOptions::default());
+    pub fn open(source: Box<dyn MediaSource>, hints: StreamHints<'_>) -> Result<Self, DecodeError> {
+        let shared = SharedSource(Arc::new(Mutex::new(source)));
+        let mss = MediaSourceStream::new(
+            Box::new(shared.clone()),
+            MediaSourceStreamOptions::default(),
+        );
         let mut hint = Hint::new();
-        if let Some(m) = mime {
+        if let Some(m) = hints.mime {
             hint.mime_type(m);
         }
         let format = symphonia::default::get_probe()
@@ -107,7 +171,10 @@ impl StreamDecoder {
                 SymError::IoError(io) => DecodeError::Io(io.to_string()),
                 other => DecodeError::Unsupported(other.to_string()),
             })?;
-        let coarse_seek = format.format_info().short_name.contains("mp");
+        let short_name = format.format_info().short_name;
+        let is_mpa = ["mp1", "mp2", "mp3"].contains(&short_name);
+        // isomp4 too: its coarse mode is the sync-sample index.
+        let coarse_seek = short_name.contains("mp");
         let track = format
             .default_track(TrackType::Audio)
             .ok_or_else(|| DecodeError::Unsupported("no audio track".into()))?;
@@ -143,8 +210,8 @@ impl StreamDecoder {
         } else {
             0
         };
-        Ok(Self {
-            format,
+        let mut dec = Self {
+            demux: Demux::Symphonia(format),
             decoder,
             track_id,
             time_base,
@@ -156,8 +223,59 @@ impl StreamDecoder {
             skip_until: (delay > 0).then_some(0.0),
             next_time: 0.0,
             duration,
+            end_time: None,
             scratch: Vec::new(),
-        })
+        };
+        if is_mpa {
+            dec.use_mpa_demuxer(shared, hints)?;
+        }
+        Ok(dec)
+    }
+
+    /// Replace symphonia's mp3 reader by ours (see the module docs).
+    fn use_mpa_demuxer(
+        &mut self,
+        source: SharedSource,
+        hints: StreamHints<'_>,
+    ) -> Result<(), DecodeError> {
+        let len = source.byte_len();
+        let map_for = hints.seek_map.unwrap_or_else(|| {
+            Box::new(|first| Arc::new(Mutex::new(super::mpa::seek_map::SeekMap::new(first, 0))))
+        });
+        let demux = MpaDemuxer::open(source, len, map_for, hints.duration).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                DecodeError::Unsupported(e.to_string())
+            } else {
+                DecodeError::Io(e.to_string())
+            }
+        })?;
+        let rate = demux.sample_rate();
+        self.rate = rate;
+        self.time_base =
+            std::num::NonZero::new(rate).map(|r| TimeBase::new(std::num::NonZero::<u32>::MIN, r));
+        self.end_time = demux.total_samples().map(|n| n as f64 / rate as f64);
+        if let Some(n) = demux.total_samples() {
+            self.duration = Some(n as f64 / rate as f64);
+        } else if let Some(d) = hints.duration {
+            self.duration = Some(d);
+        } else if let Some(n) = demux.estimated_samples() {
+            self.duration = Some(n / rate as f64);
+        }
+        if demux.delay() > 0 {
+            self.skip_until = Some(0.0);
+        }
+        self.coarse_seek = true;
+        self.demux = Demux::Mpa(demux);
+        Ok(())
+    }
+
+    /// True when the last seek landed on an estimate (an mp3 region with no
+    /// exact index point near it): timestamps from here on are estimates.
+    pub fn approximate(&self) -> bool {
+        match &self.demux {
+            Demux::Mpa(m) => !m.is_exact(),
+            Demux::Symphonia(_) => false,
+        }
     }
 
     pub fn rate(&self) -> u32 {
@@ -179,6 +297,18 @@ impl StreamDecoder {
         // their state (MDCT overlap, mp3 bit reservoir): seek earlier and
         // drop the pre-roll.
         let preroll = if self.lossless { 0.0 } else { PREROLL };
+        if let Demux::Mpa(m) = &mut self.demux {
+            // The bit reservoir reaches back up to 511 bytes: at 8 kb/s
+            // that is 20 frames, more than 0.2 s.
+            let spf = m.samples_per_frame() as f64;
+            let preroll = preroll.max(MPA_PREROLL_FRAMES * spf / self.rate as f64);
+            let from = ((secs - preroll).max(0.0) * self.rate as f64).floor() as i64;
+            let pts = m.seek(from).map_err(|e| DecodeError::Io(e.to_string()))?;
+            self.decoder.reset();
+            self.next_time = pts as f64 / self.rate as f64;
+            self.skip_until = Some(secs);
+            return Ok(());
+        }
         let time = Time::try_from_secs_f64((secs - preroll).max(0.0) + self.delay_secs())
             .ok_or_else(|| DecodeError::Corrupt(format!("bad seek target {secs}")))?;
         let mode = if self.coarse_seek {
@@ -186,7 +316,10 @@ impl StreamDecoder {
         } else {
             SeekMode::Accurate
         };
-        match self.format.seek(
+        let Demux::Symphonia(format) = &mut self.demux else {
+            return Ok(());
+        };
+        match format.seek(
             mode,
             SeekTo::Time {
                 time,
@@ -231,7 +364,21 @@ impl StreamDecoder {
     pub fn next_block(&mut self) -> Result<Option<Decoded>, DecodeError> {
         let mut bad = 0u32;
         loop {
-            let packet = match self.format.next_packet() {
+            let next = match &mut self.demux {
+                Demux::Symphonia(f) => f.next_packet(),
+                Demux::Mpa(m) => match m.next_packet() {
+                    Ok(p) => Ok(p.map(|p| {
+                        Packet::new(
+                            self.track_id,
+                            Timestamp::new(p.pts),
+                            SymDuration::new(1),
+                            p.data,
+                        )
+                    })),
+                    Err(e) => Err(SymError::IoError(e)),
+                },
+            };
+            let packet = match next {
                 Ok(Some(p)) => p,
                 Ok(None) => return Ok(None),
                 Err(SymError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
@@ -252,6 +399,7 @@ impl StreamDecoder {
             }
             let delay = self.delay_secs();
             let pts = self.ts_secs(packet.pts).map(|t| t - delay);
+            let mpa = matches!(self.demux, Demux::Mpa(_));
             let buf = match self.decoder.decode(&packet) {
                 Ok(b) => b,
                 Err(SymError::DecodeError(m)) => {
@@ -274,13 +422,24 @@ impl StreamDecoder {
             self.channels = channels;
             self.rate = rate;
             buf.copy_to_vec_interleaved::<f32>(&mut self.scratch);
+            // mp3 pts start negative (encoder delay); skip_until drops that.
             let start = pts
-                .filter(|p| *p >= -delay - 1e-9)
+                .filter(|p| mpa || *p >= -delay - 1e-9)
                 .unwrap_or(self.next_time);
             let end = start + frames as f64 / rate as f64;
             self.next_time = end;
             let mut samples = std::mem::take(&mut self.scratch);
             samples.truncate(frames * channels);
+            if let Some(stop) = self.end_time
+                && end > stop
+            {
+                // Encoder padding.
+                let keep = ((stop - start).max(0.0) * rate as f64).round() as usize;
+                samples.truncate(keep.min(frames) * channels);
+                if samples.is_empty() {
+                    return Ok(None);
+                }
+            }
             let mut start = start;
             if let Some(target) = self.skip_until {
                 if end <= target {
@@ -288,8 +447,8 @@ impl StreamDecoder {
                     continue;
                 }
                 if start < target {
-                    let drop_frames =
-                        (((target - start) * rate as f64).round() as usize).min(frames);
+                    let drop_frames = (((target - start) * rate as f64).round() as usize)
+                        .min(samples.len() / channels);
                     samples.drain(..drop_frames * channels);
                     start += drop_frames as f64 / rate as f64;
                 }

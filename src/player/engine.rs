@@ -7,6 +7,7 @@
 //! audio, underrun, end, error) wake it; only `Buffering` also re-checks
 //! a few times a second, to notice a stall.
 
+use super::mpa::SeekMaps;
 use super::output::{self, Output};
 use super::pipeline::{self, Pipeline, PipelineShared};
 use super::render::{RenderStatus, Renderer};
@@ -171,6 +172,8 @@ struct EngineLoop {
     playback_id: u64,
     generation: u64,
     pipeline: Option<Arc<PipelineShared>>,
+    /// What playback learned about where mp3 frames are, kept across seeks.
+    seek_maps: SeekMaps,
     /// Load/seek target until audio from it plays.
     target: Option<(ChapterId, f64)>,
     playing: bool,
@@ -196,6 +199,7 @@ impl EngineLoop {
             playback_id: 0,
             generation: 0,
             pipeline: None,
+            seek_maps: SeekMaps::default(),
             target: None,
             playing: false,
             speed: 1.0,
@@ -267,6 +271,7 @@ impl EngineLoop {
             shared,
             stall_after: Duration::from_secs_f64(self.config.stall_after.max(0.05)),
             read_ahead: self.config.read_ahead,
+            seek_maps: self.seek_maps.clone(),
         });
     }
 
@@ -455,6 +460,9 @@ impl EngineLoop {
                 .and_then(|m| m.book_position(c, position))
         });
         let stalled = self.pipeline.as_ref().is_some_and(|p| p.stalled());
+        let approximate = chapter.is_some()
+            && same_gen
+            && self.pipeline.as_ref().is_some_and(|p| p.approximate());
         let status = if let Some(e) =
             self.error
                 .clone()
@@ -490,6 +498,7 @@ impl EngineLoop {
             duration,
             buffered_to,
             landed,
+            approximate,
             speed: self.speed,
             volume: self.volume,
         }

@@ -20,6 +20,8 @@
 
 pub mod decode;
 mod engine;
+mod http_error;
+pub mod mpa;
 pub mod output;
 mod pipeline;
 pub mod render;
@@ -111,8 +113,11 @@ impl Status {
 pub enum ErrorKind {
     /// 401: the token is missing or expired.
     Unauthorized,
-    /// 403 license_required: the server's license is not valid.
+    /// 403 whose code is license_required: the server's license is not valid.
     LicenseRequired,
+    /// Any other 403 on a stream; the message carries the server's body text
+    /// (its first few KiB) for the layer above to judge.
+    Forbidden,
     /// 404 or another HTTP failure.
     Http,
     /// Truncated, corrupt or unsupported audio.
@@ -159,6 +164,20 @@ pub struct PlayerState {
     pub buffered_to: f64,
     /// True once the last load/seek target is being played.
     pub landed: bool,
+    /// True when `position` is an estimate the engine cannot vouch for:
+    /// the last load/seek (or restore) jumped into an mp3 region more than
+    /// 30 s of frames and an estimated 1 MiB past every exact point (the
+    /// stream's start, or audio this engine already played), so the time
+    /// was interpolated (Xing TOC, VBRI table, or a bitrate profile measured
+    /// with 16 short reads) instead of counted. Never set for non-mp3
+    /// streams nor for CBR mp3s with a LAME `Info` tag. Set before the first
+    /// audio of that load/seek is queued and kept while that stream plays
+    /// on (also into chapters sharing it); cleared by the next
+    /// load/seek/chapter change that lands exactly. Measured error: within
+    /// 1 % of the duration with a TOC; tens of seconds on a 20 min file
+    /// without one (docs/benchmarks.md). Sync must not report such a
+    /// position as exact.
+    pub approximate: bool,
     pub speed: f32,
     pub volume: f32,
 }
@@ -175,6 +194,7 @@ impl Default for PlayerState {
             duration: None,
             buffered_to: 0.0,
             landed: false,
+            approximate: false,
             speed: 1.0,
             volume: 1.0,
         }

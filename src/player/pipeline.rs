@@ -3,7 +3,8 @@
 //! audio into the renderer. Consecutive items that share a stream (embedded
 //! chapters) continue on the same decoder without reopening it.
 
-use super::decode::{DecodeError, Decoded, StreamDecoder};
+use super::decode::{DecodeError, Decoded, StreamDecoder, StreamHints};
+use super::mpa::SeekMaps;
 use super::render::{Block, Renderer};
 use super::source::{HttpSource, SourceError, SourceMonitor};
 use super::{ErrorKind, PlaybackError, StreamResolver};
@@ -16,6 +17,8 @@ use std::time::Duration;
 #[derive(Default)]
 pub(super) struct PipelineShared {
     cancelled: AtomicBool,
+    /// The stream being played landed on an estimate (see `PlayerState`).
+    approximate: AtomicBool,
     monitor: Mutex<Option<SourceMonitor>>,
 }
 
@@ -25,6 +28,10 @@ impl PipelineShared {
         if let Some(m) = self.lock_monitor().as_ref() {
             m.cancel();
         }
+    }
+
+    pub fn approximate(&self) -> bool {
+        self.approximate.load(Ordering::SeqCst)
     }
 
     pub fn stalled(&self) -> bool {
@@ -57,6 +64,7 @@ pub(super) struct Pipeline {
     pub shared: Arc<PipelineShared>,
     pub stall_after: Duration,
     pub read_ahead: u64,
+    pub seek_maps: SeekMaps,
 }
 
 pub(super) fn spawn(p: Pipeline) {
@@ -72,12 +80,18 @@ fn source_error(e: SourceError, item: &ManifestItem) -> PlaybackError {
     let kind = match e {
         SourceError::Unauthorized(_) => ErrorKind::Unauthorized,
         SourceError::LicenseRequired(_) => ErrorKind::LicenseRequired,
+        SourceError::Forbidden(_) => ErrorKind::Forbidden,
         SourceError::Http(_) | SourceError::Cancelled => ErrorKind::Http,
+    };
+    let message = match e {
+        // The server's own words, for the layer above to judge.
+        SourceError::Forbidden(body) => body,
+        other => other.to_string(),
     };
     PlaybackError {
         kind,
         chapter: Some(item.chapter_id.clone()),
-        message: e.to_string(),
+        message,
     }
 }
 
@@ -147,7 +161,21 @@ impl Pipeline {
                     return;
                 }
                 let monitor = src.monitor();
-                let mut dec = match StreamDecoder::open(Box::new(src), item.mime_type.as_deref()) {
+                let len = src.len().unwrap_or(0);
+                let maps = self.seek_maps.clone();
+                let key = url.clone();
+                let hints = StreamHints {
+                    mime: item.mime_type.as_deref(),
+                    // The server's duration is the whole stream's only
+                    // when this item runs to its end.
+                    duration: item
+                        .end
+                        .is_none()
+                        .then_some(item.duration.map(|d| item.start + d))
+                        .flatten(),
+                    seek_map: Some(Box::new(move |first| maps.get(&key, len, first))),
+                };
+                let mut dec = match StreamDecoder::open(Box::new(src), hints) {
                     Ok(d) => d,
                     Err(e) => return self.fail(e, &monitor, item),
                 };
@@ -157,6 +185,10 @@ impl Pipeline {
                 {
                     return self.fail(e, &monitor, item);
                 }
+                // Before any audio of this stream is queued.
+                self.shared
+                    .approximate
+                    .store(dec.approximate(), Ordering::SeqCst);
                 open = Some((url, dec));
             }
             let Some((_, dec)) = open.as_mut() else {

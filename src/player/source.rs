@@ -5,8 +5,10 @@
 //! that window and waits on a condvar. Seeks outside the window restart the
 //! download with a Range request (`bytes=N-`); servers that ignore Range get
 //! a progressive download that skips to the offset. A broken connection is
-//! retried with back-off from the same byte offset. 401/403/404 are fatal.
+//! retried with back-off from the same byte offset. 401/403/404 are fatal;
+//! a 403 is a license stop only when its body's code says `license_required`.
 
+use super::http_error::{classify_forbidden, json_message};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,7 +25,11 @@ pub struct StreamRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceError {
     Unauthorized(String),
+    /// 403 whose body's code says `license_required` (any case style).
     LicenseRequired(String),
+    /// Any other 403: the server's body text (first few KiB), so the layer
+    /// above can decide what it means.
+    Forbidden(String),
     Http(String),
     Cancelled,
 }
@@ -33,6 +39,7 @@ impl std::fmt::Display for SourceError {
         match self {
             SourceError::Unauthorized(m) => write!(f, "not authorized: {m}"),
             SourceError::LicenseRequired(m) => write!(f, "license required: {m}"),
+            SourceError::Forbidden(m) => write!(f, "forbidden (HTTP 403): {m}"),
             SourceError::Http(m) => f.write_str(m),
             SourceError::Cancelled => f.write_str("cancelled"),
         }
@@ -483,7 +490,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             return Outcome::Done;
         }
         401 => return Outcome::Fatal(SourceError::Unauthorized(error_message(resp).await)),
-        403 => return Outcome::Fatal(SourceError::LicenseRequired(error_message(resp).await)),
+        403 => return Outcome::Fatal(forbidden(resp).await),
         500..=599 => return Outcome::Retry,
         _ => {
             let msg = error_message(resp).await;
@@ -557,19 +564,15 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
     }
 }
 
+/// A 403: `LicenseRequired` only when the body's code clearly says so,
+/// otherwise `Forbidden` with the body text.
+async fn forbidden(resp: reqwest::Response) -> SourceError {
+    let body = resp.text().await.unwrap_or_default();
+    classify_forbidden(&body)
+}
+
 async fn error_message(resp: reqwest::Response) -> String {
     let status = resp.status();
     let body = resp.text().await.unwrap_or_default();
-    #[derive(serde::Deserialize)]
-    struct Body {
-        message: Option<String>,
-        code: Option<String>,
-    }
-    match serde_json::from_str::<Body>(&body) {
-        Ok(Body {
-            message: Some(m), ..
-        }) => m,
-        Ok(Body { code: Some(c), .. }) => c,
-        _ => format!("HTTP {status}"),
-    }
+    json_message(&body).unwrap_or_else(|| format!("HTTP {status}"))
 }

@@ -1,7 +1,9 @@
 //! Reads what the scanner needs from one audio file: duration, tags,
 //! embedded chapters and cover art. mp4ameta for MP4 (m4b chapters live in
 //! `chpl` or a chapter track, which symphonia does not expose), symphonia
-//! for everything else (ID3 CHAP through `FormatReader::chapters`).
+//! for everything else (ID3 CHAP through `FormatReader::chapters`). An mp3
+//! without a Xing/VBRI frame count gets its exact duration by counting its
+//! frames (the scanner caches the result by path, size and mtime).
 
 use anyhow::Context;
 use std::fs::File;
@@ -163,8 +165,80 @@ fn probe_symphonia(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
     if want_chapters && let Some(group) = format.chapters() {
         flatten_chapters(group, &mut probed.chapters);
     }
-    probed.duration_sec = duration_sec(format.as_mut())?;
+    probed.duration_sec = if ext(path) == "mp3" && !mp3_counts_its_frames(path)? {
+        // symphonia's figure is a guess from the first frame's bitrate
+        // (9,735 s for a 7,200 s VBR file): count the frames instead.
+        mp3_duration_by_frames(format.as_mut())?
+    } else {
+        duration_sec(format.as_mut())?
+    };
     Ok(probed)
+}
+
+/// Whether an mp3's first frame carries a Xing/Info tag with a frame count
+/// or a VBRI tag (both give the exact duration).
+fn mp3_counts_its_frames(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    File::open(path)?.take(256 * 1024).read_to_end(&mut head)?;
+    let mut at = 0usize;
+    // ID3v2 tags (syncsafe size, optional footer).
+    while head.len() >= at + 10 && &head[at..at + 3] == b"ID3" {
+        let size = head[at + 6..at + 10]
+            .iter()
+            .fold(0usize, |a, x| (a << 7) | usize::from(x & 0x7f));
+        at += 10 + size + if head[at + 5] & 0x10 != 0 { 10 } else { 0 };
+    }
+    if at >= head.len() {
+        // A tag larger than what was read: let the frame scan decide.
+        return Ok(false);
+    }
+    let Some(sync) = head[at..]
+        .windows(2)
+        .position(|w| w[0] == 0xff && w[1] & 0xe0 == 0xe0)
+    else {
+        return Ok(false);
+    };
+    // The tag sits within the first frame's first 200 bytes.
+    let frame = &head[at + sync..(at + sync + 200).min(head.len())];
+    let xing = frame
+        .windows(4)
+        .position(|w| w == b"Xing" || w == b"Info")
+        .filter(|i| *i <= 40);
+    if let Some(i) = xing
+        && let Some(flags) = frame.get(i + 4..i + 8)
+    {
+        return Ok(flags[3] & 1 != 0);
+    }
+    Ok(frame.get(36..40) == Some(b"VBRI".as_slice()))
+}
+
+/// The end of the last frame, counting every frame (demuxing only).
+fn mp3_duration_by_frames(format: &mut dyn FormatReader) -> anyhow::Result<f64> {
+    let track = format
+        .default_track(TrackType::Audio)
+        .context("no audio track")?
+        .clone();
+    let tb = track.time_base.context("no time base")?;
+    let mut end: Option<i64> = None;
+    loop {
+        match format.next_packet() {
+            // The whole frame: symphonia trims frames past its estimate.
+            Ok(Some(p)) if p.track_id == track.id => {
+                let e = p.pts.saturating_add(p.block_dur()).get();
+                end = Some(end.map_or(e, |x| x.max(e)));
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            // A truncated tail still has a usable duration up to the damage.
+            Err(_) => break,
+        }
+    }
+    let end = end.context("no MPEG audio frames")?;
+    Ok(tb
+        .calc_time(symphonia::core::units::Timestamp::new(end))
+        .map(|t| t.as_secs_f64())
+        .unwrap_or(0.0))
 }
 
 fn flatten_chapters(group: &ChapterGroup, out: &mut Vec<EmbeddedChapter>) {

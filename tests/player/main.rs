@@ -4,9 +4,13 @@
 mod demo;
 mod formats;
 mod network;
+#[allow(dead_code)]
+mod oracle;
 mod positions;
 mod queue;
 mod reference;
 mod seam;
 mod speed;
 mod support;
+mod vbr;
+mod vbr_support;

@@ -1,0 +1,39 @@
+//! MPEG audio (mp3) demuxing with seeks that land where they say: frame
+//! headers and VBR tags ([`frame`]), the byte ↔ frame map of a stream
+//! ([`seek_map`]), and the demuxer that records and uses it ([`demux`]).
+//! Decoding stays with symphonia's mp3 decoder.
+
+pub mod demux;
+pub mod frame;
+pub mod seek_map;
+
+pub use demux::{MpaDemuxer, SharedSeekMap};
+
+use std::sync::{Arc, Mutex};
+
+/// Streams whose seek maps are kept.
+const KEPT_MAPS: usize = 32;
+
+/// The seek maps of the streams played, by URL and byte length, so a later
+/// seek in the same stream knows what earlier playback learned.
+#[derive(Clone, Default)]
+pub struct SeekMaps(Arc<Mutex<Vec<(String, u64, SharedSeekMap)>>>);
+
+impl SeekMaps {
+    /// The map of `url` (of `len` bytes), created empty on first use.
+    pub fn get(&self, url: &str, len: u64, first: u64) -> SharedSeekMap {
+        let mut maps = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = maps.iter().position(|m| m.0 == url && m.1 == len) {
+            let m = maps.remove(i);
+            let map = m.2.clone();
+            maps.push(m);
+            return map;
+        }
+        if maps.len() >= KEPT_MAPS {
+            maps.remove(0);
+        }
+        let map = Arc::new(Mutex::new(seek_map::SeekMap::new(first, 0)));
+        maps.push((url.to_string(), len, map.clone()));
+        map
+    }
+}
