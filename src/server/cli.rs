@@ -171,6 +171,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
                 listen: args.listen,
                 prefix: args.prefix,
                 header_prefix: args.header_prefix,
+                login: Default::default(),
             };
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(async {
