@@ -10,7 +10,13 @@
 //!   `earmark serve user add | license set | rescan` commands. They act on a
 //!   running server at once (the server reads the license per request and
 //!   reloads the catalog when a rescan changed it).
+//! - [`RunningServer::login_stats`]: the login limiter's counters.
 //! - [`testing::TestServer`]: a temp data dir, a user, a valid license.
+//!
+//! Inside: `state` (shared by the handlers; imports neither `routes` nor
+//! `auth`), `routes` and `auth` (HTTP), `db` (pooled SQLite, private at
+//! rest), `login` (abuse limits), `catalog` + `scan` + `media` (the
+//! library), `fold` (accent folding, sort keys), `merge` (progress policy).
 //! - [`demo::start`]: the demo server that `earmark demo` runs.
 
 pub mod auth;
