@@ -287,7 +287,13 @@ async fn load(base: &str, user: &str, password: &str, clients: usize, secs: u64)
             // Each client owns the books at c, c + clients, …: its writes
             // are the only ones to those books, so it knows what must stay.
             let mine: Vec<usize> = (c..books.len()).step_by(clients).collect();
-            let base_time = 1_700_000_000_000i64;
+            // An hour ago, one ms per round: newer than any earlier run's
+            // writes, never in the future (the server clamps those).
+            let base_time = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as i64
+                - 3_600_000;
             for round in 0..1_000_000i64 {
                 if Instant::now() >= deadline {
                     break;

@@ -173,7 +173,13 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
                 header_prefix: args.header_prefix,
                 login: Default::default(),
             };
-            let rt = tokio::runtime::Runtime::new()?;
+            limit_malloc_arenas();
+            // Database and file work runs on blocking threads that queue for
+            // the connection pool; more threads than this only add memory.
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .max_blocking_threads(32)
+                .build()?;
             rt.block_on(async {
                 let stop = shutdown_signal()?;
                 let server = super::spawn(config).await?;
@@ -189,4 +195,16 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// glibc gives every thread that allocates its own arena (up to 8 per
+/// core), and freed memory stays in them: under 50 concurrent clients the
+/// server's RSS grew to ~800 MB. Two arenas keep it near the working set.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator tunable; it is called before
+    // the runtime's threads exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
 }

@@ -25,7 +25,7 @@ pub struct BookToml {
     pub categories: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ScannedChapter {
     /// Stable identity within the book: content fingerprint, plus the start
     /// time for embedded chapters.
@@ -44,7 +44,7 @@ pub struct ScannedChapter {
     pub end_sec: Option<f64>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ScannedBook {
     /// Relative path of the book folder or file, '/'-separated.
     pub rel_path: String,
@@ -153,7 +153,8 @@ fn visit(
     };
     let mut files = Vec::new();
     let mut dirs = Vec::new();
-    // Other files of the folder (lower-case name → path): cover, book.toml.
+    // Other files of the folder (lower-case name → canonical path inside
+    // the library): cover, book.toml.
     let mut others: HashMap<String, PathBuf> = HashMap::new();
     for entry in entries.flatten() {
         let path = entry.path();
@@ -183,7 +184,8 @@ fn visit(
         } else if is_file && media::mime_for(&path).is_some() {
             files.push(path);
         } else if is_file {
-            others.insert(file_name(&path).to_lowercase(), path);
+            // Canonical: a plain entry of the canonical `dir`, or a checked link.
+            others.insert(file_name(&path).to_lowercase(), real);
         }
     }
     files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
@@ -226,8 +228,9 @@ fn rel(root: &Path, p: &Path) -> String {
 
 /// The canonical path of `path` when it resolves inside `root` (which is
 /// canonical); else `None`, with a warning naming the file when it leads
-/// out of the library. Every file the scanner reads besides audio (cover,
-/// `book.toml`) goes through here, and is then read by the returned path.
+/// out of the library. Every symlink the walk meets goes through here;
+/// the walk hands on only canonical paths inside the library (cover and
+/// `book.toml` are read by those).
 pub fn inside(root: &Path, path: &Path) -> Option<PathBuf> {
     match fs::canonicalize(path) {
         Ok(real) if real.starts_with(root) => Some(real),
@@ -260,7 +263,7 @@ fn scan_book(
     };
     let rel_path = rel(root, &book_path);
     let toml = match others.and_then(|o| o.get("book.toml")) {
-        Some(path) => read_book_toml(root, path),
+        Some(path) => read_book_toml(path),
         None => BookToml::default(),
     };
     let single = files.len() == 1;
@@ -388,8 +391,7 @@ fn scan_book(
     let cover_file = others.and_then(|others| {
         ["cover.jpg", "cover.jpeg", "cover.png", "folder.jpg"]
             .iter()
-            .filter_map(|n| others.get(*n))
-            .find_map(|p| inside(root, p))
+            .find_map(|n| others.get(*n).cloned())
     });
     let mut hasher = Sha256::new();
     for fp in &fingerprints {
@@ -413,11 +415,9 @@ fn scan_book(
     })
 }
 
-fn read_book_toml(root: &Path, path: &Path) -> BookToml {
-    let Some(real) = inside(root, path) else {
-        return BookToml::default();
-    };
-    let text = match fs::read_to_string(&real) {
+/// Reads a `book.toml` already checked to be inside the library.
+fn read_book_toml(path: &Path) -> BookToml {
+    let text = match fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) => {
             tracing::warn!("ignoring {}: {err}", path.display());

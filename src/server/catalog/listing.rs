@@ -1,7 +1,7 @@
 //! One page of books from a [`Library`] snapshot: an unfiltered page in
 //! title, author or date order is a slice of a precomputed order; filters
 //! narrow the candidates first (a category's members, the caller's
-//! favorites), then match folded text. Pure: no I/O.
+//! favorites, text matches over one contiguous buffer). Pure: no I/O.
 
 use super::{Book, Library};
 use crate::server::fold::fold;
@@ -63,15 +63,49 @@ impl Filter<'_> {
             && self.category.is_none()
             && self.only.is_none()
     }
+}
 
-    fn matches(&self, book: &Book) -> bool {
-        self.substring
-            .as_deref()
-            .is_none_or(|s| book.search_short.contains(s))
-            && self
-                .all_words
-                .iter()
-                .all(|w| book.search_long.contains(w.as_str()))
+/// Folded text of every book in title order, in one buffer, so a search
+/// scans memory sequentially instead of chasing one allocation per book.
+#[derive(Debug, Default)]
+pub struct TextIndex {
+    /// Each book's text followed by a NUL.
+    text: String,
+    /// Where each book's text starts; one more entry: the end.
+    starts: Vec<u32>,
+}
+
+impl TextIndex {
+    /// Appends the next book's text (books must come in position order).
+    pub fn push(&mut self, text: &str) {
+        self.starts.push(self.text.len() as u32);
+        self.text.push_str(text);
+        self.text.push('\0');
+    }
+
+    /// Ends the index (after the last push).
+    pub fn finish(&mut self) {
+        self.starts.push(self.text.len() as u32);
+    }
+
+    /// Positions whose text contains `needle`, ascending.
+    pub fn matching(&self, needle: &str) -> Vec<u32> {
+        let bytes = self.text.as_bytes();
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(found) = finder.find(&bytes[from..]) {
+            let at = from + found;
+            let book = self.starts.partition_point(|&s| s as usize <= at) - 1;
+            let end = self.starts[book + 1] as usize - 1; // the NUL
+            if at + needle.len() <= end {
+                out.push(book as u32);
+                from = end + 1; // one hit per book is enough
+            } else {
+                from = at + 1; // spans two books: not a match
+            }
+        }
+        out
     }
 }
 
@@ -118,7 +152,6 @@ impl Library {
             return Listed { books, total: n };
         }
         let mut candidates = self.candidates(filter);
-        candidates.retain(|&p| filter.matches(&self.books[p as usize]));
         match sort {
             Sort::Title => {}
             Sort::Author => candidates.sort_by_key(|&p| self.author_rank[p as usize]),
@@ -136,26 +169,40 @@ impl Library {
         }
     }
 
-    /// Positions that may match, in title order, from the narrowest filter.
+    /// Positions that pass every filter, in title order: the smallest
+    /// list of (category members, favorites, each text match) narrowed by
+    /// the others.
     fn candidates(&self, filter: &Filter<'_>) -> Vec<u32> {
-        let mut candidates: Vec<u32> = match (filter.category, filter.only) {
-            (Some(category), _) => self
-                .category_books
-                .get(category)
-                .cloned()
-                .unwrap_or_default(),
-            (None, Some(only)) => {
-                let mut p: Vec<u32> = only
-                    .iter()
-                    .filter_map(|id| self.by_id.get(id).map(|&p| p as u32))
-                    .collect();
-                p.sort_unstable();
-                p
-            }
-            (None, None) => (0..self.books.len() as u32).collect(),
+        let mut lists: Vec<Vec<u32>> = Vec::new();
+        if let Some(category) = filter.category {
+            lists.push(
+                self.category_books
+                    .get(category)
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+        }
+        if let Some(only) = filter.only {
+            let mut p: Vec<u32> = only
+                .iter()
+                .filter_map(|id| self.by_id.get(id).map(|&p| p as u32))
+                .collect();
+            p.sort_unstable();
+            lists.push(p);
+        }
+        if let Some(s) = &filter.substring {
+            lists.push(self.short_text.matching(s));
+        }
+        for word in &filter.all_words {
+            lists.push(self.long_text.matching(word));
+        }
+        lists.sort_by_key(Vec::len);
+        let mut lists = lists.into_iter();
+        let Some(mut candidates) = lists.next() else {
+            return (0..self.books.len() as u32).collect();
         };
-        if let (Some(_), Some(only)) = (filter.category, filter.only) {
-            candidates.retain(|&p| only.contains(&self.books[p as usize].id));
+        for other in lists {
+            candidates.retain(|p| other.binary_search(p).is_ok());
         }
         candidates
     }
@@ -170,5 +217,28 @@ impl Library {
             .collect();
         first.sort_by_key(|&(at, p)| (std::cmp::Reverse(at), p));
         first.into_iter().map(|(_, p)| p).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TextIndex;
+
+    #[test]
+    fn text_index_finds_each_book_once_and_never_across_two() {
+        let mut index = TextIndex::default();
+        for text in ["abc abc", "xab", "cde", "", "abcab"] {
+            index.push(text);
+        }
+        index.finish();
+        assert_eq!(index.matching("abc"), [0, 4]);
+        assert_eq!(index.matching("ab"), [0, 1, 4]);
+        assert_eq!(index.matching("bx"), [] as [u32; 0]);
+        assert_eq!(
+            index.matching("b\0c"),
+            [] as [u32; 0],
+            "not across the separator"
+        );
+        assert_eq!(index.matching("cde"), [2]);
     }
 }

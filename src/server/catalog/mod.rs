@@ -6,7 +6,7 @@
 mod listing;
 mod rescan;
 
-pub use listing::{Filter, Sort};
+pub use listing::{Filter, Sort, TextIndex};
 pub use rescan::{ScanSummary, rescan};
 
 use super::db::{Db, sha256_hex};
@@ -84,10 +84,6 @@ pub struct Book {
     pub added_at: i64,
     pub duration_sec: f64,
     pub chapters: Vec<Chapter>,
-    /// Folded (lower case, no accents) title, author, narrator (for `q`).
-    pub search_short: String,
-    /// The same plus the description (for `/books/search`).
-    pub search_long: String,
 }
 
 impl Book {
@@ -111,6 +107,10 @@ pub struct Library {
     added_rank: Vec<u32>,
     /// Category id → positions, in title order.
     category_books: HashMap<String, Vec<u32>>,
+    /// Folded title, author, narrator (for `q`), by position.
+    short_text: TextIndex,
+    /// The same plus the description (for `/books/search`), by position.
+    long_text: TextIndex,
     by_id: HashMap<String, usize>,
     chapters: HashMap<String, (usize, usize)>,
     pub categories: Vec<(Category, usize)>,
@@ -181,14 +181,6 @@ impl Library {
                     ch
                 })
                 .collect::<Vec<_>>();
-            let folded = |s: &Option<String>| fold(s.as_deref().unwrap_or(""));
-            let search_short = format!(
-                "{}\n{}\n{}",
-                fold(&stored.title),
-                fold(&stored.author),
-                folded(&stored.narrator)
-            );
-            let search_long = format!("{search_short}\n{}", folded(&stored.description));
             books.push(Book {
                 id,
                 path,
@@ -205,8 +197,6 @@ impl Library {
                 added_at,
                 duration_sec: offset,
                 chapters,
-                search_short,
-                search_long,
             });
         }
         let mut keyed: Vec<(String, Book)> =
@@ -232,8 +222,21 @@ impl Library {
                 }
             }
             author_keys.push(sort_key(&book.author));
+            // Folded (lower case, no accents) text for `q` and for search.
+            let folded = |s: &Option<String>| fold(s.as_deref().unwrap_or(""));
+            let short = format!(
+                "{}\n{}\n{}",
+                fold(&book.title),
+                fold(&book.author),
+                folded(&book.narrator)
+            );
+            lib.long_text
+                .push(&format!("{short}\n{}", folded(&book.description)));
+            lib.short_text.push(&short);
             lib.books.push(Arc::new(book));
         }
+        lib.short_text.finish();
+        lib.long_text.finish();
         // Positions are in title order, so a stable sort keeps title order
         // among equal authors or dates.
         let n = lib.books.len() as u32;

@@ -157,57 +157,13 @@ pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSu
     Ok(summary)
 }
 
-/// Everything the catalog stores about a scanned book, hashed: equal
-/// signatures mean the stored row is still right.
+/// Everything the scan found about a book, hashed: equal signatures mean
+/// the stored row is still right. The prefix changes when what is stored
+/// per book changes, so older rows are rewritten once.
 fn signature(book: &ScannedBook) -> anyhow::Result<String> {
-    #[derive(Serialize)]
-    struct Sig<'a> {
-        version: u32,
-        title: &'a str,
-        author: &'a str,
-        narrator: &'a Option<String>,
-        description: &'a Option<String>,
-        categories: &'a [String],
-        cover_file: &'a Option<PathBuf>,
-        cover_embedded: &'a Option<(PathBuf, String)>,
-        chapters: Vec<(
-            &'a str,
-            &'a str,
-            &'a str,
-            &'a Path,
-            u64,
-            f64,
-            f64,
-            Option<f64>,
-        )>,
-    }
-    let sig = Sig {
-        version: 1,
-        title: &book.title,
-        author: &book.author,
-        narrator: &book.narrator,
-        description: &book.description,
-        categories: &book.categories,
-        cover_file: &book.cover_file,
-        cover_embedded: &book.cover_embedded,
-        chapters: book
-            .chapters
-            .iter()
-            .map(|c| {
-                (
-                    c.key.as_str(),
-                    c.place.as_str(),
-                    c.title.as_str(),
-                    c.file.as_path(),
-                    c.size,
-                    c.duration_sec,
-                    c.start_sec,
-                    c.end_sec,
-                )
-            })
-            .collect(),
-    };
-    Ok(sha256_hex(&serde_json::to_vec(&sig)?))
+    let mut bytes = b"v1\n".to_vec();
+    serde_json::to_writer(&mut bytes, book)?;
+    Ok(sha256_hex(&bytes))
 }
 
 fn load_probe_cache(db: &Db) -> anyhow::Result<scan::ProbeCache> {
