@@ -197,14 +197,19 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// glibc gives every thread that allocates its own arena (up to 8 per
-/// core), and freed memory stays in them: under 50 concurrent clients the
-/// server's RSS grew to ~800 MB. Two arenas keep it near the working set.
+/// glibc keeps freed memory: every thread that allocates may get its own
+/// arena (up to 8 per core), and after a large block is freed it raises
+/// its mmap threshold, so later large blocks come from the arenas and
+/// fragment them. Under 50 concurrent clients the server's RSS grew from
+/// 190 to 730–816 MB; with two arenas and fixed thresholds it stays near
+/// 170 MB (docs/benchmarks.md).
 fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator tunable; it is called before
+    // SAFETY: mallopt only sets allocator tunables; it is called before
     // the runtime's threads exist.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
     }
 }
