@@ -5,11 +5,11 @@
 use super::catalog::Library;
 use super::db::LicenseSetting;
 use super::error::ApiError;
-use super::routes::AppState;
+use super::state::AppState;
 use axum::extract::FromRequestParts;
-use axum::http::StatusCode;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
 use std::sync::Arc;
 
 /// A caller with a valid token.
@@ -22,7 +22,7 @@ pub struct Caller {
 
 /// The token from `Authorization: Bearer …`, else (when `allow_query`)
 /// from `?access_token=`.
-fn presented_token(parts: &Parts, allow_query: bool) -> Result<String, ApiError> {
+pub(crate) fn presented_token(parts: &Parts, allow_query: bool) -> Result<String, ApiError> {
     if let Some(value) = parts.headers.get(AUTHORIZATION) {
         let value = value
             .to_str()
@@ -56,12 +56,8 @@ fn presented_token(parts: &Parts, allow_query: bool) -> Result<String, ApiError>
     ))
 }
 
-pub(crate) fn authenticate(
-    state: &AppState,
-    parts: &Parts,
-    allow_query: bool,
-) -> Result<Caller, ApiError> {
-    let token = presented_token(parts, allow_query)?;
+/// The caller a token belongs to. Blocking.
+pub(crate) fn caller_of(state: &AppState, token: String) -> Result<Caller, ApiError> {
     match state.db.token_user(&token)? {
         Some((user_id, username)) => Ok(Caller {
             user_id,
@@ -74,7 +70,7 @@ pub(crate) fn authenticate(
     }
 }
 
-/// The license check; also hands back the current catalog.
+/// The license check; also hands back the current catalog. Blocking.
 pub(crate) fn licensed(state: &AppState) -> Result<Arc<Library>, ApiError> {
     let (license, generation) = state.db.license_and_generation()?;
     if license != LicenseSetting::Valid {
@@ -105,11 +101,11 @@ fn license_error(license: LicenseSetting) -> ApiError {
 
 fn check_identity_headers(
     state: &AppState,
-    parts: &Parts,
+    headers: &HeaderMap,
     caller: &Caller,
 ) -> Result<(), ApiError> {
-    let server = parts.headers.get(&state.server_id_header);
-    let user = parts.headers.get(&state.user_id_header);
+    let server = headers.get(&state.server_id_header);
+    let user = headers.get(&state.user_id_header);
     let (Some(server), Some(user)) = (server, user) else {
         let missing: Vec<&str> = [
             (server.is_none(), state.server_id_header.as_str()),
@@ -163,7 +159,11 @@ pub struct Authed(pub Caller);
 impl FromRequestParts<AppState> for Authed {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        authenticate(state, parts, false).map(Authed)
+        let token = presented_token(parts, false)?;
+        state
+            .run(move |state| caller_of(state, token))
+            .await
+            .map(Authed)
     }
 }
 
@@ -173,9 +173,13 @@ pub struct Gated(pub Caller, pub Arc<Library>);
 impl FromRequestParts<AppState> for Gated {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let caller = authenticate(state, parts, false)?;
-        let library = licensed(state)?;
-        Ok(Gated(caller, library))
+        let token = presented_token(parts, false)?;
+        state
+            .run(move |state| {
+                let caller = caller_of(state, token)?;
+                Ok(Gated(caller, licensed(state)?))
+            })
+            .await
     }
 }
 
@@ -185,9 +189,14 @@ pub struct Writer(pub Caller, pub Arc<Library>);
 impl FromRequestParts<AppState> for Writer {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let caller = authenticate(state, parts, false)?;
-        check_identity_headers(state, parts, &caller)?;
-        let library = licensed(state)?;
-        Ok(Writer(caller, library))
+        let token = presented_token(parts, false)?;
+        let headers = parts.headers.clone();
+        state
+            .run(move |state| {
+                let caller = caller_of(state, token)?;
+                check_identity_headers(state, &headers, &caller)?;
+                Ok(Writer(caller, licensed(state)?))
+            })
+            .await
     }
 }

@@ -1,7 +1,8 @@
 //! The SQLite database of one server instance: instance id, license,
 //! users and tokens, the catalog, and per-user progress, settings,
-//! favorites and bookmarks. One `Connection` behind a mutex; WAL mode so
-//! the `earmark serve …` admin commands can write while a server runs.
+//! favorites and bookmarks. A small pool of connections (blocking: used
+//! from `spawn_blocking`); WAL mode so readers do not wait for the writer
+//! and the `earmark serve …` admin commands can write while a server runs.
 
 use anyhow::{Context, bail};
 use argon2::Argon2;
@@ -10,8 +11,10 @@ use rand::RngCore;
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+mod private;
 
 /// How long a login token stays valid.
 pub const TOKEN_LIFETIME_MS: i64 = 30 * 24 * 3600 * 1000;
@@ -76,7 +79,8 @@ CREATE TABLE IF NOT EXISTS books (
     fingerprint TEXT NOT NULL,
     added_at INTEGER NOT NULL,
     present INTEGER NOT NULL,
-    data TEXT NOT NULL);
+    data TEXT NOT NULL,
+    sig TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS books_path ON books(path);
 CREATE INDEX IF NOT EXISTS books_fingerprint ON books(fingerprint);
 CREATE TABLE IF NOT EXISTS chapter_keys (
@@ -122,26 +126,102 @@ CREATE TABLE IF NOT EXISTS probe_cache (path TEXT PRIMARY KEY, data TEXT NOT NUL
 CREATE UNIQUE INDEX IF NOT EXISTS bookmarks_client ON bookmarks(user_id, client_id);
 ";
 
-/// The database of one data directory.
+/// Creates the tables and brings an older database up to date.
+fn migrate(conn: &Connection) -> anyhow::Result<()> {
+    conn.execute_batch(SCHEMA)?;
+    let has_sig = conn
+        .prepare("SELECT 1 FROM pragma_table_info('books') WHERE name = 'sig'")?
+        .exists([])?;
+    if !has_sig {
+        // '' never equals a computed signature: the next scan rewrites the row.
+        conn.execute_batch("ALTER TABLE books ADD COLUMN sig TEXT NOT NULL DEFAULT ''")?;
+    }
+    Ok(())
+}
+
+/// Connections kept open for the handlers: blocking work runs on tokio's
+/// blocking threads, each borrowing one; more waiters than this queue up.
+fn pool_size() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get() * 2)
+        .unwrap_or(4)
+        .clamp(4, 16)
+}
+
+/// How long a caller waits for a free connection before failing.
+const POOL_WAIT: Duration = Duration::from_secs(10);
+
+/// The database of one data directory: a small pool of connections.
 pub struct Db {
-    conn: Mutex<Connection>,
+    pool: Pool,
     data_dir: PathBuf,
+}
+
+struct Pool {
+    path: PathBuf,
+    max: usize,
+    /// (idle connections, connections opened)
+    state: Mutex<(Vec<Connection>, usize)>,
+    returned: Condvar,
+}
+
+/// A pooled connection; goes back to the pool when dropped.
+pub struct Conn<'a> {
+    conn: Option<Connection>,
+    pool: &'a Pool,
+}
+
+impl std::ops::Deref for Conn<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+            .as_ref()
+            .expect("a pooled connection is present until drop")
+    }
+}
+
+impl std::ops::DerefMut for Conn<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn
+            .as_mut()
+            .expect("a pooled connection is present until drop")
+    }
+}
+
+impl Drop for Conn<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let mut state = self.pool.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.0.push(conn);
+            self.pool.returned.notify_one();
+        }
+    }
+}
+
+fn open_connection(path: &Path) -> anyhow::Result<Connection> {
+    let conn = Connection::open(path)
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(conn)
 }
 
 impl Db {
     /// Opens (creating if needed) `{data_dir}/earmark.sqlite3`. A new data
-    /// dir gets a fresh `serverId` and a valid license.
+    /// dir gets a fresh `serverId` and a valid license. The data dir is
+    /// made private (0700) and the database files 0600, fixing an older
+    /// installation with a notice.
     pub fn open(data_dir: &Path) -> anyhow::Result<Self> {
+        let fresh = !data_dir.exists();
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("cannot create data dir {}", data_dir.display()))?;
+        private::restrict(data_dir, private::DIR_MODE, fresh)?;
         let path = data_dir.join("earmark.sqlite3");
-        let conn = Connection::open(&path)
-            .with_context(|| format!("cannot open database {}", path.display()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        private::create_private_file(&path)?;
+        let conn = open_connection(&path)?;
         let _mode: String =
             conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch(SCHEMA)?;
+        migrate(&conn)?;
         conn.execute(
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('server_id', ?1)",
             [format!("srv_{}", random_hex(16))],
@@ -154,8 +234,21 @@ impl Db {
             "INSERT OR IGNORE INTO meta(key, value) VALUES ('catalog_generation', '0')",
             [],
         )?;
+        // WAL and SHM exist now; SQLite gives them the database's mode,
+        // but an older installation may have left them readable.
+        for suffix in ["-wal", "-shm"] {
+            let side = data_dir.join(format!("earmark.sqlite3{suffix}"));
+            if side.exists() {
+                private::restrict(&side, private::FILE_MODE, false)?;
+            }
+        }
         Ok(Self {
-            conn: Mutex::new(conn),
+            pool: Pool {
+                path,
+                max: pool_size(),
+                state: Mutex::new((vec![conn], 1)),
+                returned: Condvar::new(),
+            },
             data_dir: data_dir.to_owned(),
         })
     }
@@ -164,15 +257,48 @@ impl Db {
         &self.data_dir
     }
 
-    /// The connection. A poisoned lock is recovered: SQLite keeps its own
-    /// consistency, a panicked request does not corrupt it.
-    pub fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    /// A connection from the pool, waiting up to 10 s for one to be free.
+    /// Blocking: call it from blocking threads, never from async handlers.
+    pub fn conn(&self) -> anyhow::Result<Conn<'_>> {
+        let pool = &self.pool;
+        let deadline = std::time::Instant::now() + POOL_WAIT;
+        let mut state = pool.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(conn) = state.0.pop() {
+                return Ok(Conn {
+                    conn: Some(conn),
+                    pool,
+                });
+            }
+            if state.1 < pool.max {
+                state.1 += 1;
+                drop(state);
+                return match open_connection(&pool.path) {
+                    Ok(conn) => Ok(Conn {
+                        conn: Some(conn),
+                        pool,
+                    }),
+                    Err(err) => {
+                        pool.state.lock().unwrap_or_else(|e| e.into_inner()).1 -= 1;
+                        Err(err)
+                    }
+                };
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                bail!("the database is busy: no free connection after 10 s");
+            }
+            state = pool
+                .returned
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 
     pub fn meta(&self, key: &str) -> anyhow::Result<Option<String>> {
         Ok(self
-            .conn()
+            .conn()?
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()?)
     }
@@ -183,7 +309,7 @@ impl Db {
 
     /// License and catalog generation in one read (done on every request).
     pub fn license_and_generation(&self) -> anyhow::Result<(LicenseSetting, i64)> {
-        let conn = self.conn();
+        let conn = self.conn()?;
         let mut stmt = conn.prepare_cached(
             "SELECT key, value FROM meta WHERE key IN ('license', 'catalog_generation')",
         )?;
@@ -202,7 +328,7 @@ impl Db {
     }
 
     pub fn set_license(&self, state: LicenseSetting) -> anyhow::Result<()> {
-        self.conn().execute(
+        self.conn()?.execute(
             "INSERT INTO meta(key, value) VALUES ('license', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [state.as_str()],
@@ -219,7 +345,8 @@ impl Db {
             bail!("the password is empty");
         }
         let hash = hash_password(password)?;
-        let conn = self.conn();
+        let mut conn = self.conn()?;
+        let conn = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let exists: Option<i64> = conn
             .query_row("SELECT id FROM users WHERE username = ?1", [name], |r| {
                 r.get(0)
@@ -232,13 +359,15 @@ impl Db {
             "INSERT INTO users(username, password_hash, created_at) VALUES (?1, ?2, ?3)",
             params![name, hash, now_ms()],
         )?;
-        Ok(conn.last_insert_rowid() as u64)
+        let id = conn.last_insert_rowid() as u64;
+        conn.commit()?;
+        Ok(id)
     }
 
     /// (id, password hash) of a user.
     pub fn user_credentials(&self, name: &str) -> anyhow::Result<Option<(u64, String)>> {
         Ok(self
-            .conn()
+            .conn()?
             .query_row(
                 "SELECT id, password_hash FROM users WHERE username = ?1",
                 [name],
@@ -252,7 +381,7 @@ impl Db {
         let token = random_hex(32);
         let now = now_ms();
         let expires = now + TOKEN_LIFETIME_MS;
-        let conn = self.conn();
+        let conn = self.conn()?;
         conn.execute("DELETE FROM tokens WHERE expires_at <= ?1", [now])?;
         conn.execute(
             "INSERT INTO tokens(hash, user_id, expires_at) VALUES (?1, ?2, ?3)",
@@ -263,7 +392,7 @@ impl Db {
 
     /// The user id and name of a valid (unexpired) token.
     pub fn token_user(&self, token: &str) -> anyhow::Result<Option<(u64, String)>> {
-        let conn = self.conn();
+        let conn = self.conn()?;
         let mut stmt = conn.prepare_cached(
             "SELECT u.id, u.username FROM tokens t JOIN users u ON u.id = t.user_id
              WHERE t.hash = ?1 AND t.expires_at > ?2",
@@ -276,7 +405,7 @@ impl Db {
     }
 
     pub fn revoke_token(&self, token: &str) -> anyhow::Result<()> {
-        self.conn().execute(
+        self.conn()?.execute(
             "DELETE FROM tokens WHERE hash = ?1",
             [sha256_hex(token.as_bytes())],
         )?;

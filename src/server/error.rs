@@ -10,12 +10,17 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
+/// Largest accepted request body.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
 /// An API error: status, machine code, human message.
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Seconds for a `Retry-After` header (429 only).
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -24,6 +29,14 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+    /// 429 `too_many_requests` with `Retry-After: secs`.
+    pub fn too_many_requests(retry_after_secs: u64, message: impl Into<String>) -> Self {
+        Self {
+            retry_after: Some(retry_after_secs.max(1)),
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", message)
         }
     }
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -49,10 +62,7 @@ impl ApiError {
         Self::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
-            format!(
-                "the request body is larger than {} bytes",
-                crate::server::routes::BODY_LIMIT
-            ),
+            format!("the request body is larger than {} bytes", BODY_LIMIT),
         )
     }
     pub fn internal(err: impl std::fmt::Display) -> Self {
@@ -80,7 +90,14 @@ impl From<rusqlite::Error> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({"code": self.code, "message": self.message});
-        (self.status, Json(body)).into_response()
+        let mut res = (self.status, Json(body)).into_response();
+        if let Some(secs) = self.retry_after {
+            res.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(secs),
+            );
+        }
+        res
     }
 }
 

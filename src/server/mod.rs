@@ -10,7 +10,13 @@
 //!   `earmark serve user add | license set | rescan` commands. They act on a
 //!   running server at once (the server reads the license per request and
 //!   reloads the catalog when a rescan changed it).
+//! - [`RunningServer::login_stats`]: the login limiter's counters.
 //! - [`testing::TestServer`]: a temp data dir, a user, a valid license.
+//!
+//! Inside: `state` (shared by the handlers; imports neither `routes` nor
+//! `auth`), `routes` and `auth` (HTTP), `db` (pooled SQLite, private at
+//! rest), `login` (abuse limits), `catalog` + `scan` + `media` (the
+//! library), `fold` (accent folding, sort keys), `merge` (progress policy).
 //! - [`demo::start`]: the demo server that `earmark demo` runs.
 
 pub mod auth;
@@ -19,11 +25,14 @@ pub mod cli;
 pub mod db;
 pub mod demo;
 pub mod error;
+pub mod fold;
+pub mod login;
 pub mod media;
 pub mod merge;
-mod net;
+pub(crate) mod net;
 pub mod routes;
 pub mod scan;
+pub mod state;
 pub mod testing;
 
 use anyhow::Context;
@@ -31,6 +40,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 pub use db::LicenseSetting;
+pub use login::{LoginLimits, LoginStats};
 
 /// Everything a server instance needs.
 #[derive(Debug, Clone)]
@@ -45,6 +55,8 @@ pub struct ServerConfig {
     pub prefix: String,
     /// Prefix of the identity header names (`{P}-Expected-Server-Id`).
     pub header_prefix: String,
+    /// Login abuse limits.
+    pub login: LoginLimits,
 }
 
 impl ServerConfig {
@@ -56,6 +68,7 @@ impl ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             prefix: String::new(),
             header_prefix: "X-Service".to_owned(),
+            login: LoginLimits::default(),
         }
     }
 
@@ -75,6 +88,7 @@ pub struct RunningServer {
     addr: SocketAddr,
     prefix: String,
     handle: net::ServeHandle,
+    state: state::AppState,
 }
 
 impl RunningServer {
@@ -86,6 +100,11 @@ impl RunningServer {
     /// `http://127.0.0.1:PORT{prefix}/api/v1`
     pub fn base_url(&self) -> String {
         format!("http://{}{}/api/v1", self.addr, self.prefix)
+    }
+
+    /// Login limiter counters (peak concurrent hashes, 429s).
+    pub fn login_stats(&self) -> LoginStats {
+        self.state.login.stats()
     }
 
     /// Stops accepting, closes every open connection (streams included) and
@@ -101,11 +120,11 @@ pub async fn spawn(config: ServerConfig) -> anyhow::Result<RunningServer> {
     let prefix = config.normalized_prefix();
     let state = {
         let config = config.clone();
-        tokio::task::spawn_blocking(move || routes::AppState::open(&config))
+        tokio::task::spawn_blocking(move || state::AppState::open(&config))
             .await
             .context("scan task failed")??
     };
-    let router = routes::router(state, &prefix);
+    let router = routes::router(state.clone(), &prefix);
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -116,6 +135,7 @@ pub async fn spawn(config: ServerConfig) -> anyhow::Result<RunningServer> {
         addr,
         prefix,
         handle,
+        state,
     })
 }
 

@@ -41,7 +41,9 @@ pub(crate) fn serve(listener: TcpListener, router: Router) -> ServeHandle {
     };
     let mut stop = kill_rx;
     let task = tokio::spawn(async move {
-        let result = axum::serve(listener, router)
+        // The peer address feeds the per-address login limit.
+        let app = router.into_make_service_with_connect_info::<Peer>();
+        let result = axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 let _ = stop.wait_for(|k| *k).await;
             })
@@ -51,6 +53,18 @@ pub(crate) fn serve(listener: TcpListener, router: Router) -> ServeHandle {
         }
     });
     ServeHandle { kill, task }
+}
+
+/// The address of the client of a connection (`ConnectInfo<Peer>`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, KillableListener>>
+    for Peer
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, KillableListener>) -> Self {
+        Peer(*stream.remote_addr())
+    }
 }
 
 struct KillableListener {

@@ -25,7 +25,7 @@ pub struct BookToml {
     pub categories: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ScannedChapter {
     /// Stable identity within the book: content fingerprint, plus the start
     /// time for embedded chapters.
@@ -44,7 +44,7 @@ pub struct ScannedChapter {
     pub end_sec: Option<f64>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct ScannedBook {
     /// Relative path of the book folder or file, '/'-separated.
     pub rel_path: String,
@@ -153,6 +153,9 @@ fn visit(
     };
     let mut files = Vec::new();
     let mut dirs = Vec::new();
+    // Other files of the folder (lower-case name → canonical path inside
+    // the library): cover, book.toml.
+    let mut others: HashMap<String, PathBuf> = HashMap::new();
     for entry in entries.flatten() {
         let path = entry.path();
         if entry.file_name().to_str().is_none() {
@@ -162,22 +165,27 @@ fn visit(
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
-        // Resolve symlinks; anything that leaves the library is skipped.
-        let real = match fs::canonicalize(&path) {
-            Ok(r) => r,
-            Err(err) => {
-                tracing::warn!("skipping {}: {err}", path.display());
-                continue;
-            }
-        };
-        if !real.starts_with(root) {
-            tracing::warn!("skipping {}: it points outside the library", path.display());
+        let Ok(kind) = entry.file_type() else {
             continue;
-        }
-        if real.is_dir() {
+        };
+        // `dir` is canonical, so only a symlink can lead elsewhere: resolve
+        // it, and skip anything that leaves the library.
+        let (real, is_dir, is_file) = if kind.is_symlink() {
+            let Some(real) = inside(root, &path) else {
+                continue;
+            };
+            let (d, f) = (real.is_dir(), real.is_file());
+            (real, d, f)
+        } else {
+            (path.clone(), kind.is_dir(), kind.is_file())
+        };
+        if is_dir {
             dirs.push(real);
-        } else if real.is_file() && media::mime_for(&path).is_some() {
+        } else if is_file && media::mime_for(&path).is_some() {
             files.push(path);
+        } else if is_file {
+            // Canonical: a plain entry of the canonical `dir`, or a checked link.
+            others.insert(file_name(&path).to_lowercase(), real);
         }
     }
     files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
@@ -190,12 +198,12 @@ fn visit(
             .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
     if at_root || all_m4b {
         for file in &files {
-            if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), false, cache) {
+            if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), None, cache) {
                 books.push(book);
             }
         }
     } else if !files.is_empty()
-        && let Some(book) = scan_book(root, dir, &files, true, cache)
+        && let Some(book) = scan_book(root, dir, &files, Some(&others), cache)
     {
         books.push(book);
     }
@@ -218,25 +226,45 @@ fn rel(root: &Path, p: &Path) -> String {
         .join("/")
 }
 
-/// Builds one book from its audio files. `folder_book`: the folder is the
-/// book (its name, book.toml and cover apply).
+/// The canonical path of `path` when it resolves inside `root` (which is
+/// canonical); else `None`, with a warning naming the file when it leads
+/// out of the library. Every symlink the walk meets goes through here;
+/// the walk hands on only canonical paths inside the library (cover and
+/// `book.toml` are read by those).
+pub fn inside(root: &Path, path: &Path) -> Option<PathBuf> {
+    match fs::canonicalize(path) {
+        Ok(real) if real.starts_with(root) => Some(real),
+        Ok(_) => {
+            tracing::warn!("skipping {}: it points outside the library", path.display());
+            None
+        }
+        Err(err) => {
+            tracing::warn!("skipping {}: {err}", path.display());
+            None
+        }
+    }
+}
+
+/// Builds one book from its audio files. A folder book (`Some(others)`:
+/// the folder's non-audio files by lower-case name) takes the folder's
+/// name, book.toml and cover.
 fn scan_book(
     root: &Path,
     dir: &Path,
     files: &[PathBuf],
-    folder_book: bool,
+    others: Option<&HashMap<String, PathBuf>>,
     cache: &mut ProbeCache,
 ) -> Option<ScannedBook> {
+    let folder_book = others.is_some();
     let book_path = if folder_book {
         dir.to_owned()
     } else {
         files[0].clone()
     };
     let rel_path = rel(root, &book_path);
-    let toml = if folder_book {
-        read_book_toml(dir)
-    } else {
-        BookToml::default()
+    let toml = match others.and_then(|o| o.get("book.toml")) {
+        Some(path) => read_book_toml(path),
+        None => BookToml::default(),
     };
     let single = files.len() == 1;
     let mut chapters = Vec::new();
@@ -360,14 +388,11 @@ fn scan_book(
             }
         }
     };
-    let cover_file = if folder_book {
+    let cover_file = others.and_then(|others| {
         ["cover.jpg", "cover.jpeg", "cover.png", "folder.jpg"]
             .iter()
-            .map(|n| dir.join(n))
-            .find(|p| p.is_file())
-    } else {
-        None
-    };
+            .find_map(|n| others.get(*n).cloned())
+    });
     let mut hasher = Sha256::new();
     for fp in &fingerprints {
         hasher.update(fp.as_bytes());
@@ -390,10 +415,14 @@ fn scan_book(
     })
 }
 
-fn read_book_toml(dir: &Path) -> BookToml {
-    let path = dir.join("book.toml");
-    let Ok(text) = fs::read_to_string(&path) else {
-        return BookToml::default();
+/// Reads a `book.toml` already checked to be inside the library.
+fn read_book_toml(path: &Path) -> BookToml {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) => {
+            tracing::warn!("ignoring {}: {err}", path.display());
+            return BookToml::default();
+        }
     };
     match toml::from_str(&text) {
         Ok(t) => t,

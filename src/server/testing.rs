@@ -73,6 +73,11 @@ impl TestServer {
         &self.config.library
     }
 
+    /// The login limiter's counters of the running server.
+    pub fn login_stats(&self) -> Option<super::LoginStats> {
+        self.server.as_ref().map(|s| s.login_stats())
+    }
+
     /// Stops the server (open streams are cut). Idempotent.
     pub async fn stop(&mut self) {
         if let Some(s) = self.server.take() {

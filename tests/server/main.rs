@@ -7,5 +7,8 @@ mod common;
 mod concurrency;
 mod library;
 mod play;
+mod private;
 mod progress;
+mod scale;
+mod security;
 mod social;

@@ -4,7 +4,7 @@
 use super::progress::{ProgressRow, load_progress};
 use super::{AppState, Page, Paging, data};
 use crate::server::auth::Authed;
-use crate::server::catalog::{Book, Library};
+use crate::server::catalog::{Book, Filter, Library, Sort};
 use crate::server::error::{ApiError, ApiPath, ApiQuery, ApiResult};
 use axum::extract::State;
 use axum::response::IntoResponse;
@@ -33,7 +33,7 @@ pub struct Personal {
 impl Personal {
     pub fn load(state: &AppState, user_id: u64) -> ApiResult<Self> {
         let favorites = {
-            let conn = state.db.conn();
+            let conn = state.db.conn()?;
             let mut stmt =
                 conn.prepare_cached("SELECT book_id FROM favorites WHERE user_id = ?1")?;
             stmt.query_map([user_id as i64], |r| r.get(0))?
@@ -73,68 +73,58 @@ fn parse_bool(name: &str, value: Option<&str>) -> ApiResult<bool> {
     }
 }
 
-fn query_books(
-    state: &AppState,
-    user_id: u64,
-    query: ListQuery,
-    search: bool,
-) -> ApiResult<impl IntoResponse + use<>> {
+fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -> ApiResult<Value> {
     let paging = Paging::parse(query.page.as_deref(), query.page_size.as_deref())?;
     let favorites_only = parse_bool("favorites", query.favorites.as_deref())?;
-    let sort = query.sort.as_deref().map(str::trim).unwrap_or("title");
-    if !matches!(sort, "title" | "author" | "recent" | "added") {
-        return Err(ApiError::bad_request(format!(
-            "sort must be one of title, author, recent, added; got {sort:?}"
-        )));
-    }
+    let sort_name = query.sort.as_deref().map(str::trim).unwrap_or("title");
+    let sort = Sort::parse(sort_name).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "sort must be one of title, author, recent, added; got {sort_name:?}"
+        ))
+    })?;
     let q = query.q.as_deref().map(str::trim).unwrap_or("");
     if search && q.is_empty() {
         return Err(ApiError::bad_request(
             "search needs a non-blank q parameter",
         ));
     }
-    let words: Vec<String> = q.split_whitespace().map(str::to_lowercase).collect();
-    let needle = q.to_lowercase();
+    let (substring, all_words) = if search {
+        Filter::text(None, Some(q))
+    } else {
+        Filter::text(Some(q), None)
+    };
     let lib = state.current_library()?;
     let personal = Personal::load(state, user_id)?;
-    let mut books: Vec<&Arc<Book>> = lib
-        .books
+    let filter = Filter {
+        substring,
+        all_words,
+        category: query
+            .category
+            .as_deref()
+            .map(str::trim)
+            .filter(|c| !c.is_empty()),
+        only: favorites_only.then_some(&personal.favorites),
+    };
+    let recent: HashMap<String, i64> = personal
+        .progress
         .iter()
-        .filter(|b| {
-            if search {
-                words.iter().all(|w| b.search_long.contains(w.as_str()))
-            } else {
-                needle.is_empty() || b.search_short.contains(&needle)
-            }
-        })
-        .filter(|b| match query.category.as_deref().map(str::trim) {
-            None | Some("") => true,
-            Some(cat) => b.categories.iter().any(|c| c.id == cat),
-        })
-        .filter(|b| !favorites_only || personal.favorites.contains(&b.id))
+        .map(|(id, p)| (id.clone(), p.server_updated_at))
         .collect();
-    match sort {
-        "author" => books.sort_by(|a, b| {
-            crate::server::scan::natural_cmp(&a.author, &b.author)
-                .then_with(|| crate::server::scan::natural_cmp(&a.title, &b.title))
-        }),
-        "added" => books.sort_by_key(|b| std::cmp::Reverse(b.added_at)),
-        "recent" => books.sort_by_key(|b| {
-            std::cmp::Reverse(
-                personal
-                    .progress
-                    .get(&b.id)
-                    .map(|p| p.server_updated_at)
-                    .unwrap_or(i64::MIN),
-            )
-        }),
-        _ => {} // the library is kept in title order
-    }
-    let items: Vec<Value> = books
+    let start = (paging.page - 1).saturating_mul(paging.page_size);
+    let listed = lib.list(&filter, sort, &recent, start, paging.page_size);
+    let items: Vec<Value> = listed
+        .books
         .iter()
         .map(|b| book_json(&lib, b, &personal))
         .collect();
-    Ok(data(Page::slice(items, paging)))
+    let has_more = start.saturating_add(items.len()) < listed.total;
+    Ok(json!({"data": Page {
+        items,
+        total: listed.total,
+        page: paging.page,
+        page_size: paging.page_size,
+        has_more,
+    }}))
 }
 
 pub async fn list(
@@ -142,7 +132,10 @@ pub async fn list(
     Authed(caller): Authed,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
-    query_books(&state, caller.user_id, query, false)
+    let body = state
+        .run(move |state| query_books(state, caller.user_id, query, false))
+        .await?;
+    Ok(axum::Json(body))
 }
 
 pub async fn search(
@@ -150,7 +143,23 @@ pub async fn search(
     Authed(caller): Authed,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
-    query_books(&state, caller.user_id, query, true)
+    let body = state
+        .run(move |state| query_books(state, caller.user_id, query, true))
+        .await?;
+    Ok(axum::Json(body))
+}
+
+/// The current catalog and the position of a book in it (404 if absent).
+async fn book_of(state: &AppState, book_id: String) -> ApiResult<(Arc<Library>, usize)> {
+    state
+        .run(move |state| {
+            let lib = state.current_library()?;
+            let position = lib
+                .position(&book_id)
+                .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+            Ok((lib, position))
+        })
+        .await
 }
 
 pub async fn details(
@@ -158,12 +167,17 @@ pub async fn details(
     Authed(caller): Authed,
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    let lib = state.current_library()?;
-    let book = lib
-        .book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let personal = Personal::load(&state, caller.user_id)?;
-    Ok(data(book_json(&lib, book, &personal)))
+    let book = state
+        .run(move |state| {
+            let lib = state.current_library()?;
+            let book = lib
+                .book(&book_id)
+                .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+            let personal = Personal::load(state, caller.user_id)?;
+            Ok(book_json(&lib, book, &personal))
+        })
+        .await?;
+    Ok(data(book))
 }
 
 pub async fn chapters(
@@ -171,10 +185,8 @@ pub async fn chapters(
     Authed(_): Authed,
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    let lib = state.current_library()?;
-    let book = lib
-        .book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+    let (lib, book) = book_of(&state, book_id).await?;
+    let book = &lib.books[book];
     let items = book
         .chapters
         .iter()
@@ -193,10 +205,8 @@ pub async fn manifest(
     Authed(_): Authed,
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    let lib = state.current_library()?;
-    let book = lib
-        .book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+    let (lib, book) = book_of(&state, book_id).await?;
+    let book = &lib.books[book];
     let items: Vec<Value> = book
         .chapters
         .iter()
@@ -225,7 +235,7 @@ pub async fn categories(
     State(state): State<AppState>,
     Authed(_): Authed,
 ) -> ApiResult<impl IntoResponse> {
-    let lib = state.current_library()?;
+    let lib = state.run(|state| state.current_library()).await?;
     let items = lib
         .categories
         .iter()

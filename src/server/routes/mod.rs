@@ -1,5 +1,5 @@
-//! The HTTP surface: state shared by the handlers, the router under
-//! `{prefix}/api/v1`, and the JSON envelope helpers.
+//! The HTTP surface: the router under `{prefix}/api/v1` and the JSON
+//! envelope and paging helpers. The shared state is `server::state`.
 
 mod books;
 mod play;
@@ -7,88 +7,13 @@ mod progress;
 mod session;
 mod social;
 
-use super::ServerConfig;
-use super::catalog::{self, Library};
-use super::db::Db;
-use super::error::{ApiError, ApiResult};
+pub use super::state::AppState;
+
+use super::error::{ApiError, ApiResult, BODY_LIMIT};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::HeaderName;
 use axum::routing::{get, post};
 use serde::Serialize;
-use std::sync::{Arc, RwLock};
-
-/// Largest accepted request body.
-pub const BODY_LIMIT: usize = 64 * 1024;
-
-#[derive(Clone)]
-pub struct AppState(Arc<Inner>);
-
-pub struct Inner {
-    pub db: Db,
-    pub server_id: String,
-    pub server_id_header: HeaderName,
-    pub user_id_header: HeaderName,
-    library: RwLock<(i64, Arc<Library>)>,
-}
-
-impl std::ops::Deref for AppState {
-    type Target = Inner;
-    fn deref(&self) -> &Inner {
-        &self.0
-    }
-}
-
-impl AppState {
-    /// Opens the data dir, rescans the library and loads the catalog.
-    pub fn open(config: &ServerConfig) -> anyhow::Result<Self> {
-        let db = Db::open(&config.data_dir)?;
-        tracing::info!("scanning library {}", config.library.display());
-        let summary = catalog::rescan(&db, &config.library, &config.data_dir)?;
-        tracing::info!(
-            "library scanned: {} books, {} chapters ({} new, {} gone)",
-            summary.books,
-            summary.chapters,
-            summary.new_books,
-            summary.removed_books
-        );
-        let (_, generation) = db.license_and_generation()?;
-        let library = Library::load(&db)?;
-        let prefix = config.header_prefix.trim().trim_end_matches('-');
-        let header = |suffix: &str| {
-            HeaderName::try_from(format!("{prefix}-{suffix}"))
-                .map_err(|_| anyhow::anyhow!("invalid header prefix {:?}", config.header_prefix))
-        };
-        Ok(Self(Arc::new(Inner {
-            server_id: db.server_id()?,
-            server_id_header: header("Expected-Server-Id")?,
-            user_id_header: header("Expected-User-Id")?,
-            db,
-            library: RwLock::new((generation, Arc::new(library))),
-        })))
-    }
-
-    /// The current catalog, reloaded when a rescan bumped its generation.
-    pub fn library(&self, generation: i64) -> ApiResult<Arc<Library>> {
-        {
-            let guard = self.library.read().unwrap_or_else(|e| e.into_inner());
-            if guard.0 == generation {
-                return Ok(guard.1.clone());
-            }
-        }
-        let fresh = Arc::new(Library::load(&self.db)?);
-        let mut guard = self.library.write().unwrap_or_else(|e| e.into_inner());
-        *guard = (generation, fresh.clone());
-        Ok(fresh)
-    }
-
-    /// The catalog, checking the generation first (for handlers that did
-    /// not go through a license check).
-    pub fn current_library(&self) -> ApiResult<Arc<Library>> {
-        let (_, generation) = self.db.license_and_generation()?;
-        self.library(generation)
-    }
-}
 
 /// `{"data": …}`
 #[derive(Serialize)]

@@ -1,24 +1,22 @@
 //! Streaming a chapter's file (HTTP Range via tower-http's `ServeFile`)
 //! and book covers. The token and license checks run before any file is
-//! touched; files are only ever those the catalog names.
+//! touched; files are only ever those the catalog names, and only while
+//! their canonical path is inside the library (or, for extracted cover
+//! art, the data dir's covers folder).
 
 use super::AppState;
-use crate::server::auth::{authenticate, licensed};
+use crate::server::auth::{caller_of, licensed, presented_token};
 use crate::server::error::{ApiError, ApiPath, ApiResult};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::header::{ACCEPT_RANGES, CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use axum::response::Response;
+use std::path::{Path, PathBuf};
 use tower::ServiceExt;
 use tower_http::services::ServeFile;
 
-async fn serve_file(path: &std::path::Path, mime: &str, req: Request) -> ApiResult<Response> {
-    if !path.is_file() {
-        tracing::warn!("catalogued file is gone: {}", path.display());
-        return Err(ApiError::not_found(
-            "the file of this item is missing; rescan the library",
-        ));
-    }
+/// Serves a file already checked by [`contained`].
+async fn serve_file(path: &Path, mime: &str, req: Request) -> ApiResult<Response> {
     // Only what ServeFile needs: method and Range/conditional headers.
     let (parts, _) = req.into_parts();
     let req = Request::from_parts(parts, Body::empty());
@@ -39,38 +37,44 @@ async fn serve_file(path: &std::path::Path, mime: &str, req: Request) -> ApiResu
     Ok(res)
 }
 
+/// The canonical path of a catalogued file if it still resolves inside one
+/// of `roots` (canonical). Blocking. The caller opens this path, never the
+/// catalogued one, so a symlink re-pointed after the check changes nothing.
+fn contained(file: &Path, roots: &[PathBuf]) -> ApiResult<PathBuf> {
+    match std::fs::canonicalize(file) {
+        Ok(real) if roots.iter().any(|r| real.starts_with(r)) && real.is_file() => Ok(real),
+        _ => {
+            tracing::warn!(
+                "not serving {}: missing or outside the library",
+                file.display()
+            );
+            Err(ApiError::not_found(
+                "the file of this item is missing; rescan the library",
+            ))
+        }
+    }
+}
+
 pub async fn play(
     State(state): State<AppState>,
     ApiPath(chapter_id): ApiPath<String>,
     req: Request,
 ) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
-    authenticate(&state, &parts, true)?;
-    let lib = licensed(&state)?;
-    let (_, chapter) = lib
-        .chapter(&chapter_id)
-        .ok_or_else(|| ApiError::not_found(format!("no chapter with id {chapter_id:?}")))?;
-    // A symlink changed since the scan must not lead out of the library.
-    let inside = match (&lib.root, std::fs::canonicalize(&chapter.file)) {
-        (Some(root), Ok(real)) => real.starts_with(root),
-        (None, Ok(_)) => true,
-        (_, Err(_)) => false,
-    };
-    if !inside {
-        tracing::warn!(
-            "not serving {}: missing or outside the library",
-            chapter.file.display()
-        );
-        return Err(ApiError::not_found(
-            "the file of this item is missing; rescan the library",
-        ));
-    }
-    serve_file(
-        &chapter.file,
-        &chapter.mime,
-        Request::from_parts(parts, body),
-    )
-    .await
+    let token = presented_token(&parts, true)?;
+    let (file, mime) = state
+        .run(move |state| {
+            caller_of(state, token)?;
+            let lib = licensed(state)?;
+            let (_, chapter) = lib
+                .chapter(&chapter_id)
+                .ok_or_else(|| ApiError::not_found(format!("no chapter with id {chapter_id:?}")))?;
+            // A symlink changed since the scan must not lead out of the library.
+            let roots: Vec<PathBuf> = lib.root.iter().cloned().collect();
+            Ok((contained(&chapter.file, &roots)?, chapter.mime.clone()))
+        })
+        .await?;
+    serve_file(&file, &mime, Request::from_parts(parts, body)).await
 }
 
 pub async fn cover(
@@ -79,23 +83,33 @@ pub async fn cover(
     req: Request,
 ) -> ApiResult<Response> {
     let (parts, body) = req.into_parts();
-    authenticate(&state, &parts, true)?;
-    let lib = state.current_library()?;
-    let book = lib
-        .book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let Some(cover) = &book.cover else {
-        return Err(ApiError::not_found("this book has no cover"));
-    };
-    let mime = match cover
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("png") => "image/png",
-        Some("bmp") => "image/bmp",
-        _ => "image/jpeg",
-    };
-    serve_file(cover, mime, Request::from_parts(parts, body)).await
+    let token = presented_token(&parts, true)?;
+    let (file, mime) = state
+        .run(move |state| {
+            caller_of(state, token)?;
+            let lib = state.current_library()?;
+            let book = lib
+                .book(&book_id)
+                .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+            let Some(cover) = &book.cover else {
+                return Err(ApiError::not_found("this book has no cover"));
+            };
+            // A cover file of the library, or embedded art extracted into
+            // the data dir's covers folder: nothing else.
+            let mut roots: Vec<PathBuf> = lib.root.iter().cloned().collect();
+            roots.extend(std::fs::canonicalize(state.db.data_dir().join("covers")).ok());
+            let mime = match cover
+                .extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase)
+                .as_deref()
+            {
+                Some("png") => "image/png",
+                Some("bmp") => "image/bmp",
+                _ => "image/jpeg",
+            };
+            Ok((contained(cover, &roots)?, mime))
+        })
+        .await?;
+    serve_file(&file, mime, Request::from_parts(parts, body)).await
 }

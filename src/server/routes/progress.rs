@@ -9,7 +9,7 @@ use crate::server::error::{ApiError, ApiJson, ApiPath, ApiResult, parse_json};
 use crate::server::merge::{self, Incoming, Outcome, Stored};
 use axum::extract::State;
 use axum::response::IntoResponse;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -70,7 +70,7 @@ pub fn load_progress(
     user_id: u64,
     book_id: Option<&str>,
 ) -> ApiResult<HashMap<String, ProgressRow>> {
-    let conn = state.db.conn();
+    let conn = state.db.conn()?;
     let mut out = HashMap::new();
     let sql = format!(
         "SELECT {PROGRESS_COLUMNS} FROM progress WHERE user_id = ?1 AND (?2 IS NULL OR book_id = ?2)"
@@ -84,7 +84,7 @@ pub fn load_progress(
 }
 
 fn settings_json(state: &AppState, user_id: u64, book_id: &str) -> ApiResult<Value> {
-    let conn = state.db.conn();
+    let conn = state.db.conn()?;
     let row = conn
         .query_row(
             "SELECT speed, volume, client_updated_at, server_updated_at FROM settings WHERE user_id = ?1 AND book_id = ?2",
@@ -109,12 +109,17 @@ pub async fn read(
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let progress = load_progress(&state, caller.user_id, Some(&book_id))?;
-    Ok(data(json!({
-        "bookId": book_id,
-        "progress": progress.get(&book_id).map(|p| p.to_json(&lib)),
-        "playbackSettings": settings_json(&state, caller.user_id, &book_id)?,
-    })))
+    let body = state
+        .run(move |state| {
+            let progress = load_progress(state, caller.user_id, Some(&book_id))?;
+            Ok(json!({
+                "bookId": book_id,
+                "progress": progress.get(&book_id).map(|p| p.to_json(&lib)),
+                "playbackSettings": settings_json(state, caller.user_id, &book_id)?,
+            }))
+        })
+        .await?;
+    Ok(data(body))
 }
 
 #[derive(Debug, Deserialize)]
@@ -177,8 +182,9 @@ fn apply_write(
         reset: w.reset,
         client_updated_at: merge::clamp_client_time(w.client_updated_at, now),
     };
-    let mut conn = state.db.conn();
-    let tx = conn.transaction()?;
+    let mut conn = state.db.conn()?;
+    // Immediate: the read and the write below are one step for SQLite too.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let stored: Option<ProgressRow> = tx
         .query_row(
             &format!("SELECT {PROGRESS_COLUMNS} FROM progress WHERE user_id = ?1 AND book_id = ?2"),
@@ -231,7 +237,9 @@ pub async fn write(
     ApiPath(book_id): ApiPath<String>,
     ApiJson(body): ApiJson<ProgressWrite>,
 ) -> ApiResult<impl IntoResponse> {
-    let (applied, progress) = apply_write(&state, &lib, caller.user_id, &book_id, body)?;
+    let (applied, progress) = state
+        .run(move |state| apply_write(state, &lib, caller.user_id, &book_id, body))
+        .await?;
     Ok(data(json!({"applied": applied, "progress": progress})))
 }
 
@@ -242,10 +250,14 @@ pub async fn delete(
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let n = state.db.conn().execute(
-        "DELETE FROM progress WHERE user_id = ?1 AND book_id = ?2",
-        params![caller.user_id as i64, book_id],
-    )?;
+    let n = state
+        .run(move |state| {
+            Ok(state.db.conn()?.execute(
+                "DELETE FROM progress WHERE user_id = ?1 AND book_id = ?2",
+                params![caller.user_id as i64, book_id],
+            )?)
+        })
+        .await?;
     Ok(data(json!({"deleted": n > 0})))
 }
 
@@ -265,28 +277,33 @@ pub async fn write_batch(
             body.items.len()
         )));
     }
-    let mut results = Vec::with_capacity(body.items.len());
-    for item in body.items {
-        let book_id = item
-            .get("bookId")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let outcome = match &book_id {
-            None => Err(ApiError::bad_request("each item needs a string bookId")),
-            Some(id) => serde_json::to_vec(&item)
-                .map_err(ApiError::internal)
-                .and_then(|bytes| parse_json::<ProgressWrite>(&bytes))
-                .and_then(|w| apply_write(&state, &lib, caller.user_id, id, w)),
-        };
-        results.push(match outcome {
-            Ok((applied, progress)) => {
-                json!({"bookId": book_id, "status": 200, "applied": applied, "progress": progress})
+    let results = state
+        .run(move |state| {
+            let mut results = Vec::with_capacity(body.items.len());
+            for item in body.items {
+                let book_id = item
+                    .get("bookId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let outcome = match &book_id {
+                    None => Err(ApiError::bad_request("each item needs a string bookId")),
+                    Some(id) => serde_json::to_vec(&item)
+                        .map_err(ApiError::internal)
+                        .and_then(|bytes| parse_json::<ProgressWrite>(&bytes))
+                        .and_then(|w| apply_write(state, &lib, caller.user_id, id, w)),
+                };
+                results.push(match outcome {
+                    Ok((applied, progress)) => {
+                        json!({"bookId": book_id, "status": 200, "applied": applied, "progress": progress})
+                    }
+                    Err(e) => json!({
+                        "bookId": book_id, "status": e.status.as_u16(), "code": e.code, "message": e.message,
+                    }),
+                });
             }
-            Err(e) => json!({
-                "bookId": book_id, "status": e.status.as_u16(), "code": e.code, "message": e.message,
-            }),
-        });
-    }
+            Ok(results)
+        })
+        .await?;
     Ok(data(json!({"results": results})))
 }
 
@@ -327,32 +344,35 @@ pub async fn write_settings(
     }
     let now = now_ms();
     let client_at = merge::clamp_client_time(w.client_updated_at, now);
-    let applied = {
-        let mut conn = state.db.conn();
-        let tx = conn.transaction()?;
-        let stored: Option<i64> = tx
-            .query_row(
-                "SELECT client_updated_at FROM settings WHERE user_id = ?1 AND book_id = ?2",
-                params![caller.user_id as i64, book_id],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let applied = stored.is_none_or(|s| client_at > s);
-        if applied {
-            tx.execute(
-                "INSERT INTO settings(user_id, book_id, speed, volume, client_updated_at, server_updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT(user_id, book_id) DO UPDATE SET speed = excluded.speed, volume = excluded.volume,
-                   client_updated_at = excluded.client_updated_at, server_updated_at = excluded.server_updated_at",
-                params![caller.user_id as i64, book_id, w.speed, w.volume, client_at, now],
-            )?;
-        }
-        tx.commit()?;
-        applied
-    };
+    let (applied, settings) = state
+        .run(move |state| {
+            let mut conn = state.db.conn()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let stored: Option<i64> = tx
+                .query_row(
+                    "SELECT client_updated_at FROM settings WHERE user_id = ?1 AND book_id = ?2",
+                    params![caller.user_id as i64, book_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            let applied = stored.is_none_or(|s| client_at > s);
+            if applied {
+                tx.execute(
+                    "INSERT INTO settings(user_id, book_id, speed, volume, client_updated_at, server_updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(user_id, book_id) DO UPDATE SET speed = excluded.speed, volume = excluded.volume,
+                       client_updated_at = excluded.client_updated_at, server_updated_at = excluded.server_updated_at",
+                    params![caller.user_id as i64, book_id, w.speed, w.volume, client_at, now],
+                )?;
+            }
+            tx.commit()?;
+            drop(conn);
+            Ok((applied, settings_json(state, caller.user_id, &book_id)?))
+        })
+        .await?;
     Ok(data(json!({
         "applied": applied,
-        "playbackSettings": settings_json(&state, caller.user_id, &book_id)?,
+        "playbackSettings": settings,
     })))
 }
 
@@ -363,9 +383,13 @@ pub async fn delete_settings(
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let n = state.db.conn().execute(
-        "DELETE FROM settings WHERE user_id = ?1 AND book_id = ?2",
-        params![caller.user_id as i64, book_id],
-    )?;
+    let n = state
+        .run(move |state| {
+            Ok(state.db.conn()?.execute(
+                "DELETE FROM settings WHERE user_id = ?1 AND book_id = ?2",
+                params![caller.user_id as i64, book_id],
+            )?)
+        })
+        .await?;
     Ok(data(json!({"deleted": n > 0})))
 }

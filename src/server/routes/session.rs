@@ -4,11 +4,15 @@ use super::{AppState, data};
 use crate::server::auth::{Authed, license_message};
 use crate::server::db::{LicenseSetting, verify_password};
 use crate::server::error::{ApiError, ApiJson, ApiResult};
-use axum::extract::State;
+use crate::server::login::Refusal;
+use crate::server::net::Peer;
+use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::json;
+use std::net::IpAddr;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -17,8 +21,40 @@ pub struct LoginRequest {
     password: String,
 }
 
+/// The client's address (from the accepted connection), if known.
+pub struct PeerAddr(Option<IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for PeerAddr {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        Ok(PeerAddr(
+            parts
+                .extensions
+                .get::<ConnectInfo<Peer>>()
+                .map(|c| c.0.0.ip()),
+        ))
+    }
+}
+
+fn refused(refusal: Refusal) -> ApiError {
+    match refusal {
+        Refusal::BackOff(wait) => ApiError::too_many_requests(
+            wait.as_secs_f64().ceil() as u64,
+            format!(
+                "too many failed logins; try again in {} s",
+                wait.as_secs_f64().ceil() as u64
+            ),
+        ),
+        Refusal::Busy => ApiError::too_many_requests(
+            1,
+            "the server is busy checking other logins; try again in 1 s",
+        ),
+    }
+}
+
 pub async fn login(
     State(state): State<AppState>,
+    PeerAddr(addr): PeerAddr,
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> ApiResult<impl IntoResponse> {
     if req.username.trim().is_empty() || req.password.is_empty() {
@@ -26,19 +62,35 @@ pub async fn login(
             "username and password must not be empty",
         ));
     }
-    let creds = state.db.user_credentials(req.username.trim())?;
+    let username = req.username.trim().to_owned();
+    state.login.admit(addr, &username).map_err(refused)?;
+    let creds = {
+        let name = username.clone();
+        state
+            .run(move |state| Ok(state.db.user_credentials(&name)?))
+            .await?
+    };
     // Verify even for an unknown user, so timing does not reveal names.
     let (user_id, hash) = match creds {
-        Some((id, hash)) => (Some(id), hash),
-        None => (None, dummy_hash().to_owned()),
+        Some((id, hash)) => (Some(id), Some(hash)),
+        None => (None, None),
     };
     let password = req.password;
-    let ok = tokio::task::spawn_blocking(move || verify_password(&password, &hash))
+    let ok = state
+        .login
+        .hash(move || {
+            let hash: &str = match &hash {
+                Some(hash) => hash,
+                None => dummy_hash(),
+            };
+            verify_password(&password, hash)
+        })
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(refused)?;
     let user_id = match (ok, user_id) {
         (true, Some(id)) => id,
         _ => {
+            state.login.record_failure(addr, &username);
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "invalid_credentials",
@@ -46,13 +98,16 @@ pub async fn login(
             ));
         }
     };
-    let (token, expires_at) = state.db.issue_token(user_id)?;
+    state.login.record_success(addr, &username);
+    let (token, expires_at) = state
+        .run(move |state| Ok(state.db.issue_token(user_id)?))
+        .await?;
     Ok(data(json!({
         "token": token,
         "tokenType": "Bearer",
         "expiresAt": expires_at,
         "serverId": state.server_id,
-        "user": {"id": user_id, "username": req.username.trim()},
+        "user": {"id": user_id, "username": username},
     })))
 }
 
@@ -65,7 +120,9 @@ pub async fn logout(
     State(state): State<AppState>,
     Authed(caller): Authed,
 ) -> ApiResult<StatusCode> {
-    state.db.revoke_token(&caller.token)?;
+    state
+        .run(move |state| Ok(state.db.revoke_token(&caller.token)?))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -73,7 +130,9 @@ pub async fn license_status(
     State(state): State<AppState>,
     Authed(_): Authed,
 ) -> ApiResult<impl IntoResponse> {
-    let (license, _) = state.db.license_and_generation()?;
+    let (license, _) = state
+        .run(|state| Ok(state.db.license_and_generation()?))
+        .await?;
     Ok(data(json!({
         "status": license.as_str(),
         "valid": license == LicenseSetting::Valid,

@@ -9,7 +9,7 @@ use crate::server::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -26,23 +26,27 @@ pub async fn list_favorites(
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> ApiResult<impl IntoResponse> {
     let paging = Paging::parse(q.page.as_deref(), q.page_size.as_deref())?;
-    let rows: Vec<(String, i64)> = {
-        let conn = state.db.conn();
-        let mut stmt = conn.prepare_cached(
-            "SELECT book_id, created_at FROM favorites WHERE user_id = ?1 ORDER BY created_at DESC, book_id",
-        )?;
-        stmt.query_map([caller.user_id as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?
-    };
-    let personal = Personal::load(&state, caller.user_id)?;
-    let items: Vec<Value> = rows
-        .into_iter()
-        .filter_map(|(id, at)| {
-            // A favorite of a book that left the library is kept but not listed.
-            let book = lib.book(&id)?;
-            Some(json!({"bookId": id, "createdAt": at, "book": book_json(&lib, book, &personal)}))
+    let items = state
+        .run(move |state| {
+            let rows: Vec<(String, i64)> = {
+                let conn = state.db.conn()?;
+                let mut stmt = conn.prepare_cached(
+                    "SELECT book_id, created_at FROM favorites WHERE user_id = ?1 ORDER BY created_at DESC, book_id",
+                )?;
+                stmt.query_map([caller.user_id as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<_, _>>()?
+            };
+            let personal = Personal::load(state, caller.user_id)?;
+            Ok(rows
+                .into_iter()
+                .filter_map(|(id, at)| {
+                    // A favorite of a book that left the library is kept but not listed.
+                    let book = lib.book(&id)?;
+                    Some(json!({"bookId": id, "createdAt": at, "book": book_json(&lib, book, &personal)}))
+                })
+                .collect::<Vec<Value>>())
         })
-        .collect();
+        .await?;
     Ok(data(Page::slice(items, paging)))
 }
 
@@ -53,10 +57,15 @@ pub async fn add_favorite(
 ) -> ApiResult<impl IntoResponse> {
     lib.book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    state.db.conn().execute(
-        "INSERT OR IGNORE INTO favorites(user_id, book_id, created_at) VALUES (?1, ?2, ?3)",
-        params![caller.user_id as i64, book_id, now_ms()],
-    )?;
+    let id = book_id.clone();
+    state
+        .run(move |state| {
+            Ok(state.db.conn()?.execute(
+                "INSERT OR IGNORE INTO favorites(user_id, book_id, created_at) VALUES (?1, ?2, ?3)",
+                params![caller.user_id as i64, id, now_ms()],
+            )?)
+        })
+        .await?;
     Ok(data(json!({"bookId": book_id, "favorite": true})))
 }
 
@@ -66,10 +75,15 @@ pub async fn remove_favorite(
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     // No existence check: removing a favorite of a vanished book must work.
-    state.db.conn().execute(
-        "DELETE FROM favorites WHERE user_id = ?1 AND book_id = ?2",
-        params![caller.user_id as i64, book_id],
-    )?;
+    let id = book_id.clone();
+    state
+        .run(move |state| {
+            Ok(state.db.conn()?.execute(
+                "DELETE FROM favorites WHERE user_id = ?1 AND book_id = ?2",
+                params![caller.user_id as i64, id],
+            )?)
+        })
+        .await?;
     Ok(data(json!({"bookId": book_id, "favorite": false})))
 }
 
@@ -105,14 +119,17 @@ pub async fn list_bookmarks(
     let book = lib
         .book(&book_id)
         .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let mut items: Vec<Value> = {
-        let conn = state.db.conn();
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE user_id = ?1 AND book_id = ?2"
-        ))?;
-        stmt.query_map(params![caller.user_id as i64, book_id], bookmark_json)?
-            .collect::<Result<_, _>>()?
-    };
+    let mut items: Vec<Value> = state
+        .run(move |state| {
+            let conn = state.db.conn()?;
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE user_id = ?1 AND book_id = ?2"
+            ))?;
+            Ok(stmt
+                .query_map(params![caller.user_id as i64, book_id], bookmark_json)?
+                .collect::<Result<_, _>>()?)
+        })
+        .await?;
     let order = |v: &Value| {
         let ch = v["chapterId"]
             .as_str()
@@ -173,33 +190,42 @@ pub async fn add_bookmark(
     } else {
         b.position_sec
     };
-    let conn = state.db.conn();
-    let select =
-        format!("SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE user_id = ?1 AND client_id = ?2");
-    if let Some(client_id) = &b.client_id {
-        let existing = conn
-            .query_row(
-                &select,
-                params![caller.user_id as i64, client_id],
+    let chapter_id = chapter.id.clone();
+    let (status, bookmark) = state
+        .run(move |state| {
+            let mut conn = state.db.conn()?;
+            // Immediate: two retries with one clientId must not both insert.
+            let conn = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let select =
+                format!("SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE user_id = ?1 AND client_id = ?2");
+            if let Some(client_id) = &b.client_id {
+                let existing = conn
+                    .query_row(
+                        &select,
+                        params![caller.user_id as i64, client_id],
+                        bookmark_json,
+                    )
+                    .optional()?;
+                if let Some(existing) = existing {
+                    return Ok((StatusCode::OK, existing));
+                }
+            }
+            let id = format!("bm_{}", random_hex(8));
+            conn.execute(
+                "INSERT INTO bookmarks(id, user_id, book_id, chapter_id, position_sec, note, created_at, client_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![id, caller.user_id as i64, b.book_id, chapter_id, position, b.note, now_ms(), b.client_id],
+            )?;
+            let created = conn.query_row(
+                &format!("SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE id = ?1"),
+                [&id],
                 bookmark_json,
-            )
-            .optional()?;
-        if let Some(existing) = existing {
-            return Ok((StatusCode::OK, data(existing)));
-        }
-    }
-    let id = format!("bm_{}", random_hex(8));
-    conn.execute(
-        "INSERT INTO bookmarks(id, user_id, book_id, chapter_id, position_sec, note, created_at, client_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![id, caller.user_id as i64, b.book_id, chapter.id, position, b.note, now_ms(), b.client_id],
-    )?;
-    let created = conn.query_row(
-        &format!("SELECT {BOOKMARK_COLUMNS} FROM bookmarks WHERE id = ?1"),
-        [&id],
-        bookmark_json,
-    )?;
-    Ok((StatusCode::CREATED, data(created)))
+            )?;
+            conn.commit()?;
+            Ok((StatusCode::CREATED, created))
+        })
+        .await?;
+    Ok((status, data(bookmark)))
 }
 
 pub async fn delete_bookmark(
@@ -207,10 +233,15 @@ pub async fn delete_bookmark(
     Writer(caller, _lib): Writer,
     ApiPath(bookmark_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    let n = state.db.conn().execute(
-        "DELETE FROM bookmarks WHERE id = ?1 AND user_id = ?2",
-        params![bookmark_id, caller.user_id as i64],
-    )?;
+    let id = bookmark_id.clone();
+    let n = state
+        .run(move |state| {
+            Ok(state.db.conn()?.execute(
+                "DELETE FROM bookmarks WHERE id = ?1 AND user_id = ?2",
+                params![id, caller.user_id as i64],
+            )?)
+        })
+        .await?;
     if n == 0 {
         return Err(ApiError::not_found(format!(
             "no bookmark with id {bookmark_id:?}"

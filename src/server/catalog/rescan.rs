@@ -1,0 +1,307 @@
+//! Rescanning: walks the library (`scan`), then stores what changed with
+//! persistent ids. A book whose scan signature (everything stored about
+//! it) is unchanged is not rewritten, so a rescan of an unchanged library
+//! costs the walk and the file metadata, not the books.
+
+use super::{StoredBook, StoredChapter};
+use crate::server::db::{Db, now_ms, random_hex, sha256_hex};
+use crate::server::scan::{self, ScannedBook};
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanSummary {
+    pub books: usize,
+    pub chapters: usize,
+    pub new_books: usize,
+    pub removed_books: usize,
+    /// Books found as they were stored, not rewritten.
+    pub unchanged_books: usize,
+}
+
+/// What the database knows of a book from an earlier scan.
+struct Known {
+    id: String,
+    path: String,
+    fingerprint: String,
+    present: bool,
+    sig: String,
+}
+
+/// Scans the library and stores the result with persistent ids. A book
+/// keeps its id when found at the same path, else when its audio has the
+/// same fingerprint (a renamed folder); a chapter keeps its id by key.
+pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSummary> {
+    let mut cache = load_probe_cache(db)?;
+    let scanned = scan::scan_library(library, &mut cache)?;
+    let covers_dir = data_dir.join("covers");
+    let mut conn = db.conn()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    save_probe_cache(&tx, &cache)?;
+    let known: Vec<Known> = {
+        let mut stmt = tx.prepare("SELECT id, path, fingerprint, present, sig FROM books")?;
+        stmt.query_map([], |r| {
+            Ok(Known {
+                id: r.get(0)?,
+                path: r.get(1)?,
+                fingerprint: r.get(2)?,
+                present: r.get::<_, i64>(3)? != 0,
+                sig: r.get(4)?,
+            })
+        })?
+        .collect::<Result<_, _>>()?
+    };
+    let by_path: HashMap<&str, &Known> = known.iter().map(|k| (k.path.as_str(), k)).collect();
+    let mut by_fingerprint: HashMap<&str, Vec<&Known>> = HashMap::new();
+    for k in &known {
+        by_fingerprint.entry(&k.fingerprint).or_default().push(k);
+    }
+    // First claim by path, then by fingerprint, so a renamed book never
+    // steals the id of a book still at its old path.
+    let mut claimed: HashSet<&str> = HashSet::new();
+    let mut matched: Vec<Option<&Known>> = scanned
+        .iter()
+        .map(|b| {
+            let k = by_path.get(b.rel_path.as_str()).copied();
+            if let Some(k) = k {
+                claimed.insert(&k.id);
+            }
+            k
+        })
+        .collect();
+    for (slot, book) in matched.iter_mut().zip(&scanned) {
+        if slot.is_none()
+            && let Some(k) = by_fingerprint
+                .get(book.fingerprint.as_str())
+                .and_then(|ks| ks.iter().find(|k| !claimed.contains(k.id.as_str())))
+        {
+            claimed.insert(&k.id);
+            *slot = Some(k);
+        }
+    }
+    let mut summary = ScanSummary::default();
+    let mut changed = false;
+    let mut seen: HashSet<String> = HashSet::with_capacity(scanned.len());
+    let now = now_ms();
+    for (slot, book) in matched.into_iter().zip(&scanned) {
+        summary.books += 1;
+        summary.chapters += book.chapters.len();
+        let sig = signature(book)?;
+        if let Some(k) = slot
+            && k.path == book.rel_path
+            && k.sig == sig
+        {
+            summary.unchanged_books += 1;
+            if !k.present {
+                tx.execute("UPDATE books SET present = 1 WHERE id = ?1", [&k.id])?;
+                changed = true;
+            }
+            seen.insert(k.id.clone());
+            continue;
+        }
+        changed = true;
+        let id = match slot {
+            Some(k) => k.id.clone(),
+            None => {
+                summary.new_books += 1;
+                format!("bk_{}", random_hex(8))
+            }
+        };
+        let stored = store_book(&tx, &id, book, &covers_dir)?;
+        let data = serde_json::to_string(&stored)?;
+        let updated = tx.execute(
+            "UPDATE books SET path = ?2, fingerprint = ?3, present = 1, data = ?4, sig = ?5 WHERE id = ?1",
+            params![id, book.rel_path, book.fingerprint, data, sig],
+        )?;
+        if updated == 0 {
+            tx.execute(
+                "INSERT INTO books(id, path, fingerprint, added_at, present, data, sig) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)",
+                params![id, book.rel_path, book.fingerprint, now, data, sig],
+            )?;
+        }
+        seen.insert(id);
+    }
+    for k in known.iter().filter(|k| k.present && !seen.contains(&k.id)) {
+        tx.execute("UPDATE books SET present = 0 WHERE id = ?1", [&k.id])?;
+        summary.removed_books += 1;
+        changed = true;
+    }
+    if let Ok(root) = std::fs::canonicalize(library) {
+        let root = root.to_string_lossy();
+        let before: Option<String> = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'library_root'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if before.as_deref() != Some(&*root) {
+            tx.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('library_root', ?1)",
+                [&*root],
+            )?;
+            changed = true;
+        }
+    }
+    // A running server reloads its snapshot only when something changed.
+    if changed {
+        tx.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalog_generation'",
+            [],
+        )?;
+    }
+    tx.commit()?;
+    Ok(summary)
+}
+
+/// Everything the scan found about a book, hashed: equal signatures mean
+/// the stored row is still right. The prefix changes when what is stored
+/// per book changes, so older rows are rewritten once.
+fn signature(book: &ScannedBook) -> anyhow::Result<String> {
+    let mut bytes = b"v1\n".to_vec();
+    serde_json::to_writer(&mut bytes, book)?;
+    Ok(sha256_hex(&bytes))
+}
+
+fn load_probe_cache(db: &Db) -> anyhow::Result<scan::ProbeCache> {
+    let conn = db.conn()?;
+    let mut stmt = conn.prepare("SELECT path, data FROM probe_cache")?;
+    let mut cache = scan::ProbeCache::default();
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+        let (path, data) = row?;
+        // An entry from an older layout is simply probed again.
+        if let Ok(entry) = serde_json::from_str(&data) {
+            cache.entries.insert(path, entry);
+        }
+    }
+    Ok(cache)
+}
+
+fn save_probe_cache(
+    tx: &rusqlite::Transaction<'_>,
+    cache: &scan::ProbeCache,
+) -> anyhow::Result<()> {
+    for path in &cache.fresh {
+        if let Some(entry) = cache.entries.get(path) {
+            tx.execute(
+                "INSERT OR REPLACE INTO probe_cache(path, data) VALUES (?1, ?2)",
+                params![path, serde_json::to_string(entry)?],
+            )?;
+        }
+    }
+    let stale: Vec<&String> = cache
+        .entries
+        .keys()
+        .filter(|p| !cache.seen.contains(*p))
+        .collect();
+    for path in stale {
+        tx.execute("DELETE FROM probe_cache WHERE path = ?1", [path])?;
+    }
+    Ok(())
+}
+
+/// The cover file for embedded art, named by the audio's fingerprint so a
+/// changed file gets a fresh extraction and an unchanged one none at all.
+fn embedded_cover(audio: &Path, fingerprint: &str, covers_dir: &Path) -> Option<PathBuf> {
+    let named = |ext: &str| covers_dir.join(format!("{fingerprint}.{ext}"));
+    if let Some(existing) = ["jpg", "png", "bmp"]
+        .into_iter()
+        .map(named)
+        .find(|p| p.is_file())
+    {
+        return Some(existing);
+    }
+    let (bytes, ext) = match crate::server::media::probe(audio, false) {
+        Ok(p) => p.cover?,
+        Err(err) => {
+            tracing::warn!("cannot read the cover art of {}: {err:#}", audio.display());
+            return None;
+        }
+    };
+    let path = named(ext);
+    match std::fs::create_dir_all(covers_dir).and_then(|_| std::fs::write(&path, bytes)) {
+        Ok(()) => Some(path),
+        Err(err) => {
+            tracing::warn!("cannot store the cover of {}: {err}", audio.display());
+            None
+        }
+    }
+}
+
+fn store_book(
+    tx: &rusqlite::Transaction<'_>,
+    book_id: &str,
+    book: &ScannedBook,
+    covers_dir: &Path,
+) -> anyhow::Result<StoredBook> {
+    let mut chapters = Vec::new();
+    let mut used: HashSet<String> = HashSet::new();
+    for c in &book.chapters {
+        let by_key: Option<String> = tx
+            .prepare_cached("SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND key = ?2")?
+            .query_row(params![book_id, c.key], |r| r.get(0))
+            .optional()?
+            .filter(|id| !used.contains(id));
+        // Else the same file position in the book (a re-tagged file).
+        let by_place = || -> rusqlite::Result<Option<String>> {
+            Ok(tx
+                .query_row(
+                    "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND place = ?2",
+                    params![book_id, c.place],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .filter(|id| !used.contains(id)))
+        };
+        let id = match by_key {
+            Some(id) => id,
+            None => match by_place()? {
+                Some(id) => {
+                    tx.execute(
+                        "UPDATE OR IGNORE chapter_keys SET key = ?2 WHERE chapter_id = ?1",
+                        params![id, c.key],
+                    )?;
+                    id
+                }
+                None => {
+                    let id = format!("ch_{}", random_hex(8));
+                    tx.execute(
+                        "INSERT INTO chapter_keys(book_id, key, place, chapter_id) VALUES (?1, ?2, ?3, ?4)",
+                        params![book_id, c.key, c.place, id],
+                    )?;
+                    id
+                }
+            },
+        };
+        tx.prepare_cached("UPDATE chapter_keys SET place = ?2 WHERE chapter_id = ?1")?
+            .execute(params![id, c.place])?;
+        used.insert(id.clone());
+        chapters.push(StoredChapter {
+            id,
+            title: c.title.clone(),
+            file: c.file.clone(),
+            mime: c.mime.to_owned(),
+            size: c.size,
+            duration_sec: c.duration_sec,
+            start_sec: c.start_sec,
+            end_sec: c.end_sec,
+        });
+    }
+    let cover = match (&book.cover_file, &book.cover_embedded) {
+        (Some(file), _) => Some(file.clone()),
+        (None, Some((audio, fingerprint))) => embedded_cover(audio, fingerprint, covers_dir),
+        (None, None) => None,
+    };
+    Ok(StoredBook {
+        title: book.title.clone(),
+        author: book.author.clone(),
+        narrator: book.narrator.clone(),
+        description: book.description.clone(),
+        categories: book.categories.clone(),
+        cover,
+        chapters,
+    })
+}
