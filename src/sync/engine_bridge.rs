@@ -30,9 +30,22 @@ impl EngineBridge {
         self.last = None;
     }
 
-    /// Events for one published state (call on every change).
+    /// Events for one published state (call on every change). A place the
+    /// engine cannot vouch for (`approximate`: a far seek in a VBR mp3
+    /// estimated from its table of contents) counts as not landed, so it is
+    /// never reported as if it were exact.
     pub fn events(&mut self, s: &PlayerState) -> Vec<Event> {
         let mut out = Vec::new();
+        let vouched;
+        let s = if s.approximate && s.landed {
+            vouched = PlayerState {
+                landed: false,
+                ..s.clone()
+            };
+            &vouched
+        } else {
+            s
+        };
         let Some((playback, engine_id)) = self.ours.as_mut() else {
             return out;
         };
@@ -153,6 +166,31 @@ mod tests {
                 spot: Spot::new("b", 7.0),
                 landed: false
             }]
+        );
+    }
+
+    #[test]
+    fn an_approximate_place_never_lands() {
+        let mut b = EngineBridge::new();
+        b.loading_as(PlaybackId(1), EngineId(1));
+        let mut s = state(1, "a", 4000.0, true, Status::Playing);
+        s.approximate = true;
+        let e = b.events(&s);
+        assert!(
+            e.iter().all(|e| !matches!(
+                e,
+                Event::EngineLanded { .. } | Event::EnginePosition { landed: true, .. }
+            )),
+            "{e:?}"
+        );
+        // Exact again (a seek that landed on a counted frame): it lands.
+        s.approximate = false;
+        s.position = 10.0;
+        s.version += 1;
+        let e = b.events(&s);
+        assert!(
+            e.iter().any(|e| matches!(e, Event::EngineLanded { .. })),
+            "{e:?}"
         );
     }
 

@@ -525,3 +525,34 @@ async fn s7_two_clients_show_what_the_server_decided() {
     assert_eq!(server.position, 40.0, "newer clientUpdatedAt wins");
     assert_eq!(sa.shown.unwrap().spot, Spot::new(ch(&m, 0), 40.0));
 }
+
+/// A stream's 403 without the license code is "no permission for this
+/// chapter", not a license stop: the license status (valid here) decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_403_without_the_license_code_is_no_permission_not_a_license_stop() {
+    use earmark::player::{ErrorKind, PlaybackError, Status};
+    let env = Env::start().await;
+    let (book, m) = env.book("Alpha").await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = env.client().await;
+    let mut p = start_worker(&client, dir.path());
+    p.open(1, &book, &m);
+    let (load, _) = p.load().await;
+    p.fail(
+        load,
+        Status::Error(PlaybackError {
+            kind: ErrorKind::Forbidden,
+            chapter: Some(ch(&m, 0)),
+            message: "{\"code\":\"forbidden\",\"message\":\"not in your plan\"}".into(),
+        }),
+    );
+    let n = p
+        .notice(|n| matches!(n, Notice::Failed(_) | Notice::LicenseStopped { .. }))
+        .await;
+    let Notice::Failed(message) = n else {
+        panic!("a license stop: {n:?}")
+    };
+    assert!(message.contains("no permission"), "{message}");
+    let s = p.until("still online", |s| s.link == Link::Online).await;
+    assert_eq!(s.link, Link::Online);
+}

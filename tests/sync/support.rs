@@ -235,6 +235,11 @@ impl Player {
         });
     }
 
+    /// The engine's load `playback` stops with `status` (an error).
+    pub fn fail(&self, playback: u64, status: Status) {
+        self.publish(playback, |s| s.status = status);
+    }
+
     /// The engine's status changes for its load `playback`.
     pub fn action(&self, playback: u64, action: Action) {
         self.publish(playback, |s| {

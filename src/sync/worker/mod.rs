@@ -96,6 +96,7 @@ pub(super) fn spawn(
         want_fetch: None,
         single_writes: false,
         retry_at: Default::default(),
+        forbidden: None,
     };
     tokio::spawn(worker.run(rx, states));
     (tx, status, notices)
@@ -141,6 +142,9 @@ struct Worker {
     single_writes: bool,
     /// When each refused entry may be sent again.
     retry_at: std::collections::HashMap<u64, Instant>,
+    /// A stream answered 403 without the license code: the license status
+    /// decides whether it is a license stop or no permission.
+    forbidden: Option<String>,
 }
 
 async fn next_state(states: &mut Option<watch::Receiver<PlayerState>>) -> Option<PlayerState> {
@@ -436,6 +440,14 @@ impl Worker {
 
     /// Runs pending flushes and fetches (bounded: each may trigger more).
     async fn drive(&mut self) {
+        if let Some(message) = self.forbidden.take() {
+            self.check_license().await;
+            if !matches!(self.link, Link::LicenseBlocked { .. }) {
+                self.notify(Notice::Failed(format!(
+                    "The server refused this chapter (no permission): {message}"
+                )));
+            }
+        }
         for _ in 0..4 {
             if self.want_flush {
                 self.want_flush = false;

@@ -112,9 +112,14 @@ impl Worker {
         if ours
             && newly_failed
             && let Status::Error(e) = &s.status
-            && e.kind == ErrorKind::LicenseRequired
         {
-            self.license_blocked(e.message.clone());
+            match e.kind {
+                ErrorKind::LicenseRequired => self.license_blocked(e.message.clone()),
+                // A 403 without the license code: a license stop only if
+                // the license status says so (checked next round).
+                ErrorKind::Forbidden => self.forbidden = Some(e.to_string()),
+                _ => {}
+            }
         }
         self.engine_now = Some(s);
     }
