@@ -18,7 +18,7 @@ fn client(sh: &Shared) -> Option<Client> {
 }
 
 fn scope(sh: &Shared) -> Option<cache::Scope> {
-    let l = sh.login.read().ok()?;
+    let l = super::live::read(&sh.login);
     let s = l.session.as_ref()?;
     Some(cache::Scope {
         address: s.server.to_string(),
@@ -253,7 +253,8 @@ async fn login(
     match result {
         Ok(done) => {
             let info = session_info(&done.session);
-            if let Ok(mut l) = sh.login.write() {
+            {
+                let mut l = super::live::write(&sh.login);
                 l.client = Some(done.client);
                 l.session = Some(done.session);
                 l.profile = profile;

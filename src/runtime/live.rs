@@ -37,13 +37,28 @@ pub(crate) struct Shared {
     pub fresh: Mutex<bool>,
 }
 
+/// Locks are taken one way everywhere: a panic elsewhere while holding one
+/// leaves data that is still whole (every write replaces a value), so a
+/// poisoned lock is used as it is.
+pub(crate) fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(crate) fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Shared {
     pub(crate) fn client(&self) -> Option<Client> {
-        self.login.read().ok().and_then(|l| l.client.clone())
+        read(&self.login).client.clone()
     }
 
     pub(crate) fn sync(&self) -> SyncSession {
-        self.sync.read().unwrap_or_else(|e| e.into_inner()).clone()
+        read(&self.sync).clone()
     }
 
     /// A new login: the old session flushes and stops first (two sessions
@@ -53,18 +68,18 @@ impl Shared {
         let old = self.sync();
         old.quit(Duration::from_secs(3)).await;
         let (dir, client) = {
-            let l = self.login.read().unwrap_or_else(|e| e.into_inner());
+            let l = read(&self.login);
             (l.profile.sync_dir(), l.client.clone())
         };
         let (new, rx) = SyncSession::start(SyncConfig::new(dir), client, self.engine_link.clone());
         tokio::spawn(notices::forward(self.clone(), rx));
         tokio::spawn(notices::status(self.clone(), new.watch()));
-        *self.sync.write().unwrap_or_else(|e| e.into_inner()) = new;
+        *write(&self.sync) = new;
     }
 
     /// Sends the library unless the cache would replace the server's.
     pub(crate) fn send_library(&self, books: Vec<crate::domain::Book>, from_cache: bool) {
-        let mut fresh = self.fresh.lock().unwrap_or_else(|e| e.into_inner());
+        let mut fresh = lock(&self.fresh);
         if from_cache && *fresh {
             return;
         }
@@ -74,7 +89,7 @@ impl Shared {
 
     /// A new login: its library is not here yet.
     pub(crate) fn library_stale(&self) {
-        *self.fresh.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        *lock(&self.fresh) = false;
     }
 }
 
@@ -111,7 +126,7 @@ impl Live {
         let engine = start_engine(&ui, login.clone(), audio);
         let engine_link = engine.as_ref().map(EngineLink::from);
         let (dir, client) = {
-            let l = login.read().unwrap_or_else(|e| e.into_inner());
+            let l = read(&login);
             (l.profile.sync_dir(), l.client.clone())
         };
         let logged_in = client.is_some();
@@ -119,12 +134,7 @@ impl Live {
             let _guard = rt.enter();
             SyncSession::start(SyncConfig::new(dir), client, engine_link.clone())
         };
-        let dirs = login
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .profile
-            .dirs
-            .clone();
+        let dirs = read(&login).profile.dirs.clone();
         let shared = Arc::new(Shared {
             ui,
             dirs,
@@ -158,8 +168,7 @@ impl Live {
     }
 
     fn send_profiles(&self) {
-        let p = self.shared.login.read().map(|l| l.profile.clone());
-        let Ok(p) = p else { return };
+        let p = read(&self.shared.login).profile.clone();
         self.shared.ui.send(profiles_answer(&self.shared.dirs, &p));
     }
 }
@@ -255,9 +264,7 @@ async fn switch_profile(sh: Arc<Shared>, name: String) {
     match done {
         Ok(Ok((answer, p))) => {
             sh.ui.send(answer);
-            if let Ok(mut l) = sh.login.write() {
-                l.profile = p;
-            }
+            write(&sh.login).profile = p;
         }
         Ok(Err(e)) => {
             sh.ui.send(Answer::Failed(e.to_string()));
@@ -277,7 +284,7 @@ fn start_engine(
     // The engine reads the current client for every stream, so a new
     // login applies to the next chapter without a restart.
     let resolve: crate::player::StreamResolver = Arc::new(move |item| {
-        let client = login.read().ok().and_then(|l| l.client.clone());
+        let client = read(&login).client.clone();
         match client {
             Some(c) => {
                 let r = c.stream_request(item);
