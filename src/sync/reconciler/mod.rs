@@ -66,6 +66,22 @@ struct Current {
 }
 
 impl Current {
+    /// Restoring without the server's place: this device's, else the
+    /// start; the engine goes there and nothing reports before it lands.
+    fn load_without_server(&mut self) -> Decision {
+        let target = self
+            .known
+            .clone()
+            .unwrap_or_else(|| start_of(&self.manifest));
+        self.phase = Phase::Landing {
+            target: target.clone(),
+        };
+        Decision::LoadAt {
+            playback: self.playback,
+            spot: target,
+        }
+    }
+
     /// Opened with no local place and no answer from the server yet: the
     /// engine started from a guess (the start), so what it plays may be
     /// behind the server's progress. Reports are held on this device until
@@ -184,14 +200,7 @@ impl Reconciler {
                     // It answered: asking again gives the same shape.
                     cur.server_checked = true;
                     if restoring {
-                        let target = cur.known.clone().unwrap_or_else(|| start_of(&cur.manifest));
-                        cur.phase = Phase::Landing {
-                            target: target.clone(),
-                        };
-                        out.push(Decision::LoadAt {
-                            playback,
-                            spot: target,
-                        });
+                        out.push(cur.load_without_server());
                     }
                 }
             }
@@ -201,14 +210,7 @@ impl Reconciler {
                 {
                     self.online = false;
                     let cur = self.current.as_mut().expect("owned");
-                    let target = cur.known.clone().unwrap_or_else(|| start_of(&cur.manifest));
-                    cur.phase = Phase::Landing {
-                        target: target.clone(),
-                    };
-                    out.push(Decision::LoadAt {
-                        playback,
-                        spot: target,
-                    });
+                    out.push(cur.load_without_server());
                 }
             }
             Event::EnginePosition {
