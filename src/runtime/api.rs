@@ -205,6 +205,8 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         Effect::Play { .. }
         | Effect::SetFinished { .. }
         | Effect::FlushProgress
+        | Effect::RetryRefused
+        | Effect::DiscardRefused
         | Effect::ResolveConflict { .. } => {}
         Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) => {}
     }

@@ -234,6 +234,17 @@ impl Backends for Live {
                 };
                 sh.sync().chose(book, choice);
             }
+            Effect::RetryRefused => self.spawn(async move {
+                let n = sh.sync().retry_refused().await;
+                sh.ui.send(Answer::Notice(format!(
+                    "Sending {n} refused change(s) again."
+                )));
+            }),
+            Effect::DiscardRefused => self.spawn(async move {
+                let n = sh.sync().discard_refused().await;
+                sh.ui
+                    .send(Answer::Notice(format!("Dropped {n} refused change(s).")));
+            }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             other => self.spawn(api::run(sh, other)),
         }

@@ -259,6 +259,9 @@ pub(super) enum Command {
     RetryRefused {
         reply: oneshot::Sender<usize>,
     },
+    DiscardRefused {
+        reply: oneshot::Sender<usize>,
+    },
     Settle {
         reply: oneshot::Sender<()>,
     },
@@ -393,6 +396,13 @@ impl SyncSession {
     pub async fn retry_refused(&self) -> usize {
         let (reply, rx) = oneshot::channel();
         self.send(Command::RetryRefused { reply });
+        rx.await.unwrap_or(0)
+    }
+
+    /// Drops the refused (set aside) entries; returns how many.
+    pub async fn discard_refused(&self) -> usize {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::DiscardRefused { reply });
         rx.await.unwrap_or(0)
     }
 

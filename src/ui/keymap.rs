@@ -254,6 +254,8 @@ actions! {
     MarkFinished = "mark_finished", "book", "mark finished / unfinished";
     Restart = "restart", "book", "restart the book from 0";
     License = "license", "other", "license status";
+    RetryRefused = "retry_refused", "other", "send the changes the server refused again";
+    DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)";
     Profiles = "profiles", "other", "log in / switch profile";
     Help = "help", "other", "this help";
 }
@@ -321,6 +323,8 @@ fn defaults(action: Action) -> Vec<Key> {
         A::MarkFinished => vec![c('m')],
         A::Restart => vec![c('R')],
         A::License => vec![c('i')],
+        A::RetryRefused => vec![c('Y')],
+        A::DiscardRefused => vec![c('X')],
         A::Profiles => vec![c('P')],
         A::Help => vec![c('?'), Key::plain(K::F(1))],
     }

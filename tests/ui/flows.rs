@@ -326,3 +326,22 @@ fn playing_position_updates_wait_for_the_tick_but_paused_seeks_draw() {
     app.update(Event::Answer(Answer::Engine(view)));
     assert!(app.dirty, "a skip while paused shows at once");
 }
+
+#[test]
+fn refused_changes_are_retried_or_dropped_after_a_yes() {
+    let mut app = playing();
+    // Nothing refused: the keys say so and do nothing.
+    assert!(app.update(key('Y')).is_empty());
+    app.update(Event::Answer(Answer::Sync(SyncView {
+        refused: 2,
+        ..SyncView::default()
+    })));
+    assert!(app.update(key('Y')).contains(&Effect::RetryRefused));
+    // Dropping asks first; anything but y keeps them.
+    assert!(!app.update(key('X')).contains(&Effect::DiscardRefused));
+    assert!(app.overlay.is_some());
+    assert!(!app.update(key('n')).contains(&Effect::DiscardRefused));
+    assert!(app.overlay.is_none());
+    app.update(key('X'));
+    assert!(app.update(key('y')).contains(&Effect::DiscardRefused));
+}

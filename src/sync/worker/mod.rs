@@ -280,6 +280,23 @@ impl Worker {
                 self.want_flush = true;
                 let _ = reply.send(n);
             }
+            Command::DiscardRefused { reply } => {
+                let refused: Vec<u64> = match &self.scope {
+                    Some(scope) => self
+                        .outbox
+                        .in_scope(scope)
+                        .iter()
+                        .filter(|e| e.is_parked())
+                        .map(|e| e.seq)
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let n = refused
+                    .into_iter()
+                    .filter(|&seq| self.outbox.complete(seq).unwrap_or(false))
+                    .count();
+                let _ = reply.send(n);
+            }
             Command::DiscardHeld { reply } => {
                 let held: Vec<u64> = match &self.scope {
                     Some(scope) => self.outbox.held(scope).iter().map(|e| e.seq).collect(),

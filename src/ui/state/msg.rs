@@ -124,6 +124,10 @@ pub enum Effect {
         id: BookmarkId,
     },
     LoadLicense,
+    /// Send the changes the server refused (set aside) again.
+    RetryRefused,
+    /// Drop the changes the server refused (the user confirmed).
+    DiscardRefused,
     Play {
         book: Book,
         manifest: Manifest,

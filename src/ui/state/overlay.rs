@@ -40,6 +40,10 @@ pub enum Overlay {
     ConfirmRestart {
         book: BookId,
     },
+    /// Drop the changes the server refused?
+    ConfirmDiscardRefused {
+        count: usize,
+    },
     Conflict {
         book: BookId,
         server: Position,
@@ -128,6 +132,12 @@ impl App {
                 if matches!(key.code, KeyCode::Char('y' | 'Y')) {
                     let book = book.clone();
                     self.restart(book, fx);
+                }
+                true
+            }
+            Overlay::ConfirmDiscardRefused { .. } => {
+                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
+                    fx.push(Effect::DiscardRefused);
                 }
                 true
             }

@@ -150,6 +150,15 @@ impl App {
                     );
                 }
             }
+            A::RetryRefused | A::DiscardRefused if self.sync.refused == 0 => {
+                self.toast("No change was refused by the server.", false)
+            }
+            A::RetryRefused => fx.push(Effect::RetryRefused),
+            A::DiscardRefused => {
+                self.overlay = Some(Overlay::ConfirmDiscardRefused {
+                    count: self.sync.refused,
+                })
+            }
             A::Restart => {
                 if let Some(b) = self.current_book() {
                     self.overlay = Some(Overlay::ConfirmRestart { book: b.id.clone() });

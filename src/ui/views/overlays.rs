@@ -95,6 +95,24 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
                 None,
             )
         }
+        Overlay::ConfirmDiscardRefused { count } => (
+            "Drop refused changes?".into(),
+            vec![
+                (
+                    format!("The server refused {count} change(s) five times or more."),
+                    theme.base,
+                ),
+                (
+                    "`earmark sync pending` shows them with the server's message.".into(),
+                    theme.dim,
+                ),
+                (
+                    "y: drop them · any other key: keep them".into(),
+                    theme.accent,
+                ),
+            ],
+            None,
+        ),
         Overlay::Conflict {
             server,
             local,
