@@ -339,15 +339,7 @@ impl Worker {
         for d in ds {
             match d {
                 Decision::Report(w) => {
-                    if let Some(scope) = self.scope.clone() {
-                        self.cache.set_progress(
-                            &scope,
-                            &w.book,
-                            &w.spot,
-                            w.finished,
-                            w.client_updated_at,
-                        );
-                    }
+                    self.remember(&w);
                     let op = Op::ProgressWrite(QueuedProgress {
                         chapter_id: w.spot.chapter,
                         position_sec: w.spot.position,
@@ -357,17 +349,7 @@ impl Worker {
                     });
                     self.queue(w.book, op);
                 }
-                Decision::Hold(w) => {
-                    if let Some(scope) = self.scope.clone() {
-                        self.cache.set_progress(
-                            &scope,
-                            &w.book,
-                            &w.spot,
-                            w.finished,
-                            w.client_updated_at,
-                        );
-                    }
-                }
+                Decision::Hold(w) => self.remember(&w),
                 Decision::Display {
                     book,
                     spot,
@@ -400,6 +382,14 @@ impl Worker {
                     }
                 }
             }
+        }
+    }
+
+    /// This device's last place for the book (the progress cache).
+    fn remember(&mut self, w: &super::reconciler::ProgressWrite) {
+        if let Some(scope) = &self.scope {
+            self.cache
+                .set_progress(scope, &w.book, &w.spot, w.finished, w.client_updated_at);
         }
     }
 
