@@ -52,6 +52,21 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// When a write happened, for `serverUpdatedAt`: wall time in ms, but
+/// strictly later than the last write this process stamped, so two writes in
+/// one millisecond still sort in the order they arrived ("recent" sort).
+pub fn write_clock_ms() -> i64 {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LAST: AtomicI64 = AtomicI64::new(0);
+    let now = now_ms();
+    let prev = LAST
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
+            Some(now.max(last + 1))
+        })
+        .unwrap_or(now);
+    now.max(prev + 1)
+}
+
 pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut buf);

@@ -4,7 +4,7 @@
 use super::{AppState, data};
 use crate::server::auth::{Gated, Writer};
 use crate::server::catalog::Library;
-use crate::server::db::now_ms;
+use crate::server::db::write_clock_ms;
 use crate::server::error::{ApiError, ApiJson, ApiPath, ApiResult, parse_json};
 use crate::server::merge::{self, Incoming, Outcome, Stored};
 use axum::extract::State;
@@ -168,7 +168,7 @@ fn apply_write(
             "deviceId is longer than 200 characters",
         ));
     }
-    let now = now_ms();
+    let now = write_clock_ms();
     let position = if chapter.duration_sec > 0.0 {
         w.position_sec.min(chapter.duration_sec)
     } else {
@@ -342,7 +342,7 @@ pub async fn write_settings(
             "clientUpdatedAt must be a positive integer (ms since the epoch)",
         ));
     }
-    let now = now_ms();
+    let now = write_clock_ms();
     let client_at = merge::clamp_client_time(w.client_updated_at, now);
     let (applied, settings) = state
         .run(move |state| {
