@@ -1,0 +1,410 @@
+//! The bench's audio, its reference server and its logged-in client.
+
+use crate::measure::{Cost, run};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Peers {
+    pub mpv: bool,
+    pub ffmpeg: bool,
+}
+
+impl Peers {
+    pub fn find() -> Peers {
+        let has = |name: &str| {
+            Command::new(name)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok()
+        };
+        let p = Peers {
+            mpv: has("mpv"),
+            ffmpeg: has("ffmpeg") && has("ffprobe"),
+        };
+        if !p.mpv {
+            eprintln!("bench: mpv is missing: its column stays empty (./run installs it)");
+        }
+        p
+    }
+}
+
+pub fn header(p: &Peers) -> String {
+    let v = |name: &str| -> String {
+        Command::new(name)
+            .arg(if name == "ffmpeg" {
+                "-version"
+            } else {
+                "--version"
+            })
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| {
+                let words: Vec<&str> = s.lines().next()?.split_whitespace().collect();
+                // "mpv 0.35.1 Copyright…", "ffmpeg version 5.1.9…"
+                let version = words
+                    .iter()
+                    .skip(1)
+                    .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
+                Some(format!("{name} {version}"))
+            })
+            .unwrap_or_else(|| format!("{name} (missing)"))
+    };
+    let mut names = Vec::new();
+    if p.mpv {
+        names.push(v("mpv"));
+    }
+    if p.ffmpeg {
+        names.push(v("ffmpeg"));
+    }
+    format!("peer ({})", names.join("; decode rows: "))
+}
+
+pub fn load_average() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "Load average at the end: {} ({cores} cores).",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}
+
+/// Speech-like test audio made from the demo library's Aesop fables.
+pub struct Audio {
+    pub library: PathBuf,
+    /// 15 min, for decode throughput (ratios do not need the hour).
+    pub quarter: PathBuf,
+}
+
+impl Audio {
+    /// Generates what is missing; kept between runs.
+    pub fn generate(dir: &Path) -> Result<Audio, String> {
+        let lib = dir.join("library");
+        let small = lib.join("Bench Small").join("small.mp3");
+        let hour = lib.join("Bench Hour").join("hour.mp3");
+        let long = lib.join("Bench Long").join("long.mp3");
+        let quarter = dir.join("quarter.mp3");
+        for d in [&small, &hour, &long] {
+            std::fs::create_dir_all(d.parent().unwrap()).map_err(|e| e.to_string())?;
+        }
+        let ff = |args: &[&str]| -> Result<(), String> {
+            run(Command::new("ffmpeg")
+                .args(["-v", "error", "-y"])
+                .args(args))
+            .map(|_| ())
+        };
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let wav = dir.join("speech.wav");
+        if !hour.exists() {
+            eprintln!("bench: generating test audio (once, about a minute)");
+            let fables =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/Fables/Aesop's Fables");
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&fables)
+                .map_err(|e| format!("{}: {e}", fables.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "mp3"))
+                .collect();
+            files.sort();
+            let list: String = files
+                .iter()
+                .map(|p| format!("file '{}'\n", s(p).replace('\'', "'\\''")))
+                .collect();
+            let list_path = dir.join("fables.txt");
+            std::fs::write(&list_path, list).map_err(|e| e.to_string())?;
+            ff(&[
+                "-f",
+                "concat",
+                "-safe",
+                "0",
+                "-i",
+                &s(&list_path),
+                "-ac",
+                "1",
+                "-ar",
+                "22050",
+                &s(&wav),
+            ])?;
+            let tmp = dir.join("hour.tmp.mp3");
+            ff(&[
+                "-stream_loop",
+                "-1",
+                "-i",
+                &s(&wav),
+                "-t",
+                "3600",
+                "-ac",
+                "2",
+                "-ar",
+                "44100",
+                "-c:a",
+                "libmp3lame",
+                "-b:a",
+                "64k",
+                &s(&tmp),
+            ])?;
+            std::fs::rename(&tmp, &hour).map_err(|e| e.to_string())?;
+        }
+        if !small.exists() {
+            ff(&["-i", &s(&hour), "-t", "131", "-c", "copy", &s(&small)])?;
+        }
+        if !quarter.exists() {
+            ff(&["-i", &s(&hour), "-t", "900", "-c", "copy", &s(&quarter)])?;
+        }
+        if !long.exists() {
+            let list: String = (0..11).map(|_| format!("file '{}'\n", s(&hour))).collect();
+            let list_path = dir.join("eleven.txt");
+            std::fs::write(&list_path, list).map_err(|e| e.to_string())?;
+            let tmp = dir.join("long.tmp.mp3");
+            ff(&[
+                "-f",
+                "concat",
+                "-safe",
+                "0",
+                "-i",
+                &s(&list_path),
+                "-c",
+                "copy",
+                &s(&tmp),
+            ])?;
+            std::fs::rename(&tmp, &long).map_err(|e| e.to_string())?;
+        }
+        Ok(Audio {
+            library: lib,
+            quarter,
+        })
+    }
+}
+
+/// `earmark serve` on a free 127.0.0.1 port; killed on drop.
+pub struct Server {
+    child: Child,
+    pub url: String,
+}
+
+pub const USER: &str = "bench";
+const PASSWORD: &str = "bench-password";
+
+impl Server {
+    pub fn start(earmark: &Path, audio: &Audio, run_dir: &Path) -> Result<Server, String> {
+        let data = run_dir.join("server");
+        std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
+        let mut add = Command::new(earmark);
+        add.args(["serve", "user", "add", USER, "--password-stdin", "--data"])
+            .arg(&data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null());
+        let mut child = add.spawn().map_err(|e| e.to_string())?;
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(PASSWORD.as_bytes())
+            .map_err(|e| e.to_string())?;
+        if !child.wait().map_err(|e| e.to_string())?.success() {
+            return Err("earmark serve user add failed".into());
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
+        let child = Command::new(earmark)
+            .args(["serve", "--library"])
+            .arg(&audio.library)
+            .arg("--data")
+            .arg(&data)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start earmark serve: {e}"))?;
+        let server = Server {
+            child,
+            url: format!("http://127.0.0.1:{port}/api/v1"),
+        };
+        // Ready once it answers (the first scan reads the three files).
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                return Err("earmark serve did not listen within 120 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A book of the bench library: its id and only chapter.
+pub struct Book {
+    pub id: String,
+    pub chapter: String,
+}
+
+/// A logged-in `earmark` under its own XDG directories.
+pub struct Client {
+    pub earmark: PathBuf,
+    pub home: PathBuf,
+    pub server_url: String,
+    token: String,
+    pub small: Book,
+    pub hour: Book,
+    pub long: Book,
+}
+
+impl Client {
+    pub fn login(earmark: &Path, server: &Server, run_dir: &Path) -> Result<Client, String> {
+        let home = run_dir.join("client");
+        std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
+        let mut c = Client {
+            earmark: earmark.to_owned(),
+            home,
+            server_url: server.url.clone(),
+            token: String::new(),
+            small: Book {
+                id: String::new(),
+                chapter: String::new(),
+            },
+            hour: Book {
+                id: String::new(),
+                chapter: String::new(),
+            },
+            long: Book {
+                id: String::new(),
+                chapter: String::new(),
+            },
+        };
+        let mut login = c.command();
+        login
+            .args([
+                "login",
+                "--server",
+                &server.url,
+                "--user",
+                USER,
+                "--password-stdin",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null());
+        let mut child = login.spawn().map_err(|e| e.to_string())?;
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(PASSWORD.as_bytes())
+            .map_err(|e| e.to_string())?;
+        if !child.wait().map_err(|e| e.to_string())?.success() {
+            return Err("earmark login failed".into());
+        }
+        let token_file = c.home.join("data/earmark/tokens/default.token");
+        c.token = std::fs::read_to_string(&token_file)
+            .map_err(|e| format!("{}: {e}", token_file.display()))?
+            .trim()
+            .to_owned();
+        let (books, _) = run(c.command().args(["--json", "books"]))?;
+        let books: serde_json::Value =
+            serde_json::from_str(&books).map_err(|e| format!("earmark --json books: {e}"))?;
+        let list = books
+            .as_array()
+            .or_else(|| books["items"].as_array())
+            .ok_or("books: no list")?;
+        for b in list {
+            let title = b["title"].as_str().unwrap_or_default();
+            let id = b["id"].as_str().unwrap_or_default().to_owned();
+            let (m, _) = run(c.command().args(["--json", "manifest", &id]))?;
+            let m: serde_json::Value = serde_json::from_str(&m).map_err(|e| e.to_string())?;
+            let items = m["items"].as_array().ok_or("manifest: no items")?;
+            let chapter = items[0]["chapterId"]
+                .as_str()
+                .or_else(|| items[0]["chapter_id"].as_str())
+                .unwrap_or_default()
+                .to_owned();
+            let book = Book { id, chapter };
+            match title {
+                t if t.contains("Small") => c.small = book,
+                t if t.contains("Hour") => c.hour = book,
+                t if t.contains("Long") => c.long = book,
+                _ => {}
+            }
+        }
+        if [&c.small, &c.hour, &c.long].iter().any(|b| b.id.is_empty()) {
+            return Err(format!(
+                "the bench library's books were not all listed: {books}"
+            ));
+        }
+        Ok(c)
+    }
+
+    /// `earmark` with this client's directories and file token store.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(&self.earmark);
+        c.env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join("config"))
+            .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("XDG_CACHE_HOME", self.home.join("cache"))
+            .env("EARMARK_TOKEN_STORE", "file")
+            .env_remove("EARMARK_SERVER")
+            .env_remove("EARMARK_PROFILE")
+            .env_remove("DBUS_SESSION_BUS_ADDRESS");
+        c
+    }
+
+    pub fn stream_url(&self, book: &Book) -> String {
+        format!(
+            "{}/chapters/{}/play?raw=1&access_token={}",
+            self.server_url, book.chapter, self.token
+        )
+    }
+
+    fn play(&self, book: &Book, at: f64, speed: f64, secs: f64) -> Result<(f64, Cost), String> {
+        let (out, cost) = run(self.command().args([
+            "--json",
+            "play",
+            &book.id,
+            "--chapter",
+            &book.chapter,
+            "--at",
+            &at.to_string(),
+            "--speed",
+            &speed.to_string(),
+            "--for",
+            &secs.to_string(),
+            "--audio",
+            "null",
+        ]))?;
+        let last = out
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .rfind(|v| v["state"].is_string())
+            .ok_or_else(|| format!("earmark play printed no state: {out:?}"))?;
+        if last["state"] != "playing" {
+            return Err(format!("earmark play ended in {last}"));
+        }
+        let position = last["position"].as_f64().ok_or("no position")?;
+        Ok((position - at, cost))
+    }
+
+    /// Whole process from start to ~1 s of media: wall − media played.
+    pub fn startup_overhead(&self, book: &Book, at: f64) -> Result<f64, String> {
+        let (media, cost) = self.play(book, at, 1.0, 1.5)?;
+        Ok(cost.wall - media)
+    }
+
+    pub fn playing(&self, book: &Book, speed: f64, secs: f64) -> Result<Cost, String> {
+        self.play(book, 0.0, speed, secs).map(|(_, c)| c)
+    }
+}
