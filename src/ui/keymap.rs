@@ -253,6 +253,9 @@ actions! {
     Delete = "delete", "book", "delete the selected bookmark";
     MarkFinished = "mark_finished", "book", "mark finished / unfinished";
     Restart = "restart", "book", "restart the book from 0";
+    UndoJump = "undo_jump", "book", "undo the last jump (again: redo)";
+    History = "history", "book", "place history of the book (Enter jumps)";
+    Stats = "stats", "other", "listening statistics";
     License = "license", "other", "license status";
     RetryRefused = "retry_refused", "other", "send the changes the server refused again";
     DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)";
@@ -322,6 +325,9 @@ fn defaults(action: Action) -> Vec<Key> {
         A::Delete => vec![c('d'), Key::plain(K::Delete)],
         A::MarkFinished => vec![c('m')],
         A::Restart => vec![c('R')],
+        A::UndoJump => vec![c('u')],
+        A::History => vec![c('U')],
+        A::Stats => vec![c('S')],
         A::License => vec![c('i')],
         A::RetryRefused => vec![c('Y')],
         A::DiscardRefused => vec![c('X')],

@@ -7,6 +7,8 @@ mod bench;
 mod e2e;
 mod fixtures;
 mod flows;
+mod history;
+mod listening_backend;
 mod search;
 mod sizes;
 mod snapshots;

@@ -118,6 +118,11 @@ impl App {
                     cursor: 0,
                 })
             }
+            Answer::History { book, marks } => self.history.set(book, marks),
+            Answer::PlaceMarked { book, mark } => {
+                self.history.push(book, mark);
+            }
+            Answer::Stats(s) => self.stats = Some(s),
             Answer::Failed(msg) => {
                 self.book.loading = false;
                 self.toast(msg, true)
@@ -151,6 +156,7 @@ impl App {
             fx.push(Effect::Engine(EngineCmd::Pause));
             fx.push(Effect::FlushProgress);
             self.sleep = None;
+            self.mark_here(crate::domain::JumpCause::Sleep, fx);
             self.toast("Sleep timer: paused at the end of the chapter", false);
         }
         self.sleep_tick(fx);
@@ -177,6 +183,7 @@ impl App {
                 let done = self.now.saturating_sub(since) as f32 / playback::FADE_MS as f32;
                 if done >= 1.0 || !playing {
                     self.sleep = None;
+                    self.mark_here(crate::domain::JumpCause::Sleep, fx);
                     fx.push(Effect::Engine(EngineCmd::Pause));
                     fx.push(Effect::Engine(EngineCmd::FadeVolume(volume)));
                     fx.push(Effect::FlushProgress);

@@ -1,10 +1,12 @@
 //! The app state as plain data, and the reducer: `App::update(Event)`
 //! returns the effects (backend requests) to carry out. No I/O here.
 
+pub mod history;
 pub mod library;
 pub mod msg;
 mod overlay;
 mod playback;
+mod stats;
 
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
@@ -73,6 +75,8 @@ pub enum BookPane {
     #[default]
     Chapters,
     Bookmarks,
+    /// This device's place history of the book, newest first.
+    History,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -91,6 +95,8 @@ pub enum Screen {
     Library,
     Book,
     License,
+    /// Listening statistics of this device.
+    Stats,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +125,12 @@ pub struct App {
     pub volume: f32,
     pub sleep: Option<SleepTimer>,
     pub sync: SyncView,
+    /// Place history per book (this device).
+    pub history: history::Histories,
+    /// The wall-clock time at the loop's clock 0 (set by the event loop).
+    pub clock_origin: crate::domain::EpochMillis,
+    /// The last listening statistics read (the stats screen).
+    pub stats: Option<crate::domain::ListeningStats>,
     pub license: Option<LicenseStatus>,
     /// Set on 403 license_required: playback and sync are stopped.
     pub license_block: Option<String>,
@@ -149,6 +161,9 @@ impl App {
             volume: 1.0,
             sleep: None,
             sync: SyncView::default(),
+            history: Default::default(),
+            clock_origin: 0,
+            stats: None,
             license: None,
             license_block: None,
             toasts: VecDeque::new(),

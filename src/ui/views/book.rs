@@ -2,7 +2,7 @@
 //! or the bookmarks, and the book's progress.
 
 use super::text::{fit, fit_pad, fit_right, put, width, wrap};
-use crate::ui::state::{App, BookPane, fmt_time, library::fraction};
+use crate::ui::state::{App, BookPane, fmt_time, history::ago, library::fraction};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -103,9 +103,12 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     if y >= r.bottom() {
         return;
     }
+    let marks = app.history.of(&app.book.id);
+    let (nb, nh) = (app.book.bookmarks.len(), marks.len());
     let tabs = match app.book.pane {
-        BookPane::Chapters => format!("[Chapters]  Bookmarks ({})", app.book.bookmarks.len()),
-        BookPane::Bookmarks => format!(" Chapters  [Bookmarks ({})]", app.book.bookmarks.len()),
+        BookPane::Chapters => format!("[Chapters]  Bookmarks ({nb})  History ({nh})"),
+        BookPane::Bookmarks => format!(" Chapters  [Bookmarks ({nb})]  History ({nh})"),
+        BookPane::History => format!(" Chapters  Bookmarks ({nb})  [History ({nh})]"),
     };
     put(
         buf,
@@ -165,6 +168,29 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
                 (
                     format!("  {at}  {}", b.note.as_deref().unwrap_or("")),
                     String::new(),
+                )
+            })
+            .collect(),
+        BookPane::History if marks.is_empty() => vec![(
+            "No jumps yet. The place before each jump is kept here; u undoes the last.".into(),
+            String::new(),
+        )],
+        BookPane::History => marks
+            .iter()
+            .rev()
+            .map(|m| {
+                let ch = app
+                    .book
+                    .manifest
+                    .as_ref()
+                    .and_then(|man| man.position_of(&m.chapter_id));
+                let at = match ch {
+                    Some(i) => format!("ch {} {}", i + 1, fmt_time(m.position)),
+                    None => format!("{} {}", m.chapter_id, fmt_time(m.position)),
+                };
+                (
+                    format!("  {at:<11} {}", m.cause.word()),
+                    ago(app.wall_now(), m.at),
                 )
             })
             .collect(),
