@@ -9,6 +9,7 @@ mod fixtures;
 mod flows;
 mod history;
 mod listening_backend;
+mod rewind;
 mod search;
 mod sizes;
 mod snapshots;

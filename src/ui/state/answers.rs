@@ -136,6 +136,7 @@ impl App {
             return;
         };
         let prev_chapter = np.engine.as_ref().map(|e| e.chapter.clone());
+        let prev_state = np.engine.as_ref().map(|e| e.state.clone());
         if let PlayState::Error(e) = &view.state
             && np.engine.as_ref().is_none_or(|old| old.state != view.state)
         {
@@ -151,6 +152,7 @@ impl App {
         self.speed = view.speed;
         let chapter_changed = prev_chapter.is_some_and(|c| c != view.chapter);
         np.engine = Some(view);
+        self.rewind_watch(prev_state, fx);
         if chapter_changed && self.sleep == Some(SleepTimer::EndOfChapter) {
             // The chapter ended before the fade could start (a short chapter).
             fx.push(Effect::Engine(EngineCmd::Pause));

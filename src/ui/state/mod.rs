@@ -6,6 +6,7 @@ pub mod library;
 pub mod msg;
 mod overlay;
 mod playback;
+pub mod rewind;
 mod stats;
 
 pub use library::{Filter, Library, Search, Sort};
@@ -27,6 +28,10 @@ pub struct UiSettings {
     /// Listened seconds; media seconds = this × speed.
     pub short_skip: f64,
     pub long_skip: f64,
+    /// Smart rewind after a pause; `None`: off.
+    pub smart_rewind: Option<rewind::RewindCurve>,
+    /// The rewind may go back into the previous chapter.
+    pub rewind_past_chapter_start: bool,
 }
 
 impl Default for UiSettings {
@@ -34,6 +39,8 @@ impl Default for UiSettings {
         UiSettings {
             short_skip: 10.0,
             long_skip: 30.0,
+            smart_rewind: Some(rewind::RewindCurve::default()),
+            rewind_past_chapter_start: false,
         }
     }
 }
@@ -129,6 +136,8 @@ pub struct App {
     pub history: history::Histories,
     /// The wall-clock time at the loop's clock 0 (set by the event loop).
     pub clock_origin: crate::domain::EpochMillis,
+    /// What smart rewind follows.
+    pub pauses: rewind::Pauses,
     /// The last listening statistics read (the stats screen).
     pub stats: Option<crate::domain::ListeningStats>,
     pub license: Option<LicenseStatus>,
@@ -164,6 +173,7 @@ impl App {
             history: Default::default(),
             clock_origin: 0,
             stats: None,
+            pauses: Default::default(),
             license: None,
             license_block: None,
             toasts: VecDeque::new(),

@@ -61,6 +61,7 @@ impl App {
             }
             A::PlayPause => {
                 if self.playing.is_some() {
+                    self.resume_after_pause(fx);
                     fx.push(Effect::Engine(EngineCmd::Toggle));
                 } else if self.screen == Screen::Book {
                     self.play_book(StartAt::Resume, fx);
@@ -325,6 +326,13 @@ impl App {
         if same && start == StartAt::Resume {
             fx.push(Effect::Engine(EngineCmd::Toggle));
             return;
+        }
+        if start == StartAt::Resume
+            && let Some(p) = &book.progress
+            && let Some(saved) = p.client_updated_at.or(p.server_updated_at)
+        {
+            // Smart rewind also after a break between two runs.
+            self.pauses.resumed = Some((book.id.clone(), saved));
         }
         self.playing = Some(NowPlaying {
             book: book.clone(),
