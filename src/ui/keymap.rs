@@ -240,7 +240,9 @@ actions! {
     VolumeUp = "volume_up", "playback", "volume up";
     NextChapter = "next_chapter", "playback", "next chapter";
     PrevChapter = "prev_chapter", "playback", "previous chapter (restart if >3 s in)";
-    SleepTimer = "sleep_timer", "playback", "sleep timer";
+    SleepTimer = "sleep_timer", "playback", "sleep timer (type 25, 1:30 or 3ch for your own)";
+    TimeLeftMode = "time_left_mode", "playback", "times left: at your speed / in book time";
+    SleepExtend = "sleep_extend", "playback", "sleep timer: more time (also while it fades and after it stopped)";
     Search = "search", "library", "search";
     Favorite = "favorite", "library", "toggle favorite";
     Filter = "filter", "library", "filter: all/favorites/in progress/finished";
@@ -313,6 +315,8 @@ fn defaults(action: Action) -> Vec<Key> {
         A::NextChapter => vec![c('n')],
         A::PrevChapter => vec![c('p')],
         A::SleepTimer => vec![c('s')],
+        A::SleepExtend => vec![c('z')],
+        A::TimeLeftMode => vec![c('T')],
         A::Search => vec![c('/')],
         A::Favorite => vec![c('f')],
         A::Filter => vec![c('t')],

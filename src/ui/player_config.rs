@@ -44,6 +44,33 @@ pub(super) fn read(p: &toml::Table, s: &mut UiSettings) -> Result<(), String> {
     if let Some(b) = flag(p, "smart_rewind_past_chapter_start")? {
         s.rewind_past_chapter_start = b;
     }
+    let ranged = |key: &str, lo: f64, hi: f64, unit: &str| -> Result<Option<f64>, String> {
+        match p.get(key) {
+            None => Ok(None),
+            Some(v) => match secs(v) {
+                Some(x) if (lo..=hi).contains(&x) => Ok(Some(x)),
+                _ => Err(format!(
+                    "[player] in config.toml: `{key}` must be {unit} between {lo} and {hi}"
+                )),
+            },
+        }
+    };
+    if let Some(f) = ranged("sleep_fade", 0.0, 120.0, "seconds")? {
+        s.sleep.fade_ms = (f * 1000.0) as u64;
+    }
+    if let Some(m) = ranged("sleep_extend", 1.0, 120.0, "minutes")? {
+        s.sleep.extend_ms = (m * 60_000.0) as u64;
+    }
+    match p.get("sleep_while_paused") {
+        None => {}
+        Some(toml::Value::String(w)) if w == "pause" => s.sleep.counts_while_paused = false,
+        Some(toml::Value::String(w)) if w == "count" => s.sleep.counts_while_paused = true,
+        Some(_) => {
+            return Err(
+                "[player] in config.toml: `sleep_while_paused` must be \"pause\" (the timer waits) or \"count\" (it counts on)".into(),
+            );
+        }
+    }
     Ok(())
 }
 
@@ -79,5 +106,18 @@ mod tests {
         let e = read_text("smart_rewind_curve = [1, 2]").unwrap_err();
         assert!(e.contains("pairs"), "{e}");
         assert!(read_text("smart_rewind = \"yes\"").is_err());
+    }
+
+    #[test]
+    fn sleep_settings_are_read_and_checked() {
+        let s = read_text("sleep_fade = 30\nsleep_extend = 10\nsleep_while_paused = \"count\"")
+            .unwrap();
+        assert_eq!(s.sleep.fade_ms, 30_000);
+        assert_eq!(s.sleep.extend_ms, 600_000);
+        assert!(s.sleep.counts_while_paused);
+        let e = read_text("sleep_fade = 500").unwrap_err();
+        assert!(e.contains("sleep_fade") && e.contains("seconds"), "{e}");
+        let e = read_text("sleep_while_paused = \"sometimes\"").unwrap_err();
+        assert!(e.contains("sleep_while_paused"), "{e}");
     }
 }

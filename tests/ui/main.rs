@@ -4,6 +4,7 @@
 
 mod backend;
 mod bench;
+mod driver;
 mod e2e;
 mod fixtures;
 mod flows;
@@ -12,4 +13,5 @@ mod listening_backend;
 mod rewind;
 mod search;
 mod sizes;
+mod sleep;
 mod snapshots;

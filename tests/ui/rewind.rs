@@ -2,19 +2,14 @@
 //! the chapter), and the whole way through the player's backends, the real
 //! engine on the null output and the reference server.
 
-use crate::backend::{demo_library, log_in};
+use crate::driver::Driver;
 use crate::fixtures::*;
-use earmark::api::BookQuery;
 use earmark::domain::*;
-use earmark::player::AudioMode;
-use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
-use earmark::ui::event_loop::{Backends, UiSender};
-use earmark::ui::keymap::{KeyCode, Keymap};
+use earmark::ui::event_loop::Backends;
+use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::rewind::RewindCurve;
 use earmark::ui::state::*;
-use earmark::ui::terminal::LoopEvent;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn view(state: PlayState, chapter: &str, position: f64) -> Event {
     Event::Answer(Answer::Engine(EngineView {
@@ -126,115 +121,39 @@ fn off_in_config_means_no_rewind() {
 /// seek, and sync reports the earlier place to the server like any seek.
 #[test]
 fn a_rewind_after_a_pause_reaches_the_engine_and_the_server() {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let (profile, done) = log_in(&rt, &server, home.path());
-    let c = done.client.clone();
-    let (book, manifest) = rt.block_on(async {
-        for b in c.books(&BookQuery::default()).await.unwrap() {
-            let m = c.manifest(&b.id).await.unwrap();
-            if m.items[0].duration.unwrap_or(0.0) > 60.0 {
-                return (b, m);
-            }
-        }
-        panic!("no demo book with a chapter over a minute");
-    });
-    let ch0 = manifest.items[0].chapter_id.clone();
     let mut settings = UiSettings::default();
     // Any pause over 0.1 s rewinds 5 s (the default needs minutes).
     settings.smart_rewind = Some(RewindCurve::new(vec![(0.0, 0.0), (0.1, 5.0)]).unwrap());
-    let mut app = App::new(Keymap::default(), settings);
-    let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
-    let start = Instant::now();
-    let step = |app: &mut App, live: &mut Live, ev: Option<Event>| {
-        let mut fx = app.update(Event::Tick(start.elapsed().as_millis() as u64));
-        if let Some(ev) = ev {
-            fx.extend(app.update(ev));
-        }
-        for e in fx {
-            live.handle(e);
-        }
-    };
-    step(
-        &mut app,
-        &mut live,
-        Some(Event::Answer(Answer::LoggedIn(SessionInfo {
-            address: server.base_url().to_owned(),
-            user: server.username.clone(),
-            profile: None,
-        }))),
-    );
-    step(
-        &mut app,
-        &mut live,
-        Some(Event::Answer(Answer::Library {
-            books: vec![book.clone()],
-            from_cache: false,
-        })),
-    );
-    step(&mut app, &mut live, Some(code(KeyCode::Enter)));
-    step(
-        &mut app,
-        &mut live,
-        Some(Event::Answer(Answer::BookLoaded {
-            book: book.clone(),
-            manifest: Some(manifest.clone()),
-            bookmarks: vec![],
-        })),
-    );
-    step(&mut app, &mut live, Some(code(KeyCode::Enter))); // play chapter 1 from 0
-    // Follow the answers until `done` holds.
-    let follow = |app: &mut App, live: &mut Live, what: &str, done: &dyn Fn(&App) -> bool| {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !done(app) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(LoopEvent::App(ev)) => step(app, live, Some(ev)),
-                Ok(_) => {}
-                Err(_) => panic!("timed out waiting for {what}"),
-            }
-        }
-    };
-    let at = |app: &App| {
-        app.playing
-            .as_ref()
-            .and_then(|p| p.engine.clone())
-            .map(|e| (e.state, e.chapter, e.position))
-    };
-    follow(
-        &mut app,
-        &mut live,
+    let mut d = Driver::start(settings);
+    let ch0 = d.manifest.items[0].chapter_id.clone();
+    d.step(code(KeyCode::Enter)); // play chapter 1 from 0
+    d.follow(
         "playing past 7 s",
-        &|a| matches!(at(a), Some((PlayState::Playing, _, p)) if p >= 7.0),
+        |a| matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p >= 7.0),
     );
-    step(&mut app, &mut live, Some(key(' ')));
-    follow(&mut app, &mut live, "paused", &|a| {
-        matches!(at(a), Some((PlayState::Paused, _, _)))
+    d.step(key(' '));
+    d.follow("paused", |a| {
+        matches!(Driver::at(a), Some((PlayState::Paused, _, _)))
     });
-    let paused_at = at(&app).unwrap().2;
+    let paused_at = Driver::at(&d.app).unwrap().2;
     std::thread::sleep(Duration::from_millis(300)); // the pause itself
-    step(&mut app, &mut live, Some(key(' ')));
-    follow(
-        &mut app,
-        &mut live,
-        "playing again, 5 s earlier",
-        &|a| matches!(at(a), Some((PlayState::Playing, ref c, p)) if *c == ch0 && p < paused_at - 3.5),
-    );
-    step(&mut app, &mut live, Some(key(' ')));
-    follow(&mut app, &mut live, "paused again", &|a| {
-        matches!(at(a), Some((PlayState::Paused, _, _)))
+    d.step(key(' '));
+    d.follow("playing again, 5 s earlier", |a| {
+        matches!(Driver::at(a), Some((PlayState::Playing, ref c, p)) if *c == ch0 && p < paused_at - 3.5)
     });
-    let marks = app.history.of(&book.id).to_vec();
+    d.step(key(' '));
+    d.follow("paused again", |a| {
+        matches!(Driver::at(a), Some((PlayState::Paused, _, _)))
+    });
+    let marks = d.app.history.of(&d.book.id).to_vec();
     assert!(
         marks
             .iter()
             .any(|m| m.cause == JumpCause::Rewind && (m.position - paused_at).abs() < 0.5),
         "{marks:?}"
     );
-    live.shutdown();
-    let p = rt.block_on(c.progress(&book.id)).unwrap().progress.unwrap();
+    d.live.shutdown();
+    let p = d.server_progress();
     assert_eq!(p.chapter_id, ch0);
     assert!(
         p.position < paused_at - 3.0,

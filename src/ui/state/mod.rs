@@ -7,12 +7,14 @@ pub mod msg;
 mod overlay;
 mod playback;
 pub mod rewind;
+mod sleep;
 mod stats;
 
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
-pub use overlay::{Overlay, SLEEP_CHOICES, SleepChoice};
-pub use playback::{NowPlaying, SleepTimer, fmt_time};
+pub use overlay::Overlay;
+pub use playback::{NowPlaying, fmt_time};
+pub use sleep::{SLEEP_CHOICES, SleepChoice, SleepSettings, SleepTimer, parse_sleep};
 
 use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
@@ -32,6 +34,7 @@ pub struct UiSettings {
     pub smart_rewind: Option<rewind::RewindCurve>,
     /// The rewind may go back into the previous chapter.
     pub rewind_past_chapter_start: bool,
+    pub sleep: SleepSettings,
 }
 
 impl Default for UiSettings {
@@ -41,6 +44,7 @@ impl Default for UiSettings {
             long_skip: 30.0,
             smart_rewind: Some(rewind::RewindCurve::default()),
             rewind_past_chapter_start: false,
+            sleep: SleepSettings::default(),
         }
     }
 }
@@ -136,6 +140,8 @@ pub struct App {
     pub history: history::Histories,
     /// The wall-clock time at the loop's clock 0 (set by the event loop).
     pub clock_origin: crate::domain::EpochMillis,
+    /// Times left are shown in the book's time instead of at the speed.
+    pub media_times: bool,
     /// What smart rewind follows.
     pub pauses: rewind::Pauses,
     /// The last listening statistics read (the stats screen).
@@ -174,6 +180,7 @@ impl App {
             clock_origin: 0,
             stats: None,
             pauses: Default::default(),
+            media_times: false,
             license: None,
             license_block: None,
             toasts: VecDeque::new(),
@@ -238,16 +245,16 @@ impl App {
     pub fn next_wake(&self) -> Option<Millis> {
         let mut wake: Option<Millis> = None;
         let mut at = |t: Millis| wake = Some(wake.map_or(t, |w| w.min(t)));
-        if self.is_playing() || matches!(self.sleep, Some(SleepTimer::Fading { .. })) {
+        if self.is_playing() {
             at(self.now + PLAYING_TICK_MS);
+        }
+        if let Some(t) = self.sleep_wake() {
+            at(t);
         }
         if let Some(t) = self.toasts.front() {
             at(t.until);
         }
         if let Some(t) = self.library.search.as_ref().and_then(|s| s.ask_server_at) {
-            at(t);
-        }
-        if let Some(SleepTimer::Until(t)) = self.sleep {
             at(t);
         }
         // An unfinished search scan continues at once, one chunk a frame.

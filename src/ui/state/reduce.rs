@@ -89,7 +89,24 @@ impl App {
                 fx.push(Effect::Engine(EngineCmd::PrevChapter))
             }
             A::NextChapter | A::PrevChapter => self.toast("Nothing is playing.", false),
-            A::SleepTimer => self.overlay = Some(Overlay::Sleep { cursor: 0 }),
+            A::SleepTimer => {
+                self.overlay = Some(Overlay::Sleep {
+                    cursor: 0,
+                    typed: String::new(),
+                })
+            }
+            A::SleepExtend => self.extend_sleep(fx),
+            A::TimeLeftMode => {
+                self.media_times = !self.media_times;
+                self.toast(
+                    if self.media_times {
+                        "Times left: in the book's time (as at 1×)"
+                    } else {
+                        "Times left: at your speed"
+                    },
+                    false,
+                );
+            }
             A::Favorite => {
                 if let Some(b) = self.current_book() {
                     let (book, favorite) = (b.id.clone(), !b.favorite);

@@ -70,10 +70,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         let mut s = ch.unwrap_or_default();
         if let (Some(p), Some(d)) = (bp, bd) {
             s.push_str(&format!(
-                " · {} of {} ({:.0}%)",
+                " · {} of {} ({:.0}%) · {} left",
                 fmt_time(p),
                 fmt_time(d),
-                p / d.max(0.001) * 100.0
+                p / d.max(0.001) * 100.0,
+                fmt_time(app.shown_left((d - p).max(0.0)))
             ));
         }
         s
@@ -137,7 +138,13 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
                     let dur = item.duration.map(fmt_time).unwrap_or_default();
                     let right = match (Some(i) == current, playing) {
                         (true, Some(np)) => {
-                            format!("{} / {dur}", fmt_time(np.chapter_progress().0))
+                            let (pos, d) = np.chapter_progress();
+                            let left = d
+                                .map(|d| {
+                                    format!(" -{}", fmt_time(app.shown_left((d - pos).max(0.0))))
+                                })
+                                .unwrap_or_default();
+                            format!("{} / {dur}{left}", fmt_time(pos))
                         }
                         _ => dur,
                     };
