@@ -121,9 +121,11 @@ fn off_in_config_means_no_rewind() {
 /// seek, and sync reports the earlier place to the server like any seek.
 #[test]
 fn a_rewind_after_a_pause_reaches_the_engine_and_the_server() {
-    let mut settings = UiSettings::default();
     // Any pause over 0.1 s rewinds 5 s (the default needs minutes).
-    settings.smart_rewind = Some(RewindCurve::new(vec![(0.0, 0.0), (0.1, 5.0)]).unwrap());
+    let settings = UiSettings {
+        smart_rewind: Some(RewindCurve::new(vec![(0.0, 0.0), (0.1, 5.0)]).unwrap()),
+        ..UiSettings::default()
+    };
     let mut d = Driver::start(settings);
     let ch0 = d.manifest.items[0].chapter_id.clone();
     d.step(code(KeyCode::Enter)); // play chapter 1 from 0
