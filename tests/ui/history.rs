@@ -230,3 +230,23 @@ fn stats_screen_snapshots() {
         insta::assert_snapshot!(format!("stats_{w}x{h}"), render(&mut app, w, h));
     }
 }
+
+#[test]
+fn a_mark_whose_chapter_left_the_book_is_not_jumped_to() {
+    let mut app = playing();
+    app.update(Event::Answer(Answer::History {
+        book: BookId::new("moby"),
+        marks: vec![PlaceMark {
+            at: 1,
+            chapter_id: ChapterId::new("gone"),
+            position: 5.0,
+            cause: JumpCause::Seek,
+        }],
+    }));
+    let fx = app.update(key('u'));
+    assert!(seeks(&fx).is_empty(), "{fx:?}");
+    app.update(key('U'));
+    let fx = app.update(code(KeyCode::Enter));
+    assert!(seeks(&fx).is_empty(), "{fx:?}");
+    assert!(app.toasts.back().unwrap().text.contains("no longer in this book"));
+}

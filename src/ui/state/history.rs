@@ -69,6 +69,22 @@ impl App {
         true
     }
 
+    /// False (and says so) when the mark's chapter is not in `manifest`
+    /// any more (the book was rescanned).
+    fn reachable(&mut self, mark: &PlaceMark, manifest: Option<&Manifest>) -> bool {
+        let gone = manifest.is_some_and(|m| m.position_of(&mark.chapter_id).is_none());
+        if gone {
+            self.toast(
+                format!(
+                    "Chapter {} is no longer in this book; cannot go back there.",
+                    mark.chapter_id
+                ),
+                true,
+            );
+        }
+        !gone
+    }
+
     /// True when `book` is the one playing.
     pub(super) fn plays(&self, book: &BookId) -> bool {
         self.playing.as_ref().is_some_and(|p| &p.book.id == book)
@@ -85,6 +101,10 @@ impl App {
             self.toast("No jump to undo in this book yet.", false);
             return;
         };
+        let manifest = self.playing.as_ref().map(|p| p.manifest.clone());
+        if !self.reachable(&target, manifest.as_ref()) {
+            return;
+        }
         if !self.mark_here(JumpCause::Undo, fx) {
             self.toast("Wait until playback has started.", false);
             return;
@@ -108,6 +128,10 @@ impl App {
         let Some(target) = self.history.row(&self.book.id, self.book.cursor).cloned() else {
             return;
         };
+        let manifest = self.book.manifest.clone();
+        if !self.reachable(&target, manifest.as_ref()) {
+            return;
+        }
         if self.plays(&self.book.id.clone()) {
             self.mark_here(JumpCause::History, fx);
         }
