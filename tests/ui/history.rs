@@ -248,5 +248,11 @@ fn a_mark_whose_chapter_left_the_book_is_not_jumped_to() {
     app.update(key('U'));
     let fx = app.update(code(KeyCode::Enter));
     assert!(seeks(&fx).is_empty(), "{fx:?}");
-    assert!(app.toasts.back().unwrap().text.contains("no longer in this book"));
+    assert!(
+        app.toasts
+            .back()
+            .unwrap()
+            .text
+            .contains("no longer in this book")
+    );
 }

@@ -182,11 +182,13 @@ fn the_timer_stops_the_engine_and_extend_resumes_it() {
         matches!(Driver::at(a), Some((PlayState::Paused, _, _)))
     });
     let (_, ch, stopped_at) = Driver::at(&d.app).unwrap();
-    assert!(
-        d.app.volume > 0.99,
-        "the volume is given back: {}",
-        d.app.volume
-    );
+    d.follow("the volume given back to the engine", |a| {
+        a.playing
+            .as_ref()
+            .and_then(|p| p.engine.as_ref())
+            .is_some_and(|e| e.volume > 0.99)
+            && a.volume > 0.99
+    });
     assert!(
         d.app
             .history

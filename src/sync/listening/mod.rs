@@ -159,6 +159,11 @@ impl Listening {
         }
     }
 
+    /// In `dir`, or in memory without one.
+    pub fn open_in(dir: Option<&Path>) -> Listening {
+        dir.map_or_else(Listening::in_memory, Listening::open)
+    }
+
     pub fn in_memory() -> Listening {
         Listening {
             log: Log::in_memory(),

@@ -49,10 +49,7 @@ pub(super) fn spawn(
                     r.records, r.corrupt_skipped
                 )));
             }
-            let listening = match &config.listening_dir {
-                Some(dir) => Listening::open(dir),
-                None => Listening::in_memory(),
-            };
+            let listening = Listening::open_in(config.listening_dir.as_deref());
             (o, Cache::load(&config.cache_path), listening)
         }
         Err(e) => {
@@ -64,11 +61,8 @@ pub(super) fn spawn(
             let _ = notice_tx.send(Notice::Info(format!(
                 "Progress sync keeps changes in memory only ({why}): quit the other player, or changes made now are lost when you quit."
             )));
-            (
-                Outbox::in_memory(),
-                Cache::in_memory(&config.cache_path),
-                Listening::in_memory(),
-            )
+            let memory = (Outbox::in_memory(), Cache::in_memory(&config.cache_path));
+            (memory.0, memory.1, Listening::open_in(None))
         }
     };
     let (tx, rx) = mpsc::unbounded_channel();

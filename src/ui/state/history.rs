@@ -51,6 +51,10 @@ impl App {
     /// Remembers where the playing book is, before a jump. False when
     /// nothing plays (or its place is not known yet).
     pub(super) fn mark_here(&mut self, cause: JumpCause, fx: &mut Vec<Effect>) -> bool {
+        if cause != JumpCause::Rewind {
+            // The listener picked a place: no rewind from the last session.
+            self.pauses.resumed = None;
+        }
         let Some((book, chapter, position)) = self.playing.as_ref().and_then(|np| {
             let e = np.engine.as_ref()?;
             Some((np.book.id.clone(), e.chapter.clone(), e.position))
