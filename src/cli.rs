@@ -61,6 +61,13 @@ pub enum Command {
     Play(crate::commands::play::PlayArgs),
     /// Queued progress and settings changes: list, send or drop them.
     Sync(crate::commands::sync::SyncArgs),
+    /// The place before each jump in a book, on this device (newest first).
+    History {
+        /// The book's id.
+        book_id: String,
+    },
+    /// Time listened on this device: last 30 days, totals, streaks.
+    Stats,
     /// Run the reference Audiobook Library Service.
     Serve(crate::server::cli::ServeArgs),
     /// Start a demo server with the demo library and open the player.
@@ -79,6 +86,14 @@ pub fn main() -> ExitCode {
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
             crate::commands::sync::run(&global, args)
+        }
+        Some(Command::History { book_id }) => {
+            quiet_on_closed_pipe();
+            crate::commands::listening::history(&global, book_id)
+        }
+        Some(Command::Stats) => {
+            quiet_on_closed_pipe();
+            crate::commands::listening::stats(&global)
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::demo::run(args),

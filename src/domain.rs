@@ -217,3 +217,207 @@ pub struct LicenseStatus {
     pub valid: bool,
     pub message: Option<String>,
 }
+
+/// Why the place moved: recorded with the place *before* a jump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum JumpCause {
+    /// A seek on the progress bar.
+    Seek,
+    /// A short or long skip.
+    Skip,
+    /// Next / previous chapter, or a chapter picked in the list.
+    Chapter,
+    Bookmark,
+    /// Opening the book moved the place (the server's, or a conflict choice).
+    Restore,
+    /// The sleep timer stopped playback here.
+    Sleep,
+    Restart,
+    Finished,
+    /// "Undo jump" went back from here.
+    Undo,
+    /// A jump picked in the place history.
+    History,
+    /// Smart rewind after a pause or an interruption.
+    Rewind,
+}
+
+impl JumpCause {
+    /// The word the history list and `earmark history` show.
+    pub fn word(self) -> &'static str {
+        match self {
+            JumpCause::Seek => "seek",
+            JumpCause::Skip => "skip",
+            JumpCause::Chapter => "chapter",
+            JumpCause::Bookmark => "bookmark",
+            JumpCause::Restore => "restore",
+            JumpCause::Sleep => "sleep timer",
+            JumpCause::Restart => "restart",
+            JumpCause::Finished => "finished",
+            JumpCause::Undo => "undo",
+            JumpCause::History => "history",
+            JumpCause::Rewind => "rewind",
+        }
+    }
+}
+
+/// A place before a jump, on this device: keyed by chapter id and
+/// position (never an index), with the wall time and the cause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaceMark {
+    pub at: EpochMillis,
+    pub chapter_id: ChapterId,
+    pub position: f64,
+    pub cause: JumpCause,
+}
+
+/// Time listened on one local day (days since 1970-01-01, local time).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DayListened {
+    pub day: i64,
+    /// Seconds of the listener's time.
+    pub wall_secs: f64,
+    /// Seconds of the book (at 2× this is twice the wall time).
+    pub media_secs: f64,
+}
+
+/// Listening statistics of this device, as the stats view draws them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListeningStats {
+    /// Today, as a local day number.
+    pub today: i64,
+    /// The last 30 days, oldest first, today last (days without listening are 0).
+    pub last_30: Vec<DayListened>,
+    pub total_wall_secs: f64,
+    pub total_media_secs: f64,
+    pub longest_streak_days: u32,
+    pub current_streak_days: u32,
+    pub books_finished: u32,
+    /// Per book, most listened first: (book, wall seconds, media seconds).
+    pub books: Vec<BookListened>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BookListened {
+    pub book_id: BookId,
+    pub wall_secs: f64,
+    pub media_secs: f64,
+    pub finished: bool,
+}
+
+/// `YYYY-MM-DD` of a day number (days since 1970-01-01), proleptic Gregorian.
+pub fn civil_date(day: i64) -> String {
+    // Howard Hinnant's days_from_civil, inverted.
+    let z = day + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod listening_tests {
+    #[test]
+    fn civil_dates_of_known_days() {
+        assert_eq!(super::civil_date(0), "1970-01-01");
+        assert_eq!(super::civil_date(19_723), "2024-01-01");
+        assert_eq!(super::civil_date(19_782), "2024-02-29");
+        assert_eq!(super::civil_date(-1), "1969-12-31");
+    }
+}
+
+/// Marks kept per book on this device.
+pub const PLACE_HISTORY_KEEP: usize = 50;
+/// Skips this close together are one jump: the place before the first is kept.
+pub const SKIP_COALESCE_MS: EpochMillis = 5_000;
+
+/// Adds `mark` to a book's place history (oldest first), keeping the last
+/// [`PLACE_HISTORY_KEEP`]. A skip right after a skip is not a new place:
+/// the earlier mark already holds where the listener was. False when the
+/// mark was folded in that way.
+pub fn push_place_mark(marks: &mut Vec<PlaceMark>, mark: PlaceMark) -> bool {
+    if mark.cause == JumpCause::Skip
+        && let Some(last) = marks.last()
+        && last.cause == JumpCause::Skip
+        && (0..SKIP_COALESCE_MS).contains(&(mark.at - last.at))
+    {
+        return false;
+    }
+    if !mark.position.is_finite() || mark.position < 0.0 {
+        return false;
+    }
+    marks.push(mark);
+    if marks.len() > PLACE_HISTORY_KEEP {
+        let extra = marks.len() - PLACE_HISTORY_KEEP;
+        marks.drain(..extra);
+    }
+    true
+}
+
+#[cfg(test)]
+mod place_history_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn mark(at: i64, pos: f64, cause: JumpCause) -> PlaceMark {
+        PlaceMark {
+            at,
+            chapter_id: ChapterId::new("c1"),
+            position: pos,
+            cause,
+        }
+    }
+
+    #[test]
+    fn skips_in_a_row_keep_the_place_before_the_first() {
+        let mut m = Vec::new();
+        assert!(push_place_mark(&mut m, mark(1_000, 100.0, JumpCause::Skip)));
+        assert!(!push_place_mark(&mut m, mark(3_000, 90.0, JumpCause::Skip)));
+        assert!(push_place_mark(
+            &mut m,
+            mark(3_500, 80.0, JumpCause::Chapter)
+        ));
+        assert!(push_place_mark(&mut m, mark(20_000, 70.0, JumpCause::Skip)));
+        let places: Vec<f64> = m.iter().map(|m| m.position).collect();
+        assert_eq!(places, vec![100.0, 80.0, 70.0]);
+    }
+
+    #[test]
+    fn a_bad_position_is_not_a_place() {
+        let mut m = Vec::new();
+        assert!(!push_place_mark(&mut m, mark(1, f64::NAN, JumpCause::Seek)));
+        assert!(!push_place_mark(&mut m, mark(1, -3.0, JumpCause::Seek)));
+        assert!(m.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn never_more_than_fifty_and_the_newest_is_last(
+            steps in proptest::collection::vec((0i64..20_000, 0.0f64..5000.0, 0usize..3), 0..200)
+        ) {
+            let causes = [JumpCause::Skip, JumpCause::Seek, JumpCause::Undo];
+            let mut m = Vec::new();
+            let mut at = 0;
+            for (dt, pos, c) in steps {
+                at += dt;
+                let new = mark(at, pos, causes[c]);
+                let kept = push_place_mark(&mut m, new.clone());
+                prop_assert!(m.len() <= PLACE_HISTORY_KEEP);
+                if kept {
+                    prop_assert_eq!(m.last(), Some(&new));
+                }
+                prop_assert!(m.windows(2).all(|w| w[0].at <= w[1].at));
+            }
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! 7 scope mismatch).
 
 pub mod doctor;
+pub mod listening;
 mod output;
 pub mod password;
 pub mod play;

@@ -207,7 +207,10 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         | Effect::FlushProgress
         | Effect::RetryRefused
         | Effect::DiscardRefused
-        | Effect::ResolveConflict { .. } => {}
+        | Effect::ResolveConflict { .. }
+        | Effect::MarkPlace { .. }
+        | Effect::LoadHistory(_)
+        | Effect::LoadStats => {}
         Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) => {}
     }
 }

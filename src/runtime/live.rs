@@ -227,6 +227,15 @@ impl Backends for Live {
             }
             Effect::SetFinished { book, finished } => sh.sync().mark_finished(book, finished),
             Effect::FlushProgress => sh.sync().flush(),
+            Effect::MarkPlace { book, mark } => sh.sync().mark_place(book, mark),
+            Effect::LoadHistory(book) => self.spawn(async move {
+                let marks = sh.sync().history(book.clone()).await;
+                sh.ui.send(Answer::History { book, marks });
+            }),
+            Effect::LoadStats => self.spawn(async move {
+                let stats = sh.sync().stats().await;
+                sh.ui.send(Answer::Stats(stats));
+            }),
             Effect::ResolveConflict { book, choice } => {
                 let choice = match choice {
                     ConflictChoice::Server => Choice::Server,

@@ -48,6 +48,7 @@ pub(super) async fn forward(sh: Arc<Shared>, mut notices: Notices) {
             Notice::ProgressChanged { book, progress } => {
                 Answer::ProgressChanged { book, progress }
             }
+            Notice::PlaceMarked { book, mark } => Answer::PlaceMarked { book, mark },
             Notice::Info(m) => Answer::Notice(m),
             Notice::Failed(m) => Answer::Failed(m),
         };

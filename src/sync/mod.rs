@@ -13,11 +13,14 @@
 //! - `engine_bridge`: engine states → reconciler events.
 //! - `remote` / `client_remote`: the contract client as the worker sees it.
 //! - `journal`: what `earmark sync pending | push | discard` needs.
+//! - `listening`: this device's place history and listening statistics
+//!   (`read_history` / `read_stats` for `earmark history | stats`).
 
 mod cache;
 mod client_remote;
 mod engine_bridge;
 mod journal;
+mod listening;
 mod outbox;
 mod reconciler;
 mod remote;
@@ -25,6 +28,7 @@ mod session;
 mod worker;
 
 pub use journal::{Discard, Journal, QueuedChange};
+pub use listening::{day_name, local_clock, local_day, read_history, read_stats};
 pub use session::{
     Choice, EngineLink, Link, LoginReason, Notice, Notices, Playing, QuitSummary, Shown, Source,
     Spot, StartAt, SyncConfig, SyncSession, SyncStatus,

@@ -8,7 +8,7 @@
 use super::outbox::{Op, QueuedSettings};
 use super::reconciler::Side;
 use crate::api::Client;
-use crate::domain::{BookId, ChapterId, Manifest, Progress};
+use crate::domain::{BookId, ChapterId, ListeningStats, Manifest, PlaceMark, Progress};
 use crate::player::{Command as EngineCommand, EngineHandle, PlaybackId as EngineId, PlayerState};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +23,8 @@ pub use super::reconciler::{Side as Choice, Source, Spot};
 pub struct SyncConfig {
     pub outbox_path: PathBuf,
     pub cache_path: PathBuf,
+    /// The place history and listening statistics (`None`: kept in memory).
+    pub listening_dir: Option<PathBuf>,
     /// Report at most this often while playing.
     pub report_interval: Duration,
     /// Server and device further apart than this prompt the user.
@@ -45,6 +47,7 @@ impl SyncConfig {
         Self {
             outbox_path: dir.join("outbox.journal"),
             cache_path: dir.join("progress-cache.json"),
+            listening_dir: Some(dir.clone()),
             report_interval: Duration::from_secs(10),
             prompt_threshold_secs: 60.0,
             follow_server: false,
@@ -209,6 +212,9 @@ pub enum Notice {
     /// The server's (or, offline, this device's) progress of a book changed
     /// by a user action on a book that is not playing.
     ProgressChanged { book: BookId, progress: Progress },
+    /// The place before a jump sync made itself (a restore moved the
+    /// place, a conflict choice, a restart) was added to the book's history.
+    PlaceMarked { book: BookId, mark: PlaceMark },
     /// Something the user should read, in one sentence.
     Info(String),
     /// An action failed, in one sentence.
@@ -248,6 +254,18 @@ pub(super) enum Command {
         op: Op,
     },
     SessionChanged(Option<Client>),
+    /// The place before a jump the listener made.
+    MarkPlace {
+        book: BookId,
+        mark: PlaceMark,
+    },
+    History {
+        book: BookId,
+        reply: oneshot::Sender<Vec<PlaceMark>>,
+    },
+    Stats {
+        reply: oneshot::Sender<ListeningStats>,
+    },
     RecheckLicense,
     Flush,
     PushHeld {
@@ -359,6 +377,26 @@ impl SyncSession {
             book,
             op: Op::SettingsDelete,
         });
+    }
+
+    /// Records the place before a jump the listener made (this device's
+    /// place history; the jump itself reaches sync through the engine).
+    pub fn mark_place(&self, book: BookId, mark: PlaceMark) {
+        self.send(Command::MarkPlace { book, mark });
+    }
+
+    /// A book's place history on this device, oldest first.
+    pub async fn history(&self, book: BookId) -> Vec<PlaceMark> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::History { book, reply });
+        rx.await.unwrap_or_default()
+    }
+
+    /// This device's listening statistics (what was listened until now).
+    pub async fn stats(&self) -> ListeningStats {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Stats { reply });
+        rx.await.unwrap_or_default()
     }
 
     /// A new login (or a logout): sync continues in the new scope.

@@ -61,6 +61,7 @@ pub fn run<B: Backend>(
     stats: &mut LoopStats,
 ) -> Result<ExitReason, String> {
     let start = Instant::now();
+    app.clock_origin = crate::domain::now_millis();
     let now = || start.elapsed().as_millis() as Millis;
     if let Ok(size) = terminal.size() {
         app.update(Event::Resize(size.width, size.height));

@@ -240,7 +240,9 @@ actions! {
     VolumeUp = "volume_up", "playback", "volume up";
     NextChapter = "next_chapter", "playback", "next chapter";
     PrevChapter = "prev_chapter", "playback", "previous chapter (restart if >3 s in)";
-    SleepTimer = "sleep_timer", "playback", "sleep timer";
+    SleepTimer = "sleep_timer", "playback", "sleep timer (type 25, 1:30 or 3ch for your own)";
+    TimeLeftMode = "time_left_mode", "playback", "times left: at your speed / in book time";
+    SleepExtend = "sleep_extend", "playback", "sleep timer: more time (also while it fades and after it stopped)";
     Search = "search", "library", "search";
     Favorite = "favorite", "library", "toggle favorite";
     Filter = "filter", "library", "filter: all/favorites/in progress/finished";
@@ -253,6 +255,9 @@ actions! {
     Delete = "delete", "book", "delete the selected bookmark";
     MarkFinished = "mark_finished", "book", "mark finished / unfinished";
     Restart = "restart", "book", "restart the book from 0";
+    UndoJump = "undo_jump", "book", "undo the last jump (again: redo)";
+    History = "history", "book", "place history of the book (Enter jumps)";
+    Stats = "stats", "other", "listening statistics";
     License = "license", "other", "license status";
     RetryRefused = "retry_refused", "other", "send the changes the server refused again";
     DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)";
@@ -310,6 +315,8 @@ fn defaults(action: Action) -> Vec<Key> {
         A::NextChapter => vec![c('n')],
         A::PrevChapter => vec![c('p')],
         A::SleepTimer => vec![c('s')],
+        A::SleepExtend => vec![c('z')],
+        A::TimeLeftMode => vec![c('T')],
         A::Search => vec![c('/')],
         A::Favorite => vec![c('f')],
         A::Filter => vec![c('t')],
@@ -322,6 +329,9 @@ fn defaults(action: Action) -> Vec<Key> {
         A::Delete => vec![c('d'), Key::plain(K::Delete)],
         A::MarkFinished => vec![c('m')],
         A::Restart => vec![c('R')],
+        A::UndoJump => vec![c('u')],
+        A::History => vec![c('U')],
+        A::Stats => vec![c('S')],
         A::License => vec![c('i')],
         A::RetryRefused => vec![c('Y')],
         A::DiscardRefused => vec![c('X')],

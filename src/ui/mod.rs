@@ -7,6 +7,7 @@
 pub mod event_loop;
 pub mod input;
 pub mod keymap;
+mod player_config;
 pub mod state;
 pub mod terminal;
 pub mod theme;
@@ -65,6 +66,7 @@ impl UiConfig {
                     }
                 }
             }
+            player_config::read(p, &mut settings)?;
         }
         Ok(UiConfig {
             keymap,

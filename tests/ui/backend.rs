@@ -15,13 +15,17 @@ use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-fn demo_library() -> PathBuf {
+pub(crate) fn demo_library() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
         .join("demo")
 }
 
-fn next_answer(rx: &Receiver<LoopEvent>, what: &str, f: impl Fn(&Answer) -> bool) -> Answer {
+pub(crate) fn next_answer(
+    rx: &Receiver<LoopEvent>,
+    what: &str,
+    f: impl Fn(&Answer) -> bool,
+) -> Answer {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -146,7 +150,7 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
     assert!(p.position >= 20.0 && p.position < 40.0, "{}", p.position);
 }
 
-fn log_in(
+pub(crate) fn log_in(
     rt: &tokio::runtime::Runtime,
     server: &TestServer,
     home: &std::path::Path,
@@ -224,7 +228,7 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
     live.shutdown();
 }
 
-fn m_ch(m: &Manifest, i: usize) -> earmark::domain::ChapterId {
+pub(crate) fn m_ch(m: &Manifest, i: usize) -> earmark::domain::ChapterId {
     m.items[i].chapter_id.clone()
 }
 

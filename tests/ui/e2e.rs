@@ -147,6 +147,14 @@ async fn login_search_play_bookmark_quit_then_the_server_holds_it() {
         tui.wait_for("Bookmark added");
         tui.keys(" "); // pause: reports the position
         tui.wait_for("Paused");
+        tui.keys("U"); // the place history: the skip left chapter 1 near 0:02
+        tui.wait_for("[History (1)]");
+        tui.wait_for("skip");
+        tui.keys("S"); // listening statistics of this device
+        tui.wait_for("listening statistics");
+        tui.wait_for("Today");
+        tui.keys("q"); // back to the book
+        tui.wait_for("[History (1)]");
         tui.keys("q"); // back to the library
         tui.keys("\x1b");
         tui.keys("q"); // quit

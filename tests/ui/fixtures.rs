@@ -106,7 +106,10 @@ pub fn book_open() -> App {
         app.update(key('j'));
     }
     let fx = app.update(code(KeyCode::Enter));
-    assert_eq!(fx, vec![Effect::LoadBook(BookId::new("moby"))]);
+    assert!(
+        fx.contains(&Effect::LoadBook(BookId::new("moby"))),
+        "{fx:?}"
+    );
     app.update(Event::Answer(Answer::BookLoaded {
         book: library()[0].clone(),
         manifest: Some(manifest("moby", 3, 1800.0)),

@@ -191,7 +191,13 @@ fn sleep_timer_fades_out_then_pauses_and_writes_progress() {
     app.update(Event::Tick(1_000));
     app.update(key('s')); // 5 minutes is first
     app.update(code(KeyCode::Enter));
-    assert_eq!(app.sleep, Some(SleepTimer::Until(1_000 + 300_000)));
+    assert_eq!(
+        app.sleep,
+        Some(SleepTimer::Timed {
+            left_ms: 300_000,
+            since: Some(1_000)
+        })
+    );
     assert!(app.update(Event::Tick(200_000)).is_empty());
     app.update(Event::Tick(301_000));
     assert!(matches!(app.sleep, Some(SleepTimer::Fading { .. })));
@@ -203,7 +209,7 @@ fn sleep_timer_fades_out_then_pauses_and_writes_progress() {
         [EngineCmd::Pause, EngineCmd::FadeVolume(0.8)]
     );
     assert!(fx.contains(&Effect::FlushProgress));
-    assert_eq!(app.sleep, None);
+    assert_eq!(app.sleep, Some(SleepTimer::Stopped { at: 311_500 }));
 }
 
 #[test]

@@ -4,9 +4,14 @@
 
 mod backend;
 mod bench;
+mod driver;
 mod e2e;
 mod fixtures;
 mod flows;
+mod history;
+mod listening_backend;
+mod rewind;
 mod search;
 mod sizes;
+mod sleep;
 mod snapshots;

@@ -43,6 +43,33 @@ fn states() -> Vec<App> {
     banner.update(Event::Answer(Answer::LicenseRequired("expired".into())));
     banner.update(code(KeyCode::Tab));
     v.push(banner);
+    // The place history (with a mark) and the statistics screen.
+    let mut history = playing();
+    history.update(key('n'));
+    history.update(key('U'));
+    v.push(history);
+    let mut stats = logged_in();
+    stats.update(key('S'));
+    stats.update(Event::Answer(Answer::Stats(
+        earmark::domain::ListeningStats {
+            today: 100,
+            last_30: (71..=100)
+                .map(|day| earmark::domain::DayListened {
+                    day,
+                    wall_secs: day as f64 * 30.0,
+                    media_secs: day as f64 * 40.0,
+                })
+                .collect(),
+            books: vec![earmark::domain::BookListened {
+                book_id: "moby".into(),
+                wall_secs: 3600.0,
+                media_secs: 4000.0,
+                finished: true,
+            }],
+            ..Default::default()
+        },
+    )));
+    v.push(stats);
     v
 }
 

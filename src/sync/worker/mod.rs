@@ -6,11 +6,13 @@
 //! engine live in `playback`.
 
 mod flush;
+mod listening;
 mod playback;
 
 use super::cache::Cache;
 use super::client_remote::ClientRemote;
 use super::engine_bridge::EngineBridge;
+use super::listening::Listening;
 use super::outbox::{Op, Outbox, OutboxError, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
@@ -38,7 +40,7 @@ pub(super) fn spawn(
     Notices,
 ) {
     let (notice_tx, notices) = mpsc::unbounded_channel();
-    let (outbox, cache) = match Outbox::open(&config.outbox_path) {
+    let (outbox, cache, listening) = match Outbox::open(&config.outbox_path) {
         Ok(o) => {
             let r = o.load_report();
             if r.corrupt_skipped > 0 || r.torn_tail_bytes > 0 {
@@ -47,7 +49,8 @@ pub(super) fn spawn(
                     r.records, r.corrupt_skipped
                 )));
             }
-            (o, Cache::load(&config.cache_path))
+            let listening = Listening::open_in(config.listening_dir.as_deref());
+            (o, Cache::load(&config.cache_path), listening)
         }
         Err(e) => {
             tracing::error!("sync: {e}; using an in-memory journal");
@@ -58,7 +61,8 @@ pub(super) fn spawn(
             let _ = notice_tx.send(Notice::Info(format!(
                 "Progress sync keeps changes in memory only ({why}): quit the other player, or changes made now are lost when you quit."
             )));
-            (Outbox::in_memory(), Cache::in_memory(&config.cache_path))
+            let memory = (Outbox::in_memory(), Cache::in_memory(&config.cache_path));
+            (memory.0, memory.1, Listening::open_in(None))
         }
     };
     let (tx, rx) = mpsc::unbounded_channel();
@@ -76,6 +80,8 @@ pub(super) fn spawn(
         remote,
         outbox,
         cache,
+        listening,
+        tally: Default::default(),
         status_tx,
         notices: notice_tx,
         engine,
@@ -109,6 +115,10 @@ struct Opened {
     manifest: crate::domain::Manifest,
     start: super::session::StartAt,
     loaded: bool,
+    /// Where the book was before it opened (the engine's place when it
+    /// played it, else this device's last place): a restore elsewhere
+    /// remembers it in the place history.
+    before: Option<(crate::domain::ChapterId, f64)>,
 }
 
 struct Worker {
@@ -116,6 +126,9 @@ struct Worker {
     remote: ClientRemote,
     outbox: Outbox,
     cache: Cache,
+    /// Place history and listening statistics of this device.
+    listening: Listening,
+    tally: super::listening::stats::Tally,
     rec: Reconciler,
     scope: Option<Scope>,
     status_tx: watch::Sender<SyncStatus>,
@@ -249,6 +262,13 @@ impl Worker {
                 }
                 self.next_attempt = None;
                 self.want_flush = true;
+            }
+            Command::MarkPlace { book, mark } => self.mark_place(book, mark),
+            Command::History { book, reply } => {
+                let _ = reply.send(self.listening.history(&book));
+            }
+            Command::Stats { reply } => {
+                let _ = reply.send(self.listening_stats());
             }
             Command::RecheckLicense => self.check_license().await,
             Command::Flush => {
@@ -544,6 +564,7 @@ impl Worker {
             );
             self.decide(ds);
         }
+        self.save_listened();
         self.want_fetch = None;
         self.next_attempt = None;
         let timed_out = tokio::time::timeout(timeout, self.flush()).await.is_err();

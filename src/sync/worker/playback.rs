@@ -28,12 +28,14 @@ impl Worker {
         let playback = PlaybackId(self.next_playback);
         self.asked = (None, None);
         let restart = start == StartAt::Restart;
+        let before = self.place_before_opening(&book);
         self.opened = Some(Opened {
             playback,
             book: book.clone(),
             manifest: manifest.clone(),
             start,
             loaded: false,
+            before,
         });
         self.event(Event::BookOpened {
             playback,
@@ -71,6 +73,9 @@ impl Worker {
             _ => (spot.chapter, spot.position),
         };
         if !first_load {
+            // A conflict choice (or a restore after an offline open) moves
+            // the place under the listener: where they were goes to history.
+            self.mark_moved(&start, crate::domain::JumpCause::Restore);
             engine.send(EngineCommand::Seek {
                 chapter: start.0,
                 position: start.1,
@@ -78,8 +83,15 @@ impl Worker {
             return;
         }
         opened.loaded = true;
+        let cause = match &opened.start {
+            StartAt::At(..) => crate::domain::JumpCause::Chapter,
+            StartAt::Restart => crate::domain::JumpCause::Restart,
+            StartAt::Resume => crate::domain::JumpCause::Restore,
+        };
         let book = opened.book.clone();
         let manifest = opened.manifest.clone();
+        let before = opened.before.take();
+        self.record_move(book.clone(), before, &start, cause);
         if let Some(spot) = user_seek {
             // The user picked the place: an explicit seek for sync.
             self.event(Event::Action {
@@ -101,6 +113,7 @@ impl Worker {
         for e in self.bridge.events(&s) {
             self.event(e);
         }
+        self.count_listening(&s);
         let ours = self
             .playing
             .as_ref()
@@ -164,6 +177,8 @@ impl Worker {
     /// the server's place (offline: the place this device last knew), and
     /// the write is journaled like any other.
     pub(super) async fn mark_finished(&mut self, book: BookId, finished: bool) {
+        self.listening
+            .finished(book.clone(), finished, now_millis());
         if let Some(o) = self.opened.as_ref().filter(|o| o.book == book) {
             let playback = o.playback;
             let intent = if finished {

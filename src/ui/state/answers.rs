@@ -118,6 +118,11 @@ impl App {
                     cursor: 0,
                 })
             }
+            Answer::History { book, marks } => self.history.set(book, marks),
+            Answer::PlaceMarked { book, mark } => {
+                self.history.push(book, mark);
+            }
+            Answer::Stats(s) => self.stats = Some(s),
             Answer::Failed(msg) => {
                 self.book.loading = false;
                 self.toast(msg, true)
@@ -131,6 +136,7 @@ impl App {
             return;
         };
         let prev_chapter = np.engine.as_ref().map(|e| e.chapter.clone());
+        let prev_state = np.engine.as_ref().map(|e| e.state.clone());
         if let PlayState::Error(e) = &view.state
             && np.engine.as_ref().is_none_or(|old| old.state != view.state)
         {
@@ -146,54 +152,11 @@ impl App {
         self.speed = view.speed;
         let chapter_changed = prev_chapter.is_some_and(|c| c != view.chapter);
         np.engine = Some(view);
-        if chapter_changed && self.sleep == Some(SleepTimer::EndOfChapter) {
-            // The chapter ended before the fade could start (a short chapter).
-            fx.push(Effect::Engine(EngineCmd::Pause));
-            fx.push(Effect::FlushProgress);
-            self.sleep = None;
-            self.toast("Sleep timer: paused at the end of the chapter", false);
+        self.sleep_engine_state(prev_state.as_ref());
+        self.rewind_watch(prev_state, fx);
+        if chapter_changed {
+            self.sleep_chapter_changed(fx);
         }
         self.sleep_tick(fx);
-    }
-
-    pub(super) fn sleep_tick(&mut self, fx: &mut Vec<Effect>) {
-        let Some(timer) = self.sleep else {
-            return;
-        };
-        let playing = self.is_playing();
-        match timer {
-            SleepTimer::Until(t) if self.now >= t && playing => self.start_fade(),
-            SleepTimer::Until(_) => {}
-            SleepTimer::EndOfChapter => {
-                let left = self.playing.as_ref().and_then(|np| {
-                    let (pos, dur) = np.chapter_progress();
-                    dur.map(|d| (d - pos) / f64::from(self.speed.max(0.1)))
-                });
-                if playing && left.is_some_and(|l| l * 1000.0 <= playback::FADE_MS as f64) {
-                    self.start_fade();
-                }
-            }
-            SleepTimer::Fading { since, volume } => {
-                let done = self.now.saturating_sub(since) as f32 / playback::FADE_MS as f32;
-                if done >= 1.0 || !playing {
-                    self.sleep = None;
-                    fx.push(Effect::Engine(EngineCmd::Pause));
-                    fx.push(Effect::Engine(EngineCmd::FadeVolume(volume)));
-                    fx.push(Effect::FlushProgress);
-                    self.volume = volume;
-                    self.toast("Sleep timer: paused", false);
-                } else {
-                    fx.push(Effect::Engine(EngineCmd::FadeVolume(volume * (1.0 - done))));
-                }
-            }
-        }
-    }
-
-    pub(super) fn start_fade(&mut self) {
-        self.sleep = Some(SleepTimer::Fading {
-            since: self.now,
-            volume: self.volume,
-        });
-        self.dirty = true;
     }
 }

@@ -1,15 +1,20 @@
 //! The app state as plain data, and the reducer: `App::update(Event)`
 //! returns the effects (backend requests) to carry out. No I/O here.
 
+pub mod history;
 pub mod library;
 pub mod msg;
 mod overlay;
 mod playback;
+pub mod rewind;
+mod sleep;
+mod stats;
 
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
-pub use overlay::{Overlay, SLEEP_CHOICES, SleepChoice};
-pub use playback::{NowPlaying, SleepTimer, fmt_time};
+pub use overlay::Overlay;
+pub use playback::{NowPlaying, fmt_time};
+pub use sleep::{SLEEP_CHOICES, SleepChoice, SleepSettings, SleepTimer, parse_sleep};
 
 use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
@@ -25,6 +30,11 @@ pub struct UiSettings {
     /// Listened seconds; media seconds = this × speed.
     pub short_skip: f64,
     pub long_skip: f64,
+    /// Smart rewind after a pause; `None`: off.
+    pub smart_rewind: Option<rewind::RewindCurve>,
+    /// The rewind may go back into the previous chapter.
+    pub rewind_past_chapter_start: bool,
+    pub sleep: SleepSettings,
 }
 
 impl Default for UiSettings {
@@ -32,6 +42,9 @@ impl Default for UiSettings {
         UiSettings {
             short_skip: 10.0,
             long_skip: 30.0,
+            smart_rewind: Some(rewind::RewindCurve::default()),
+            rewind_past_chapter_start: false,
+            sleep: SleepSettings::default(),
         }
     }
 }
@@ -73,6 +86,8 @@ pub enum BookPane {
     #[default]
     Chapters,
     Bookmarks,
+    /// This device's place history of the book, newest first.
+    History,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -91,6 +106,8 @@ pub enum Screen {
     Library,
     Book,
     License,
+    /// Listening statistics of this device.
+    Stats,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +136,16 @@ pub struct App {
     pub volume: f32,
     pub sleep: Option<SleepTimer>,
     pub sync: SyncView,
+    /// Place history per book (this device).
+    pub history: history::Histories,
+    /// The wall-clock time at the loop's clock 0 (set by the event loop).
+    pub clock_origin: crate::domain::EpochMillis,
+    /// Times left are shown in the book's time instead of at the speed.
+    pub media_times: bool,
+    /// What smart rewind follows.
+    pub pauses: rewind::Pauses,
+    /// The last listening statistics read (the stats screen).
+    pub stats: Option<crate::domain::ListeningStats>,
     pub license: Option<LicenseStatus>,
     /// Set on 403 license_required: playback and sync are stopped.
     pub license_block: Option<String>,
@@ -149,6 +176,11 @@ impl App {
             volume: 1.0,
             sleep: None,
             sync: SyncView::default(),
+            history: Default::default(),
+            clock_origin: 0,
+            stats: None,
+            pauses: Default::default(),
+            media_times: false,
             license: None,
             license_block: None,
             toasts: VecDeque::new(),
@@ -213,16 +245,16 @@ impl App {
     pub fn next_wake(&self) -> Option<Millis> {
         let mut wake: Option<Millis> = None;
         let mut at = |t: Millis| wake = Some(wake.map_or(t, |w| w.min(t)));
-        if self.is_playing() || matches!(self.sleep, Some(SleepTimer::Fading { .. })) {
+        if self.is_playing() {
             at(self.now + PLAYING_TICK_MS);
+        }
+        if let Some(t) = self.sleep_wake() {
+            at(t);
         }
         if let Some(t) = self.toasts.front() {
             at(t.until);
         }
         if let Some(t) = self.library.search.as_ref().and_then(|s| s.ask_server_at) {
-            at(t);
-        }
-        if let Some(SleepTimer::Until(t)) = self.sleep {
             at(t);
         }
         // An unfinished search scan continues at once, one chunk a frame.

@@ -2,7 +2,8 @@
 //! are requests to the backends; their answers come back as events.
 
 use crate::domain::{
-    Book, BookId, Bookmark, BookmarkId, Category, ChapterId, LicenseStatus, Manifest, Progress,
+    Book, BookId, Bookmark, BookmarkId, Category, ChapterId, LicenseStatus, ListeningStats,
+    Manifest, PlaceMark, Progress,
 };
 use crate::ui::keymap::Key;
 use std::fmt;
@@ -144,6 +145,15 @@ pub enum Effect {
     },
     /// Write the current progress now (sleep timer fired, quitting).
     FlushProgress,
+    /// Remember the place before a jump (this device's place history).
+    MarkPlace {
+        book: BookId,
+        mark: PlaceMark,
+    },
+    /// Read a book's place history (answered with `Answer::History`).
+    LoadHistory(BookId),
+    /// Read the listening statistics (answered with `Answer::Stats`).
+    LoadStats,
     Quit,
 }
 
@@ -277,6 +287,17 @@ pub enum Answer {
         server: Position,
         local: Position,
     },
+    /// A book's place history on this device, oldest first.
+    History {
+        book: BookId,
+        marks: Vec<PlaceMark>,
+    },
+    /// Sync moved the place itself (a restore): where it was.
+    PlaceMarked {
+        book: BookId,
+        mark: PlaceMark,
+    },
+    Stats(ListeningStats),
     /// A plain-words failure of some request.
     Failed(String),
     Notice(String),

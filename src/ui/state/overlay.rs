@@ -1,27 +1,11 @@
 //! Overlays that sit on top of a screen and take the keys while open:
 //! help, sleep menu, bookmark note, confirmations, the conflict prompt.
 
+use super::App;
 use super::msg::{ConflictChoice, Effect, Position};
-use super::{App, SleepTimer};
+use super::sleep::{SLEEP_CHOICES, parse_sleep};
 use crate::domain::{BookId, ChapterId};
 use crate::ui::keymap::{Action, Key, KeyCode};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SleepChoice {
-    Minutes(u32),
-    EndOfChapter,
-    Off,
-}
-
-pub const SLEEP_CHOICES: [SleepChoice; 7] = [
-    SleepChoice::Minutes(5),
-    SleepChoice::Minutes(15),
-    SleepChoice::Minutes(30),
-    SleepChoice::Minutes(45),
-    SleepChoice::Minutes(60),
-    SleepChoice::EndOfChapter,
-    SleepChoice::Off,
-];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
@@ -30,6 +14,8 @@ pub enum Overlay {
     },
     Sleep {
         cursor: usize,
+        /// A typed time (`25`, `1:30`, `3ch`); Enter uses it when not empty.
+        typed: String,
     },
     BookmarkNote {
         book: BookId,
@@ -79,7 +65,33 @@ impl App {
                 }
                 _ => true,
             },
-            Overlay::Sleep { cursor } => match action {
+            Overlay::Sleep { typed, .. } if matches!(key.code, KeyCode::Char(c) if !key.ctrl && !key.alt && (c.is_ascii_digit() || ":hHmMcC".contains(c))) =>
+            {
+                if let KeyCode::Char(c) = key.code
+                    && typed.len() < 8
+                {
+                    typed.push(c);
+                }
+                false
+            }
+            Overlay::Sleep { typed, .. } if key.code == KeyCode::Backspace => {
+                typed.pop();
+                false
+            }
+            Overlay::Sleep { typed, .. } if key.code == KeyCode::Enter && !typed.is_empty() => {
+                match parse_sleep(typed) {
+                    Ok(choice) => {
+                        self.set_sleep(choice);
+                        true
+                    }
+                    Err(e) => {
+                        typed.clear();
+                        self.toast(e, true);
+                        false
+                    }
+                }
+            }
+            Overlay::Sleep { cursor, .. } => match action {
                 Some(Action::Down) => {
                     *cursor = (*cursor + 1).min(SLEEP_CHOICES.len() - 1);
                     false
@@ -187,20 +199,6 @@ impl App {
         if close {
             self.overlay = None;
         }
-    }
-
-    fn set_sleep(&mut self, choice: SleepChoice) {
-        self.sleep = match choice {
-            SleepChoice::Minutes(m) => Some(SleepTimer::Until(self.now + u64::from(m) * 60_000)),
-            SleepChoice::EndOfChapter => Some(SleepTimer::EndOfChapter),
-            SleepChoice::Off => None,
-        };
-        let text = match choice {
-            SleepChoice::Minutes(m) => format!("Sleep timer: {m} min"),
-            SleepChoice::EndOfChapter => "Sleep timer: end of chapter".into(),
-            SleepChoice::Off => "Sleep timer off".into(),
-        };
-        self.toast(text, false);
     }
 
     /// "ch 7 12:31", with the chapter's number in the playing manifest.

@@ -1,6 +1,6 @@
-//! What is playing, as the player bar shows it, and the sleep timer.
+//! What is playing, as the player bar shows it.
 
-use super::msg::{EngineView, Millis, PlayState};
+use super::msg::{EngineView, PlayState};
 use crate::domain::{Book, ChapterId, Manifest};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,20 +69,6 @@ impl NowPlaying {
         ticks
     }
 }
-
-/// The sleep timer. Deadlines are on the event loop's monotonic clock.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SleepTimer {
-    Until(Millis),
-    EndOfChapter,
-    /// Fading out; volume goes from `volume` to 0 over `FADE_MS`.
-    Fading {
-        since: Millis,
-        volume: f32,
-    },
-}
-
-pub const FADE_MS: Millis = 10_000;
 
 /// `h:mm:ss` or `m:ss`; negative and non-finite values show as 0:00.
 pub fn fmt_time(secs: f64) -> String {

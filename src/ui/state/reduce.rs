@@ -2,7 +2,7 @@
 //! (answers from the backends and the sleep timer are in `answers`).
 
 use super::*;
-use crate::domain::ChapterId;
+use crate::domain::{ChapterId, JumpCause};
 use crate::ui::views::layout::Areas;
 
 const SPEED_MIN: f32 = 0.5;
@@ -37,6 +37,7 @@ impl App {
                     | A::SkipForwardLong
                     | A::NextChapter
                     | A::PrevChapter
+                    | A::UndoJump
             )
         {
             self.toast(LICENSE_STOP, true);
@@ -60,6 +61,7 @@ impl App {
             }
             A::PlayPause => {
                 if self.playing.is_some() {
+                    self.resume_after_pause(fx);
                     fx.push(Effect::Engine(EngineCmd::Toggle));
                 } else if self.screen == Screen::Book {
                     self.play_book(StartAt::Resume, fx);
@@ -79,13 +81,32 @@ impl App {
                 fx.push(Effect::Engine(EngineCmd::SetVolume(self.volume)));
             }
             A::NextChapter if self.playing.is_some() => {
+                self.mark_here(JumpCause::Chapter, fx);
                 fx.push(Effect::Engine(EngineCmd::NextChapter))
             }
             A::PrevChapter if self.playing.is_some() => {
+                self.mark_here(JumpCause::Chapter, fx);
                 fx.push(Effect::Engine(EngineCmd::PrevChapter))
             }
             A::NextChapter | A::PrevChapter => self.toast("Nothing is playing.", false),
-            A::SleepTimer => self.overlay = Some(Overlay::Sleep { cursor: 0 }),
+            A::SleepTimer => {
+                self.overlay = Some(Overlay::Sleep {
+                    cursor: 0,
+                    typed: String::new(),
+                })
+            }
+            A::SleepExtend => self.extend_sleep(fx),
+            A::TimeLeftMode => {
+                self.media_times = !self.media_times;
+                self.toast(
+                    if self.media_times {
+                        "Times left: in the book's time (as at 1×)"
+                    } else {
+                        "Times left: at your speed"
+                    },
+                    false,
+                );
+            }
             A::Favorite => {
                 if let Some(b) = self.current_book() {
                     let (book, favorite) = (b.id.clone(), !b.favorite);
@@ -104,6 +125,7 @@ impl App {
             }
             A::Filter | A::Category | A::Sort => {}
             A::Refresh if self.screen == Screen::License => fx.push(Effect::LoadLicense),
+            A::Refresh if self.screen == Screen::Stats => fx.push(Effect::LoadStats),
             A::Refresh => {
                 fx.push(Effect::LoadLibrary);
                 if self.screen == Screen::Book {
@@ -119,10 +141,14 @@ impl App {
             A::Bookmarks if self.screen == Screen::Book => {
                 self.book.pane = match self.book.pane {
                     BookPane::Chapters => BookPane::Bookmarks,
-                    BookPane::Bookmarks => BookPane::Chapters,
+                    BookPane::Bookmarks => BookPane::History,
+                    BookPane::History => BookPane::Chapters,
                 };
                 self.book.cursor = 0;
             }
+            A::UndoJump => self.undo_jump(fx),
+            A::History => self.show_history(fx),
+            A::Stats => self.show_stats(fx),
             A::Bookmarks => {}
             A::Delete => {
                 if self.screen == Screen::Book
@@ -139,6 +165,9 @@ impl App {
                 if let Some(b) = self.current_book() {
                     let finished = !b.progress.as_ref().is_some_and(|p| p.finished);
                     let id = b.id.clone();
+                    if finished && self.plays(&id) {
+                        self.mark_here(JumpCause::Finished, fx);
+                    }
                     fx.push(Effect::SetFinished { book: id, finished });
                     self.toast(
                         if finished {
@@ -165,7 +194,7 @@ impl App {
                 }
             }
             A::License => {
-                if self.screen != Screen::License {
+                if !matches!(self.screen, Screen::License | Screen::Stats) {
                     self.prev_screen = self.screen;
                 }
                 self.screen = Screen::License;
@@ -191,7 +220,7 @@ impl App {
     fn back(&mut self, fx: &mut Vec<Effect>) {
         match self.screen {
             Screen::Book => self.screen = Screen::Library,
-            Screen::License => self.screen = self.prev_screen,
+            Screen::License | Screen::Stats => self.screen = self.prev_screen,
             Screen::Library if self.library.search.is_some() => self.close_search(),
             Screen::Library | Screen::Login => {
                 fx.push(Effect::FlushProgress);
@@ -219,6 +248,7 @@ impl App {
                 let len = match self.book.pane {
                     BookPane::Chapters => self.book.manifest.as_ref().map_or(0, |m| m.items.len()),
                     BookPane::Bookmarks => self.book.bookmarks.len(),
+                    BookPane::History => self.history.of(&self.book.id).len(),
                 };
                 self.book.cursor = self
                     .book
@@ -237,8 +267,10 @@ impl App {
                     self.open_book(id, fx);
                 }
             }
+            Screen::Book if self.book.pane == BookPane::History => self.history_jump(fx),
             Screen::Book => {
                 let start = match self.book.pane {
+                    BookPane::History => None,
                     BookPane::Chapters => self
                         .book
                         .manifest
@@ -252,6 +284,13 @@ impl App {
                         .map(|b| StartAt::At(b.chapter_id.clone(), b.position)),
                 };
                 if let Some(start) = start {
+                    if self.plays(&self.book.id.clone()) {
+                        let cause = match self.book.pane {
+                            BookPane::Bookmarks => JumpCause::Bookmark,
+                            _ => JumpCause::Chapter,
+                        };
+                        self.mark_here(cause, fx);
+                    }
                     self.play_book(start, fx);
                 }
             }
@@ -259,7 +298,7 @@ impl App {
         }
     }
 
-    fn open_book(&mut self, id: BookId, fx: &mut Vec<Effect>) {
+    pub(super) fn open_book(&mut self, id: BookId, fx: &mut Vec<Effect>) {
         if self.book.id != id || self.book.manifest.is_none() {
             self.book = BookScreen {
                 id: id.clone(),
@@ -278,6 +317,7 @@ impl App {
             self.book.cursor = i;
         }
         self.screen = Screen::Book;
+        fx.push(Effect::LoadHistory(id.clone()));
         fx.push(Effect::LoadBook(id));
     }
 
@@ -303,6 +343,13 @@ impl App {
         if same && start == StartAt::Resume {
             fx.push(Effect::Engine(EngineCmd::Toggle));
             return;
+        }
+        if start == StartAt::Resume
+            && let Some(p) = &book.progress
+            && let Some(saved) = p.client_updated_at.or(p.server_updated_at)
+        {
+            // Smart rewind also after a break between two runs.
+            self.pauses.resumed = Some((book.id.clone(), saved));
         }
         self.playing = Some(NowPlaying {
             book: book.clone(),
@@ -334,6 +381,7 @@ impl App {
         if self.playing.is_none() {
             return;
         }
+        self.mark_here(JumpCause::Skip, fx);
         // The interval is listened time; at 2× it covers twice the media.
         let media = listened * f64::from(self.speed);
         fx.push(Effect::Engine(EngineCmd::SkipBy(media)));
@@ -467,6 +515,7 @@ impl App {
                     if let Some(target) = total.map(|t| t * frac)
                         && let Some((chapter, pos)) = locate(&np.manifest, target)
                     {
+                        self.mark_here(JumpCause::Seek, fx);
                         fx.push(Effect::Engine(EngineCmd::Seek {
                             chapter,
                             position: pos,

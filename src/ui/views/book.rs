@@ -2,7 +2,7 @@
 //! or the bookmarks, and the book's progress.
 
 use super::text::{fit, fit_pad, fit_right, put, width, wrap};
-use crate::ui::state::{App, BookPane, fmt_time, library::fraction};
+use crate::ui::state::{App, BookPane, fmt_time, history::ago, library::fraction};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -70,10 +70,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         let mut s = ch.unwrap_or_default();
         if let (Some(p), Some(d)) = (bp, bd) {
             s.push_str(&format!(
-                " · {} of {} ({:.0}%)",
+                " · {} of {} ({:.0}%) · {} left",
                 fmt_time(p),
                 fmt_time(d),
-                p / d.max(0.001) * 100.0
+                p / d.max(0.001) * 100.0,
+                fmt_time(app.shown_left((d - p).max(0.0)))
             ));
         }
         s
@@ -103,9 +104,12 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     if y >= r.bottom() {
         return;
     }
+    let marks = app.history.of(&app.book.id);
+    let (nb, nh) = (app.book.bookmarks.len(), marks.len());
     let tabs = match app.book.pane {
-        BookPane::Chapters => format!("[Chapters]  Bookmarks ({})", app.book.bookmarks.len()),
-        BookPane::Bookmarks => format!(" Chapters  [Bookmarks ({})]", app.book.bookmarks.len()),
+        BookPane::Chapters => format!("[Chapters]  Bookmarks ({nb})  History ({nh})"),
+        BookPane::Bookmarks => format!(" Chapters  [Bookmarks ({nb})]  History ({nh})"),
+        BookPane::History => format!(" Chapters  Bookmarks ({nb})  [History ({nh})]"),
     };
     put(
         buf,
@@ -134,7 +138,13 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
                     let dur = item.duration.map(fmt_time).unwrap_or_default();
                     let right = match (Some(i) == current, playing) {
                         (true, Some(np)) => {
-                            format!("{} / {dur}", fmt_time(np.chapter_progress().0))
+                            let (pos, d) = np.chapter_progress();
+                            let left = d
+                                .map(|d| {
+                                    format!(" -{}", fmt_time(app.shown_left((d - pos).max(0.0))))
+                                })
+                                .unwrap_or_default();
+                            format!("{} / {dur}{left}", fmt_time(pos))
                         }
                         _ => dur,
                     };
@@ -165,6 +175,29 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
                 (
                     format!("  {at}  {}", b.note.as_deref().unwrap_or("")),
                     String::new(),
+                )
+            })
+            .collect(),
+        BookPane::History if marks.is_empty() => vec![(
+            "No jumps yet. The place before each jump is kept here; u undoes the last.".into(),
+            String::new(),
+        )],
+        BookPane::History => marks
+            .iter()
+            .rev()
+            .map(|m| {
+                let ch = app
+                    .book
+                    .manifest
+                    .as_ref()
+                    .and_then(|man| man.position_of(&m.chapter_id));
+                let at = match ch {
+                    Some(i) => format!("ch {} {}", i + 1, fmt_time(m.position)),
+                    None => format!("{} {}", m.chapter_id, fmt_time(m.position)),
+                };
+                (
+                    format!("  {at:<11} {}", m.cause.word()),
+                    ago(app.wall_now(), m.at),
                 )
             })
             .collect(),

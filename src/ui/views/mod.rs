@@ -7,6 +7,7 @@ mod library;
 mod login;
 mod overlays;
 mod player_bar;
+mod stats;
 pub mod text;
 
 use crate::ui::state::{App, Screen};
@@ -30,6 +31,7 @@ pub fn render(app: &mut App, theme: &Theme, frame: &mut Frame) {
         Screen::Library => library::render(app, theme, buf, &areas),
         Screen::Book => book::render(app, theme, buf, areas.main),
         Screen::License => login::render_license(app, theme, buf, areas.main),
+        Screen::Stats => stats::render(app, theme, buf, areas.main),
     }
     player_bar::render(app, theme, buf, &areas);
     overlays::render(app, theme, buf, &areas);
@@ -69,6 +71,7 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         }
         Screen::Book => " earmark · book".to_owned(),
         Screen::License => " earmark · license".to_owned(),
+        Screen::Stats => " earmark · listening statistics".to_owned(),
     };
     let right = match &app.session {
         Some(s) => format!("{}@{} · ? help ", s.user, s.address),

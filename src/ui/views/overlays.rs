@@ -4,7 +4,7 @@
 use super::layout::Areas;
 use super::text::{clear_row, fit, fit_pad, put, width};
 use crate::ui::keymap::Action;
-use crate::ui::state::{App, Overlay, SLEEP_CHOICES, SleepChoice};
+use crate::ui::state::{App, Overlay, SLEEP_CHOICES};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -43,19 +43,23 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
                 None,
             )
         }
-        Overlay::Sleep { cursor } => {
-            let lines = SLEEP_CHOICES
+        Overlay::Sleep { cursor, typed } => {
+            let mut lines: Vec<_> = SLEEP_CHOICES
                 .iter()
-                .map(|c| {
-                    let t = match c {
-                        SleepChoice::Minutes(m) => format!("{m} minutes"),
-                        SleepChoice::EndOfChapter => "End of chapter".into(),
-                        SleepChoice::Off => "Off".into(),
-                    };
-                    (t, theme.base)
-                })
+                .map(|c| (c.label(), theme.base))
                 .collect();
-            ("Sleep timer (10 s fade-out)".into(), lines, Some(*cursor))
+            let typed_line = if typed.is_empty() {
+                ("or type 25, 1:30, 3ch".to_owned(), theme.dim)
+            } else {
+                (format!("{typed}▏ Enter sets it"), theme.selected)
+            };
+            lines.push(typed_line);
+            let fade = app.settings.sleep.fade_ms / 1000;
+            (
+                format!("Sleep timer ({fade} s fade-out)"),
+                lines,
+                Some(*cursor),
+            )
         }
         Overlay::BookmarkNote {
             chapter,

@@ -4,6 +4,7 @@
 
 use super::layout::{Areas, bar_margins};
 use super::text::{fit, fit_right, put, width};
+use crate::ui::keymap::Action;
 use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -54,7 +55,6 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     };
     let (cpos, cdur) = np.chapter_progress();
     let (bpos, bdur) = np.book_progress();
-    let speed = f64::from(app.speed.max(0.1));
     if r.height == 1 {
         let line = format!("{state} {title}");
         let times = format!(" {}", fmt_time(bpos.unwrap_or(cpos)));
@@ -91,7 +91,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Some(d) => format!("{} / {}", fmt_time(cpos), fmt_time(d)),
         None => fmt_time(cpos),
     };
-    let left = cdur.map(|d| (d - cpos).max(0.0) / speed);
+    let left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
     progress_line(
         buf,
         theme,
@@ -116,7 +116,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
             _ => None,
         };
         let left = match (bpos, bdur) {
-            (Some(p), Some(d)) => Some((d - p).max(0.0) / speed),
+            (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
             _ => None,
         };
         progress_line(
@@ -155,14 +155,11 @@ fn status_text(app: &App) -> String {
         format!("{:.2}×", app.speed),
         format!("vol {:.0}%", app.volume * 100.0),
     ];
-    match app.sleep {
-        Some(SleepTimer::Until(t)) => parts.push(format!(
-            "sleep {}",
-            fmt_time(t.saturating_sub(app.now) as f64 / 1000.0)
-        )),
-        Some(SleepTimer::EndOfChapter) => parts.push("sleep: end of ch".into()),
-        Some(SleepTimer::Fading { .. }) => parts.push("sleep: fading".into()),
-        None => {}
+    if let Some(t) = sleep_label(app) {
+        parts.push(t);
+    }
+    if app.media_times && app.speed != 1.0 {
+        parts.push("left in book time".into());
     }
     let s = app.sync;
     if s.offline {
@@ -180,6 +177,26 @@ fn status_text(app: &App) -> String {
         parts.push("unconfirmed".into());
     }
     parts.join(" · ")
+}
+
+/// The sleep timer's countdown, as the bar shows it.
+fn sleep_label(app: &App) -> Option<String> {
+    let extend = app.keymap.label(Action::SleepExtend);
+    let extend = extend.split(' ').next().unwrap_or("");
+    Some(match app.sleep? {
+        t @ SleepTimer::Timed { since, .. } => {
+            let left = t.left_ms(app.now).unwrap_or(0) as f64 / 1000.0;
+            let held = if since.is_none() { " ⏸" } else { "" };
+            format!("sleep {}{held}", fmt_time(left))
+        }
+        SleepTimer::Chapters { left: 1 } => match app.chapter_left_media() {
+            Some(l) => format!("sleep: ch end -{}", fmt_time(app.shown_left(l))),
+            None => "sleep: ch end".into(),
+        },
+        SleepTimer::Chapters { left } => format!("sleep: {left} ch"),
+        SleepTimer::Fading { .. } => format!("sleep: fading · {extend} more"),
+        SleepTimer::Stopped { .. } => format!("slept · {extend} more"),
+    })
 }
 
 /// `─ left ──────── right ─`, the bar's first line.

@@ -1,0 +1,123 @@
+//! The `[player]` settings of config.toml for smart rewind and the sleep
+//! timer (docs/ui.md). Errors name the setting and what it must be.
+
+use super::state::UiSettings;
+use super::state::rewind::RewindCurve;
+
+fn secs(v: &toml::Value) -> Option<f64> {
+    v.as_float().or_else(|| v.as_integer().map(|i| i as f64))
+}
+
+fn flag(p: &toml::Table, key: &str) -> Result<Option<bool>, String> {
+    match p.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
+        Some(_) => Err(format!(
+            "[player] in config.toml: `{key}` must be true or false"
+        )),
+    }
+}
+
+/// Reads the settings beside `short_skip` and `long_skip`.
+pub(super) fn read(p: &toml::Table, s: &mut UiSettings) -> Result<(), String> {
+    if let Some(curve) = p.get("smart_rewind_curve") {
+        let bad = || {
+            "[player] in config.toml: `smart_rewind_curve` must be a list of [pause seconds, rewind seconds] pairs".to_owned()
+        };
+        let points = curve
+            .as_array()
+            .ok_or_else(bad)?
+            .iter()
+            .map(|pt| match pt.as_array().map(|a| a.as_slice()) {
+                Some([a, b]) => Some((secs(a)?, secs(b)?)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        let curve = RewindCurve::new(points)
+            .map_err(|e| format!("[player] in config.toml: `smart_rewind_curve`: {e}"))?;
+        s.smart_rewind = Some(curve);
+    }
+    if flag(p, "smart_rewind")? == Some(false) {
+        s.smart_rewind = None;
+    }
+    if let Some(b) = flag(p, "smart_rewind_past_chapter_start")? {
+        s.rewind_past_chapter_start = b;
+    }
+    let ranged = |key: &str, lo: f64, hi: f64, unit: &str| -> Result<Option<f64>, String> {
+        match p.get(key) {
+            None => Ok(None),
+            Some(v) => match secs(v) {
+                Some(x) if (lo..=hi).contains(&x) => Ok(Some(x)),
+                _ => Err(format!(
+                    "[player] in config.toml: `{key}` must be {unit} between {lo} and {hi}"
+                )),
+            },
+        }
+    };
+    if let Some(f) = ranged("sleep_fade", 0.0, 120.0, "seconds")? {
+        s.sleep.fade_ms = (f * 1000.0) as u64;
+    }
+    if let Some(m) = ranged("sleep_extend", 1.0, 120.0, "minutes")? {
+        s.sleep.extend_ms = (m * 60_000.0) as u64;
+    }
+    match p.get("sleep_while_paused") {
+        None => {}
+        Some(toml::Value::String(w)) if w == "pause" => s.sleep.counts_while_paused = false,
+        Some(toml::Value::String(w)) if w == "count" => s.sleep.counts_while_paused = true,
+        Some(_) => {
+            return Err(
+                "[player] in config.toml: `sleep_while_paused` must be \"pause\" (the timer waits) or \"count\" (it counts on)".into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(text: &str) -> Result<UiSettings, String> {
+        let t: toml::Table = text.parse().unwrap();
+        let mut s = UiSettings::default();
+        read(&t, &mut s).map(|_| s)
+    }
+
+    #[test]
+    fn smart_rewind_settings_are_read_and_checked() {
+        let s = read_text(
+            "smart_rewind_curve = [[5, 1], [60, 4.5]]\nsmart_rewind_past_chapter_start = true",
+        )
+        .unwrap();
+        assert_eq!(s.smart_rewind.unwrap().rewind(60.0), 4.5);
+        assert!(s.rewind_past_chapter_start);
+        assert!(
+            read_text("smart_rewind = false")
+                .unwrap()
+                .smart_rewind
+                .is_none()
+        );
+        let e = read_text("smart_rewind_curve = [[60, 2], [10, 1]]").unwrap_err();
+        assert!(
+            e.contains("smart_rewind_curve") && e.contains("point 2"),
+            "{e}"
+        );
+        let e = read_text("smart_rewind_curve = [1, 2]").unwrap_err();
+        assert!(e.contains("pairs"), "{e}");
+        assert!(read_text("smart_rewind = \"yes\"").is_err());
+    }
+
+    #[test]
+    fn sleep_settings_are_read_and_checked() {
+        let s = read_text("sleep_fade = 30\nsleep_extend = 10\nsleep_while_paused = \"count\"")
+            .unwrap();
+        assert_eq!(s.sleep.fade_ms, 30_000);
+        assert_eq!(s.sleep.extend_ms, 600_000);
+        assert!(s.sleep.counts_while_paused);
+        let e = read_text("sleep_fade = 500").unwrap_err();
+        assert!(e.contains("sleep_fade") && e.contains("seconds"), "{e}");
+        let e = read_text("sleep_while_paused = \"sometimes\"").unwrap_err();
+        assert!(e.contains("sleep_while_paused"), "{e}");
+    }
+}

@@ -1,0 +1,172 @@
+//! The place history as the player keeps it: the marks of each book on
+//! this device (loaded from sync, extended as the listener jumps), "undo
+//! jump", and jumps picked in the book screen's history list. The rule for
+//! adding a mark is `domain::push_place_mark`, the same one sync stores with.
+
+use super::*;
+use crate::domain::{EpochMillis, JumpCause, PlaceMark, push_place_mark};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default)]
+pub struct Histories {
+    books: BTreeMap<BookId, Vec<PlaceMark>>,
+}
+
+impl Histories {
+    /// A book's marks, oldest first.
+    pub fn of(&self, book: &BookId) -> &[PlaceMark] {
+        self.books.get(book).map(Vec::as_slice).unwrap_or(&[])
+    }
+    pub fn set(&mut self, book: BookId, marks: Vec<PlaceMark>) {
+        self.books.insert(book, marks);
+    }
+    pub fn push(&mut self, book: BookId, mark: PlaceMark) -> bool {
+        push_place_mark(self.books.entry(book).or_default(), mark)
+    }
+    /// The mark the history list shows in row `row` (newest first).
+    pub fn row(&self, book: &BookId, row: usize) -> Option<&PlaceMark> {
+        let marks = self.of(book);
+        marks.len().checked_sub(row + 1).map(|i| &marks[i])
+    }
+}
+
+/// "just now", "5 min ago", "3 h ago", "2 days ago".
+pub fn ago(now: EpochMillis, at: EpochMillis) -> String {
+    let s = (now - at).max(0) / 1000;
+    match s {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{} min ago", s / 60),
+        3600..=86_399 => format!("{} h ago", s / 3600),
+        86_400..=172_799 => "yesterday".into(),
+        _ => format!("{} days ago", s / 86_400),
+    }
+}
+
+impl App {
+    /// Wall-clock now: the loop's clock from its start, on the epoch.
+    pub fn wall_now(&self) -> EpochMillis {
+        self.clock_origin + self.now as EpochMillis
+    }
+
+    /// Remembers where the playing book is, before a jump. False when
+    /// nothing plays (or its place is not known yet).
+    pub(super) fn mark_here(&mut self, cause: JumpCause, fx: &mut Vec<Effect>) -> bool {
+        if cause != JumpCause::Rewind {
+            // The listener picked a place: no rewind from the last session.
+            self.pauses.resumed = None;
+        }
+        let Some((book, chapter, position)) = self.playing.as_ref().and_then(|np| {
+            let e = np.engine.as_ref()?;
+            Some((np.book.id.clone(), e.chapter.clone(), e.position))
+        }) else {
+            return false;
+        };
+        let mark = PlaceMark {
+            at: self.wall_now(),
+            chapter_id: chapter,
+            position,
+            cause,
+        };
+        if self.history.push(book.clone(), mark.clone()) {
+            fx.push(Effect::MarkPlace { book, mark });
+        }
+        true
+    }
+
+    /// False (and says so) when the mark's chapter is not in `manifest`
+    /// any more (the book was rescanned).
+    fn reachable(&mut self, mark: &PlaceMark, manifest: Option<&Manifest>) -> bool {
+        let gone = manifest.is_some_and(|m| m.position_of(&mark.chapter_id).is_none());
+        if gone {
+            self.toast(
+                format!(
+                    "Chapter {} is no longer in this book; cannot go back there.",
+                    mark.chapter_id
+                ),
+                true,
+            );
+        }
+        !gone
+    }
+
+    /// True when `book` is the one playing.
+    pub(super) fn plays(&self, book: &BookId) -> bool {
+        self.playing.as_ref().is_some_and(|p| &p.book.id == book)
+    }
+
+    /// Goes back to where the last jump started; the way back is a jump
+    /// too, so pressing it again returns.
+    pub(super) fn undo_jump(&mut self, fx: &mut Vec<Effect>) {
+        let Some(book) = self.playing.as_ref().map(|p| p.book.id.clone()) else {
+            self.toast("Nothing is playing.", false);
+            return;
+        };
+        let Some(target) = self.history.of(&book).last().cloned() else {
+            self.toast("No jump to undo in this book yet.", false);
+            return;
+        };
+        let manifest = self.playing.as_ref().map(|p| p.manifest.clone());
+        if !self.reachable(&target, manifest.as_ref()) {
+            return;
+        }
+        if !self.mark_here(JumpCause::Undo, fx) {
+            self.toast("Wait until playback has started.", false);
+            return;
+        }
+        let at = Position {
+            chapter: target.chapter_id.clone(),
+            position: target.position,
+        };
+        self.toast(
+            format!("Back to {} (again to return)", self.describe_position(&at)),
+            false,
+        );
+        fx.push(Effect::Engine(EngineCmd::Seek {
+            chapter: target.chapter_id,
+            position: target.position,
+        }));
+    }
+
+    /// Enter on a row of the history list.
+    pub(super) fn history_jump(&mut self, fx: &mut Vec<Effect>) {
+        let Some(target) = self.history.row(&self.book.id, self.book.cursor).cloned() else {
+            return;
+        };
+        let manifest = self.book.manifest.clone();
+        if !self.reachable(&target, manifest.as_ref()) {
+            return;
+        }
+        if self.plays(&self.book.id.clone()) {
+            self.mark_here(JumpCause::History, fx);
+        }
+        self.play_book(StartAt::At(target.chapter_id, target.position), fx);
+    }
+
+    /// Opens the history list of the playing book (or the open one).
+    pub(super) fn show_history(&mut self, fx: &mut Vec<Effect>) {
+        if let Some(id) = self.playing.as_ref().map(|p| p.book.id.clone())
+            && self.screen != Screen::Book
+        {
+            self.open_book(id, fx);
+        }
+        if self.screen == Screen::Book {
+            self.book.pane = BookPane::History;
+            self.book.cursor = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ago;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(ago(100_000, 90_000), "just now");
+        assert_eq!(ago(10 * 60_000, 0), "10 min ago");
+        assert_eq!(ago(5 * 3_600_000, 0), "5 h ago");
+        assert_eq!(ago(30 * 3_600_000, 0), "yesterday");
+        assert_eq!(ago(50 * 3_600_000, 0), "2 days ago");
+        assert_eq!(ago(0, 5_000), "just now");
+    }
+}

@@ -1,0 +1,133 @@
+//! The reducer and the player's real backends together, as the event loop
+//! runs them (without a terminal): effects go to `runtime::Live` (real
+//! engine on the null output, the reference server), answers come back.
+
+use crate::backend::{demo_library, log_in};
+use crate::fixtures::*;
+use earmark::api::{BookQuery, Client};
+use earmark::domain::*;
+use earmark::player::AudioMode;
+use earmark::runtime::Live;
+use earmark::server::testing::TestServer;
+use earmark::ui::event_loop::{Backends, UiSender};
+use earmark::ui::keymap::{KeyCode, Keymap};
+use earmark::ui::state::*;
+use earmark::ui::terminal::LoopEvent;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+pub struct Driver {
+    pub app: App,
+    pub live: Live,
+    rx: Receiver<LoopEvent>,
+    start: Instant,
+    pub client: Client,
+    pub book: Book,
+    pub manifest: Manifest,
+    _server: TestServer,
+    _home: tempfile::TempDir,
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl Driver {
+    /// Logged in, a demo book with a first chapter over a minute open on
+    /// the book screen.
+    pub fn start(settings: UiSettings) -> Driver {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let (profile, done) = log_in(&rt, &server, home.path());
+        let client = done.client.clone();
+        let (book, manifest) = rt.block_on(async {
+            for b in client.books(&BookQuery::default()).await.unwrap() {
+                let m = client.manifest(&b.id).await.unwrap();
+                if m.items[0].duration.unwrap_or(0.0) > 60.0 {
+                    return (b, m);
+                }
+            }
+            panic!("no demo book with a chapter over a minute");
+        });
+        let (ui, rx) = UiSender::channel();
+        let live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+        let mut d = Driver {
+            app: App::new(Keymap::default(), settings),
+            live,
+            rx,
+            start: Instant::now(),
+            client,
+            book: book.clone(),
+            manifest: manifest.clone(),
+            rt,
+            _home: home,
+            _server: server,
+        };
+        d.step(Event::Answer(Answer::LoggedIn(SessionInfo {
+            address: d._server.base_url().to_owned(),
+            user: d._server.username.clone(),
+            profile: None,
+        })));
+        d.step(Event::Answer(Answer::Library {
+            books: vec![book.clone()],
+            from_cache: false,
+        }));
+        d.step(code(KeyCode::Enter));
+        d.step(Event::Answer(Answer::BookLoaded {
+            book,
+            manifest: Some(manifest),
+            bookmarks: vec![],
+        }));
+        d
+    }
+
+    pub fn step(&mut self, ev: Event) {
+        let mut fx = self
+            .app
+            .update(Event::Tick(self.start.elapsed().as_millis() as u64));
+        fx.extend(self.app.update(ev));
+        for e in fx {
+            self.live.handle(e);
+        }
+    }
+
+    /// Follows the answers (and the clock) until `done` holds.
+    pub fn follow(&mut self, what: &str, done: impl Fn(&App) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !done(&self.app) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                panic!("timed out waiting for {what}");
+            }
+            let wake = self
+                .app
+                .next_wake()
+                .map(|t| t.saturating_sub(self.start.elapsed().as_millis() as u64));
+            let wait = wake.map_or(left, |w| Duration::from_millis(w).min(left));
+            match self.rx.recv_timeout(wait) {
+                Ok(LoopEvent::App(ev)) => self.step(ev),
+                Ok(_) => {}
+                Err(_) => {
+                    let now = self.start.elapsed().as_millis() as u64;
+                    for e in self.app.update(Event::Tick(now)) {
+                        self.live.handle(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The engine as the player sees it: state, chapter, position.
+    pub fn at(app: &App) -> Option<(PlayState, ChapterId, f64)> {
+        app.playing
+            .as_ref()
+            .and_then(|p| p.engine.clone())
+            .map(|e| (e.state, e.chapter, e.position))
+    }
+
+    pub fn server_progress(&self) -> Progress {
+        self.rt
+            .block_on(self.client.progress(&self.book.id))
+            .unwrap()
+            .progress
+            .unwrap()
+    }
+}

@@ -1,0 +1,230 @@
+//! The sleep timer: typed times, the end of N chapters, the extend key
+//! (while fading and after the stop), the fade length, a countdown that
+//! holds while paused (or counts on), and the whole way through the
+//! player's backends on the null output and the reference server.
+
+use crate::driver::Driver;
+use crate::fixtures::*;
+use earmark::domain::*;
+use earmark::ui::event_loop::Backends;
+use earmark::ui::keymap::KeyCode;
+use earmark::ui::state::*;
+
+fn engine(fx: &[Effect]) -> Vec<EngineCmd> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Engine(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn at(app: &mut App, state: PlayState, chapter: &str, position: f64) -> Vec<Effect> {
+    app.update(Event::Answer(Answer::Engine(EngineView {
+        playback_id: 1,
+        book: BookId::new("moby"),
+        chapter: ChapterId::new(chapter),
+        position,
+        state,
+        speed: 1.25,
+        volume: 0.8,
+    })))
+}
+
+fn typed(app: &mut App, text: &str) {
+    app.update(key('s'));
+    for c in text.chars() {
+        app.update(key(c));
+    }
+    app.update(code(KeyCode::Enter));
+}
+
+#[test]
+fn a_typed_time_sets_the_timer() {
+    let mut app = playing();
+    typed(&mut app, "1:30");
+    assert_eq!(
+        app.sleep.and_then(|s| s.left_ms(app.now)),
+        Some(90 * 60_000)
+    );
+    assert!(app.overlay.is_none());
+    typed(&mut app, "1:75");
+    assert!(app.toasts.back().unwrap().error, "a bad time is said");
+}
+
+#[test]
+fn the_end_of_two_chapters_fades_near_the_end_of_the_second() {
+    let mut app = playing(); // moby-2 at 600 of 1800 s, 1.25×
+    typed(&mut app, "2ch");
+    assert_eq!(app.sleep, Some(SleepTimer::Chapters { left: 2 }));
+    at(&mut app, PlayState::Playing, "moby-2", 1795.0);
+    assert_eq!(
+        app.sleep,
+        Some(SleepTimer::Chapters { left: 2 }),
+        "not this one"
+    );
+    at(&mut app, PlayState::Playing, "moby-3", 0.0);
+    assert_eq!(app.sleep, Some(SleepTimer::Chapters { left: 1 }));
+    // 10 s fade at 1.25×: it starts 12.5 s of the book before the end.
+    at(&mut app, PlayState::Playing, "moby-3", 1786.0);
+    assert_eq!(app.sleep, Some(SleepTimer::Chapters { left: 1 }));
+    at(&mut app, PlayState::Playing, "moby-3", 1788.0);
+    assert!(matches!(app.sleep, Some(SleepTimer::Fading { .. })));
+}
+
+#[test]
+fn extend_during_the_fade_gives_the_volume_back_and_five_more_minutes() {
+    let mut app = playing();
+    typed(&mut app, "1");
+    let t = app.now;
+    app.update(Event::Tick(t + 60_000));
+    assert!(matches!(app.sleep, Some(SleepTimer::Fading { .. })));
+    app.update(Event::Tick(t + 65_000));
+    let fx = app.update(key('z'));
+    assert_eq!(engine(&fx), [EngineCmd::FadeVolume(0.8)]);
+    assert_eq!(app.sleep.and_then(|s| s.left_ms(app.now)), Some(300_000));
+}
+
+#[test]
+fn extend_shortly_after_the_stop_resumes_and_later_it_does_not() {
+    for (after, resumes) in [(30_000, true), (200_000, false)] {
+        let mut app = playing();
+        typed(&mut app, "1");
+        let t = app.now;
+        app.update(Event::Tick(t + 60_000));
+        let fx = app.update(Event::Tick(t + 71_000));
+        assert!(engine(&fx).contains(&EngineCmd::Pause), "{fx:?}");
+        assert!(fx.iter().any(
+            |e| matches!(e, Effect::MarkPlace { mark, .. } if mark.cause == JumpCause::Sleep)
+        ));
+        at(&mut app, PlayState::Paused, "moby-2", 660.0);
+        app.update(Event::Tick(t + 71_000 + after));
+        let fx = app.update(key('z'));
+        assert_eq!(
+            engine(&fx).contains(&EngineCmd::Toggle),
+            resumes,
+            "{after}: {fx:?}"
+        );
+    }
+}
+
+#[test]
+fn the_fade_length_comes_from_the_settings() {
+    let mut app = playing();
+    app.settings.sleep.fade_ms = 2_000;
+    typed(&mut app, "1");
+    let t = app.now;
+    app.update(Event::Tick(t + 60_000));
+    let fx = app.update(Event::Tick(t + 62_100));
+    assert!(engine(&fx).contains(&EngineCmd::Pause), "{fx:?}");
+}
+
+#[test]
+fn the_countdown_holds_while_paused_unless_it_counts_on() {
+    for (counts, left) in [(false, 600_000), (true, 300_000)] {
+        let mut app = playing();
+        app.settings.sleep.counts_while_paused = counts;
+        typed(&mut app, "10");
+        let t = app.now;
+        at(&mut app, PlayState::Paused, "moby-2", 600.0);
+        app.update(Event::Tick(t + 300_000));
+        assert_eq!(
+            app.sleep.and_then(|s| s.left_ms(app.now)),
+            Some(left),
+            "counts={counts}"
+        );
+    }
+}
+
+#[test]
+fn sleep_bar_snapshots() {
+    for (w, h) in [(80, 24), (40, 12)] {
+        let mut app = playing();
+        typed(&mut app, "1");
+        let t = app.now;
+        app.update(Event::Tick(t + 60_000));
+        app.update(Event::Tick(t + 71_000));
+        at(&mut app, PlayState::Paused, "moby-2", 612.0);
+        insta::assert_snapshot!(format!("sleep_stopped_{w}x{h}"), render(&mut app, w, h));
+        let mut app = playing();
+        typed(&mut app, "1ch");
+        insta::assert_snapshot!(
+            format!("sleep_end_of_chapter_{w}x{h}"),
+            render(&mut app, w, h)
+        );
+    }
+}
+
+/// Through the real backends: the timer fades, pauses the engine with the
+/// volume given back, the place reaches the server and the history, and
+/// the extend key resumes playback.
+#[test]
+fn the_timer_stops_the_engine_and_extend_resumes_it() {
+    let mut settings = UiSettings::default();
+    settings.sleep.fade_ms = 1_000;
+    settings.smart_rewind = None;
+    let mut d = Driver::start(settings);
+    d.step(code(KeyCode::Enter)); // play chapter 1 from 0
+    d.follow(
+        "playing",
+        |a| matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p >= 1.0),
+    );
+    // Two seconds of timer (the menu's smallest is a minute).
+    let now = d.app.now;
+    d.app.sleep = Some(SleepTimer::Timed {
+        left_ms: 2_000,
+        since: Some(now),
+    });
+    d.follow("the stop", |a| {
+        matches!(a.sleep, Some(SleepTimer::Stopped { .. }))
+    });
+    d.follow("paused", |a| {
+        matches!(Driver::at(a), Some((PlayState::Paused, _, _)))
+    });
+    let (_, ch, stopped_at) = Driver::at(&d.app).unwrap();
+    d.follow("the volume given back to the engine", |a| {
+        a.playing
+            .as_ref()
+            .and_then(|p| p.engine.as_ref())
+            .is_some_and(|e| e.volume > 0.99)
+            && a.volume > 0.99
+    });
+    assert!(
+        d.app
+            .history
+            .of(&d.book.id)
+            .iter()
+            .any(|m| m.cause == JumpCause::Sleep),
+        "the stop is in the history"
+    );
+    d.step(key('z'));
+    d.follow(
+        "playing again",
+        |a| matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p > stopped_at + 0.3),
+    );
+    d.step(key(' '));
+    d.follow("paused by hand", |a| {
+        matches!(Driver::at(a), Some((PlayState::Paused, _, _)))
+    });
+    d.live.shutdown();
+    let p = d.server_progress();
+    assert_eq!(p.chapter_id, ch);
+    assert!(p.position > stopped_at, "{} vs {stopped_at}", p.position);
+}
+
+#[test]
+fn times_left_are_at_the_speed_and_t_switches_to_book_time() {
+    let mut app = playing(); // 1.25×, 20:00 of chapter 2 left
+    let text = render(&mut app, 80, 24);
+    assert!(text.contains("10:00 / 30:00 -16:00"), "{text}");
+    assert!(text.contains("· 40:00 left"), "{text}"); // 50:00 of the book at 1.25×
+    app.update(key('T'));
+    let text = render(&mut app, 80, 24);
+    assert!(text.contains("10:00 / 30:00 -20:00"), "{text}");
+    assert!(text.contains("· 50:00 left"), "{text}");
+    assert!(text.contains("left in book time"), "{text}");
+    typed(&mut app, "1ch");
+    assert!(render(&mut app, 80, 24).contains("sleep: ch end -20:00"));
+    app.update(key('T'));
+    assert!(render(&mut app, 80, 24).contains("sleep: ch end -16:00"));
+}
