@@ -343,9 +343,9 @@ pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
 const PAGE_RETRIES: u32 = 4;
 
 /// Wait before asking a failed page again: the server's `Retry-After` if
-/// it gave one (at most a minute), else 1, 2, 4, 8 s.
+/// it gave one (at most a minute), else 0.5, 1, 2, 4 s.
 fn retry_delay(e: &ApiError, attempt: u32) -> Duration {
-    let backoff = Duration::from_secs(1 << attempt.min(5));
+    let backoff = Duration::from_millis(500 << attempt.min(6));
     match e {
         ApiError::RateLimited {
             retry_after: Some(d),
@@ -387,9 +387,9 @@ async fn stream_books(sh: &Arc<Shared>, c: &Client, load: u64) -> Option<Listing
                 let wait = retry_delay(&e, attempt);
                 attempt += 1;
                 tracing::warn!(
-                    "library page after {} books failed ({e}); asking again in {} s",
+                    "library page after {} books failed ({e}); asking again in {:.1} s",
                     items.len(),
-                    wait.as_secs()
+                    wait.as_secs_f64()
                 );
                 tokio::time::sleep(wait).await;
             }

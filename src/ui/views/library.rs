@@ -71,6 +71,7 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
         let x = put(buf, main, main.x, main.y, &fit(&s, w), theme.accent);
         // While pages arrive, say that the search covers only them.
         let info = match lib.arrival.as_ref().filter(|a| a.shown) {
+            Some(a) if w < 60 => format!("  {} in {}", lib.len(), a.count()),
             Some(a) if a.failed.is_some() => {
                 format!("  {} found in the {} loaded", lib.len(), a.count())
             }
@@ -85,7 +86,7 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
     let arriving = lib
         .arrival
         .as_ref()
-        .map(|a| format!(" {} ", a.status()))
+        .map(|a| format!(" {} ", a.status(w < 60)))
         .unwrap_or_default();
     let mut s = format!(
         "{arriving} filter: {}  sort: {}",

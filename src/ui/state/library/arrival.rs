@@ -44,10 +44,12 @@ impl Arrival {
         }
     }
 
-    /// The library line's words for it.
-    pub fn status(&self) -> String {
+    /// The library line's words for it; `narrow` for a small terminal.
+    pub fn status(&self, narrow: bool) -> String {
         let count = self.count();
         match (self.shown, &self.failed) {
+            (true, Some(_)) if narrow => format!("{count}; rest missing (r)"),
+            (false, Some(_)) if narrow => format!("update stopped at {count} (r)"),
             (true, None) => format!("{count} loaded…"),
             (true, Some(_)) => format!("{count} loaded; the rest could not be loaded (r retries)"),
             (false, None) => format!("updating: {count}…"),
@@ -219,7 +221,10 @@ mod tests {
         assert_eq!(l.len(), 6);
         assert_eq!(l.selected().unwrap().title, "Title 9998");
         let a = l.arrival.clone().unwrap();
-        assert_eq!((a.arrived, a.status()), (6, "6 of 7 loaded…".to_owned()));
+        assert_eq!(
+            (a.arrived, a.status(false)),
+            (6, "6 of 7 loaded…".to_owned())
+        );
         // The complete list replaces the pages and ends the arrival.
         let mut all = page(0, 7);
         all.reverse();
@@ -240,7 +245,7 @@ mod tests {
         let mut sorted = t.clone();
         sorted.sort();
         assert_eq!(t, sorted);
-        assert_eq!(l.arrival.as_ref().unwrap().status(), "7 loaded…");
+        assert_eq!(l.arrival.as_ref().unwrap().status(false), "7 loaded…");
     }
 
     #[test]
@@ -268,10 +273,10 @@ mod tests {
         assert_eq!(l.len(), 5);
         let a = l.arrival.clone().unwrap();
         assert!(!a.shown);
-        assert_eq!(a.status(), "updating: 2 of 5…");
+        assert_eq!(a.status(false), "updating: 2 of 5…");
         l.arrival_failed("the server is not answering".into());
         assert_eq!(
-            l.arrival.as_ref().unwrap().status(),
+            l.arrival.as_ref().unwrap().status(false),
             "update stopped at 2 of 5 (r retries)"
         );
     }
@@ -282,9 +287,11 @@ mod tests {
         l.page_arrived(page(0, 4), Some(10), true);
         l.arrival_failed("timed out".into());
         assert_eq!(l.len(), 4);
+        let a = l.arrival.as_ref().unwrap();
         assert_eq!(
-            l.arrival.as_ref().unwrap().status(),
+            a.status(false),
             "4 of 10 loaded; the rest could not be loaded (r retries)"
         );
+        assert_eq!(a.status(true), "4 of 10; rest missing (r)");
     }
 }
