@@ -347,7 +347,10 @@ impl Library {
 
     /// How far a running search scan is: (candidates scored, candidates).
     pub fn scan_progress(&self) -> Option<(usize, usize)> {
-        self.scan.as_ref().map(|s| (s.next, s.candidates.len()))
+        self.scan
+            .as_ref()
+            .filter(|s| !s.done())
+            .map(|s| (s.next, s.candidates.len()))
     }
 
     /// A search scan is still running (more steps will follow).
