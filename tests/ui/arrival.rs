@@ -393,3 +393,70 @@ fn snapshot_library_arrival_failed_says_the_rest_is_missing() {
         app
     });
 }
+
+/// Benchmark (docs/benchmarks.md, issue 15): a first start with no cache
+/// against a running `earmark serve` with a big library, from starting the
+/// backends to the first rows drawn, and to the complete list. The server
+/// is given by EARMARK_BENCH_SERVER, EARMARK_BENCH_USER and
+/// EARMARK_BENCH_PASSWORD (127.0.0.1 only). The player's own page size.
+#[test]
+#[ignore]
+fn bench_first_rows_on_screen_no_cache() {
+    let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.to_owned());
+    let address = var("EARMARK_BENCH_SERVER", "http://127.0.0.1:18686/api/v1");
+    assert!(address.starts_with("http://127.0.0.1:"), "127.0.0.1 only");
+    let user = var("EARMARK_BENCH_USER", "bench");
+    let password = var("EARMARK_BENCH_PASSWORD", "bench-password");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let theme = earmark::ui::theme::Theme::default();
+    let (mut first_rows, mut complete) = (Vec::new(), Vec::new());
+    for run in 0..5 {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = Dirs {
+            config: home.path().join("config"),
+            data: home.path().join("data"),
+            cache: home.path().join("cache"),
+        };
+        let global = ProfileSelector {
+            server: Some(address.clone()),
+            user: Some(user.clone()),
+            ..Default::default()
+        };
+        let profile = Profile::resolve_in(&global, dirs).unwrap();
+        let done = rt
+            .block_on(earmark::config::login(&profile, None, &password))
+            .unwrap();
+        let mut app = app();
+        let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+        let t = Instant::now();
+        let (ui, rx) = UiSender::channel();
+        let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+        until(&mut app, &rx, "the first page", is_page);
+        term.draw(|f| earmark::ui::views::render(&mut app, &theme, f))
+            .unwrap();
+        let first = t.elapsed().as_secs_f64() * 1000.0;
+        assert!(app.library.row(0).is_some());
+        let mut pages = 1;
+        while is_page(&until(&mut app, &rx, "the complete library", |a| {
+            is_page(a) || is_complete(a)
+        })) {
+            pages += 1;
+        }
+        term.draw(|f| earmark::ui::views::render(&mut app, &theme, f))
+            .unwrap();
+        let all = t.elapsed().as_secs_f64() * 1000.0;
+        println!(
+            "  run {run}: first rows drawn {first:.1} ms; all {} books ({pages} pages) {all:.0} ms",
+            app.library.total()
+        );
+        live.shutdown();
+        first_rows.push(first);
+        complete.push(all);
+    }
+    first_rows.sort_by(f64::total_cmp);
+    complete.sort_by(f64::total_cmp);
+    println!(
+        "first start, no cache: first rows on screen median {:.1} ms (max {:.1}); complete list median {:.0} ms",
+        first_rows[2], first_rows[4], complete[2]
+    );
+}
