@@ -393,6 +393,7 @@ async fn stream_books(sh: &Arc<Shared>, c: &Client, load: u64) -> Option<Listing
                 );
                 tokio::time::sleep(wait).await;
             }
+            Err(_) if sh.library_load.load(Ordering::SeqCst) != load => return None,
             Err(e) => {
                 if let ApiError::LicenseRequired { message } = &e {
                     license_required(sh, message.clone());

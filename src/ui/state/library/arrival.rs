@@ -62,6 +62,18 @@ impl Library {
     /// A page of the server's list arrived; `first` starts a new load.
     pub fn page_arrived(&mut self, books: Vec<Book>, total: Option<u64>, first: bool) {
         if first || self.arrival.is_none() {
+            // A newer load replaced one whose pages were on screen: the
+            // screen shows the new one arriving (a part of an older list
+            // must not stand for the library until the new one completes).
+            if self
+                .arrival
+                .as_ref()
+                .is_some_and(|a| a.shown && a.failed.is_none())
+            {
+                self.set_books(Vec::new(), false);
+                self.loaded = false;
+                self.order = None;
+            }
             self.arrival = Some(Arrival {
                 shown: !self.loaded,
                 ..Arrival::default()
@@ -279,6 +291,17 @@ mod tests {
             l.arrival.as_ref().unwrap().status(false),
             "update stopped at 2 of 5 (r retries)"
         );
+    }
+
+    #[test]
+    fn a_newer_load_replaces_an_unfinished_one_on_screen() {
+        let mut l = Library::default();
+        l.page_arrived(page(0, 4), Some(10), true);
+        l.page_arrived(page(20, 2), Some(30), true);
+        assert_eq!(titles(&l), ["Title 9979", "Title 9978"]);
+        let a = l.arrival.clone().unwrap();
+        assert!(a.shown);
+        assert_eq!(a.count(), "2 of 30");
     }
 
     #[test]
