@@ -5,10 +5,13 @@
 use super::cache;
 use super::live::{Shared, session_info};
 use crate::api::error::BodyKind;
-use crate::api::{ApiError, BookQuery, Client, NewBookmark};
+use crate::api::{ApiError, BookQuery, Client, Listing, NewBookmark};
 use crate::config::{Profile, ProfileSelector, SessionError};
+use crate::domain::Book;
 use crate::ui::state::{Answer, Effect, LoginError};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// Rows read from the cache for the first frame.
 const HEAD_ROWS: usize = 200;
@@ -300,43 +303,126 @@ async fn show_cache(sh: &Arc<Shared>) {
 
 /// Refreshes the library (and categories) from the server, then saves the
 /// cache. With `cache_first`, the cache is shown while the request runs.
+/// Pages go to the UI as they arrive; the whole list follows when it is
+/// complete (only a complete list is cached).
 pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
     let Some(c) = client(&sh) else { return };
+    let load = sh.library_load.fetch_add(1, Ordering::SeqCst) + 1;
     let sh2 = sh.clone();
     let cached = async move {
         if cache_first {
             show_cache(&sh2).await;
         }
     };
-    let all = BookQuery::default();
-    let fetch = async { tokio::join!(c.books_listing(&all), c.categories()) };
+    let fetch = async { tokio::join!(stream_books(&sh, &c, load), c.categories()) };
     let ((), (books, cats)) = tokio::join!(cached, fetch);
     if let Ok(cats) = cats {
         sh.ui.send(Answer::Categories(cats));
     }
-    match books {
-        Ok(listing) => {
-            let books = listing.items;
-            if let Some(first) = listing.skipped.first() {
-                // The rest of the list works; the log has every reason.
-                let n = listing.skipped.len();
-                let books_word = if n == 1 { "book" } else { "books" };
-                sh.ui.send(Answer::Notice(format!(
-                    "{n} {books_word} could not be read ({}); the log says why.",
-                    first.reason
-                )));
+    let Some(listing) = books else { return };
+    let books = listing.items;
+    if let Some(first) = listing.skipped.first() {
+        // The rest of the list works; the log has every reason.
+        let n = listing.skipped.len();
+        let books_word = if n == 1 { "book" } else { "books" };
+        sh.ui.send(Answer::Notice(format!(
+            "{n} {books_word} could not be read ({}); the log says why.",
+            first.reason
+        )));
+    }
+    sh.send_library(books.clone(), false);
+    if let Some(scope) = scope(&sh) {
+        let dir = sh.dirs.cache.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Err(e) = cache::save(&dir, &scope, &books) {
+                tracing::warn!("cannot write the library cache: {e}");
             }
-            sh.send_library(books.clone(), false);
-            if let Some(scope) = scope(&sh) {
-                let dir = sh.dirs.cache.clone();
-                let _ = tokio::task::spawn_blocking(move || {
-                    if let Err(e) = cache::save(&dir, &scope, &books) {
-                        tracing::warn!("cannot write the library cache: {e}");
-                    }
-                })
-                .await;
+        })
+        .await;
+    }
+}
+
+/// Times a failed page is asked again before the load gives up.
+const PAGE_RETRIES: u32 = 4;
+
+/// Wait before asking a failed page again: the server's `Retry-After` if
+/// it gave one (at most a minute), else 0.5, 1, 2, 4 s.
+fn retry_delay(e: &ApiError, attempt: u32) -> Duration {
+    let backoff = Duration::from_millis(500 << attempt.min(6));
+    match e {
+        ApiError::RateLimited {
+            retry_after: Some(d),
+            ..
+        } => (*d).min(Duration::from_secs(60)),
+        _ => backoff,
+    }
+}
+
+/// Reads the whole library page by page, sending each page to the UI as
+/// it arrives. A failed page is asked again (transient failures only);
+/// when it still fails the UI is told that the rest is missing and `None`
+/// is returned: a part of the list is never passed off as the library.
+/// `None` too when a newer load has started.
+async fn stream_books(sh: &Arc<Shared>, c: &Client, load: u64) -> Option<Listing<Book>> {
+    let mut pager = c.book_pager(&BookQuery::default());
+    let mut items: Vec<Book> = Vec::new();
+    let mut first = true;
+    let mut attempt = 0;
+    loop {
+        if sh.library_load.load(Ordering::SeqCst) != load {
+            return None;
+        }
+        match pager.next_page().await {
+            Ok(Some(page)) => {
+                attempt = 0;
+                if first || !page.items.is_empty() {
+                    sh.ui.send(Answer::LibraryPage {
+                        books: page.items.clone(),
+                        total: pager.total(),
+                        first,
+                    });
+                    first = false;
+                }
+                items.extend(page.items);
+            }
+            Ok(None) => break,
+            Err(e) if e.is_transient() && attempt < PAGE_RETRIES => {
+                let wait = retry_delay(&e, attempt);
+                attempt += 1;
+                tracing::warn!(
+                    "library page after {} books failed ({e}); asking again in {:.1} s",
+                    items.len(),
+                    wait.as_secs_f64()
+                );
+                tokio::time::sleep(wait).await;
+            }
+            Err(_) if sh.library_load.load(Ordering::SeqCst) != load => return None,
+            Err(e) => {
+                if let ApiError::LicenseRequired { message } = &e {
+                    license_required(sh, message.clone());
+                }
+                let what = if items.is_empty() {
+                    "Could not load the library".to_owned()
+                } else {
+                    format!(
+                        "Loaded {} books; the rest of the library could not be loaded",
+                        items.len()
+                    )
+                };
+                let login = if e.needs_login() {
+                    " Press P to log in again."
+                } else {
+                    ""
+                };
+                sh.ui
+                    .send(Answer::LibraryIncomplete(format!("{what}: {e}.{login}")));
+                return None;
             }
         }
-        Err(e) => fail(&sh, "Could not load the library", &e),
     }
+    Some(Listing {
+        items,
+        skipped: pager.skipped().to_vec(),
+        total: pager.total(),
+    })
 }

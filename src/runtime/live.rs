@@ -35,6 +35,9 @@ pub(crate) struct Shared {
     /// Set once the server's library arrived, so a slower cache read does
     /// not replace it (checked and sent under the lock).
     pub fresh: Mutex<bool>,
+    /// Counts library loads: a load stops sending pages once a newer one
+    /// has started, so two loads never interleave their pages.
+    pub library_load: std::sync::atomic::AtomicU64,
 }
 
 /// Locks are taken one way everywhere: a panic elsewhere while holding one
@@ -143,6 +146,7 @@ impl Live {
             engine_link,
             sync: RwLock::new(sync.clone()),
             fresh: Mutex::new(false),
+            library_load: Default::default(),
         });
         rt.spawn(notices::forward(shared.clone(), notices_rx));
         rt.spawn(notices::status(shared.clone(), sync.watch()));

@@ -61,18 +61,23 @@ pub struct ScannedBook {
     pub chapters: Vec<ScannedChapter>,
 }
 
-/// Scans the library. Problems with single files or folders are logged
-/// and skipped; only an unreadable library root is an error.
-pub fn scan_library(root: &Path, cache: &mut ProbeCache) -> anyhow::Result<Vec<ScannedBook>> {
+/// Scans the library, handing each book to `found` as soon as it is read
+/// (a rescan keeps only the books that changed, not 100k of them).
+/// Problems with single files or folders are logged and skipped; only an
+/// unreadable library root is an error.
+pub fn scan_library(
+    root: &Path,
+    cache: &mut ProbeCache,
+    found: &mut dyn FnMut(ScannedBook),
+) -> anyhow::Result<()> {
     let root = fs::canonicalize(root)
         .map_err(|e| anyhow::anyhow!("cannot open library {}: {e}", root.display()))?;
     if !root.is_dir() {
         anyhow::bail!("library {} is not a folder", root.display());
     }
-    let mut books = Vec::new();
     let mut seen = HashSet::new();
-    visit(&root, &root, &mut seen, &mut books, cache);
-    Ok(books)
+    visit(&root, &root, &mut seen, found, cache);
+    Ok(())
 }
 
 /// One cached probe: valid while the file keeps its size and mtime.
@@ -138,7 +143,7 @@ fn visit(
     root: &Path,
     dir: &Path,
     seen: &mut HashSet<PathBuf>,
-    books: &mut Vec<ScannedBook>,
+    found: &mut dyn FnMut(ScannedBook),
     cache: &mut ProbeCache,
 ) {
     if !seen.insert(dir.to_owned()) {
@@ -199,16 +204,16 @@ fn visit(
     if at_root || all_m4b {
         for file in &files {
             if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), None, cache) {
-                books.push(book);
+                found(book);
             }
         }
     } else if !files.is_empty()
         && let Some(book) = scan_book(root, dir, &files, Some(&others), cache)
     {
-        books.push(book);
+        found(book);
     }
     for sub in dirs {
-        visit(root, &sub, seen, books, cache);
+        visit(root, &sub, seen, found, cache);
     }
 }
 

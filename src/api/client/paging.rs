@@ -1,7 +1,8 @@
 //! Lists, page by page: [`Pager`] hands out pages as they arrive (the
 //! player shows the first one at once) and ends the list safely: on an
 //! empty page, a page whose items were all seen before, a repeated page or
-//! cursor, or a hard cap on pages (an error, never a silent cut). A `next`
+//! cursor, or a hard cap on pages (an error, never a silent cut). A page
+//! that fails is asked again by the next call (the caller retries). A `next`
 //! URL is followed only on the server's own origin, so the token never
 //! leaves it. Items that cannot be decoded are skipped and counted.
 
@@ -92,7 +93,18 @@ impl<T> Pager<T> {
         let Some(at) = self.at.take() else {
             return Ok(None);
         };
-        let cap = self.client.inner.opts.max_pages.max(1);
+        // The cap stops a server that never ends a list; a library whose
+        // reported total needs more pages than the cap is not cut short.
+        let per_page = if self.pages == 0 {
+            1
+        } else {
+            (self.fetched / self.pages as u64).max(1)
+        };
+        let needed = self
+            .total
+            .map_or(0, |t| usize::try_from(t / per_page).unwrap_or(usize::MAX))
+            .saturating_add(2);
+        let cap = self.client.inner.opts.max_pages.max(needed).max(1);
         if self.pages >= cap {
             return Err(ApiError::Decode {
                 endpoint: self.req.endpoint.clone(),
@@ -103,12 +115,21 @@ impl<T> Pager<T> {
                 ),
             });
         }
-        self.pages += 1;
-        self.seen_pages.insert(at.clone());
-        let raw = self
+        let raw = match self
             .client
             .fetch_raw_page(&self.req, &at, self.fetched)
-            .await?;
+            .await
+        {
+            Ok(raw) => raw,
+            Err(e) => {
+                // The same page is asked again on the next call: a failed
+                // page never reads as the end of the list.
+                self.at = Some(at);
+                return Err(e);
+            }
+        };
+        self.pages += 1;
+        self.seen_pages.insert(at.clone());
         self.fetched += raw.entries.len() as u64;
         self.total = raw.total.or(self.total);
         let fresh: Vec<bool> = raw

@@ -1,7 +1,7 @@
 //! Rescanning: walks the library (`scan`), then stores what changed with
 //! persistent ids. A book whose scan signature (everything stored about
-//! it) is unchanged is not rewritten, so a rescan of an unchanged library
-//! costs the walk and the file metadata, not the books.
+//! it) is unchanged is not rewritten, nor kept in memory, so a rescan of an
+//! unchanged library costs the walk and the file metadata, not the books.
 
 use super::{StoredBook, StoredChapter};
 use crate::server::db::{Db, now_ms, random_hex, sha256_hex};
@@ -34,45 +34,102 @@ struct Known {
 /// Scans the library and stores the result with persistent ids. A book
 /// keeps its id when found at the same path, else when its audio has the
 /// same fingerprint (a renamed folder); a chapter keeps its id by key.
+///
+/// The walk compares each book with what is stored as it is read, and
+/// keeps only the books that must be written: an unchanged library never
+/// holds its scan results in memory. The walk runs outside the write
+/// transaction (a running server keeps taking progress writes); if
+/// another rescan stored a catalog meanwhile, the comparison is made again.
 pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSummary> {
     let mut cache = load_probe_cache(db)?;
-    let scanned = scan::scan_library(library, &mut cache)?;
-    let covers_dir = data_dir.join("covers");
-    let mut conn = db.conn()?;
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    save_probe_cache(&tx, &cache)?;
-    let known: Vec<Known> = {
-        let mut stmt = tx.prepare("SELECT id, path, fingerprint, present, sig FROM books")?;
-        stmt.query_map([], |r| {
-            Ok(Known {
-                id: r.get(0)?,
-                path: r.get(1)?,
-                fingerprint: r.get(2)?,
-                present: r.get::<_, i64>(3)? != 0,
-                sig: r.get(4)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?
+    for _ in 0..3 {
+        if let Some(summary) = try_rescan(db, library, data_dir, &mut cache)? {
+            return Ok(summary);
+        }
+        tracing::info!("another rescan stored the catalog meanwhile; comparing again");
+    }
+    anyhow::bail!("the catalog kept changing during the rescan (other rescans running?)")
+}
+
+fn generation(conn: &rusqlite::Connection) -> rusqlite::Result<String> {
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = 'catalog_generation'",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+    .map(Option::unwrap_or_default)
+}
+
+fn load_known(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Known>> {
+    let mut stmt = conn.prepare("SELECT id, path, fingerprint, present, sig FROM books")?;
+    stmt.query_map([], |r| {
+        Ok(Known {
+            id: r.get(0)?,
+            path: r.get(1)?,
+            fingerprint: r.get(2)?,
+            present: r.get::<_, i64>(3)? != 0,
+            sig: r.get(4)?,
+        })
+    })?
+    .collect()
+}
+
+/// One rescan; `None` when the stored catalog changed during the walk.
+fn try_rescan(
+    db: &Db,
+    library: &Path,
+    data_dir: &Path,
+    cache: &mut scan::ProbeCache,
+) -> anyhow::Result<Option<ScanSummary>> {
+    let (known, before) = {
+        let mut conn = db.conn()?;
+        let tx = conn.transaction()?;
+        let known = load_known(&tx)?;
+        let before = generation(&tx)?;
+        tx.commit()?;
+        (known, before)
     };
     let by_path: HashMap<&str, &Known> = known.iter().map(|k| (k.path.as_str(), k)).collect();
-    let mut by_fingerprint: HashMap<&str, Vec<&Known>> = HashMap::new();
-    for k in &known {
-        by_fingerprint.entry(&k.fingerprint).or_default().push(k);
-    }
-    // First claim by path, then by fingerprint, so a renamed book never
-    // steals the id of a book still at its old path.
+    let mut summary = ScanSummary::default();
+    // Ids claimed by a book at the same path; those books and their
+    // scan signatures.
     let mut claimed: HashSet<&str> = HashSet::new();
-    let mut matched: Vec<Option<&Known>> = scanned
-        .iter()
-        .map(|b| {
-            let k = by_path.get(b.rel_path.as_str()).copied();
-            if let Some(k) = k {
-                claimed.insert(&k.id);
+    let mut unchanged: Vec<&Known> = Vec::new();
+    let mut to_write: Vec<(Option<&Known>, ScannedBook, String)> = Vec::new();
+    let mut failed: Option<anyhow::Error> = None;
+    scan::scan_library(library, cache, &mut |book| {
+        summary.books += 1;
+        summary.chapters += book.chapters.len();
+        let sig = match signature(&book) {
+            Ok(s) => s,
+            Err(e) => {
+                failed.get_or_insert(e);
+                return;
             }
-            k
-        })
-        .collect();
-    for (slot, book) in matched.iter_mut().zip(&scanned) {
+        };
+        let k = by_path.get(book.rel_path.as_str()).copied();
+        if let Some(k) = k {
+            claimed.insert(&k.id);
+            if k.sig == sig {
+                unchanged.push(k);
+                return;
+            }
+        }
+        to_write.push((k, book, sig));
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    // Then by fingerprint, so a renamed book never steals the id of a book
+    // still at its old path.
+    let mut by_fingerprint: HashMap<&str, Vec<&Known>> = HashMap::new();
+    if to_write.iter().any(|(k, _, _)| k.is_none()) {
+        for k in &known {
+            by_fingerprint.entry(&k.fingerprint).or_default().push(k);
+        }
+    }
+    for (slot, book, _) in to_write.iter_mut() {
         if slot.is_none()
             && let Some(k) = by_fingerprint
                 .get(book.fingerprint.as_str())
@@ -82,26 +139,25 @@ pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSu
             *slot = Some(k);
         }
     }
-    let mut summary = ScanSummary::default();
+    let covers_dir = data_dir.join("covers");
+    let mut conn = db.conn()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    if generation(&tx)? != before {
+        return Ok(None); // rolled back on drop
+    }
+    save_probe_cache(&tx, cache)?;
     let mut changed = false;
-    let mut seen: HashSet<String> = HashSet::with_capacity(scanned.len());
+    let mut seen: HashSet<String> = HashSet::with_capacity(summary.books);
     let now = now_ms();
-    for (slot, book) in matched.into_iter().zip(&scanned) {
-        summary.books += 1;
-        summary.chapters += book.chapters.len();
-        let sig = signature(book)?;
-        if let Some(k) = slot
-            && k.path == book.rel_path
-            && k.sig == sig
-        {
-            summary.unchanged_books += 1;
-            if !k.present {
-                tx.execute("UPDATE books SET present = 1 WHERE id = ?1", [&k.id])?;
-                changed = true;
-            }
-            seen.insert(k.id.clone());
-            continue;
+    summary.unchanged_books = unchanged.len();
+    for k in unchanged {
+        if !k.present {
+            tx.execute("UPDATE books SET present = 1 WHERE id = ?1", [&k.id])?;
+            changed = true;
         }
+        seen.insert(k.id.clone());
+    }
+    for (slot, book, sig) in &to_write {
         changed = true;
         let id = match slot {
             Some(k) => k.id.clone(),
@@ -154,7 +210,7 @@ pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSu
         )?;
     }
     tx.commit()?;
-    Ok(summary)
+    Ok(Some(summary))
 }
 
 /// Everything the scan found about a book, hashed: equal signatures mean

@@ -46,6 +46,18 @@ impl App {
                     self.library.partial = true;
                 }
             }
+            Answer::LibraryPage {
+                books,
+                total,
+                first,
+            } => {
+                self.library.page_arrived(books, total, first);
+                self.library.scroll_into_view(self.list_height());
+            }
+            Answer::LibraryIncomplete(why) => {
+                self.toast(why.clone(), true);
+                self.library.arrival_failed(why);
+            }
             Answer::Categories(c) => self.library.categories = c,
             Answer::SearchResults { query, books } => {
                 // A late answer for an older query still adds books; that is fine.

@@ -72,7 +72,9 @@ pub struct Search {
     pub asked: Option<String>,
 }
 
+mod arrival;
 mod scan;
+pub use arrival::Arrival;
 pub use scan::SCAN_CHUNK;
 use scan::Scan;
 
@@ -83,6 +85,9 @@ pub struct Library {
     by_id: OnceCell<HashMap<BookId, usize>>,
     /// All books in the order of `.0`, reused while the books do not change.
     order: Option<(Sort, Vec<u32>)>,
+    /// `order` is the order the server sent the pages in (the list is
+    /// arriving and the sort has not been changed since).
+    arrival_order: bool,
     /// "title  author" per book, converted once (nucleo's Utf32String),
     /// by the first search's scan as it goes (a prefix of the books until
     /// then): neither the start nor a keystroke pays for all of them.
@@ -103,6 +108,8 @@ pub struct Library {
     pub from_cache: bool,
     /// Only the head of the cache is in; the rest is being read.
     pub partial: bool,
+    /// The server's list is arriving page by page (or failed part way).
+    pub arrival: Option<Arrival>,
     matcher: Matcher,
 }
 
@@ -127,6 +134,8 @@ impl Default for Library {
             loaded: false,
             from_cache: false,
             partial: false,
+            arrival: None,
+            arrival_order: false,
             matcher: Matcher::new(Config::DEFAULT),
         }
     }
@@ -209,6 +218,22 @@ fn recency(b: &Book) -> i64 {
         .unwrap_or(i64::MIN)
 }
 
+/// How two books (indices into `books`) compare in `sort`. The comparators
+/// do not allocate; the cache is stored in title order and the sort is
+/// linear on sorted input.
+fn order_by(sort: Sort, books: &[Book]) -> impl Fn(&u32, &u32) -> std::cmp::Ordering + '_ {
+    let title = move |i: u32| caseless(&books[i as usize].title);
+    let author =
+        move |i: u32| caseless(books[i as usize].authors.first().map_or("", |s| s.as_str()));
+    move |&a: &u32, &b: &u32| match sort {
+        Sort::Title => title(a).cmp(&title(b)),
+        Sort::Author => author(a)
+            .cmp(&author(b))
+            .then_with(|| title(a).cmp(&title(b))),
+        Sort::Recent => recency(&books[b as usize]).cmp(&recency(&books[a as usize])),
+    }
+}
+
 impl Library {
     pub fn books(&self) -> &[Book] {
         &self.books
@@ -248,11 +273,15 @@ impl Library {
         self.row(self.cursor)
     }
 
-    /// Replaces the whole library (a fresh list or the cache).
+    /// Replaces the whole library (a fresh list or the cache). A fresh
+    /// list ends the arrival of pages.
     pub fn set_books(&mut self, books: Vec<Book>, from_cache: bool) {
         let keep = self.selected().map(|b| b.id.clone());
         self.by_id = OnceCell::new();
         self.order = None;
+        if !from_cache {
+            self.arrival = None;
+        }
         self.keys.clear();
         self.narrowing.clear();
         self.scan = None;
@@ -303,29 +332,41 @@ impl Library {
                 *k = match_key(&self.books[i]);
             }
             self.narrowing.clear();
-            // The scan may have scored the old key: start it again.
-            if self.scan.take().is_some() {
-                let keep = self.selected().map(|b| b.id.clone());
-                self.rebuild(keep);
+            // A running scan may have scored the old key: start it again.
+            match self.scan.as_ref().map(Scan::done) {
+                Some(false) => {
+                    self.scan = None;
+                    let keep = self.selected().map(|b| b.id.clone());
+                    self.rebuild(keep);
+                }
+                Some(true) => self.scan = None,
+                None => {}
             }
         }
     }
 
     /// How far a running search scan is: (candidates scored, candidates).
     pub fn scan_progress(&self) -> Option<(usize, usize)> {
-        self.scan.as_ref().map(|s| (s.next, s.candidates.len()))
+        self.scan
+            .as_ref()
+            .filter(|s| !s.done())
+            .map(|s| (s.next, s.candidates.len()))
     }
 
     /// A search scan is still running (more steps will follow).
     pub fn searching(&self) -> bool {
-        self.scan.is_some()
+        self.scan.as_ref().is_some_and(|s| !s.done())
     }
 
     /// Scores the next chunk of a running search; true if it did anything.
+    /// A finished scan is kept, so books that arrive later are scored
+    /// into it.
     pub fn step_scan(&mut self) -> bool {
-        if self.scan.is_none() {
-            return false;
-        }
+        self.searching() && self.step()
+    }
+
+    /// Scores the next chunk of the scan (an empty scan finishes at once).
+    fn step(&mut self) -> bool {
         // The cursor stays on the best match, or on the book it was moved to.
         let keep = (self.cursor > 0)
             .then(|| self.selected().map(|b| b.id.clone()))
@@ -343,9 +384,7 @@ impl Library {
         scan.step(keys, books, matcher);
         self.view = scan.found.iter().map(|&(_, i)| i).collect();
         if scan.done() {
-            let query = std::mem::take(&mut scan.query);
-            self.scan = None;
-            self.narrowing.push((query, self.view.clone()));
+            self.narrowing.push((scan.query.clone(), self.view.clone()));
         }
         self.place_cursor(keep);
         true
@@ -394,25 +433,9 @@ impl Library {
             self.scan = None;
             if self.order.as_ref().is_none_or(|(s, _)| *s != self.sort) {
                 let mut all: Vec<u32> = (0..self.books.len() as u32).collect();
-                let books = &self.books;
-                // Comparators that do not allocate; the cache is stored in
-                // title order and the sort is linear on sorted input.
-                let title = |i: u32| caseless(&books[i as usize].title);
-                match self.sort {
-                    Sort::Title => all.sort_by(|&a, &b| title(a).cmp(&title(b))),
-                    Sort::Author => all.sort_by(|&a, &b| {
-                        let author = |i: u32| {
-                            caseless(books[i as usize].authors.first().map_or("", |s| s.as_str()))
-                        };
-                        author(a)
-                            .cmp(&author(b))
-                            .then_with(|| title(a).cmp(&title(b)))
-                    }),
-                    Sort::Recent => {
-                        all.sort_by_key(|&i| std::cmp::Reverse(recency(&books[i as usize])))
-                    }
-                }
+                all.sort_by(order_by(self.sort, &self.books));
                 self.order = Some((self.sort, all));
+                self.arrival_order = false;
             }
             let order = self
                 .order
@@ -436,6 +459,12 @@ impl Library {
             let running = self.scan.take().filter(|sc| {
                 query.starts_with(sc.query.as_str()) && narrows(&query[sc.query.len()..])
             });
+            if let Some(sc) = running.as_ref().filter(|sc| sc.query == query) {
+                self.view = sc.found.iter().map(|&(_, i)| i).collect();
+                self.scan = running;
+                self.place_cursor(keep);
+                return;
+            }
             if let Some((q, v)) = self.narrowing.last()
                 && q == &query
             {
@@ -463,7 +492,7 @@ impl Library {
                 found: Vec::new(),
             });
             self.cursor = 0;
-            self.step_scan();
+            self.step();
             self.place_cursor(keep);
             return;
         }
@@ -535,104 +564,4 @@ impl Library {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::domain::Progress;
-
-    fn book(id: &str, title: &str, author: &str) -> Book {
-        Book {
-            id: BookId::new(id),
-            title: title.into(),
-            authors: vec![author.into()],
-            duration: Some(3600.0),
-            ..Book::default()
-        }
-    }
-
-    fn lib() -> Library {
-        let mut l = Library::default();
-        let mut started = book("3", "Moby Dick", "Melville");
-        started.progress = Some(Progress {
-            chapter_id: "c1".into(),
-            position: 30.0,
-            book_position: Some(900.0),
-            finished: false,
-            client_updated_at: Some(5),
-            server_updated_at: None,
-        });
-        let mut fav = book("2", "Emma", "Austen");
-        fav.favorite = true;
-        l.set_books(
-            vec![book("1", "Pride and Prejudice", "Austen"), fav, started],
-            false,
-        );
-        l
-    }
-
-    #[test]
-    fn sorts_and_filters() {
-        let mut l = lib();
-        let titles = |l: &Library| {
-            (0..l.len())
-                .map(|i| l.row(i).unwrap().title.clone())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(titles(&l), ["Emma", "Moby Dick", "Pride and Prejudice"]);
-        l.sort = Sort::Recent;
-        l.rebuild(None);
-        assert_eq!(titles(&l)[0], "Moby Dick");
-        l.filter = Filter::Favorites;
-        l.rebuild(None);
-        assert_eq!(titles(&l), ["Emma"]);
-        l.filter = Filter::InProgress;
-        l.rebuild(None);
-        assert_eq!(titles(&l), ["Moby Dick"]);
-        assert_eq!(fraction(l.row(0).unwrap()), Some(0.25));
-    }
-
-    #[test]
-    fn fuzzy_search_ranks_and_highlights() {
-        let mut l = lib();
-        l.search = Some(Search {
-            query: "pp".into(),
-            ..Search::default()
-        });
-        l.rebuild(None);
-        assert_eq!(l.len(), 1);
-        let b = l.row(0).unwrap().clone();
-        assert_eq!(b.title, "Pride and Prejudice");
-        let idx = l.title_matches(&b);
-        assert_eq!(idx.len(), 2);
-        // Matches authors too.
-        l.search.as_mut().unwrap().query = "melv".into();
-        l.rebuild(None);
-        assert_eq!(l.row(0).unwrap().title, "Moby Dick");
-    }
-
-    #[test]
-    fn merge_adds_server_results_and_keeps_the_cursor() {
-        let mut l = lib();
-        l.move_to(1);
-        let id = l.selected().unwrap().id.clone();
-        l.merge(vec![book("9", "Aaa", "Zed")]);
-        assert_eq!(l.total(), 4);
-        assert_eq!(l.selected().unwrap().id, id);
-    }
-
-    #[test]
-    fn scrolling_keeps_cursor_visible() {
-        let mut l = Library::default();
-        l.set_books(
-            (0..1000)
-                .map(|i| book(&i.to_string(), &format!("{i:04}"), "a"))
-                .collect(),
-            true,
-        );
-        l.move_by(500);
-        l.scroll_into_view(10);
-        assert_eq!(l.offset, 491);
-        l.move_by(-10_000);
-        l.scroll_into_view(10);
-        assert_eq!((l.cursor, l.offset), (0, 0));
-    }
-}
+mod tests;

@@ -254,6 +254,16 @@ pub enum Answer {
     },
     /// The first screenful of the cached library, while the rest loads.
     LibraryHead(Vec<Book>),
+    /// One page of the server's library as it arrives (`first`: a new
+    /// load starts); the whole list follows as `Library` when complete.
+    LibraryPage {
+        books: Vec<Book>,
+        total: Option<u64>,
+        first: bool,
+    },
+    /// The rest of the library could not be loaded (after retries): what
+    /// arrived stays, and this says why.
+    LibraryIncomplete(String),
     Categories(Vec<Category>),
     SearchResults {
         query: String,

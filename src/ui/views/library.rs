@@ -19,7 +19,12 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     let lib = &mut app.library;
     lib.scroll_into_view(usize::from(list.height));
     if lib.is_empty() {
-        let msg = if !lib.loaded {
+        let failed = lib.arrival.as_ref().and_then(|a| a.failed.as_deref());
+        let failed_msg;
+        let msg = if let (false, Some(why)) = (lib.loaded, failed) {
+            failed_msg = format!("{why} (r retries)");
+            failed_msg.as_str()
+        } else if !lib.loaded {
             "Loading the library…"
         } else if lib.search.is_some() {
             "No book matches. Enter asks the server too; Esc clears."
@@ -64,16 +69,27 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
         let cursor = if app.search_focus { "▏" } else { "" };
         let s = format!(" / {}{cursor}", search.query);
         let x = put(buf, main, main.x, main.y, &fit(&s, w), theme.accent);
-        let info = if lib.searching() {
-            format!("  {} found, searching…", lib.len())
-        } else {
-            format!("  {} found", lib.len())
+        // While pages arrive, say that the search covers only them.
+        let info = match lib.arrival.as_ref().filter(|a| a.shown) {
+            Some(a) if w < 60 => format!("  {} in {}", lib.len(), a.count()),
+            Some(a) if a.failed.is_some() => {
+                format!("  {} found in the {} loaded", lib.len(), a.count())
+            }
+            Some(a) => format!("  {} found, searching {} loaded", lib.len(), a.count()),
+            None if lib.searching() => format!("  {} found, searching…", lib.len()),
+            None => format!("  {} found", lib.len()),
         };
         put(buf, main, x, main.y, &info, theme.dim);
         return;
     }
+    // The count of an arriving list comes first: it matters most then.
+    let arriving = lib
+        .arrival
+        .as_ref()
+        .map(|a| format!(" {} ", a.status(w < 60)))
+        .unwrap_or_default();
     let mut s = format!(
-        " filter: {}  sort: {}",
+        "{arriving} filter: {}  sort: {}",
         lib.filter.label(),
         lib.sort.label()
     );
