@@ -59,6 +59,10 @@ pub enum Command {
     Client(crate::commands::ClientCommand),
     /// Play a book headlessly (no TUI).
     Play(crate::commands::play::PlayArgs),
+    /// Download a book to play it without the server.
+    Download(crate::commands::downloads::DownloadArgs),
+    /// Downloaded books (sizes, state), or remove one.
+    Downloads(crate::commands::downloads::DownloadsArgs),
     /// Queued progress and settings changes: list, send or drop them.
     Sync(crate::commands::sync::SyncArgs),
     /// Run the reference Audiobook Library Service.
@@ -79,6 +83,11 @@ pub fn main() -> ExitCode {
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
             crate::commands::sync::run(&global, args)
+        }
+        Some(Command::Download(args)) => crate::commands::downloads::run_download(&global, args),
+        Some(Command::Downloads(args)) => {
+            quiet_on_closed_pipe();
+            crate::commands::downloads::run_downloads(&global, args)
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::demo::run(args),

@@ -5,6 +5,7 @@
 //! 7 scope mismatch).
 
 pub mod doctor;
+pub mod downloads;
 mod output;
 pub mod password;
 pub mod play;

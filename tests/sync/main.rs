@@ -2,6 +2,7 @@
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
 mod cli;
+mod downloads;
 mod offline_open;
 mod play;
 mod proxy;
