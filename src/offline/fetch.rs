@@ -192,7 +192,7 @@ pub async fn download(
     scope: &Scope,
     book: &BookId,
     options: &Options,
-    on_progress: &mut dyn FnMut(Progress),
+    on_progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Outcome, DownloadError> {
     let manifest = client.manifest(book).await?;
     if manifest.items.is_empty() {
@@ -395,7 +395,7 @@ async fn fetch_file(
     dir: &Path,
     entry: &mut FileEntry,
     meter: &mut Meter,
-    on_progress: &mut dyn FnMut(Progress),
+    on_progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<bool, DownloadError> {
     let part = dir.join(entry.part_name());
     let done = dir.join(entry.name());

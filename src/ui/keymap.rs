@@ -253,6 +253,7 @@ actions! {
     Delete = "delete", "book", "delete the selected bookmark";
     MarkFinished = "mark_finished", "book", "mark finished / unfinished";
     Restart = "restart", "book", "restart the book from 0";
+    Download = "download", "book", "download for offline listening";
     License = "license", "other", "license status";
     RetryRefused = "retry_refused", "other", "send the changes the server refused again";
     DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)";
@@ -322,6 +323,7 @@ fn defaults(action: Action) -> Vec<Key> {
         A::Delete => vec![c('d'), Key::plain(K::Delete)],
         A::MarkFinished => vec![c('m')],
         A::Restart => vec![c('R')],
+        A::Download => vec![c('D')],
         A::License => vec![c('i')],
         A::RetryRefused => vec![c('Y')],
         A::DiscardRefused => vec![c('X')],

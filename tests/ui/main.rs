@@ -4,6 +4,7 @@
 
 mod backend;
 mod bench;
+mod downloads;
 mod e2e;
 mod fixtures;
 mod flows;
