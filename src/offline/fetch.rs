@@ -229,7 +229,16 @@ pub async fn download(
         .collect();
     for (f, req) in files.iter_mut().zip(&requests) {
         if f.length.is_none() {
-            f.length = Some(announced_length(client, req, f).await?);
+            match announced_length(client, req, f).await {
+                Ok(n) => f.length = Some(n),
+                Err(e) => {
+                    if !had_files || replaced {
+                        drop(_lock);
+                        let _ = store.remove(scope, book);
+                    }
+                    return Err(e);
+                }
+            }
         }
     }
     let mut snapshot = Snapshot {

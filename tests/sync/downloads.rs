@@ -7,6 +7,7 @@ use crate::support::{Home, text, wav};
 use earmark::api::{BaseUrl, BookQuery, Client};
 use earmark::domain::BookId;
 use earmark::offline::Snapshot;
+use earmark::server::LicenseSetting;
 use earmark::server::testing::TestServer;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -95,7 +96,7 @@ fn part_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_download_is_byte_identical_is_listed_and_removing_it_frees_the_space() {
+async fn a_download_is_byte_identical_is_listed_stops_on_license_and_removing_it_frees_the_space() {
     let s = setup(3).await;
     let id = s.book.as_str();
     let o = s.home.run(&["--json", "download", id], None);
@@ -116,6 +117,15 @@ async fn a_download_is_byte_identical_is_listed_and_removing_it_frees_the_space(
     assert_eq!(l["downloads"][0]["title"], "Short");
     assert_eq!(l["usedBytes"].as_u64(), Some(size));
 
+    // A reachable server that says the license is required stops the
+    // downloaded book too.
+    s.server.set_license(LicenseSetting::Expired).unwrap();
+    let o = s
+        .home
+        .run(&["play", id, "--audio", "null", "--for", "1"], None);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    s.server.set_license(LicenseSetting::Valid).unwrap();
+
     let o = s.home.run(&["--json", "downloads", "remove", id], None);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(json_of(&o)["freedBytes"].as_u64(), Some(size));
@@ -125,6 +135,18 @@ async fn a_download_is_byte_identical_is_listed_and_removing_it_frees_the_space(
     assert_eq!(l["usedBytes"].as_u64(), Some(0));
     let o = s.home.run(&["downloads", "remove", id], None);
     assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+
+    // Without a valid license nothing is downloaded, and nothing is left.
+    s.server.set_license(LicenseSetting::Expired).unwrap();
+    let o = s.home.run(&["download", id], None);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    let l = json_of(&s.home.run(&["--json", "downloads"], None));
+    assert_eq!(l["downloads"].as_array().map(Vec::len), Some(0), "{l}");
+    let left: Vec<PathBuf> = walk(&s.home.dir.path().join("data/earmark/offline"))
+        .into_iter()
+        .filter(|p| !p.ends_with("scope.json"))
+        .collect();
+    assert_eq!(left, Vec::<PathBuf>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
