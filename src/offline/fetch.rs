@@ -269,14 +269,14 @@ pub async fn download(
         rate: options.rate,
     };
     on_progress(meter.progress());
-    for i in 0..snapshot.files.len() {
+    for (i, req) in requests.iter().enumerate() {
         let complete = snapshot.files[i].length == file_len(&dir.join(snapshot.files[i].name()));
         if complete {
             continue;
         }
         let changed = fetch_file(
             client,
-            &requests[i],
+            req,
             &dir,
             &mut snapshot.files[i],
             &mut meter,

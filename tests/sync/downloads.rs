@@ -268,8 +268,8 @@ async fn a_downloaded_book_plays_to_the_end_offline_and_its_progress_reaches_the
     assert!(t.contains("server cannot be reached"), "{t}");
     let last: Value = t
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .last()
+        .rev()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
         .unwrap();
     assert_eq!(last["state"], "ended", "{t}");
     let pending = json_of(&s.home.run(&["--json", "sync", "pending"], None));
