@@ -465,7 +465,7 @@ async fn fetch_file(
         if !append {
             meter.done = meter.done.saturating_sub(have);
         }
-        let mut file = tokio::fs::OpenOptions::new()
+        let file = tokio::fs::OpenOptions::new()
             .create(true)
             .append(append)
             .write(true)
@@ -473,6 +473,10 @@ async fn fetch_file(
             .open(&part)
             .await
             .map_err(|e| write_error(&part, e))?;
+        // Few large writes; flushed every second, so an interrupted
+        // download keeps (and resumes from) nearly all it received.
+        let mut file = tokio::io::BufWriter::with_capacity(1 << 20, file);
+        let mut flushed = Instant::now();
         let mut written = if append { have } else { 0 };
         let mut resp = resp;
         let mut broke = false;
@@ -493,6 +497,10 @@ async fn fetch_file(
                         .await
                         .map_err(|e| write_error(&part, e))?;
                     written += bytes.len() as u64;
+                    if flushed.elapsed() >= Duration::from_secs(1) {
+                        file.flush().await.map_err(|e| write_error(&part, e))?;
+                        flushed = Instant::now();
+                    }
                     meter.add(bytes.len() as u64).await;
                     on_progress(meter.progress());
                 }
@@ -505,7 +513,10 @@ async fn fetch_file(
             }
         }
         file.flush().await.map_err(|e| write_error(&part, e))?;
-        file.sync_all().await.map_err(|e| write_error(&part, e))?;
+        file.get_ref()
+            .sync_all()
+            .await
+            .map_err(|e| write_error(&part, e))?;
         drop(file);
         if written == total {
             return finish(&part, &done, total, entry).map(|_| changed);
