@@ -607,6 +607,26 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn only_the_exact_continuation_is_appended(
+            have in 0u64..1_000_000,
+            extra in 1u64..1_000_000,
+            first in 0u64..2_000_000,
+        ) {
+            let total = have + extra;
+            let exact = format!("bytes {have}-{}/{total}", total - 1);
+            proptest::prop_assert_eq!(
+                resume_from(have, 206, Some(&exact), Some(extra)),
+                Ok(Resume::Append { total })
+            );
+            if first != have && first < total {
+                let other = format!("bytes {first}-{}/{total}", total - 1);
+                proptest::prop_assert!(resume_from(have, 206, Some(&other), None).is_err());
+            }
+        }
+    }
+
     #[test]
     fn sizes_read_like_a_person_writes_them() {
         assert_eq!(human_bytes(999), "999 B");
