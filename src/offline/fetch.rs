@@ -497,7 +497,8 @@ async fn fetch_file(
                         .await
                         .map_err(|e| write_error(&part, e))?;
                     written += bytes.len() as u64;
-                    if flushed.elapsed() >= Duration::from_secs(1) {
+                    // A rate-limited download waits after each chunk: write it first.
+                    if meter.rate.is_some() || flushed.elapsed() >= Duration::from_secs(1) {
                         file.flush().await.map_err(|e| write_error(&part, e))?;
                         flushed = Instant::now();
                     }
