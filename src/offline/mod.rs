@@ -6,6 +6,7 @@
 //!   (only a complete download is ever played);
 //! - `fetch`: downloading through the play endpoint with Range resume,
 //!   length checks, rename-when-whole and the size limit;
+//! - `plan`: its pure rules (files of a manifest, Range answers, sizes);
 //! - here: which queue to play (the server's, or the snapshot's) and the
 //!   stream resolver that reads the local files.
 //!
@@ -14,9 +15,11 @@
 //! sync's front door like any other.
 
 pub mod fetch;
+pub mod plan;
 pub mod store;
 
-pub use fetch::{DownloadError, Options, Outcome, Progress, download, human_bytes};
+pub use fetch::{DownloadError, Options, Outcome, Progress, download};
+pub use plan::human_bytes;
 pub use store::{Download, DownloadState, Scope, Snapshot, Store, StoreError};
 
 use crate::api::ApiError;
