@@ -5,6 +5,8 @@
 //! Modes (each serves <file>'s directory over HTTP on 127.0.0.1 in-process):
 //! - `first-audio FILE N`: time from Load to the first sample handed to the
 //!   output, N runs (new engine each), median.
+//! - `first-audio-local FILE N`: the same with FILE read from disk through
+//!   a `file://` URL (a downloaded book), no HTTP.
 //! - `seek FILE N`: N seeks to random points of the chapter; time from the
 //!   Seek command to the first audio of the target, median.
 //! - `throughput FILE SPEED`: decode + stretch the whole file as fast as
@@ -118,7 +120,13 @@ fn main() {
                 std::thread::sleep(Duration::from_secs(3600));
             }
         }
-        "first-audio" => {
+        "first-audio" | "first-audio-local" => {
+            let url = if mode == "first-audio-local" {
+                let path = file.canonicalize().expect("FILE exists");
+                url::Url::from_file_path(path).unwrap().to_string()
+            } else {
+                url.clone()
+            };
             let mut v = Vec::new();
             for _ in 0..arg as usize {
                 let e = engine(1.0);
@@ -132,7 +140,7 @@ fn main() {
                 e.send(Command::Shutdown);
             }
             println!(
-                "first-audio {} runs: median {:.2} ms, min {:.2}, max {:.2}",
+                "{mode} {} runs: median {:.2} ms, min {:.2}, max {:.2}",
                 v.len(),
                 median(v.clone()),
                 v.iter().cloned().fold(f64::MAX, f64::min),
@@ -229,7 +237,9 @@ fn main() {
             );
         }
         _ => {
-            eprintln!("usage: player_bench first-audio|seek|throughput|steady FILE [N|SPEED|SECS]")
+            eprintln!(
+                "usage: player_bench first-audio|first-audio-local|seek|throughput|steady FILE [N|SPEED|SECS]"
+            )
         }
     }
 }

@@ -59,6 +59,10 @@ pub enum Command {
     Client(crate::commands::ClientCommand),
     /// Play a book headlessly (no TUI).
     Play(crate::commands::play::PlayArgs),
+    /// Download a book to play it without the server.
+    Download(crate::commands::downloads::DownloadArgs),
+    /// Downloaded books (sizes, state), or remove one.
+    Downloads(crate::commands::downloads::DownloadsArgs),
     /// Queued progress and settings changes: list, send or drop them.
     Sync(crate::commands::sync::SyncArgs),
     /// The place before each jump in a book, on this device (newest first).
@@ -94,6 +98,11 @@ pub fn main() -> ExitCode {
         Some(Command::Stats) => {
             quiet_on_closed_pipe();
             crate::commands::listening::stats(&global)
+        }
+        Some(Command::Download(args)) => crate::commands::downloads::run_download(&global, args),
+        Some(Command::Downloads(args)) => {
+            quiet_on_closed_pipe();
+            crate::commands::downloads::run_downloads(&global, args)
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::demo::run(args),

@@ -5,7 +5,7 @@
 //! - on top: `cli` (the entry point; clap stops there), `commands` (the
 //!   scriptable CLI), `runtime` (the player's wiring), `ui` (the pure
 //!   terminal player), `demo` (server + player);
-//! - `sync`, behind one front door;
+//! - `sync`, behind one front door; `offline` (downloaded books);
 //! - `player`, `api`, `config`, `server`;
 //! - `domain`.
 
@@ -15,6 +15,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod domain;
+pub mod offline;
 pub mod player;
 pub mod runtime;
 pub mod server;

@@ -6,6 +6,7 @@
 
 pub mod doctor;
 pub mod listening;
+pub mod downloads;
 mod output;
 pub mod password;
 pub mod play;

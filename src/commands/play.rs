@@ -100,22 +100,12 @@ async fn play(global: &Invocation, args: PlayArgs) -> Result<ExitCode, CommandEr
     let (profile, session) = crate::config::Session::load_for(&global.select)?;
     let client = session.client(&profile)?;
     let book = BookId::new(args.book_id.as_str());
-    let manifest = client.manifest(&book).await?;
+    let (manifest, resolver) = queue(&profile, &session, &client, &book).await?;
     let start = match start_point(&manifest, args.chapter.as_deref(), args.at)
         .map_err(CommandError::usage)?
     {
         Some((c, p)) => StartAt::At(c, p),
         None => StartAt::Resume,
-    };
-    let resolver = {
-        let client = client.clone();
-        std::sync::Arc::new(move |item: &crate::domain::ManifestItem| {
-            let r = client.stream_request(item);
-            crate::player::StreamRequest {
-                url: r.url.to_string(),
-                headers: r.headers,
-            }
-        })
     };
     let engine =
         crate::player::Engine::spawn(EngineConfig::new(args.audio, resolver)).map_err(|e| {
@@ -143,6 +133,48 @@ async fn play(global: &Invocation, args: PlayArgs) -> Result<ExitCode, CommandEr
         );
     }
     Ok(code)
+}
+
+/// The queue to play and where its audio comes from: the download when it
+/// matches the server's manifest (or the server is away), else the stream.
+async fn queue(
+    profile: &crate::config::Profile,
+    session: &crate::config::Session,
+    client: &crate::api::Client,
+    book: &BookId,
+) -> Result<(Manifest, crate::player::StreamResolver), CommandError> {
+    use crate::offline::{self, Scope, Source, Store, Why};
+    let local = Store::new(&profile.dirs.data)
+        .get(&Scope::of(session), book)
+        .unwrap_or_else(|e| {
+            eprintln!("earmark: the download of {book} cannot be used: {e}");
+            None
+        });
+    let (source, why) = offline::choose(client.manifest(book).await, local.as_ref())?;
+    match why {
+        Why::Current => eprintln!("earmark: playing the downloaded copy of {book}."),
+        Why::ServerUnreachable => eprintln!(
+            "earmark: the server cannot be reached: playing the downloaded copy of {book}; progress is kept and sent when the server is back."
+        ),
+        Why::Outdated => eprintln!(
+            "earmark: the server's manifest of {book} changed since it was downloaded: streaming the server's queue instead. `earmark download {book}` updates the download."
+        ),
+        Why::NotDownloaded => {}
+    }
+    Ok(match (source, local) {
+        (Source::Local(m), Some(d)) => (m, offline::local_resolver(&d)),
+        (Source::Local(m) | Source::Stream(m), _) => {
+            let client = client.clone();
+            let resolve = std::sync::Arc::new(move |item: &crate::domain::ManifestItem| {
+                let r = client.stream_request(item);
+                crate::player::StreamRequest {
+                    url: r.url.to_string(),
+                    headers: r.headers,
+                }
+            });
+            (m, resolve)
+        }
+    })
 }
 
 /// Prints one status line a second until `--for` runs out, the book ends,

@@ -10,6 +10,8 @@
 //! categories = "/genres"
 //! [profiles.home.fields]                  # optional body field names, see api::bodies
 //! progress_position = "position"
+//! [downloads]                             # optional
+//! max_size = "2 GiB"                      # all offline downloads together
 //! ```
 //!
 //! earmark reads this file but never rewrites it: what login learns goes to
@@ -33,6 +35,57 @@ pub struct Config {
     pub theme: Option<toml::Table>,
     #[serde(default)]
     pub player: Option<toml::Table>,
+    #[serde(default)]
+    pub downloads: Option<DownloadsConfig>,
+}
+
+/// `[downloads]`: offline downloads (`earmark download`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadsConfig {
+    /// What all downloads together may take: bytes, or "500 MB", "2 GiB"…
+    pub max_size: Option<SizeSetting>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeSetting {
+    Bytes(u64),
+    Text(String),
+}
+
+impl SizeSetting {
+    /// Bytes; decimal (kB, MB, GB, TB) and binary (KiB, MiB, GiB, TiB) units.
+    pub fn bytes(&self) -> Result<u64, String> {
+        let text = match self {
+            SizeSetting::Bytes(n) => return Ok(*n),
+            SizeSetting::Text(t) => t.trim(),
+        };
+        let split = text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(text.len());
+        let (num, unit) = text.split_at(split);
+        let n: f64 = num
+            .parse()
+            .map_err(|_| format!("{text:?} is not a size such as \"500 MB\" or \"2 GiB\""))?;
+        let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" => 1000,
+            "m" | "mb" => 1_000_000,
+            "g" | "gb" => 1_000_000_000,
+            "t" | "tb" => 1_000_000_000_000,
+            "kib" => 1 << 10,
+            "mib" => 1 << 20,
+            "gib" => 1 << 30,
+            "tib" => 1 << 40,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a size unit (use MB, GB, MiB, GiB…)"
+                ));
+            }
+        };
+        Ok((n * factor as f64) as u64)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -127,6 +180,8 @@ pub struct Profile {
     pub server_from_args: bool,
     pub user: Option<String>,
     pub options: ClientOptions,
+    /// `[downloads] max_size`: what all offline downloads may take.
+    pub download_limit: Option<u64>,
 }
 
 pub fn valid_profile_name(name: &str) -> bool {
@@ -204,6 +259,13 @@ impl Profile {
         if let Some(fields) = pc.fields {
             options.fields = fields;
         }
+        let download_limit = match config.downloads.and_then(|d| d.max_size) {
+            Some(size) => Some(size.bytes().map_err(|message| ConfigError::Invalid {
+                path: dirs.config_file(),
+                message: format!("downloads.max_size: {message}"),
+            })?),
+            None => None,
+        };
         Ok(Profile {
             name,
             dirs,
@@ -211,6 +273,7 @@ impl Profile {
             server_from_args,
             user: global.user.clone().or(pc.user),
             options,
+            download_limit,
         })
     }
 }
@@ -218,6 +281,22 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn download_sizes_read_with_their_units() {
+        let size = |t: &str| SizeSetting::Text(t.into()).bytes();
+        assert_eq!(size("500 MB"), Ok(500_000_000));
+        assert_eq!(size("2GiB"), Ok(2 << 30));
+        assert_eq!(size("1.5 kB"), Ok(1500));
+        assert_eq!(SizeSetting::Bytes(42).bytes(), Ok(42));
+        assert!(size("lots").is_err());
+        assert!(size("5 parsecs").unwrap_err().contains("parsecs"));
+        let c: Config = toml::from_str("[downloads]\nmax_size = 1000\n").unwrap();
+        assert_eq!(
+            c.downloads.unwrap().max_size,
+            Some(SizeSetting::Bytes(1000))
+        );
+    }
 
     #[test]
     fn player_tables_sit_beside_profiles() {

@@ -7,6 +7,8 @@
 //! a progressive download that skips to the offset. A broken connection is
 //! retried with back-off from the same byte offset. 401/403/404 are fatal;
 //! a 403 is a license stop only when its body's code says `license_required`.
+//! A `file://` URL (a downloaded book) is read from disk the same way, with
+//! no network at all.
 
 use super::http_error::{classify_forbidden, json_message};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -434,7 +436,60 @@ fn parse_content_range_total(v: &str) -> Option<u64> {
     v.rsplit('/').next()?.trim().parse().ok()
 }
 
+/// Where a fetch reads its bytes from.
+enum Body {
+    Http(reqwest::Response),
+    File(tokio::fs::File),
+}
+
+impl Body {
+    async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, String> {
+        match self {
+            Body::Http(r) => r.chunk().await.map_err(|e| e.to_string()),
+            Body::File(f) => {
+                use tokio::io::AsyncReadExt;
+                let mut buf = vec![0u8; 64 * 1024];
+                let n = f.read(&mut buf).await.map_err(|e| e.to_string())?;
+                buf.truncate(n);
+                Ok((n > 0).then(|| buf.into()))
+            }
+        }
+    }
+}
+
+/// Opens a downloaded file at `offset`: its length is the total.
+async fn open_file(shared: &Shared, url: &str, offset: u64) -> Result<Body, Outcome> {
+    use tokio::io::AsyncSeekExt;
+    let path = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.to_file_path().ok())
+        .ok_or_else(|| Outcome::Fatal(SourceError::Http(format!("not a file path: {url}"))))?;
+    let fatal = |e: std::io::Error| {
+        Outcome::Fatal(SourceError::Http(format!(
+            "cannot read the downloaded file {}: {e}",
+            path.display()
+        )))
+    };
+    let mut f = tokio::fs::File::open(&path).await.map_err(fatal)?;
+    let total = f.metadata().await.map_err(fatal)?.len();
+    f.seek(SeekFrom::Start(offset.min(total)))
+        .await
+        .map_err(fatal)?;
+    let mut w = shared.lock();
+    w.total = Some(total);
+    w.ranges = true;
+    w.headers_seen = true;
+    shared.data_ready.notify_all();
+    Ok(Body::File(f))
+}
+
 async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generation: u64) -> Outcome {
+    if req.url.starts_with("file:") {
+        return match open_file(shared, &req.url, offset).await {
+            Ok(body) => pump(shared, body, 0, true, generation).await,
+            Err(o) => o,
+        };
+    }
     let mut rb = client().get(&req.url);
     for (k, v) in &req.headers {
         rb = rb.header(k, v);
@@ -497,8 +552,18 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             return Outcome::Fatal(SourceError::Http(format!("HTTP {status}: {msg}")));
         }
     }
-    let ranges = status == 206;
-    let mut resp = resp;
+    pump(shared, Body::Http(resp), skip, status == 206, generation).await
+}
+
+/// Copies `body` into the window (skipping `skip` bytes first), with
+/// back-pressure; `ranges`: the source can restart at any offset.
+async fn pump(
+    shared: &Shared,
+    mut body: Body,
+    mut skip: u64,
+    ranges: bool,
+    generation: u64,
+) -> Outcome {
     loop {
         // Back-pressure: wait while far enough ahead of the reader.
         loop {
@@ -523,7 +588,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
                 None => break,
             }
         }
-        let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, resp.chunk()).await {
+        let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, body.chunk()).await {
             Ok(Ok(Some(c))) => c,
             Ok(Ok(None)) => {
                 let w = shared.lock();

@@ -101,6 +101,9 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             let Some(c) = client(&sh) else { return };
             let (book, manifest, bookmarks) =
                 tokio::join!(c.book(&id), c.manifest(&id), c.bookmarks(&id));
+            if super::offline::book_screen(&sh, &id, &book, &manifest) {
+                return;
+            }
             let book = match book {
                 Ok(b) => b,
                 Err(e) => return fail(&sh, "Could not open the book", &e),
@@ -214,7 +217,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         | Effect::MarkPlace { .. }
         | Effect::LoadHistory(_)
         | Effect::LoadStats => {}
-        Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) => {}
+        Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) | Effect::Download(_) => {}
     }
 }
 

@@ -30,6 +30,8 @@ pub(crate) struct Shared {
     /// Shared with the engine's stream resolver.
     pub login: Arc<RwLock<Login>>,
     pub engine: Option<EngineHandle>,
+    /// Complete downloads, shared with the engine's stream resolver.
+    pub downloads: Arc<RwLock<super::offline::LocalIndex>>,
     engine_link: Option<EngineLink>,
     sync: RwLock<SyncSession>,
     /// Set once the server's library arrived, so a slower cache read does
@@ -78,6 +80,8 @@ impl Shared {
         tokio::spawn(notices::forward(self.clone(), rx));
         tokio::spawn(notices::status(self.clone(), new.watch()));
         *write(&self.sync) = new;
+        // Downloads belong to the scope, which a login may change.
+        tokio::spawn(super::offline::refresh(self.clone()));
     }
 
     /// Sends the library unless the cache would replace the server's.
@@ -126,7 +130,8 @@ impl Live {
             session,
             client,
         }));
-        let engine = start_engine(&ui, login.clone(), audio);
+        let downloads = Arc::new(RwLock::new(super::offline::LocalIndex::default()));
+        let engine = start_engine(&ui, login.clone(), downloads.clone(), audio);
         let engine_link = engine.as_ref().map(EngineLink::from);
         let (dir, client) = {
             let l = read(&login);
@@ -143,6 +148,7 @@ impl Live {
             dirs,
             login,
             engine: engine.clone(),
+            downloads,
             engine_link,
             sync: RwLock::new(sync.clone()),
             fresh: Mutex::new(false),
@@ -158,6 +164,7 @@ impl Live {
             shared,
         };
         live.send_profiles();
+        live.spawn(super::offline::refresh(live.shared.clone()));
         if logged_in {
             live.spawn(api::library(live.shared.clone(), true));
             live.spawn(api::license_check(live.shared.clone()));
@@ -259,6 +266,7 @@ impl Backends for Live {
                     .send(Answer::Notice(format!("Dropped {n} refused change(s).")));
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
+            Effect::Download(book) => self.spawn(super::offline::download(sh, book)),
             other => self.spawn(api::run(sh, other)),
         }
     }
@@ -303,11 +311,16 @@ async fn switch_profile(sh: Arc<Shared>, name: String) {
 fn start_engine(
     ui: &UiSender,
     login: Arc<RwLock<Login>>,
+    downloads: Arc<RwLock<super::offline::LocalIndex>>,
     audio: AudioMode,
 ) -> Option<EngineHandle> {
     // The engine reads the current client for every stream, so a new
-    // login applies to the next chapter without a restart.
+    // login applies to the next chapter without a restart. A chapter of a
+    // complete download plays from disk.
     let resolve: crate::player::StreamResolver = Arc::new(move |item| {
+        if let Some(local) = read(&downloads).resolve(item) {
+            return local;
+        }
         let client = read(&login).client.clone();
         match client {
             Some(c) => {

@@ -11,12 +11,15 @@
 //! - `playback`: engine commands and the engine's state for the UI.
 //! - `notices`: sync's notices and status in the player's words.
 //! - `cache`: the library cache shown before the server answers.
+//! - `offline`: downloaded books (local files for the engine, the book
+//!   screen from a snapshot, the download effect).
 
 mod api;
 pub mod cache;
 mod launch;
 mod live;
 mod notices;
+mod offline;
 mod playback;
 
 pub use launch::{open, run, run_terminal};

@@ -258,6 +258,7 @@ actions! {
     UndoJump = "undo_jump", "book", "undo the last jump (again: redo)";
     History = "history", "book", "place history of the book (Enter jumps)";
     Stats = "stats", "other", "listening statistics";
+    Download = "download", "book", "download for offline listening";
     License = "license", "other", "license status";
     RetryRefused = "retry_refused", "other", "send the changes the server refused again";
     DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)";
@@ -332,6 +333,7 @@ fn defaults(action: Action) -> Vec<Key> {
         A::UndoJump => vec![c('u')],
         A::History => vec![c('U')],
         A::Stats => vec![c('S')],
+        A::Download => vec![c('D')],
         A::License => vec![c('i')],
         A::RetryRefused => vec![c('Y')],
         A::DiscardRefused => vec![c('X')],

@@ -3,6 +3,7 @@
 
 mod demo;
 mod formats;
+mod local;
 mod network;
 #[allow(dead_code)]
 mod oracle;

@@ -3,6 +3,7 @@
 
 mod cli;
 mod listening_cli;
+mod downloads;
 mod offline_open;
 mod play;
 mod proxy;

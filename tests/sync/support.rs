@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 /// Writes a mono 8-bit WAV of `secs` seconds of silence at 2 kHz.
-fn wav(path: &Path, secs: u32) {
+pub fn wav(path: &Path, secs: u32) {
     let rate = 2000u32;
     let n = rate * secs;
     let mut b = Vec::with_capacity(44 + n as usize);

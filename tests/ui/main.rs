@@ -6,6 +6,7 @@ mod arrival;
 mod backend;
 mod bench;
 mod driver;
+mod downloads;
 mod e2e;
 mod fixtures;
 mod flows;

@@ -59,6 +59,31 @@ impl App {
                 self.library.arrival_failed(why);
             }
             Answer::Categories(c) => self.library.categories = c,
+            Answer::BookFromDownload { book, manifest } => {
+                let id = book.id.clone();
+                if self.library.get(&id).is_none() {
+                    self.library.merge(vec![book]);
+                }
+                if self.book.id == id {
+                    self.book.loading = false;
+                    self.book.manifest = Some(manifest);
+                }
+            }
+            Answer::Downloads(marks) => self.downloads.set_all(marks),
+            Answer::DownloadProgress { book, done, total } => {
+                self.downloads.progress(book, done, total)
+            }
+            Answer::DownloadEnded { book, complete } => {
+                self.downloads.ended(&book, complete);
+                if complete {
+                    let title = self.library.get(&book).map(|b| b.title.clone());
+                    let title = title.unwrap_or_else(|| book.to_string());
+                    self.toast(
+                        format!("\"{title}\" is downloaded: it plays without the server."),
+                        false,
+                    );
+                }
+            }
             Answer::SearchResults { query, books } => {
                 // A late answer for an older query still adds books; that is fine.
                 let _ = query;

@@ -2,6 +2,7 @@
 //! returns the effects (backend requests) to carry out. No I/O here.
 
 pub mod history;
+pub mod downloads;
 pub mod library;
 pub mod msg;
 mod overlay;
@@ -10,6 +11,7 @@ pub mod rewind;
 mod sleep;
 mod stats;
 
+pub use downloads::{DownloadMark, Downloads};
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
 pub use overlay::Overlay;
@@ -150,6 +152,8 @@ pub struct App {
     /// Set on 403 license_required: playback and sync are stopped.
     pub license_block: Option<String>,
     pub toasts: VecDeque<Toast>,
+    /// Downloaded books (markers, gauges).
+    pub downloads: Downloads,
     /// Keys go to the search line (false once Enter moved focus to the list).
     pub search_focus: bool,
     /// Something visible changed since the last frame.
@@ -184,6 +188,7 @@ impl App {
             license: None,
             license_block: None,
             toasts: VecDeque::new(),
+            downloads: Downloads::default(),
             search_focus: false,
             dirty: true,
             quit: false,

@@ -110,6 +110,8 @@ pub enum Effect {
     LoadLibrary,
     Search(String),
     LoadBook(BookId),
+    /// Download (or resume, or update) a book for offline listening.
+    Download(BookId),
     SetFavorite {
         book: BookId,
         favorite: bool,
@@ -308,6 +310,25 @@ pub enum Answer {
         mark: PlaceMark,
     },
     Stats(ListeningStats),
+    /// The server is away: the book screen from the download's snapshot
+    /// (`book` is only added when the library does not have it).
+    BookFromDownload {
+        book: Book,
+        manifest: Manifest,
+    },
+    /// The downloads on disk (sent at start and after each download).
+    Downloads(Vec<(BookId, crate::ui::state::DownloadMark)>),
+    DownloadProgress {
+        book: BookId,
+        done: u64,
+        total: u64,
+    },
+    /// A download ended; `complete` false when it failed (the reason
+    /// comes as `Failed`).
+    DownloadEnded {
+        book: BookId,
+        complete: bool,
+    },
     /// A plain-words failure of some request.
     Failed(String),
     Notice(String),

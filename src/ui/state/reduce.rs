@@ -193,6 +193,18 @@ impl App {
                     self.overlay = Some(Overlay::ConfirmRestart { book: b.id.clone() });
                 }
             }
+            A::Download => {
+                if let Some(b) = self.current_book() {
+                    let (id, title) = (b.id.clone(), b.title.clone());
+                    if matches!(self.downloads.mark(&id), Some(DownloadMark::Running { .. })) {
+                        self.toast(format!("\"{title}\" is downloading already."), false);
+                    } else {
+                        self.downloads.progress(id.clone(), 0, 0);
+                        self.toast(format!("Downloading \"{title}\"…"), false);
+                        fx.push(Effect::Download(id));
+                    }
+                }
+            }
             A::License => {
                 if !matches!(self.screen, Screen::License | Screen::Stats) {
                     self.prev_screen = self.screen;

@@ -26,14 +26,26 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     };
     let mut y = r.y;
     let fav = if book.favorite { " ♥" } else { "" };
+    // The download's state (a gauge while it runs) at the title's right.
+    let download = app
+        .downloads
+        .mark(&book.id)
+        .map(|m| m.describe(if w >= 60 { 10 } else { 5 }))
+        .filter(|d| width(d) + 12 <= inner)
+        .unwrap_or_default();
+    let title_w = inner.saturating_sub(width(&download) + usize::from(!download.is_empty()));
     put(
         buf,
         r,
         r.x + 1,
         y,
-        &fit(&format!("{}{fav}", book.title), inner),
+        &fit(&format!("{}{fav}", book.title), title_w),
         theme.title,
     );
+    if !download.is_empty() {
+        let x = r.x + 1 + (inner - width(&download)) as u16;
+        put(buf, r, x, y, &download, theme.accent);
+    }
     y += 1;
     let mut facts = Vec::new();
     if !book.authors.is_empty() {

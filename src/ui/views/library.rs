@@ -3,7 +3,7 @@
 use super::layout::Areas;
 use super::text::{fit, fit_pad, fit_right, put, width};
 use crate::domain::Book;
-use crate::ui::state::{App, fmt_time, library::fraction};
+use crate::ui::state::{App, DownloadMark, Downloads, fmt_time, library::fraction};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -16,6 +16,8 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     }
     top_line(app, theme, buf, main);
     let list = areas.list();
+    // The server is away: only complete downloads can play.
+    let offline = app.sync.offline;
     let lib = &mut app.library;
     lib.scroll_into_view(usize::from(list.height));
     if lib.is_empty() {
@@ -51,14 +53,9 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         let matches = lib.title_matches(&book);
         let y = list.y + row as u16;
         let selected = i == lib.cursor;
-        book_row(
-            &book,
-            &matches,
-            selected,
-            theme,
-            buf,
-            Rect::new(list.x, y, list.width, 1),
-        );
+        let r = Rect::new(list.x, y, list.width, 1);
+        book_row(&book, &matches, selected, theme, buf, r);
+        offline_mark(&app.downloads, offline, &book, selected, theme, buf, r);
     }
 }
 
@@ -169,6 +166,49 @@ fn book_row(
             r.y,
             &fit_right(&p, prog_w),
             if selected { base } else { theme.accent },
+        );
+    }
+}
+
+/// The download marker beside the favorite mark; with the server away,
+/// a book that is not downloaded is dimmed and says "unavailable".
+fn offline_mark(
+    downloads: &Downloads,
+    offline: bool,
+    book: &Book,
+    selected: bool,
+    theme: &Theme,
+    buf: &mut Buffer,
+    r: Rect,
+) {
+    let mark = downloads.mark(&book.id);
+    if let Some(m) = mark {
+        let style = if selected {
+            theme.selected
+        } else {
+            theme.accent
+        };
+        put(buf, r, r.x + 1, r.y, m.symbol(), style);
+    }
+    if !offline || mark == Some(DownloadMark::Complete) {
+        return;
+    }
+    for x in r.x + 2..r.right() {
+        if let Some(cell) = buf.cell_mut((x, r.y)) {
+            cell.set_style(theme.dim);
+        }
+    }
+    let w = usize::from(r.width);
+    let note = if w >= 50 { "unavailable" } else { "n/a" };
+    let cells = width(note) as u16 + 1;
+    if r.width > cells + 4 {
+        put(
+            buf,
+            r,
+            r.right() - cells,
+            r.y,
+            &fit_right(note, usize::from(cells)),
+            theme.dim,
         );
     }
 }

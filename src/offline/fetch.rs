@@ -1,0 +1,464 @@
+//! Downloading a book: the complete manifest in server order, each stream
+//! through the play endpoint (the client's stream request, so the token
+//! and the license rule are the API's), into `.part` files that resume
+//! with a Range request, checked against the announced length, then
+//! renamed. The size limit is checked before the first audio byte.
+
+use super::plan::{Resume, human_bytes, plan, resume_from};
+use super::store::{Download, DownloadState, FileEntry, Scope, Snapshot, Store, StoreError};
+use crate::api::{ApiError, Client, StreamRequest};
+use crate::domain::{BookId, now_millis};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+
+/// Attempts per file when the network or server fails on the way.
+const ATTEMPTS: u32 = 6;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "downloading this book needs {} more but the download limit is {} and {} is used; remove a download (`earmark downloads remove BOOK_ID`) or raise `max_size` under [downloads] in config.toml",
+        human_bytes(*.need), human_bytes(*.limit), human_bytes(*.used)
+    )]
+    TooLarge { need: u64, used: u64, limit: u64 },
+    #[error("the server's answer for {source_url} cannot be checked: {message}")]
+    Length { source_url: String, message: String },
+    #[error("this book is being downloaded by another earmark already")]
+    Busy,
+    #[error("cannot write {path}: {message}")]
+    Write { path: String, message: String },
+    #[error("the book has no chapters to download")]
+    Empty,
+}
+
+/// What `download` reports as it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes of the book on disk (complete and partial).
+    pub done: u64,
+    /// The book's announced size.
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `[downloads] max_size`: all downloads together.
+    pub limit: Option<u64>,
+    /// Bytes per second (`--limit-rate`).
+    pub rate: Option<u64>,
+}
+
+/// What one run did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub download: Download,
+    /// Bytes transferred by this run (less than the size after a resume).
+    pub fetched: u64,
+    /// The previous download was for another manifest and was replaced.
+    pub replaced: bool,
+}
+
+/// Holds an exclusive lock on a book directory while it is downloaded.
+struct DirLock(#[allow(dead_code)] std::fs::File);
+
+fn lock_dir(dir: &Path) -> Result<DirLock, DownloadError> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(".lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| write_error(&path, e))?;
+    // SAFETY: flock on a descriptor this function owns.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r != 0 {
+        return Err(DownloadError::Busy);
+    }
+    Ok(DirLock(f))
+}
+
+fn write_error(path: &Path, e: impl std::fmt::Display) -> DownloadError {
+    DownloadError::Write {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Downloads (or resumes, or updates) `book` for `scope`.
+pub async fn download(
+    client: &Client,
+    store: &Store,
+    scope: &Scope,
+    book: &BookId,
+    options: &Options,
+    on_progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<Outcome, DownloadError> {
+    let manifest = client.manifest(book).await?;
+    if manifest.items.is_empty() {
+        return Err(DownloadError::Empty);
+    }
+    let title = client.book(book).await.ok().map(|b| b.title);
+    let mut files = plan(&manifest, |i| client.stream_url(i).to_string());
+    let existing = store.get(scope, book)?;
+    let had_files = existing.is_some();
+    let mut replaced = false;
+    if let Some(old) = &existing {
+        if old.snapshot.manifest == manifest {
+            // Keep what was learnt about the same streams.
+            for f in &mut files {
+                if let Some(o) = old.snapshot.files.iter().find(|o| o.source == f.source) {
+                    f.length = o.length;
+                }
+            }
+        } else {
+            store.remove(scope, book)?;
+            replaced = true;
+        }
+    }
+    let dir = store.prepare(scope, book)?;
+    let _lock = lock_dir(&dir)?;
+    let requests: Vec<StreamRequest> = files
+        .iter()
+        .map(|f| {
+            let item = manifest
+                .item(&f.chapters[0])
+                .expect("planned from this manifest");
+            client.stream_request(item)
+        })
+        .collect();
+    for (f, req) in files.iter_mut().zip(&requests) {
+        if f.length.is_none() {
+            match announced_length(client, req, f).await {
+                Ok(n) => f.length = Some(n),
+                Err(e) => {
+                    if !had_files || replaced {
+                        drop(_lock);
+                        let _ = store.remove(scope, book);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+    let mut snapshot = Snapshot {
+        book_id: book.clone(),
+        title,
+        manifest,
+        files,
+        saved_at: now_millis(),
+    };
+    let total: u64 = snapshot.files.iter().filter_map(|f| f.length).sum();
+    let on_disk = on_disk_bytes(&dir, &snapshot.files);
+    if let Some(limit) = options.limit {
+        let used = store.used_bytes()?;
+        let need = total.saturating_sub(on_disk);
+        if used + need > limit {
+            if !had_files || replaced {
+                let _ = store.remove(scope, book);
+            }
+            return Err(DownloadError::TooLarge { need, used, limit });
+        }
+    }
+    store.save_snapshot(&dir, &snapshot)?;
+    let mut meter = Meter {
+        done: on_disk,
+        total,
+        fetched: 0,
+        began: Instant::now(),
+        rate: options.rate,
+    };
+    on_progress(meter.progress());
+    for (i, req) in requests.iter().enumerate() {
+        let complete = snapshot.files[i].length == file_len(&dir.join(snapshot.files[i].name()));
+        if complete {
+            continue;
+        }
+        let changed = fetch_file(
+            client,
+            req,
+            &dir,
+            &mut snapshot.files[i],
+            &mut meter,
+            on_progress,
+        )
+        .await?;
+        if changed {
+            store.save_snapshot(&dir, &snapshot)?;
+        }
+    }
+    let download = store
+        .get(scope, book)?
+        .ok_or_else(|| DownloadError::Write {
+            path: dir.display().to_string(),
+            message: "the download disappeared while it was written".into(),
+        })?;
+    debug_assert_eq!(download.state, DownloadState::Complete);
+    Ok(Outcome {
+        download,
+        fetched: meter.fetched,
+        replaced,
+    })
+}
+
+fn file_len(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+fn on_disk_bytes(dir: &Path, files: &[FileEntry]) -> u64 {
+    files
+        .iter()
+        .map(|f| file_len(&dir.join(f.name())).or_else(|| file_len(&dir.join(f.part_name()))))
+        .map(|l| l.unwrap_or(0))
+        .sum()
+}
+
+struct Meter {
+    done: u64,
+    total: u64,
+    fetched: u64,
+    began: Instant,
+    rate: Option<u64>,
+}
+
+impl Meter {
+    fn progress(&self) -> Progress {
+        Progress {
+            done: self.done,
+            total: self.total.max(self.done),
+        }
+    }
+
+    /// Counts `n` bytes; with a rate limit, waits until they are due.
+    async fn add(&mut self, n: u64) {
+        self.done += n;
+        self.fetched += n;
+        if let Some(rate) = self.rate.filter(|r| *r > 0) {
+            let due = self.began + Duration::from_secs_f64(self.fetched as f64 / rate as f64);
+            tokio::time::sleep_until(due.into()).await;
+        }
+    }
+}
+
+/// The length the server announces for a stream (asked with a Range from
+/// 0; the body is not read).
+async fn announced_length(
+    client: &Client,
+    req: &StreamRequest,
+    f: &FileEntry,
+) -> Result<u64, DownloadError> {
+    let resp = with_retries(|| client.open_stream(req, Some(0))).await?;
+    let r = resume_from(
+        0,
+        resp.status().as_u16(),
+        header(&resp, "content-range").as_deref(),
+        resp.content_length(),
+    );
+    match r {
+        Ok(Resume::Append { total } | Resume::Restart { total }) => Ok(total),
+        Err(message) => {
+            tracing::warn!(
+                "download: the answer for {} had {:?}",
+                f.source,
+                resp.headers()
+            );
+            Err(DownloadError::Length {
+                source_url: f.source.clone(),
+                message,
+            })
+        }
+    }
+}
+
+fn header(resp: &reqwest::Response, name: &str) -> Option<String> {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+async fn with_retries<T, F, Fut>(mut f: F) -> Result<T, ApiError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
+    let mut wait = Duration::from_millis(200);
+    let mut attempt = 1;
+    loop {
+        match f().await {
+            Err(e) if e.is_transient() && attempt < ATTEMPTS => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Downloads one file into its `.part` (resuming what is there), checks its
+/// length and renames it. Returns true when the announced length changed.
+async fn fetch_file(
+    client: &Client,
+    req: &StreamRequest,
+    dir: &Path,
+    entry: &mut FileEntry,
+    meter: &mut Meter,
+    on_progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<bool, DownloadError> {
+    let part = dir.join(entry.part_name());
+    let done = dir.join(entry.name());
+    let mut changed = false;
+    let mut wait = Duration::from_millis(200);
+    for attempt in 1..=ATTEMPTS {
+        let have = file_len(&part).unwrap_or(0);
+        let resp = match client.open_stream(req, Some(have)).await {
+            Ok(r) => r,
+            // The part already holds everything (a kill after the last byte).
+            Err(ApiError::Status { status: 416, .. }) if Some(have) == entry.length => {
+                return finish(&part, &done, have, entry).map(|_| changed);
+            }
+            Err(ApiError::Status { status: 416, .. }) => {
+                remove_part(&part)?;
+                continue;
+            }
+            Err(e) if e.is_transient() && attempt < ATTEMPTS => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let answer = resume_from(
+            have,
+            resp.status().as_u16(),
+            header(&resp, "content-range").as_deref(),
+            resp.content_length(),
+        )
+        .map_err(|message| {
+            tracing::warn!(
+                "download: the answer for {} had {:?}",
+                entry.source,
+                resp.headers()
+            );
+            DownloadError::Length {
+                source_url: entry.source.clone(),
+                message,
+            }
+        })?;
+        let (append, total) = match answer {
+            Resume::Append { total } => (true, total),
+            Resume::Restart { total } => (false, total),
+        };
+        if entry.length != Some(total) {
+            // The file on the server is not the one the part was started
+            // from: what is on disk cannot be continued.
+            entry.length = Some(total);
+            changed = true;
+            if append && have > 0 {
+                drop(resp);
+                remove_part(&part)?;
+                meter.done = meter.done.saturating_sub(have);
+                continue;
+            }
+        }
+        if !append {
+            meter.done = meter.done.saturating_sub(have);
+        }
+        let file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(append)
+            .write(true)
+            .truncate(!append)
+            .open(&part)
+            .await
+            .map_err(|e| write_error(&part, e))?;
+        // Few large writes; flushed every second, so an interrupted
+        // download keeps (and resumes from) nearly all it received.
+        let mut file = tokio::io::BufWriter::with_capacity(1 << 20, file);
+        let mut flushed = Instant::now();
+        let mut written = if append { have } else { 0 };
+        let mut resp = resp;
+        let mut broke = false;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(bytes)) => {
+                    if written + bytes.len() as u64 > total {
+                        drop(file);
+                        remove_part(&part)?;
+                        return Err(DownloadError::Length {
+                            source_url: entry.source.clone(),
+                            message: format!(
+                                "the server sent more than the {total} bytes it announced"
+                            ),
+                        });
+                    }
+                    file.write_all(&bytes)
+                        .await
+                        .map_err(|e| write_error(&part, e))?;
+                    written += bytes.len() as u64;
+                    // A rate-limited download waits after each chunk: write it first.
+                    if meter.rate.is_some() || flushed.elapsed() >= Duration::from_secs(1) {
+                        file.flush().await.map_err(|e| write_error(&part, e))?;
+                        flushed = Instant::now();
+                    }
+                    meter.add(bytes.len() as u64).await;
+                    on_progress(meter.progress());
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!("download interrupted: {e}");
+                    broke = true;
+                    break;
+                }
+            }
+        }
+        file.flush().await.map_err(|e| write_error(&part, e))?;
+        file.get_ref()
+            .sync_all()
+            .await
+            .map_err(|e| write_error(&part, e))?;
+        drop(file);
+        if written == total {
+            return finish(&part, &done, total, entry).map(|_| changed);
+        }
+        // Cut short: resume from what arrived.
+        if !broke {
+            tracing::debug!("download: {} ended at {written} of {total}", entry.source);
+        }
+        if attempt < ATTEMPTS {
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(5));
+        }
+    }
+    Err(DownloadError::Length {
+        source_url: entry.source.clone(),
+        message: format!(
+            "the file stayed incomplete after {ATTEMPTS} attempts; run the download again to resume it"
+        ),
+    })
+}
+
+fn remove_part(part: &Path) -> Result<(), DownloadError> {
+    match std::fs::remove_file(part) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(write_error(part, e)),
+    }
+}
+
+/// The part is whole: rename it to its final name.
+fn finish(part: &Path, done: &Path, total: u64, entry: &FileEntry) -> Result<(), DownloadError> {
+    if file_len(part) != Some(total) {
+        return Err(DownloadError::Length {
+            source_url: entry.source.clone(),
+            message: format!("the file on disk is not {total} bytes long"),
+        });
+    }
+    std::fs::rename(part, done).map_err(|e| write_error(done, e))
+}

@@ -1,0 +1,368 @@
+//! Where downloads live, and what state each one is in.
+//!
+//! ```text
+//! $XDG_DATA_HOME/earmark/offline/
+//!   <scope key>/            one per (address, serverId, user id)
+//!     scope.json            the scope in clear
+//!     <book key>/           one per book
+//!       snapshot.json       the manifest snapshot and the files it maps to
+//!       <file key>.audio    a complete file (its length is in the snapshot)
+//!       <file key>.part     a file still being downloaded: never played
+//! ```
+//! Keys are hashes, so server-chosen ids never become path names.
+
+use crate::api::BaseUrl;
+use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, ServerId, UserId};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Whose download this is: files of one server instance and account are
+/// never played for another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scope {
+    pub server: BaseUrl,
+    pub server_id: ServerId,
+    pub user_id: UserId,
+}
+
+impl Scope {
+    fn key(&self) -> String {
+        short_hash(&format!(
+            "{}\n{}\n{}",
+            self.server.as_str(),
+            self.server_id.as_str(),
+            self.user_id.0
+        ))
+    }
+}
+
+fn short_hash(s: &str) -> String {
+    hex::encode(&Sha256::digest(s.as_bytes())[..10])
+}
+
+/// One audio file of a download: the stream it came from and the chapters
+/// that play from it (several when chapters are embedded in one file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileEntry {
+    /// The stream URL without any token.
+    pub source: String,
+    pub chapters: Vec<ChapterId>,
+    /// The length the server announced; `None` until it was asked.
+    pub length: Option<u64>,
+}
+
+impl FileEntry {
+    /// The file's name in the book directory (complete).
+    pub fn name(&self) -> String {
+        format!("{}.audio", short_hash(&self.source))
+    }
+
+    pub fn part_name(&self) -> String {
+        format!("{}.part", short_hash(&self.source))
+    }
+}
+
+/// What is stored with the files: the manifest they were downloaded for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub book_id: BookId,
+    pub title: Option<String>,
+    pub manifest: Manifest,
+    pub files: Vec<FileEntry>,
+    pub saved_at: EpochMillis,
+}
+
+impl Snapshot {
+    /// The file a chapter plays from.
+    pub fn file_of(&self, chapter: &ChapterId) -> Option<&FileEntry> {
+        self.files.iter().find(|f| f.chapters.contains(chapter))
+    }
+}
+
+/// How far a download got. Only `Complete` is ever played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownloadState {
+    /// Every file is there with the length the server announced.
+    Complete,
+    /// Some bytes are missing (`have` of `want`, when known).
+    Partial { have: u64, want: Option<u64> },
+}
+
+impl DownloadState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            DownloadState::Complete => "complete",
+            DownloadState::Partial { .. } => "partial",
+        }
+    }
+}
+
+/// One downloaded (or partly downloaded) book.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Download {
+    pub dir: PathBuf,
+    pub snapshot: Snapshot,
+    pub state: DownloadState,
+    /// Bytes on disk (complete and partial files).
+    pub bytes: u64,
+}
+
+impl Download {
+    /// Where a chapter's complete file is; `None` unless the whole book is
+    /// complete (a partial download is never played).
+    pub fn local_file(&self, chapter: &ChapterId) -> Option<PathBuf> {
+        if self.state != DownloadState::Complete {
+            return None;
+        }
+        self.snapshot
+            .file_of(chapter)
+            .map(|f| self.dir.join(f.name()))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot use {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} cannot be read ({message}); remove the download and download it again")]
+    Corrupt { path: PathBuf, message: String },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The downloads of one data directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+impl Store {
+    /// `data_dir` is earmark's data directory; downloads go to `offline/`.
+    pub fn new(data_dir: &Path) -> Store {
+        Store {
+            root: data_dir.join("offline"),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn book_dir(&self, scope: &Scope, book: &BookId) -> PathBuf {
+        self.root.join(scope.key()).join(short_hash(book.as_str()))
+    }
+
+    /// Creates the book's directory (and writes the scope file).
+    pub fn prepare(&self, scope: &Scope, book: &BookId) -> Result<PathBuf, StoreError> {
+        let dir = self.book_dir(scope, book);
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let scope_file = self.root.join(scope.key()).join("scope.json");
+        if !scope_file.exists() {
+            let text = serde_json::to_vec_pretty(scope).expect("a scope serializes");
+            write_atomic(&scope_file, &text)?;
+        }
+        Ok(dir)
+    }
+
+    /// Writes the snapshot next to the files (atomically).
+    pub fn save_snapshot(&self, dir: &Path, snapshot: &Snapshot) -> Result<(), StoreError> {
+        let text = serde_json::to_vec_pretty(snapshot).expect("a snapshot serializes");
+        write_atomic(&dir.join("snapshot.json"), &text)
+    }
+
+    /// The download of `book` in `scope`, if there is one.
+    pub fn get(&self, scope: &Scope, book: &BookId) -> Result<Option<Download>, StoreError> {
+        read_download(&self.book_dir(scope, book))
+    }
+
+    /// Every download of `scope`, by title.
+    pub fn list(&self, scope: &Scope) -> Result<Vec<Download>, StoreError> {
+        let dir = self.root.join(scope.key());
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(&dir)(e)),
+        };
+        let mut out = Vec::new();
+        for e in entries {
+            let path = e.map_err(io(&dir))?.path();
+            if path.is_dir()
+                && let Some(d) = read_download(&path)?
+            {
+                out.push(d);
+            }
+        }
+        out.sort_by(|a, b| {
+            (a.snapshot.title.as_deref(), a.snapshot.book_id.as_str())
+                .cmp(&(b.snapshot.title.as_deref(), b.snapshot.book_id.as_str()))
+        });
+        Ok(out)
+    }
+
+    /// Removes a book's files; returns the bytes freed (`None`: none there).
+    pub fn remove(&self, scope: &Scope, book: &BookId) -> Result<Option<u64>, StoreError> {
+        let dir = self.book_dir(scope, book);
+        if !dir.exists() {
+            return Ok(None);
+        }
+        let bytes = dir_bytes(&dir)?;
+        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+        Ok(Some(bytes))
+    }
+
+    /// Bytes all downloads take (every scope).
+    pub fn used_bytes(&self) -> Result<u64, StoreError> {
+        let mut total = 0;
+        let scopes = match std::fs::read_dir(&self.root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(io(&self.root)(e)),
+        };
+        for s in scopes {
+            let path = s.map_err(io(&self.root))?.path();
+            if path.is_dir() {
+                for b in std::fs::read_dir(&path).map_err(io(&path))? {
+                    let b = b.map_err(io(&path))?.path();
+                    if b.is_dir() {
+                        total += dir_bytes(&b)?;
+                    }
+                }
+            }
+        }
+        Ok(total)
+    }
+}
+
+fn dir_bytes(dir: &Path) -> Result<u64, StoreError> {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).map_err(io(dir))? {
+        let m = e.map_err(io(dir))?.metadata().map_err(io(dir))?;
+        if m.is_file() {
+            total += m.len();
+        }
+    }
+    Ok(total)
+}
+
+fn file_len(path: &Path) -> Option<u64> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+}
+
+/// Reads a book directory and works out its state from the files on disk.
+fn read_download(dir: &Path) -> Result<Option<Download>, StoreError> {
+    let path = dir.join("snapshot.json");
+    let text = match std::fs::read(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(&path)(e)),
+    };
+    let snapshot: Snapshot = serde_json::from_slice(&text).map_err(|e| StoreError::Corrupt {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let lengths: Vec<(Option<u64>, Option<u64>, Option<u64>)> = snapshot
+        .files
+        .iter()
+        .map(|f| {
+            (
+                f.length,
+                file_len(&dir.join(f.name())),
+                file_len(&dir.join(f.part_name())),
+            )
+        })
+        .collect();
+    let state = state_of(&lengths);
+    Ok(Some(Download {
+        dir: dir.to_owned(),
+        snapshot,
+        state,
+        bytes: dir_bytes(dir)?,
+    }))
+}
+
+/// The state from (announced length, complete file's length, partial
+/// file's length) of each file. Pure, so the rule is tested on its own:
+/// complete only when every file is complete with the announced length.
+pub fn state_of(files: &[(Option<u64>, Option<u64>, Option<u64>)]) -> DownloadState {
+    let mut complete = !files.is_empty();
+    let mut have = 0u64;
+    let mut want = Some(0u64);
+    for &(announced, done, part) in files {
+        match (announced, done) {
+            (Some(a), Some(d)) if a == d => have += d,
+            _ => {
+                complete = false;
+                have += part.unwrap_or(0);
+            }
+        }
+        want = want.zip(announced).map(|(w, a)| w + a);
+    }
+    if complete {
+        DownloadState::Complete
+    } else {
+        DownloadState::Partial { have, want }
+    }
+}
+
+/// Write to a temporary name in the same directory, then rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_every_file_at_its_announced_length_is_complete() {
+        use DownloadState::*;
+        assert_eq!(state_of(&[(Some(10), Some(10), None)]), Complete);
+        assert_eq!(
+            state_of(&[(Some(10), Some(10), None), (Some(5), None, Some(3))]),
+            Partial {
+                have: 13,
+                want: Some(15)
+            }
+        );
+        // A complete file of the wrong length is not complete.
+        assert_eq!(
+            state_of(&[(Some(10), Some(9), None)]),
+            Partial {
+                have: 0,
+                want: Some(10)
+            }
+        );
+        // Never asked: the length is unknown, so it cannot be complete.
+        assert_eq!(
+            state_of(&[(None, Some(9), None)]),
+            Partial {
+                have: 0,
+                want: None
+            }
+        );
+        assert_eq!(
+            state_of(&[]),
+            Partial {
+                have: 0,
+                want: Some(0)
+            }
+        );
+    }
+}

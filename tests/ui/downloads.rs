@@ -1,0 +1,95 @@
+//! Downloads in the player (issue 11): the download key, the per-book
+//! gauge, the marker in the library and the offline library view, as
+//! snapshots at 80×24 and 40×12 and as reducer flows.
+
+use crate::fixtures::*;
+use earmark::domain::BookId;
+use earmark::ui::state::*;
+
+fn both(name: &str, mut make: impl FnMut() -> App) {
+    for (w, h) in [(80, 24), (40, 12)] {
+        let mut app = make();
+        let text = render(&mut app, w, h);
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), text);
+    }
+}
+
+fn marks() -> Event {
+    Event::Answer(Answer::Downloads(vec![
+        (BookId::new("moby"), DownloadMark::Complete),
+        (BookId::new("emma"), DownloadMark::Partial),
+    ]))
+}
+
+#[test]
+fn the_library_marks_downloaded_books() {
+    both("library_downloads", || {
+        let mut app = logged_in();
+        app.update(marks());
+        app
+    });
+}
+
+#[test]
+fn offline_the_library_shows_only_downloaded_books_as_playable() {
+    both("library_offline", || {
+        let mut app = logged_in();
+        app.update(Event::Answer(Answer::Library {
+            books: library(),
+            from_cache: true,
+        }));
+        app.update(marks());
+        app.update(Event::Answer(Answer::Sync(SyncView {
+            offline: true,
+            ..SyncView::default()
+        })));
+        app
+    });
+}
+
+#[test]
+fn the_download_key_starts_a_download_with_a_gauge_on_the_book_screen() {
+    both("book_downloading", || {
+        let mut app = book_open();
+        let fx = app.update(key('D'));
+        assert_eq!(fx, vec![Effect::Download(BookId::new("moby"))]);
+        // Pressed again while it runs: no second download.
+        assert_eq!(app.update(key('D')), vec![]);
+        app.update(Event::Answer(Answer::DownloadProgress {
+            book: BookId::new("moby"),
+            done: 40,
+            total: 100,
+        }));
+        app
+    });
+}
+
+#[test]
+fn a_finished_download_marks_the_book_and_says_it_plays_offline() {
+    let mut app = book_open();
+    app.update(key('D'));
+    app.update(Event::Answer(Answer::DownloadEnded {
+        book: BookId::new("moby"),
+        complete: true,
+    }));
+    assert_eq!(
+        app.downloads.mark(&BookId::new("moby")),
+        Some(DownloadMark::Complete)
+    );
+    assert!(
+        app.toasts
+            .iter()
+            .any(|t| t.text.contains("plays without the server")),
+        "{:?}",
+        app.toasts
+    );
+    // A failed one stays partial, to be resumed.
+    app.update(Event::Answer(Answer::DownloadEnded {
+        book: BookId::new("emma"),
+        complete: false,
+    }));
+    assert_eq!(
+        app.downloads.mark(&BookId::new("emma")),
+        Some(DownloadMark::Partial)
+    );
+}
