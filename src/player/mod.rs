@@ -21,10 +21,13 @@
 pub mod decode;
 mod engine;
 mod http_error;
+mod limiter;
+pub mod loudness;
 pub mod mpa;
 pub mod output;
 mod pipeline;
 pub mod render;
+pub mod silence;
 pub mod source;
 pub mod stretch;
 
