@@ -88,6 +88,10 @@ impl SilenceTrimmer {
         }
     }
 
+    pub fn format(&self) -> (u32, usize) {
+        (self.rate, self.channels)
+    }
+
     pub fn fits(&self, rate: u32, channels: usize) -> bool {
         self.rate == rate.max(1) && self.channels == channels.max(1)
     }

@@ -10,6 +10,7 @@ mod positions;
 mod queue;
 mod reference;
 mod seam;
+mod sound;
 mod speed;
 mod support;
 mod vbr;
