@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     /// Set once the server's library arrived, so a slower cache read does
     /// not replace it (checked and sent under the lock).
     pub fresh: Mutex<bool>,
+    /// Each book's sound, kept on this device.
+    pub sound: super::sound::SoundBooks,
 }
 
 /// Locks are taken one way everywhere: a panic elsewhere while holding one
@@ -135,6 +137,7 @@ impl Live {
             SyncSession::start(SyncConfig::new(dir), client, engine_link.clone())
         };
         let dirs = read(&login).profile.dirs.clone();
+        let dirs_data = dirs.data.clone();
         let shared = Arc::new(Shared {
             ui,
             dirs,
@@ -143,6 +146,7 @@ impl Live {
             engine_link,
             sync: RwLock::new(sync.clone()),
             fresh: Mutex::new(false),
+            sound: super::sound::SoundBooks::load(dirs_data.join("sound.json")),
         });
         rt.spawn(notices::forward(shared.clone(), notices_rx));
         rt.spawn(notices::status(shared.clone(), sync.watch()));
@@ -208,6 +212,8 @@ impl Backends for Live {
             // sleep timer's fade is not a setting.
             Effect::Engine(EngineCmd::SetSpeed(s)) => sh.sync().settings_changed(Some(s), None),
             Effect::Engine(EngineCmd::SetVolume(v)) => sh.sync().settings_changed(None, Some(v)),
+            // Boost, normalisation, skip silence: kept on this device.
+            Effect::Engine(EngineCmd::SetSound(s)) => super::sound::changed(&sh, s),
             Effect::Engine(cmd) => {
                 if let Some(engine) = &sh.engine {
                     engine.send(playback::to_command(cmd));
@@ -218,6 +224,7 @@ impl Backends for Live {
                 manifest,
                 start,
             } => {
+                super::sound::opening(&sh, &book.id);
                 let start = match start {
                     StartAt::Resume => crate::sync::StartAt::Resume,
                     StartAt::Restart => crate::sync::StartAt::Restart,
@@ -258,6 +265,7 @@ impl Backends for Live {
             if let Some(e) = &self.shared.engine {
                 e.send(Command::Shutdown);
             }
+            self.shared.sound.save();
             rt.shutdown_timeout(Duration::from_secs(2));
         }
     }

@@ -11,6 +11,7 @@
 //! - `playback`: engine commands and the engine's state for the UI.
 //! - `notices`: sync's notices and status in the player's words.
 //! - `cache`: the library cache shown before the server answers.
+//! - `sound`: each book's boost, normalisation and skip silence, kept here.
 
 mod api;
 pub mod cache;
@@ -18,6 +19,7 @@ mod launch;
 mod live;
 mod notices;
 mod playback;
+mod sound;
 
 pub use launch::{open, run, run_terminal};
 pub use live::{Live, session_info};

@@ -5,11 +5,13 @@ pub mod library;
 pub mod msg;
 mod overlay;
 mod playback;
+mod sound;
 
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
 pub use overlay::{Overlay, SLEEP_CHOICES, SleepChoice};
 pub use playback::{NowPlaying, SleepTimer, fmt_time};
+pub use sound::SoundView;
 
 use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
@@ -117,6 +119,8 @@ pub struct App {
     pub playing: Option<NowPlaying>,
     pub speed: f32,
     pub volume: f32,
+    /// Boost, normalisation, skip silence of the playing book.
+    pub sound: SoundView,
     pub sleep: Option<SleepTimer>,
     pub sync: SyncView,
     pub license: Option<LicenseStatus>,
@@ -147,6 +151,7 @@ impl App {
             playing: None,
             speed: 1.0,
             volume: 1.0,
+            sound: SoundView::default(),
             sleep: None,
             sync: SyncView::default(),
             license: None,

@@ -155,6 +155,7 @@ fn status_text(app: &App) -> String {
         format!("{:.2}×", app.speed),
         format!("vol {:.0}%", app.volume * 100.0),
     ];
+    parts.extend(app.sound.bar_parts());
     match app.sleep {
         Some(SleepTimer::Until(t)) => parts.push(format!(
             "sleep {}",
