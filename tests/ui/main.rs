@@ -10,3 +10,4 @@ mod flows;
 mod search;
 mod sizes;
 mod snapshots;
+mod sound;

@@ -37,7 +37,11 @@ impl SoundView {
             });
         }
         if s.skip_silence {
-            parts.push(format!("skip −{}", fmt_time(self.saved_book)));
+            parts.push(format!(
+                "skip −{} (all −{})",
+                fmt_time(self.saved_book),
+                fmt_time(self.saved_total)
+            ));
         }
         parts
     }
