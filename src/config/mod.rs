@@ -10,7 +10,7 @@ pub mod file;
 pub mod session;
 pub mod tokens;
 
-pub use file::{Config, ConfigError, Dirs, Profile, ProfileConfig, ProfileSelector};
+pub use file::{Config, ConfigError, Dirs, Profile, ProfileConfig, ProfileSelector, SoundConfig};
 pub use session::{
     LoggedIn, Session, SessionError, SessionRecord, login, logout_local, read_record,
 };

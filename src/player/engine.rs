@@ -15,8 +15,8 @@ use super::{
     Command, EngineConfig, ErrorKind, PlaybackError, PlaybackId, PlayerState, Status, clamp_speed,
 };
 use crate::domain::{BookId, ChapterId, Manifest, ManifestItem, SoundSettings};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 use tokio::sync::watch;

@@ -213,7 +213,9 @@ impl Loudness {
         while off < frames {
             let n = (frames - off).min(self.until_reading);
             let ch = self.channels;
-            if m.add_frames_f32(&samples[off * ch..(off + n) * ch]).is_err() {
+            if m.add_frames_f32(&samples[off * ch..(off + n) * ch])
+                .is_err()
+            {
                 return;
             }
             off += n;

@@ -247,7 +247,10 @@ mod tests {
     }
 
     fn concat(spans: &[Span]) -> Vec<f32> {
-        spans.iter().flat_map(|s| s.samples.iter().copied()).collect()
+        spans
+            .iter()
+            .flat_map(|s| s.samples.iter().copied())
+            .collect()
     }
 
     fn total(spans: &[Span]) -> f64 {

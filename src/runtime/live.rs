@@ -300,6 +300,7 @@ fn start_engine(
     login: Arc<RwLock<Login>>,
     audio: AudioMode,
 ) -> Option<EngineHandle> {
+    let dirs = read(&login).profile.dirs.clone();
     // The engine reads the current client for every stream, so a new
     // login applies to the next chapter without a restart.
     let resolve: crate::player::StreamResolver = Arc::new(move |item| {
@@ -318,7 +319,9 @@ fn start_engine(
             },
         }
     });
-    match Engine::spawn(EngineConfig::new(audio, resolve)) {
+    let mut config = EngineConfig::new(audio, resolve);
+    super::sound::tune(&mut config, &dirs, ui);
+    match Engine::spawn(config) {
         Ok(engine) => {
             if let Some(n) = engine.notice() {
                 ui.send(Answer::Notice(n.to_owned()));

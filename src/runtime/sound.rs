@@ -8,8 +8,11 @@
 //! file is moved aside (`sound.json.damaged`), never overwritten.
 
 use super::live::{Shared, read};
+use crate::config::{Config, Dirs};
 use crate::domain::{BookId, SoundSettings};
-use crate::player::{Command, PlayerState};
+use crate::player::silence::SilenceRule;
+use crate::player::{Command, EngineConfig, PlayerState};
+use crate::ui::event_loop::UiSender;
 use crate::ui::state::{Answer, SoundView};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -36,6 +39,8 @@ struct Stored {
 pub(crate) struct SoundBooks {
     path: PathBuf,
     stored: Mutex<Stored>,
+    /// One save at a time (they share the temp file).
+    saving: Mutex<()>,
 }
 
 fn lock(m: &Mutex<Stored>) -> std::sync::MutexGuard<'_, Stored> {
@@ -62,7 +67,11 @@ impl SoundBooks {
         };
         Self {
             path,
-            stored: Mutex::new(Stored { books, unsaved: 0.0 }),
+            stored: Mutex::new(Stored {
+                books,
+                unsaved: 0.0,
+            }),
+            saving: Mutex::new(()),
         }
     }
 
@@ -92,6 +101,7 @@ impl SoundBooks {
 
     /// Writes the file (temp file, fsync, rename). Blocking.
     pub fn save(&self) {
+        let _one = self.saving.lock().unwrap_or_else(|e| e.into_inner());
         let bytes = {
             let mut s = lock(&self.stored);
             s.unsaved = 0.0;
@@ -116,6 +126,25 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.write_all(bytes)?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)
+}
+
+/// `[sound]` of config.toml into the engine's config; a value out of range
+/// is named to the listener and the defaults are used.
+pub(super) fn tune(config: &mut EngineConfig, dirs: &Dirs, ui: &UiSender) {
+    let Ok(c) = Config::load(&dirs.config_file()) else {
+        return; // The launch reports an unreadable file.
+    };
+    let s = c.sound.unwrap_or_default();
+    if let Err(e) = s.check() {
+        ui.send(Answer::Failed(format!("{e}; using the defaults.")));
+        return;
+    }
+    config.loudness_target = s.loudness_target;
+    config.silence = SilenceRule {
+        threshold_db: s.silence_threshold_db,
+        min_silence: f64::from(s.silence_min_ms) / 1000.0,
+        gap: f64::from(s.silence_gap_ms) / 1000.0,
+    };
 }
 
 /// The key of `book` for the logged-in server and user.
@@ -206,5 +235,62 @@ impl Follower {
             sh.ui.send(Answer::Sound(view.clone()));
             self.shown = Some(view);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_and_silence_saved_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.json");
+        let book = BookId::new("b1");
+        let s = SoundSettings {
+            boost_db: 6.0,
+            normalize: true,
+            skip_silence: true,
+        };
+        let store = SoundBooks::load(path.clone());
+        store.set("srv|u|b1".into(), s);
+        assert!(!store.add_saved("srv|u|b1".into(), 10.0));
+        assert!(
+            store.add_saved("srv|u|b2".into(), 5.0),
+            "15 s unsaved: write"
+        );
+        store.save();
+        let again = SoundBooks::load(path);
+        let v = again.view("srv|u|b1", &book);
+        assert_eq!(v.settings, s);
+        assert_eq!((v.saved_book, v.saved_total), (10.0, 15.0));
+        assert_eq!(
+            again.view("other|u|b1", &book).settings,
+            SoundSettings::default()
+        );
+    }
+
+    #[test]
+    fn a_damaged_file_is_moved_aside_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.json");
+        std::fs::write(&path, b"{\"srv|u|b1\": {\"boostDb\": ").unwrap();
+        let store = SoundBooks::load(path.clone());
+        assert_eq!(
+            store.view("srv|u|b1", &BookId::new("b1")).settings.boost_db,
+            0.0
+        );
+        let aside = std::fs::read(dir.path().join("sound.json.damaged")).unwrap();
+        assert_eq!(aside, b"{\"srv|u|b1\": {\"boostDb\": ");
+    }
+
+    #[test]
+    fn sound_config_names_a_value_out_of_range() {
+        use crate::config::SoundConfig;
+        assert_eq!(SoundConfig::default().check(), Ok(()));
+        let c: crate::config::Config = toml::from_str("[sound]\nsilence_min_ms = 50\n").unwrap();
+        let e = c.sound.unwrap().check().unwrap_err();
+        assert!(e.contains("silence_min_ms = 50"), "{e}");
+        assert!(toml::from_str::<crate::config::Config>("[sound]\nloud = 1\n").is_err());
     }
 }

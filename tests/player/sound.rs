@@ -133,12 +133,18 @@ fn normalisation_brings_a_minus_30_lufs_book_within_1_lu_of_minus_18() {
     let server = TestServer::start(dir.path());
     let (plain, _) = play(&server, "quiet", 20.0, 1.0, SoundSettings::default());
     let before = loudness(&plain);
-    assert!((before + 30.0).abs() < 0.5, "the source is at {before:.2} LUFS");
+    assert!(
+        (before + 30.0).abs() < 0.5,
+        "the source is at {before:.2} LUFS"
+    );
     let (out, s) = play(&server, "quiet", 20.0, 1.0, sound(|s| s.normalize = true));
     // The gain adapts slowly; the last 8 s are at the target.
     let after = loudness(&out[out.len() - 8 * RATE as usize * 2..]);
     assert!((after + 18.0).abs() <= 1.0, "came out at {after:.2} LUFS");
-    assert!(s.norm_gain_db.is_some_and(|g| (g - 12.0).abs() < 1.0), "{s:?}");
+    assert!(
+        s.norm_gain_db.is_some_and(|g| (g - 12.0).abs() < 1.0),
+        "{s:?}"
+    );
 }
 
 #[test]
@@ -187,11 +193,17 @@ fn a_boost_change_while_playing_applies_within_100_ms_without_a_click() {
         .expect("the boost was heard");
     let settled = start + RATE as usize / 10;
     let period = RATE as usize / 440 + 1;
-    assert!(settled + 4 * period < left.len(), "not enough audio captured");
+    assert!(
+        settled + 4 * period < left.len(),
+        "not enough audio captured"
+    );
     for c in left[settled..].chunks(period) {
         let peak = c.iter().fold(0f32, |m, v| m.max(v.abs()));
         if c.len() == period {
-            assert!((peak - want).abs() <= want * 0.02, "peak {peak}, want {want}");
+            assert!(
+                (peak - want).abs() <= want * 0.02,
+                "peak {peak}, want {want}"
+            );
         }
     }
     let own = want * (2.0 * std::f32::consts::PI * 440.0 / RATE as f32);

@@ -10,7 +10,8 @@ fn tone(hz: f64, amp: f32, phase: f64, secs: f64) -> Vec<f32> {
     let n = (secs * RATE as f64) as usize;
     (0..n)
         .flat_map(|i| {
-            let v = amp * (2.0 * std::f64::consts::PI * hz * i as f64 / RATE as f64 + phase).sin() as f32;
+            let v = amp
+                * (2.0 * std::f64::consts::PI * hz * i as f64 / RATE as f64 + phase).sin() as f32;
             [v, v]
         })
         .collect()
@@ -84,7 +85,11 @@ fn a_full_scale_tone_boosted_12_db_never_exceeds_0_dbfs_true_peak() {
         let mut l = Loudness::new(RATE, 2, -18.0, settings);
         let y = run(&mut l, &x);
         let tp = true_peak(&y);
-        assert!(tp <= 1.0, "{hz} Hz: true peak {:.2} dBTP", 20.0 * tp.log10());
+        assert!(
+            tp <= 1.0,
+            "{hz} Hz: true peak {:.2} dBTP",
+            20.0 * tp.log10()
+        );
         let level = true_peak(&y[y.len() / 2..]);
         assert!(level > 0.7, "{hz} Hz: limited to {level}");
     }
@@ -114,13 +119,20 @@ fn a_boost_change_applies_within_100_ms_without_a_click() {
         .chunks(RATE as usize / 440 + 1)
         .map(|c| c.iter().fold(0f32, |m, v| m.max(v.abs())))
         .fold(f32::MAX, f32::min);
-    assert!((peak - want).abs() <= want * 0.02, "peak {peak}, want {want}");
+    assert!(
+        (peak - want).abs() <= want * 0.02,
+        "peak {peak}, want {want}"
+    );
     assert!((lowest_peak - want).abs() <= want * 0.02, "{lowest_peak}");
     // No jump between samples beyond the tone's own at the new level.
     let own = want * (2.0 * std::f32::consts::PI * 440.0 / RATE as f32);
     let mut prev = *x.iter().step_by(2).last().unwrap();
     for (i, v) in left.iter().enumerate() {
-        assert!((v - prev).abs() <= own * 1.01, "jump of {} at frame {i}", (v - prev).abs());
+        assert!(
+            (v - prev).abs() <= own * 1.01,
+            "jump of {} at frame {i}",
+            (v - prev).abs()
+        );
         prev = *v;
     }
 }
