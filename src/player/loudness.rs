@@ -11,7 +11,9 @@
 //! With neutral settings the audio passes untouched (no delay, no work).
 //! Turning the processing on while playing crossfades into the limiter's
 //! delay line, which is primed with the audio just played, so no gap or
-//! click marks the switch.
+//! click marks the switch; once the settings are neutral again and the
+//! gains have ramped back to 0 dB, it crossfades back out (skipping the
+//! delay's 5 ms) and the audio passes untouched again.
 
 use super::limiter::Limiter;
 use crate::domain::SoundSettings;
@@ -46,9 +48,10 @@ pub struct Loudness {
     /// Frames until the next reading of the meter.
     until_reading: usize,
     limiter: Option<Limiter>,
-    /// Frames left of the crossfade into the limiter.
+    /// Frames left of the crossfade into (or out of) the limiter.
     fade_left: usize,
     fade_len: usize,
+    fading_out: bool,
     /// The last frames played while bypassed (primes the limiter).
     recent: VecDeque<f32>,
     /// Gain (linear) of `applied_db`, cached while the gain holds.
@@ -86,6 +89,7 @@ impl Loudness {
             limiter: None,
             fade_left: 0,
             fade_len: 0,
+            fading_out: false,
             recent: VecDeque::new(),
             applied_db: 0.0,
             applied_lin: 1.0,
@@ -126,6 +130,7 @@ impl Loudness {
     /// and gains carry on.
     pub fn restart(&mut self) {
         self.fade_left = 0;
+        self.fading_out = false;
         self.recent.clear();
         self.limiter = self
             .wants_processing()
@@ -140,6 +145,11 @@ impl Loudness {
                 return;
             }
             self.start_limiter();
+        } else if self.fade_left == 0 && !self.wants_processing() {
+            // Neutral again, gains at 0 dB: fade back to the direct signal.
+            self.fade_len = self.limiter.as_ref().map_or(1, |l| l.latency().max(1));
+            self.fade_left = self.fade_len;
+            self.fading_out = true;
         }
         if self.settings.normalize {
             self.measure(samples);
@@ -161,13 +171,26 @@ impl Loudness {
         let ch = self.channels;
         for (out, dir) in samples.chunks_exact_mut(ch).zip(direct.chunks_exact(ch)) {
             if self.fade_left == 0 {
+                if self.fading_out {
+                    // Faded out: the rest of the chunk is the direct signal.
+                    out.copy_from_slice(dir);
+                    continue;
+                }
                 break;
             }
-            let a = 1.0 - self.fade_left as f32 / self.fade_len as f32;
+            let mut a = 1.0 - self.fade_left as f32 / self.fade_len as f32;
+            if self.fading_out {
+                a = 1.0 - a;
+            }
             for (o, d) in out.iter_mut().zip(dir) {
                 *o = *o * a + *d * (1.0 - a);
             }
             self.fade_left -= 1;
+        }
+        if self.fading_out && self.fade_left == 0 {
+            self.fading_out = false;
+            self.limiter = None;
+            self.remember(samples);
         }
     }
 

@@ -138,6 +138,40 @@ fn a_boost_change_applies_within_100_ms_without_a_click() {
 }
 
 #[test]
+fn turning_the_boost_off_returns_to_the_untouched_signal_without_a_click() {
+    let amp = 0.1f32;
+    let boosted = SoundSettings {
+        boost_db: 6.0,
+        ..SoundSettings::default()
+    };
+    let mut l = Loudness::new(RATE, 2, -18.0, boosted);
+    let x = tone(440.0, amp, 0.0, 3.0);
+    let n = RATE as usize * 2;
+    let mut y = run(&mut l, &x[..n]);
+    l.set(SoundSettings::default());
+    y.extend(run(&mut l, &x[n..]));
+    // Untouched again from 100 ms after the change.
+    let from = n + RATE as usize / 10 * 2;
+    assert_eq!(&y[from..], &x[from..]);
+    let own = 2.0 * amp * (2.0 * std::f32::consts::PI * 440.0 / RATE as f32);
+    let start = l_first_loud(&y);
+    for (i, w) in y[start..]
+        .chunks(2)
+        .collect::<Vec<_>>()
+        .windows(2)
+        .enumerate()
+    {
+        let jump = (w[1][0] - w[0][0]).abs();
+        assert!(jump <= own * 1.01, "jump of {jump} at frame {i}");
+    }
+}
+
+/// The first sample past the limiter's silent start.
+fn l_first_loud(y: &[f32]) -> usize {
+    y.iter().position(|v| v.abs() > 0.01).unwrap_or(0) & !1
+}
+
+#[test]
 fn neutral_settings_leave_the_audio_untouched() {
     let mut l = Loudness::new(RATE, 2, -18.0, SoundSettings::default());
     let x = tone(1000.0, 1.0, 0.3, 1.0);
