@@ -1,5 +1,7 @@
-//! The audio engine: HTTP source, decode, pitch-preserving stretch, output
-//! (device or null) and the engine thread that owns playback.
+//! The audio engine: HTTP source, decode, skip silence (`silence`),
+//! pitch-preserving stretch, the book's loudness (`loudness`: boost,
+//! EBU R128 normalisation, true-peak `limiter`), output (device or null)
+//! and the engine thread that owns playback.
 //!
 //! Public API (everything else is internal):
 //! - [`Engine::spawn`] starts the engine thread and returns an [`EngineHandle`].
