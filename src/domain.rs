@@ -191,6 +191,39 @@ pub struct PlaybackSettings {
     pub client_updated_at: Option<EpochMillis>,
 }
 
+/// How a book sounds, kept per book on this device: an extra gain,
+/// loudness normalisation and skipping long silences. The default changes
+/// nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SoundSettings {
+    /// Extra gain in dB, 0 to [`SoundSettings::MAX_BOOST_DB`].
+    pub boost_db: f32,
+    /// Bring the book to the target loudness (measured as it plays).
+    pub normalize: bool,
+    /// Shorten long silences.
+    pub skip_silence: bool,
+}
+
+impl SoundSettings {
+    pub const MAX_BOOST_DB: f32 = 12.0;
+
+    /// The same settings with the boost made valid (0–12 dB, 0 when not a number).
+    pub fn clamped(self) -> Self {
+        let boost_db = if self.boost_db.is_finite() {
+            self.boost_db.clamp(0.0, Self::MAX_BOOST_DB)
+        } else {
+            0.0
+        };
+        Self { boost_db, ..self }
+    }
+
+    /// True when the settings leave the audio as it is.
+    pub fn is_neutral(&self) -> bool {
+        self.boost_db == 0.0 && !self.normalize && !self.skip_silence
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bookmark {
     pub id: BookmarkId,

@@ -37,6 +37,72 @@ pub struct Config {
     pub player: Option<toml::Table>,
     #[serde(default)]
     pub downloads: Option<DownloadsConfig>,
+    pub sound: Option<SoundConfig>,
+}
+
+/// `[sound]`: normalisation's target and what skip silence shortens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SoundConfig {
+    /// LUFS, −30 to −10.
+    pub loudness_target: f32,
+    /// dBFS (RMS of 10 ms windows), −70 to −20.
+    pub silence_threshold_db: f32,
+    /// Silences longer than this are shortened, 200 to 10000 ms...
+    pub silence_min_ms: u32,
+    /// ...to this, 0 up to `silence_min_ms`.
+    pub silence_gap_ms: u32,
+}
+
+impl Default for SoundConfig {
+    fn default() -> Self {
+        Self {
+            loudness_target: -18.0,
+            silence_threshold_db: -45.0,
+            silence_min_ms: 600,
+            silence_gap_ms: 250,
+        }
+    }
+}
+
+impl SoundConfig {
+    /// Names the first value out of range.
+    pub fn check(&self) -> Result<(), String> {
+        let bad = |what: &str, v: String, range: &str| {
+            Err(format!(
+                "[sound] in config.toml: {what} = {v} is not {range}"
+            ))
+        };
+        if !(-30.0..=-10.0).contains(&self.loudness_target) {
+            return bad(
+                "loudness_target",
+                self.loudness_target.to_string(),
+                "from -30 to -10 (LUFS)",
+            );
+        }
+        if !(-70.0..=-20.0).contains(&self.silence_threshold_db) {
+            return bad(
+                "silence_threshold_db",
+                self.silence_threshold_db.to_string(),
+                "from -70 to -20 (dBFS)",
+            );
+        }
+        if !(200..=10_000).contains(&self.silence_min_ms) {
+            return bad(
+                "silence_min_ms",
+                self.silence_min_ms.to_string(),
+                "from 200 to 10000",
+            );
+        }
+        if self.silence_gap_ms > self.silence_min_ms {
+            return bad(
+                "silence_gap_ms",
+                self.silence_gap_ms.to_string(),
+                "at most silence_min_ms",
+            );
+        }
+        Ok(())
+    }
 }
 
 /// `[downloads]`: offline downloads (`earmark download`).

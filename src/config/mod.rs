@@ -12,7 +12,7 @@ pub mod tokens;
 
 pub use file::{
     Config, ConfigError, Dirs, DownloadsConfig, Profile, ProfileConfig, ProfileSelector,
-    SizeSetting,
+    SizeSetting, SoundConfig,
 };
 pub use session::{
     LoggedIn, Session, SessionError, SessionRecord, login, logout_local, read_record,

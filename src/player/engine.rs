@@ -14,8 +14,9 @@ use super::render::{RenderStatus, Renderer};
 use super::{
     Command, EngineConfig, ErrorKind, PlaybackError, PlaybackId, PlayerState, Status, clamp_speed,
 };
-use crate::domain::{ChapterId, Manifest, ManifestItem};
+use crate::domain::{BookId, ChapterId, Manifest, ManifestItem, SoundSettings};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -116,6 +117,7 @@ impl Engine {
         let (tx, rx) = std::sync::mpsc::channel();
         let (state_tx, state_rx) = watch::channel(PlayerState::default());
         let renderer = Arc::new(Renderer::new());
+        renderer.set_loudness_target(config.loudness_target);
         let wake_tx = tx.clone();
         renderer.set_engine_waker(move || {
             let _ = wake_tx.send(Msg::Wake);
@@ -179,6 +181,12 @@ struct EngineLoop {
     playing: bool,
     speed: f32,
     volume: f32,
+    sound: SoundSettings,
+    /// Shared with every pipeline: skip silence on or off.
+    skip_silence: Arc<AtomicBool>,
+    /// The renderer's silence count when this load began.
+    skipped_at_load: f64,
+    book: Option<BookId>,
     error: Option<PlaybackError>,
     version: u64,
 }
@@ -204,6 +212,10 @@ impl EngineLoop {
             playing: false,
             speed: 1.0,
             volume: 1.0,
+            sound: SoundSettings::default(),
+            skip_silence: Arc::new(AtomicBool::new(false)),
+            skipped_at_load: 0.0,
+            book: None,
             error: None,
             version: 0,
         }
@@ -272,6 +284,8 @@ impl EngineLoop {
             stall_after: Duration::from_secs_f64(self.config.stall_after.max(0.05)),
             read_ahead: self.config.read_ahead,
             seek_maps: self.seek_maps.clone(),
+            skip_silence: self.skip_silence.clone(),
+            silence: self.config.silence,
         });
     }
 
@@ -303,6 +317,11 @@ impl EngineLoop {
             } => {
                 self.playback_id += 1;
                 self.stop_pipeline();
+                if self.book.as_ref() != Some(&manifest.book_id) {
+                    self.book = Some(manifest.book_id.clone());
+                    self.renderer.new_book();
+                }
+                self.skipped_at_load = self.renderer.status().silence_skipped;
                 let (chapter, pos) = start;
                 let index = manifest.position_of(&chapter);
                 self.manifest = Some(Arc::new(manifest));
@@ -358,6 +377,12 @@ impl EngineLoop {
                     1.0
                 };
                 self.renderer.set_volume(self.volume);
+            }
+            Command::SetSound(s) => {
+                self.sound = s.clamped();
+                self.skip_silence
+                    .store(self.sound.skip_silence, Ordering::Relaxed);
+                self.renderer.set_sound(self.sound);
             }
             Command::Stop => {
                 self.stop_pipeline();
@@ -501,6 +526,9 @@ impl EngineLoop {
             approximate,
             speed: self.speed,
             volume: self.volume,
+            sound: self.sound,
+            silence_skipped: (r.silence_skipped - self.skipped_at_load).max(0.0),
+            norm_gain_db: r.norm_gain_db,
         }
     }
 

@@ -1,5 +1,7 @@
-//! The audio engine: HTTP source, decode, pitch-preserving stretch, output
-//! (device or null) and the engine thread that owns playback.
+//! The audio engine: HTTP source, decode, skip silence (`silence`),
+//! pitch-preserving stretch, the book's loudness (`loudness`: boost,
+//! EBU R128 normalisation, true-peak `limiter`), output (device or null)
+//! and the engine thread that owns playback.
 //!
 //! Public API (everything else is internal):
 //! - [`Engine::spawn`] starts the engine thread and returns an [`EngineHandle`].
@@ -21,14 +23,17 @@
 pub mod decode;
 mod engine;
 mod http_error;
+mod limiter;
+pub mod loudness;
 pub mod mpa;
 pub mod output;
 mod pipeline;
 pub mod render;
+pub mod silence;
 pub mod source;
 pub mod stretch;
 
-use crate::domain::{ChapterId, Manifest, ManifestItem};
+use crate::domain::{ChapterId, Manifest, ManifestItem, SoundSettings};
 use std::fmt;
 use std::sync::Arc;
 
@@ -73,6 +78,10 @@ pub enum Command {
     SetSpeed(f32),
     /// 0.0–1.0.
     SetVolume(f32),
+    /// Boost, normalisation and skip silence (kept across loads: the layer
+    /// above sends each book's own). Gain changes apply within 100 ms;
+    /// skip silence from the audio decoded next (up to ~2 s ahead).
+    SetSound(SoundSettings),
     /// Stop playback and drop the queue.
     Stop,
     /// End the engine thread.
@@ -180,6 +189,11 @@ pub struct PlayerState {
     pub approximate: bool,
     pub speed: f32,
     pub volume: f32,
+    pub sound: SoundSettings,
+    /// Media seconds of silence skipped (played past) since this `Load`.
+    pub silence_skipped: f64,
+    /// The normalisation gain applied now, while normalising.
+    pub norm_gain_db: Option<f32>,
 }
 
 impl Default for PlayerState {
@@ -197,6 +211,9 @@ impl Default for PlayerState {
             approximate: false,
             speed: 1.0,
             volume: 1.0,
+            sound: SoundSettings::default(),
+            silence_skipped: 0.0,
+            norm_gain_db: None,
         }
     }
 }
@@ -219,6 +236,10 @@ pub struct EngineConfig {
     pub stall_after: f64,
     /// Bytes each stream downloads ahead of the decoder.
     pub read_ahead: u64,
+    /// Loudness normalisation's target, LUFS.
+    pub loudness_target: f32,
+    /// What skip silence shortens.
+    pub silence: silence::SilenceRule,
 }
 
 impl EngineConfig {
@@ -230,9 +251,15 @@ impl EngineConfig {
             capture: None,
             stall_after: 2.0,
             read_ahead: source::READ_AHEAD,
+            loudness_target: DEFAULT_LOUDNESS_TARGET,
+            silence: silence::SilenceRule::default(),
         }
     }
 }
+
+/// Loudness normalisation's default target (LUFS): speech at a
+/// comfortable level, with room for the limiter.
+pub const DEFAULT_LOUDNESS_TARGET: f32 = -18.0;
 
 /// Clamp a speed to what the engine supports (0.5–3.0).
 pub fn clamp_speed(speed: f32) -> f32 {

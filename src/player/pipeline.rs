@@ -1,11 +1,14 @@
 //! One pipeline thread per load/seek: walks the manifest from the start
 //! point in server order, streams and decodes each chapter, and queues the
 //! audio into the renderer. Consecutive items that share a stream (embedded
-//! chapters) continue on the same decoder without reopening it.
+//! chapters) continue on the same decoder without reopening it. With skip
+//! silence on, each chapter's audio goes through a `SilenceTrimmer` on its
+//! way to the renderer.
 
 use super::decode::{DecodeError, Decoded, StreamDecoder, StreamHints};
 use super::mpa::SeekMaps;
 use super::render::{Block, Renderer};
+use super::silence::{SilenceRule, SilenceTrimmer, Span};
 use super::source::{HttpSource, SourceError, SourceMonitor};
 use super::{ErrorKind, PlaybackError, StreamResolver};
 use crate::domain::{Manifest, ManifestItem};
@@ -65,6 +68,9 @@ pub(super) struct Pipeline {
     pub stall_after: Duration,
     pub read_ahead: u64,
     pub seek_maps: SeekMaps,
+    /// Skip silence, read for every decoded block (the engine sets it).
+    pub skip_silence: Arc<AtomicBool>,
+    pub silence: SilenceRule,
 }
 
 pub(super) fn spawn(p: Pipeline) {
@@ -196,6 +202,7 @@ impl Pipeline {
             };
             let mut last_end = item.start + offset;
             let mut hit_eof = false;
+            let mut trimmer: Option<SilenceTrimmer> = None;
             loop {
                 let d = match carry.take() {
                     Some(d) => d,
@@ -227,14 +234,7 @@ impl Pipeline {
                 };
                 if let Some(m) = mine {
                     last_end = m.end();
-                    let block = Block {
-                        chapter: item.chapter_id.clone(),
-                        rate: m.rate,
-                        channels: m.channels,
-                        pos: (m.start - item.start).max(0.0),
-                        samples: m.samples,
-                    };
-                    if !self.renderer.push_audio(self.generation, block) {
+                    if !self.queue(item, &mut trimmer, Some(m)) {
                         return;
                     }
                 }
@@ -242,6 +242,10 @@ impl Pipeline {
                     carry = rest;
                     break;
                 }
+            }
+            // The chapter's last held silence.
+            if !self.queue(item, &mut trimmer, None) {
+                return;
             }
             if hit_eof {
                 let expected = item
@@ -270,6 +274,56 @@ impl Pipeline {
             prev_end = if hit_eof { None } else { item.end };
         }
         self.renderer.push_end(self.generation);
+    }
+
+    /// Queue decoded audio of `item` (`None`: its end), through the
+    /// silence trimmer while skip silence is on. False when the generation
+    /// moved on.
+    fn queue(
+        &self,
+        item: &ManifestItem,
+        trimmer: &mut Option<SilenceTrimmer>,
+        d: Option<Decoded>,
+    ) -> bool {
+        let skip = self.skip_silence.load(Ordering::Relaxed);
+        let mut spans: Vec<(u32, usize, Span)> = Vec::new();
+        let fits = |t: &SilenceTrimmer| d.as_ref().is_some_and(|d| t.fits(d.rate, d.channels));
+        if trimmer.as_ref().is_some_and(|t| !skip || !fits(t))
+            && let Some(mut t) = trimmer.take()
+        {
+            let (rate, channels) = t.format();
+            spans.extend(t.finish().into_iter().map(|s| (rate, channels, s)));
+        }
+        if let Some(d) = d {
+            let pos = (d.start - item.start).max(0.0);
+            if skip {
+                let t = trimmer
+                    .get_or_insert_with(|| SilenceTrimmer::new(d.rate, d.channels, self.silence));
+                let out = t.push(pos, &d.samples);
+                spans.extend(out.into_iter().map(|s| (d.rate, d.channels, s)));
+            } else {
+                let span = Span {
+                    pos,
+                    samples: d.samples,
+                    skipped_before: 0.0,
+                };
+                spans.push((d.rate, d.channels, span));
+            }
+        }
+        for (rate, channels, span) in spans {
+            let block = Block {
+                chapter: item.chapter_id.clone(),
+                rate,
+                channels,
+                pos: span.pos,
+                samples: span.samples,
+                skipped_before: span.skipped_before,
+            };
+            if !self.renderer.push_audio(self.generation, block) {
+                return false;
+            }
+        }
+        true
     }
 
     fn fail(&self, e: DecodeError, monitor: &SourceMonitor, item: &ManifestItem) {

@@ -1,12 +1,14 @@
 //! The hand-over point between the pipeline (decoded audio, in media time)
 //! and the output: a bounded queue of blocks, the stretcher, volume, and the
-//! playback clock. The output calls [`Renderer::render`]; it never touches
+//! playback clock, then the book's loudness (boost, normalisation,
+//! limiter, see `loudness`) and the volume. The output calls [`Renderer::render`]; it never touches
 //! the network and never waits for the pipeline. When the queue is empty the
 //! output gets silence and the position does not move.
 
+use super::loudness::Loudness;
 use super::stretch::{FastWsola, Stretcher};
-use super::{PlaybackError, clamp_speed};
-use crate::domain::ChapterId;
+use super::{DEFAULT_LOUDNESS_TARGET, PlaybackError, clamp_speed};
+use crate::domain::{ChapterId, SoundSettings};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -23,6 +25,9 @@ pub struct Block {
     /// Seconds into the chapter of the first frame.
     pub pos: f64,
     pub samples: Vec<f32>,
+    /// Media seconds skip silence cut just before this block (its `pos`
+    /// is that much past the previous block's end).
+    pub skipped_before: f64,
 }
 
 impl Block {
@@ -73,6 +78,10 @@ pub struct RenderStatus {
     pub frames_out: u64,
     /// When the first audio of this generation went to the output.
     pub first_audio_at: Option<std::time::Instant>,
+    /// Media seconds skip silence has played past since creation.
+    pub silence_skipped: f64,
+    /// The normalisation gain applied now, while normalising.
+    pub norm_gain_db: Option<f32>,
 }
 
 struct StretchState {
@@ -84,6 +93,9 @@ struct StretchState {
     pos: f64,
     /// Media position just after the last frame pushed in.
     fed_to: f64,
+    /// Cuts by skip silence inside the stretcher: (media second where the
+    /// cut starts, seconds cut); `pos` jumps by them as it passes.
+    cuts: VecDeque<(f64, f64)>,
 }
 
 struct Inner {
@@ -103,6 +115,11 @@ struct Inner {
     frames_out: u64,
     first_audio_at: Option<std::time::Instant>,
     scratch: Vec<f32>,
+    sound: SoundSettings,
+    loudness_target: f32,
+    /// Made for the first audible chunk's format.
+    loudness: Option<Loudness>,
+    silence_skipped: f64,
     /// Bumped whenever an output that rendered nothing might now render
     /// something (audio queued, play, flush, wake).
     changes: u64,
@@ -145,6 +162,10 @@ impl Renderer {
                 frames_out: 0,
                 first_audio_at: None,
                 scratch: Vec::new(),
+                sound: SoundSettings::default(),
+                loudness_target: DEFAULT_LOUDNESS_TARGET,
+                loudness: None,
+                silence_skipped: 0.0,
                 changes: 0,
             }),
             space: Condvar::new(),
@@ -220,6 +241,9 @@ impl Renderer {
         g.ended = false;
         g.error = None;
         g.first_audio_at = None;
+        if let Some(l) = g.loudness.as_mut() {
+            l.restart();
+        }
         self.space.notify_all();
         self.changed(&mut g);
     }
@@ -240,6 +264,27 @@ impl Renderer {
         } else {
             1.0
         };
+    }
+
+    /// Boost, normalisation (skip silence is the pipeline's).
+    pub fn set_sound(&self, sound: SoundSettings) {
+        let mut g = self.lock();
+        g.sound = sound;
+        if let Some(l) = g.loudness.as_mut() {
+            l.set(sound);
+        }
+    }
+
+    /// Normalisation's target, LUFS.
+    pub fn set_loudness_target(&self, lufs: f32) {
+        let mut g = self.lock();
+        g.loudness_target = lufs;
+        g.loudness = None;
+    }
+
+    /// Another book: its loudness is measured afresh.
+    pub fn new_book(&self) {
+        self.lock().loudness = None;
     }
 
     pub fn status(&self) -> RenderStatus {
@@ -265,6 +310,8 @@ impl Renderer {
             error: g.error.clone(),
             frames_out: g.frames_out,
             first_audio_at: g.first_audio_at,
+            silence_skipped: g.silence_skipped,
+            norm_gain_db: g.loudness.as_ref().and_then(|l| l.norm_gain_db()),
         }
     }
 
@@ -330,6 +377,14 @@ impl Renderer {
             self.space.notify_all();
         }
         if out.audible {
+            let (rate, channels, sound, target) =
+                (out.rate, out.channels, g.sound, g.loudness_target);
+            let l = match g.loudness.take() {
+                Some(l) if l.fits(rate, channels) => l,
+                _ => Loudness::new(rate, channels, target, sound),
+            };
+            let l = g.loudness.insert(l);
+            l.process(&mut out.samples);
             let vol = g.volume;
             if vol < 0.999 {
                 out.samples.iter_mut().for_each(|s| *s *= vol);
@@ -404,6 +459,7 @@ fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
         let Some(Item::Audio(b)) = g.queue.front() else {
             return;
         };
+        let skipped = if off == 0 { b.skipped_before } else { 0.0 };
         let n = (b.frames() - off).min(max_frames);
         out.rate = b.rate;
         out.channels = b.channels;
@@ -413,6 +469,7 @@ fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
         let pos = b.pos + (off + n) as f64 / b.rate as f64;
         let chapter = b.chapter.clone();
         let done = off + n >= b.frames();
+        g.silence_skipped += skipped;
         g.position = Some((chapter, pos));
         if done {
             pop_front(g);
@@ -473,6 +530,7 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             chapter,
             pos,
             fed_to: pos,
+            cuts: VecDeque::new(),
         });
     }
     let mut scratch = std::mem::take(&mut g.scratch);
@@ -492,6 +550,10 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
                 if b.chapter == s.chapter && b.rate == s.rate && b.channels == s.channels =>
             {
                 let n = (b.frames() - off).min(FEED_FRAMES);
+                if off == 0 && b.skipped_before > 0.0 {
+                    s.cuts.push_back((s.fed_to, b.skipped_before));
+                    g.silence_skipped += b.skipped_before;
+                }
                 s.st.push(&b.samples[off * b.channels..(off + n) * b.channels]);
                 s.fed_to = b.pos + (off + n) as f64 / b.rate as f64;
                 Some((n, off + n >= b.frames()))
@@ -505,7 +567,14 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
         }
     }
     let s = g.stretch.as_mut().expect("stretcher present");
-    s.pos = (s.pos + produced as f64 * speed as f64 / s.rate as f64).min(s.fed_to);
+    s.pos += produced as f64 * speed as f64 / s.rate as f64;
+    while let Some(&(at, by)) = s.cuts.front()
+        && s.pos >= at
+    {
+        s.pos += by;
+        s.cuts.pop_front();
+    }
+    s.pos = s.pos.min(s.fed_to);
     out.rate = s.rate;
     out.channels = s.channels;
     out.samples.extend_from_slice(&scratch);

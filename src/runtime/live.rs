@@ -40,6 +40,8 @@ pub(crate) struct Shared {
     /// Counts library loads: a load stops sending pages once a newer one
     /// has started, so two loads never interleave their pages.
     pub library_load: std::sync::atomic::AtomicU64,
+    /// Each book's sound, kept on this device.
+    pub sound: super::sound::SoundBooks,
 }
 
 /// Locks are taken one way everywhere: a panic elsewhere while holding one
@@ -143,6 +145,7 @@ impl Live {
             SyncSession::start(SyncConfig::new(dir), client, engine_link.clone())
         };
         let dirs = read(&login).profile.dirs.clone();
+        let dirs_data = dirs.data.clone();
         let shared = Arc::new(Shared {
             ui,
             dirs,
@@ -153,6 +156,7 @@ impl Live {
             sync: RwLock::new(sync.clone()),
             fresh: Mutex::new(false),
             library_load: Default::default(),
+            sound: super::sound::SoundBooks::load(dirs_data.join("sound.json")),
         });
         rt.spawn(notices::forward(shared.clone(), notices_rx));
         rt.spawn(notices::status(shared.clone(), sync.watch()));
@@ -219,6 +223,8 @@ impl Backends for Live {
             // sleep timer's fade is not a setting.
             Effect::Engine(EngineCmd::SetSpeed(s)) => sh.sync().settings_changed(Some(s), None),
             Effect::Engine(EngineCmd::SetVolume(v)) => sh.sync().settings_changed(None, Some(v)),
+            // Boost, normalisation, skip silence: kept on this device.
+            Effect::Engine(EngineCmd::SetSound(s)) => super::sound::changed(&sh, s),
             Effect::Engine(cmd) => {
                 if let Some(engine) = &sh.engine {
                     engine.send(playback::to_command(cmd));
@@ -229,6 +235,7 @@ impl Backends for Live {
                 manifest,
                 start,
             } => {
+                super::sound::opening(&sh, &book.id);
                 let start = match start {
                     StartAt::Resume => crate::sync::StartAt::Resume,
                     StartAt::Restart => crate::sync::StartAt::Restart,
@@ -279,6 +286,7 @@ impl Backends for Live {
             if let Some(e) = &self.shared.engine {
                 e.send(Command::Shutdown);
             }
+            self.shared.sound.save();
             rt.shutdown_timeout(Duration::from_secs(2));
         }
     }
@@ -314,6 +322,7 @@ fn start_engine(
     downloads: Arc<RwLock<super::offline::LocalIndex>>,
     audio: AudioMode,
 ) -> Option<EngineHandle> {
+    let dirs = read(&login).profile.dirs.clone();
     // The engine reads the current client for every stream, so a new
     // login applies to the next chapter without a restart. A chapter of a
     // complete download plays from disk.
@@ -336,7 +345,9 @@ fn start_engine(
             },
         }
     });
-    match Engine::spawn(EngineConfig::new(audio, resolve)) {
+    let mut config = EngineConfig::new(audio, resolve);
+    super::sound::tune(&mut config, &dirs, ui);
+    match Engine::spawn(config) {
         Ok(engine) => {
             if let Some(n) = engine.notice() {
                 ui.send(Answer::Notice(n.to_owned()));

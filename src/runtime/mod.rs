@@ -13,6 +13,7 @@
 //! - `cache`: the library cache shown before the server answers.
 //! - `offline`: downloaded books (local files for the engine, the book
 //!   screen from a snapshot, the download effect).
+//! - `sound`: each book's boost, normalisation and skip silence, kept here.
 
 mod api;
 pub mod cache;
@@ -21,6 +22,7 @@ mod live;
 mod notices;
 mod offline;
 mod playback;
+mod sound;
 
 pub use launch::{open, run, run_terminal};
 pub use live::{Live, session_info};

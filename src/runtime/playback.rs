@@ -18,6 +18,7 @@ pub(super) fn to_command(cmd: EngineCmd) -> Command {
         EngineCmd::Seek { chapter, position } => Command::Seek { chapter, position },
         EngineCmd::SetSpeed(s) => Command::SetSpeed(s),
         EngineCmd::SetVolume(v) | EngineCmd::FadeVolume(v) => Command::SetVolume(v),
+        EngineCmd::SetSound(s) => Command::SetSound(s),
     }
 }
 
@@ -38,6 +39,7 @@ fn play_state(s: &Status) -> PlayState {
 pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
     let mut rx = engine.subscribe();
     let mut last_sent: Option<PlayerState> = None;
+    let mut sound = super::sound::Follower::default();
     loop {
         if rx.changed().await.is_err() {
             return;
@@ -49,6 +51,7 @@ pub(super) async fn forward(sh: Arc<Shared>, engine: EngineHandle) {
         if s.playback_id != playing.engine {
             continue;
         }
+        sound.update(&sh, &playing.book, &s);
         let important = last_sent.as_ref().is_none_or(|l| {
             l.status != s.status
                 || l.chapter_id != s.chapter_id

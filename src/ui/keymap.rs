@@ -238,6 +238,10 @@ actions! {
     SpeedUpBig = "speed_up_big", "playback", "speed +0.25";
     VolumeDown = "volume_down", "playback", "volume down";
     VolumeUp = "volume_up", "playback", "volume up";
+    BoostDown = "boost_down", "playback", "boost −1 dB (this book)";
+    BoostUp = "boost_up", "playback", "boost +1 dB, up to +12 (this book)";
+    Normalize = "normalize", "playback", "loudness normalisation on/off (this book)";
+    SkipSilence = "skip_silence", "playback", "skip silence on/off (this book)";
     NextChapter = "next_chapter", "playback", "next chapter";
     PrevChapter = "prev_chapter", "playback", "previous chapter (restart if >3 s in)";
     SleepTimer = "sleep_timer", "playback", "sleep timer (type 25, 1:30 or 3ch for your own)";
@@ -313,6 +317,10 @@ fn defaults(action: Action) -> Vec<Key> {
         A::SpeedUpBig => vec![c('}')],
         A::VolumeDown => vec![c('-')],
         A::VolumeUp => vec![c('+'), c('=')],
+        A::BoostDown => vec![c('(')],
+        A::BoostUp => vec![c(')')],
+        A::Normalize => vec![c('N')],
+        A::SkipSilence => vec![c('Z')],
         A::NextChapter => vec![c('n')],
         A::PrevChapter => vec![c('p')],
         A::SleepTimer => vec![c('s')],

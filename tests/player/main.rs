@@ -11,6 +11,7 @@ mod positions;
 mod queue;
 mod reference;
 mod seam;
+mod sound;
 mod speed;
 mod support;
 mod vbr;

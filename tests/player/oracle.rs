@@ -26,7 +26,7 @@ impl Files {
     }
 }
 
-fn ffmpeg(args: &[&str]) {
+pub fn ffmpeg(args: &[&str]) {
     let out = Command::new("ffmpeg")
         .args(["-v", "error", "-y"])
         .args(args)

@@ -17,3 +17,4 @@ mod search;
 mod sizes;
 mod sleep;
 mod snapshots;
+mod sound;

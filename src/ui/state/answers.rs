@@ -142,6 +142,7 @@ impl App {
                 self.login.busy = false;
             }
             Answer::Engine(view) => self.engine(view, fx),
+            Answer::Sound(view) => self.sound = view,
             Answer::Sync(s) => self.sync = s,
             Answer::Conflict {
                 book,

@@ -9,6 +9,7 @@ mod overlay;
 mod playback;
 pub mod rewind;
 mod sleep;
+mod sound;
 mod stats;
 
 pub use downloads::{DownloadMark, Downloads};
@@ -17,6 +18,7 @@ pub use msg::*;
 pub use overlay::Overlay;
 pub use playback::{NowPlaying, fmt_time};
 pub use sleep::{SLEEP_CHOICES, SleepChoice, SleepSettings, SleepTimer, parse_sleep};
+pub use sound::SoundView;
 
 use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
@@ -136,6 +138,8 @@ pub struct App {
     pub playing: Option<NowPlaying>,
     pub speed: f32,
     pub volume: f32,
+    /// Boost, normalisation, skip silence of the playing book.
+    pub sound: SoundView,
     pub sleep: Option<SleepTimer>,
     pub sync: SyncView,
     /// Place history per book (this device).
@@ -178,6 +182,7 @@ impl App {
             playing: None,
             speed: 1.0,
             volume: 1.0,
+            sound: SoundView::default(),
             sleep: None,
             sync: SyncView::default(),
             history: Default::default(),

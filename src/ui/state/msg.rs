@@ -88,6 +88,8 @@ pub enum EngineCmd {
     SetVolume(f32),
     /// The sleep timer's fade (and its restore): applied, never saved.
     FadeVolume(f32),
+    /// Boost, normalisation, skip silence: applied and kept for the book.
+    SetSound(crate::domain::SoundSettings),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +244,8 @@ pub struct Position {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
+    /// The playing book's sound settings and what skip silence saved.
+    Sound(super::SoundView),
     Profiles {
         names: Vec<String>,
         current: Option<String>,

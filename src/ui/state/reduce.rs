@@ -80,6 +80,9 @@ impl App {
                 self.volume = ((self.volume + d) * 20.0).round().clamp(0.0, 20.0) / 20.0;
                 fx.push(Effect::Engine(EngineCmd::SetVolume(self.volume)));
             }
+            A::BoostDown | A::BoostUp | A::Normalize | A::SkipSilence => {
+                self.sound_action(action, fx)
+            }
             A::NextChapter if self.playing.is_some() => {
                 self.mark_here(JumpCause::Chapter, fx);
                 fx.push(Effect::Engine(EngineCmd::NextChapter))

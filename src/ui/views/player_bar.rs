@@ -74,14 +74,20 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     if r.height >= 4 {
         rule(buf, theme, r, y, &state, &status);
         y += 1;
-        put(
-            buf,
-            r,
-            r.x + 1,
-            y,
-            &fit(&title, w.saturating_sub(1)),
-            theme.title,
-        );
+        // Boost, normalisation, skip silence: right of the title.
+        let sound = match app.sound.book.as_ref() == Some(&np.book.id) && w >= 40 {
+            true => app.sound.bar_parts().join(" · "),
+            false => String::new(),
+        };
+        let room = match sound.is_empty() {
+            true => w.saturating_sub(1),
+            false => w.saturating_sub(width(&sound) + 3),
+        };
+        put(buf, r, r.x + 1, y, &fit(&title, room), theme.title);
+        if !sound.is_empty() {
+            let x = r.right().saturating_sub(width(&sound) as u16 + 1);
+            put(buf, r, x, y, &sound, theme.dim);
+        }
     } else {
         // Compact: state and title share the first line.
         rule(buf, theme, r, y, &format!("{state} {title}"), &status);
