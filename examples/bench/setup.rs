@@ -391,7 +391,8 @@ impl Client {
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
             .rfind(|v| v["state"].is_string())
             .ok_or_else(|| format!("earmark play printed no state: {out:?}"))?;
-        if last["state"] != "playing" {
+        // `--for` pauses at its end and prints where the audio stopped.
+        if last["state"] != "paused" && last["state"] != "playing" {
             return Err(format!("earmark play ended in {last}"));
         }
         let position = last["position"].as_f64().ok_or("no position")?;

@@ -5,8 +5,8 @@
 //! 7 scope mismatch).
 
 pub mod doctor;
-pub mod listening;
 pub mod downloads;
+pub mod listening;
 mod output;
 pub mod password;
 pub mod play;

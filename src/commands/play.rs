@@ -258,10 +258,31 @@ async fn follow(
                         RESTORE_WITHIN.as_secs()
                     ));
                 }
-                let _ = writeln!(out, "{}", status_line(&engine.state(), json));
+                // Stop the audio where it is, so the place printed and
+                // reported is where listening stopped, not the last tick's.
+                let s = pause_and_read(engine, &mut states).await;
+                let _ = writeln!(out, "{}", status_line(&s, json));
                 return ExitCode::SUCCESS;
             }
         }
+    }
+}
+
+/// Pauses the engine and returns its state once paused (or the latest
+/// one after 1 s: an engine that cannot pause still gets its place saved).
+async fn pause_and_read(
+    engine: &EngineHandle,
+    states: &mut tokio::sync::watch::Receiver<PlayerState>,
+) -> PlayerState {
+    engine.send(Command::Pause);
+    let paused = tokio::time::timeout(
+        Duration::from_secs(1),
+        states.wait_for(|s| s.status != Status::Playing),
+    )
+    .await;
+    match paused {
+        Ok(Ok(s)) => s.clone(),
+        _ => engine.state(),
     }
 }
 

@@ -2,8 +2,8 @@
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
 mod cli;
-mod listening_cli;
 mod downloads;
+mod listening_cli;
 mod offline_open;
 mod play;
 mod proxy;

@@ -5,8 +5,8 @@
 mod arrival;
 mod backend;
 mod bench;
-mod driver;
 mod downloads;
+mod driver;
 mod e2e;
 mod fixtures;
 mod flows;

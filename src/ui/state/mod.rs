@@ -1,8 +1,8 @@
 //! The app state as plain data, and the reducer: `App::update(Event)`
 //! returns the effects (backend requests) to carry out. No I/O here.
 
-pub mod history;
 pub mod downloads;
+pub mod history;
 pub mod library;
 pub mod msg;
 mod overlay;
