@@ -9,6 +9,7 @@
 //! a 403 is a license stop only when its body's code says `license_required`.
 
 use super::http_error::{classify_forbidden, json_message};
+use super::mpa::RangeReader;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -145,6 +146,7 @@ impl SourceMonitor {
 pub struct HttpSource {
     shared: Arc<Shared>,
     pos: u64,
+    req: StreamRequest,
 }
 
 impl HttpSource {
@@ -180,8 +182,12 @@ impl HttpSource {
             read_ahead: read_ahead.max(64 * 1024),
         });
         let task_shared = shared.clone();
-        runtime().spawn(fetch_task(task_shared, req));
-        HttpSource { shared, pos: 0 }
+        runtime().spawn(fetch_task(task_shared, req.clone()));
+        HttpSource {
+            shared,
+            pos: 0,
+            req,
+        }
     }
 
     /// Wait for the response headers (see [`HttpSource::open`]).
@@ -230,6 +236,106 @@ impl HttpSource {
     pub fn is_empty(&self) -> bool {
         self.len() == Some(0)
     }
+
+    /// Bounded range reads of this stream, when its server honours Range
+    /// (known once the headers are in).
+    pub fn range_reader(&self) -> Option<HttpRanges> {
+        self.shared.lock().ranges.then(|| HttpRanges {
+            shared: self.shared.clone(),
+            req: self.req.clone(),
+        })
+    }
+}
+
+/// Bounded `Range: bytes=a-b` reads of a stream, beside its download (for
+/// the mp3 bitrate probes, far from where playback goes).
+pub struct HttpRanges {
+    shared: Arc<Shared>,
+    req: StreamRequest,
+}
+
+type RangeResults = Vec<io::Result<Vec<u8>>>;
+
+impl RangeReader for HttpRanges {
+    fn read_ranges(&self, ranges: &[(u64, usize)]) -> RangeResults {
+        let done: Arc<Mutex<Option<RangeResults>>> = Arc::default();
+        let (slot, shared, req, list) = (
+            done.clone(),
+            self.shared.clone(),
+            self.req.clone(),
+            ranges.to_vec(),
+        );
+        let task = runtime().spawn(async move {
+            let reads = list.iter().map(|(at, len)| read_range(&req, *at, *len));
+            let all = futures_util::future::join_all(reads).await;
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(all);
+            // Under the window's lock, so the waiter cannot miss it.
+            let _w = shared.lock();
+            shared.data_ready.notify_all();
+        });
+        let mut w = self.shared.lock();
+        loop {
+            if let Some(all) = done.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                return all;
+            }
+            if w.cancel || w.fatal.is_some() {
+                task.abort();
+                return ranges
+                    .iter()
+                    .map(|_| Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled")))
+                    .collect();
+            }
+            // Cancel and the result both notify; this is a safety net.
+            w = self
+                .shared
+                .data_ready
+                .wait_timeout(w, STALLED_RECHECK)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// `len` bytes at `at` with one bounded Range request (fewer at the end).
+/// Anything but a 206 for exactly that start is an error: the caller reads
+/// the bytes through the stream instead.
+async fn read_range(req: &StreamRequest, at: u64, len: usize) -> io::Result<Vec<u8>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let mut rb = client().get(&req.url);
+    for (k, v) in &req.headers {
+        rb = rb.header(k, v);
+    }
+    let last = at + len as u64 - 1;
+    rb = rb.header("Range", format!("bytes={at}-{last}"));
+    let timed_out = || io::Error::new(io::ErrorKind::TimedOut, "range read timed out");
+    let resp = tokio::time::timeout(CHUNK_TIMEOUT, rb.send())
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(io::Error::other)?;
+    match resp.status().as_u16() {
+        206 => {}
+        416 => return Ok(Vec::new()),
+        s => return Err(io::Error::other(format!("range read: HTTP {s}"))),
+    }
+    let starts_at = resp
+        .headers()
+        .get("content-range")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().strip_prefix("bytes "))
+        .and_then(|v| v.split('-').next())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if starts_at != Some(at) {
+        return Err(io::Error::other("range read: the answer is another range"));
+    }
+    let body = tokio::time::timeout(CHUNK_TIMEOUT, resp.bytes())
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(io::Error::other)?;
+    let mut body = body.to_vec();
+    body.truncate(len);
+    Ok(body)
 }
 
 impl Drop for HttpSource {
@@ -263,8 +369,12 @@ impl Read for HttpSource {
                 if w.stalled {
                     w.stalled = false;
                 }
-                // Let the task trim and download further.
-                shared.wake_task.notify_one();
+                // A task that is far enough ahead waits until the reader
+                // has used half the read-ahead: wake it only then, not on
+                // every read (a finished download only waits for a seek).
+                if !w.eof && w.end() < w.want + shared.read_ahead / 2 {
+                    shared.wake_task.notify_one();
+                }
                 return Ok(n);
             }
             if let Some(total) = w.total

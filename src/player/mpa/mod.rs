@@ -1,12 +1,15 @@
 //! MPEG audio (mp3) demuxing with seeks that land where they say: frame
 //! headers and VBR tags ([`frame`]), the byte ↔ frame map of a stream
-//! ([`seek_map`]), and the demuxer that records and uses it ([`demux`]).
+//! ([`seek_map`]), the demuxer that records and uses it ([`demux`]), and
+//! how it reads bytes ([`bytes`]: a read cache, bounded range reads).
 //! Decoding stays with symphonia's mp3 decoder.
 
+pub mod bytes;
 pub mod demux;
 pub mod frame;
 pub mod seek_map;
 
+pub use bytes::RangeReader;
 pub use demux::{MpaDemuxer, SharedSeekMap};
 
 use std::sync::{Arc, Mutex};
