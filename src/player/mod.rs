@@ -219,6 +219,9 @@ pub struct EngineConfig {
     pub stall_after: f64,
     /// Bytes each stream downloads ahead of the decoder.
     pub read_ahead: u64,
+    /// Where mp3 frames are, per stream: learned while playing, or given
+    /// by a complete index of a local file (`SeekMaps::index_local_file`).
+    pub seek_maps: mpa::SeekMaps,
 }
 
 impl EngineConfig {
@@ -230,6 +233,7 @@ impl EngineConfig {
             capture: None,
             stall_after: 2.0,
             read_ahead: source::READ_AHEAD,
+            seek_maps: mpa::SeekMaps::default(),
         }
     }
 }

@@ -73,6 +73,9 @@ struct Window {
     cancel: bool,
     stalled: bool,
     generation: u64,
+    /// Bounded range reads are running: the reader is about to jump, so the
+    /// download pauses (hangs up) until the reader reads again.
+    hold: bool,
 }
 
 impl Window {
@@ -175,6 +178,7 @@ impl HttpSource {
                 cancel: false,
                 stalled: false,
                 generation: 0,
+                hold: false,
             }),
             data_ready: Condvar::new(),
             wake_task: Notify::new(),
@@ -265,6 +269,7 @@ impl RangeReader for HttpRanges {
             self.req.clone(),
             ranges.to_vec(),
         );
+        self.shared.lock().hold = true;
         let task = runtime().spawn(async move {
             let reads = list.iter().map(|(at, len)| read_range(&req, *at, *len));
             let all = futures_util::future::join_all(reads).await;
@@ -358,6 +363,10 @@ impl Read for HttpSource {
             }
             if let Some(e) = &w.fatal {
                 return Err(io::Error::other(e.to_string()));
+            }
+            if w.hold {
+                w.hold = false;
+                shared.wake_task.notify_one();
             }
             let pos = self.pos;
             if pos >= w.start && pos < w.end() {
@@ -511,7 +520,7 @@ async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
                     if w.cancel {
                         return;
                     }
-                    if w.restart || w.end() < w.want + shared.read_ahead / 2 {
+                    if w.restart || (!w.hold && w.end() < w.want + shared.read_ahead / 2) {
                         break;
                     }
                 }
@@ -618,7 +627,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
                     Some(Outcome::Cancelled)
                 } else if w.restart || w.generation != generation {
                     Some(Outcome::Restart)
-                } else if w.end() < w.want + shared.read_ahead || skip > 0 {
+                } else if !w.hold && (w.end() < w.want + shared.read_ahead || skip > 0) {
                     None
                 } else {
                     Some(Outcome::Done)

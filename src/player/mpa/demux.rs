@@ -453,6 +453,17 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         (slots / f64::from(r.sample_rate)) as usize + 4
     }
 
+    /// Walk every frame header from the first frame to the end, recording
+    /// exact points, and set the exact end: a local file's whole index.
+    pub fn index_to_end(&mut self) -> io::Result<()> {
+        self.next = lock(&self.map).first_byte();
+        self.next_frame = 0;
+        self.exact = true;
+        self.walk_to(u64::MAX)?;
+        lock(&self.map).set_end(self.next, self.next_frame as f64);
+        Ok(())
+    }
+
     /// Walk frame headers forward until the next frame is `want`.
     fn walk_to(&mut self, want: u64) -> io::Result<()> {
         while self.next_frame < want {
