@@ -118,7 +118,7 @@ impl MediaSource for SharedSource {
 
 enum Demux {
     Symphonia(Box<dyn FormatReader>),
-    Mpa(MpaDemuxer<SharedSource>),
+    Mpa(Box<MpaDemuxer<SharedSource>>),
 }
 
 pub struct StreamDecoder {
@@ -268,7 +268,7 @@ impl StreamDecoder {
             self.skip_until = Some(0.0);
         }
         self.coarse_seek = true;
-        self.demux = Demux::Mpa(demux);
+        self.demux = Demux::Mpa(Box::new(demux));
         Ok(())
     }
 
