@@ -370,10 +370,10 @@ impl<R: Read + Seek> MpaDemuxer<R> {
                     // No TOC: measure the bitrate along the stream first.
                     self.profile()?;
                 }
-                let cell = ((GRID_SECS * f64::from(self.reference.sample_rate) / spf as f64)
-                    as u64)
-                    .max(1);
-                self.land(aim / cell * cell, want)?;
+                // The start of the 10 s cell holding the target.
+                let per_cell = GRID_SECS * f64::from(self.reference.sample_rate) / spf as f64;
+                let k = (aim as f64 / per_cell).floor();
+                self.land(((k * per_cell).floor() as u64).min(aim), want)?;
             }
         }
         self.walk_to(want)?;
