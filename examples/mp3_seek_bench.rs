@@ -33,6 +33,9 @@ struct Srv {
     dir: PathBuf,
     requests: AtomicU64,
     bytes: AtomicU64,
+    /// Requests with a closed range (`bytes=a-b`) and their bytes.
+    bounded: AtomicU64,
+    bounded_bytes: AtomicU64,
 }
 
 async fn file(
@@ -45,16 +48,20 @@ async fn file(
         return StatusCode::NOT_FOUND.into_response();
     };
     st.requests.fetch_add(1, Ordering::SeqCst);
-    let range = headers
+    let asked = headers
         .get("range")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("bytes="))
-        .and_then(|v| {
-            let (a, b) = v.split_once('-')?;
-            let a: u64 = a.parse().ok()?;
-            let b: u64 = b.parse().unwrap_or(len.saturating_sub(1));
-            Some((a, b.min(len.saturating_sub(1))))
-        });
+        .and_then(|v| v.strip_prefix("bytes="));
+    let bounded = asked.is_some_and(|v| !v.ends_with('-'));
+    if bounded {
+        st.bounded.fetch_add(1, Ordering::SeqCst);
+    }
+    let range = asked.and_then(|v| {
+        let (a, b) = v.split_once('-')?;
+        let a: u64 = a.parse().ok()?;
+        let b: u64 = b.parse().unwrap_or(len.saturating_sub(1));
+        Some((a, b.min(len.saturating_sub(1))))
+    });
     let (start, end, status) = match range {
         Some((a, _)) if a >= len => {
             return (
@@ -79,6 +86,9 @@ async fn file(
             let mut buf = vec![0u8; n];
             f.read_exact(&mut buf).ok()?;
             st.bytes.fetch_add(n as u64, Ordering::SeqCst);
+            if bounded {
+                st.bounded_bytes.fetch_add(n as u64, Ordering::SeqCst);
+            }
             Some((
                 Ok::<_, std::io::Error>(bytes::Bytes::from(buf)),
                 (path, pos + n as u64, stop),
@@ -228,6 +238,8 @@ fn accuracy(dir: PathBuf) {
         dir: files.dir.clone(),
         requests: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
+        bounded: AtomicU64::new(0),
+        bounded_bytes: AtomicU64::new(0),
     });
     let (base, _rt) = serve(st);
     println!(
@@ -282,17 +294,29 @@ fn latency(dir: PathBuf) {
         dir: files.dir.clone(),
         requests: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
+        bounded: AtomicU64::new(0),
+        bounded_bytes: AtomicU64::new(0),
     });
     let (base, _rt) = serve(st.clone());
     let at = 36_000.0 - 60.0;
     let reset = || {
         st.requests.store(0, Ordering::SeqCst);
         st.bytes.store(0, Ordering::SeqCst);
+        st.bounded.store(0, Ordering::SeqCst);
+        st.bounded_bytes.store(0, Ordering::SeqCst);
     };
     let counts = || {
         (
-            st.requests.load(Ordering::SeqCst),
-            st.bytes.load(Ordering::SeqCst) as f64 / 1e6,
+            format!(
+                "{} ({} bounded)",
+                st.requests.load(Ordering::SeqCst),
+                st.bounded.load(Ordering::SeqCst)
+            ),
+            format!(
+                "{:.2} ({:.3} bounded)",
+                st.bytes.load(Ordering::SeqCst) as f64 / 1e6,
+                st.bounded_bytes.load(Ordering::SeqCst) as f64 / 1e6
+            ),
         )
     };
     println!("| player | file | to first audio (ms) | requests | MB sent |");
@@ -324,7 +348,7 @@ fn latency(dir: PathBuf) {
             let (n, sent) = counts();
             e.send(Command::Shutdown);
             println!(
-                "| earmark (engine) #{run} | {name} ({mb:.0} MB) | {first:.0} | {n} | {sent:.2} |"
+                "| earmark (engine) #{run} | {name} ({mb:.0} MB) | {first:.0} | {n} | {sent} |"
             );
             std::thread::sleep(Duration::from_millis(300));
             for (who, args) in [
@@ -369,7 +393,7 @@ fn latency(dir: PathBuf) {
                 std::thread::sleep(Duration::from_millis(200));
                 let (n, sent) = counts();
                 println!(
-                    "| {who} #{run} | {name} | {ms:.0}{} | {n} | {sent:.2} |",
+                    "| {who} #{run} | {name} | {ms:.0}{} | {n} | {sent} |",
                     if ok { "" } else { " (failed)" }
                 );
             }

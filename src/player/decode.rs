@@ -20,7 +20,7 @@ use symphonia::core::meta::MetadataOptions;
 use symphonia::core::packet::Packet;
 use symphonia::core::units::{Duration as SymDuration, Time, TimeBase, Timestamp};
 
-use super::mpa::{MpaDemuxer, SharedSeekMap};
+use super::mpa::{MpaDemuxer, RangeReader, SharedSeekMap};
 
 /// A decoded run of audio.
 #[derive(Debug, Clone)]
@@ -80,6 +80,8 @@ pub struct StreamHints<'a> {
     /// The stream's seek map, kept across opens of the same stream, given
     /// the byte where its first frame starts (mp3 only).
     pub seek_map: Option<Box<dyn FnOnce(u64) -> SharedSeekMap + 'a>>,
+    /// Bounded reads of the same stream (mp3 only: bitrate probes).
+    pub ranges: Option<Box<dyn RangeReader>>,
 }
 
 /// One source read by two owners in turn: symphonia's probe, then the
@@ -116,7 +118,7 @@ impl MediaSource for SharedSource {
 
 enum Demux {
     Symphonia(Box<dyn FormatReader>),
-    Mpa(MpaDemuxer<SharedSource>),
+    Mpa(Box<MpaDemuxer<SharedSource>>),
 }
 
 pub struct StreamDecoder {
@@ -242,13 +244,14 @@ impl StreamDecoder {
         let map_for = hints.seek_map.unwrap_or_else(|| {
             Box::new(|first| Arc::new(Mutex::new(super::mpa::seek_map::SeekMap::new(first, 0))))
         });
-        let demux = MpaDemuxer::open(source, len, map_for, hints.duration).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                DecodeError::Unsupported(e.to_string())
-            } else {
-                DecodeError::Io(e.to_string())
-            }
-        })?;
+        let demux =
+            MpaDemuxer::open(source, len, map_for, hints.duration, hints.ranges).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidData {
+                    DecodeError::Unsupported(e.to_string())
+                } else {
+                    DecodeError::Io(e.to_string())
+                }
+            })?;
         let rate = demux.sample_rate();
         self.rate = rate;
         self.time_base =
@@ -265,7 +268,7 @@ impl StreamDecoder {
             self.skip_until = Some(0.0);
         }
         self.coarse_seek = true;
-        self.demux = Demux::Mpa(demux);
+        self.demux = Demux::Mpa(Box::new(demux));
         Ok(())
     }
 
@@ -301,9 +304,13 @@ impl StreamDecoder {
             // The bit reservoir reaches back up to 511 bytes: at 8 kb/s
             // that is 20 frames, more than 0.2 s.
             let spf = m.samples_per_frame() as f64;
-            let preroll = preroll.max(MPA_PREROLL_FRAMES * spf / self.rate as f64);
-            let from = ((secs - preroll).max(0.0) * self.rate as f64).floor() as i64;
-            let pts = m.seek(from).map_err(|e| DecodeError::Io(e.to_string()))?;
+            let frames = (preroll * self.rate as f64 / spf)
+                .ceil()
+                .max(MPA_PREROLL_FRAMES);
+            let target = (secs * self.rate as f64).floor() as i64;
+            let pts = m
+                .seek(target, frames as u64)
+                .map_err(|e| DecodeError::Io(e.to_string()))?;
             self.decoder.reset();
             self.next_time = pts as f64 / self.rate as f64;
             self.skip_until = Some(secs);

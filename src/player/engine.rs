@@ -198,6 +198,7 @@ impl EngineLoop {
         tx: watch::Sender<PlayerState>,
         output: Output,
     ) -> Self {
+        let seek_maps = config.seek_maps.clone();
         Self {
             config,
             renderer,
@@ -207,7 +208,7 @@ impl EngineLoop {
             playback_id: 0,
             generation: 0,
             pipeline: None,
-            seek_maps: SeekMaps::default(),
+            seek_maps,
             target: None,
             playing: false,
             speed: 1.0,

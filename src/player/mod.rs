@@ -178,14 +178,17 @@ pub struct PlayerState {
     /// 30 s of frames and an estimated 1 MiB past every exact point (the
     /// stream's start, or audio this engine already played), so the time
     /// was interpolated (Xing TOC, VBRI table, or a bitrate profile measured
-    /// with 16 short reads) instead of counted. Never set for non-mp3
-    /// streams nor for CBR mp3s with a LAME `Info` tag. Set before the first
-    /// audio of that load/seek is queued and kept while that stream plays
-    /// on (also into chapters sharing it); cleared by the next
-    /// load/seek/chapter change that lands exactly. Measured error: within
-    /// 1 % of the duration with a TOC; tens of seconds on a 20 min file
-    /// without one (docs/benchmarks.md). Sync must not report such a
-    /// position as exact.
+    /// with 16 bounded Range reads of 16 KiB) instead of counted. Every seek
+    /// into the same 10 s cell lands on that cell's one estimate, so a place
+    /// reported within it plays the same audio when sought again (also
+    /// after a restart). Never set for non-mp3 streams, CBR mp3s with a
+    /// LAME `Info` tag, or files indexed completely
+    /// (`mpa::SeekMaps::index_local_file`). Set before the first audio of
+    /// that load/seek is queued and kept while that stream plays on (also
+    /// into chapters sharing it); cleared by the next load/seek/chapter
+    /// change that lands exactly. Measured error: within 1 % of the
+    /// duration with a TOC; tens of seconds on a 20 min file without one
+    /// (docs/benchmarks.md). Sync must not report such a position as exact.
     pub approximate: bool,
     pub speed: f32,
     pub volume: f32,
@@ -240,6 +243,9 @@ pub struct EngineConfig {
     pub loudness_target: f32,
     /// What skip silence shortens.
     pub silence: silence::SilenceRule,
+    /// Where mp3 frames are, per stream: learned while playing, or given
+    /// by a complete index of a local file (`SeekMaps::index_local_file`).
+    pub seek_maps: mpa::SeekMaps,
 }
 
 impl EngineConfig {
@@ -253,6 +259,7 @@ impl EngineConfig {
             read_ahead: source::READ_AHEAD,
             loudness_target: DEFAULT_LOUDNESS_TARGET,
             silence: silence::SilenceRule::default(),
+            seek_maps: mpa::SeekMaps::default(),
         }
     }
 }

@@ -168,6 +168,9 @@ impl Pipeline {
                 }
                 let monitor = src.monitor();
                 let len = src.len().unwrap_or(0);
+                let ranges = src
+                    .range_reader()
+                    .map(|r| Box::new(r) as Box<dyn super::mpa::RangeReader>);
                 let maps = self.seek_maps.clone();
                 let key = url.clone();
                 let hints = StreamHints {
@@ -180,6 +183,7 @@ impl Pipeline {
                         .then_some(item.duration.map(|d| item.start + d))
                         .flatten(),
                     seek_map: Some(Box::new(move |first| maps.get(&key, len, first))),
+                    ranges,
                 };
                 let mut dec = match StreamDecoder::open(Box::new(src), hints) {
                     Ok(d) => d,

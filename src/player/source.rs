@@ -11,6 +11,7 @@
 //! no network at all.
 
 use super::http_error::{classify_forbidden, json_message};
+use super::mpa::RangeReader;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -74,6 +75,9 @@ struct Window {
     cancel: bool,
     stalled: bool,
     generation: u64,
+    /// Bounded range reads are running: the reader is about to jump, so the
+    /// download pauses (hangs up) until the reader reads again.
+    hold: bool,
 }
 
 impl Window {
@@ -147,6 +151,7 @@ impl SourceMonitor {
 pub struct HttpSource {
     shared: Arc<Shared>,
     pos: u64,
+    req: StreamRequest,
 }
 
 impl HttpSource {
@@ -175,6 +180,7 @@ impl HttpSource {
                 cancel: false,
                 stalled: false,
                 generation: 0,
+                hold: false,
             }),
             data_ready: Condvar::new(),
             wake_task: Notify::new(),
@@ -182,8 +188,12 @@ impl HttpSource {
             read_ahead: read_ahead.max(64 * 1024),
         });
         let task_shared = shared.clone();
-        runtime().spawn(fetch_task(task_shared, req));
-        HttpSource { shared, pos: 0 }
+        runtime().spawn(fetch_task(task_shared, req.clone()));
+        HttpSource {
+            shared,
+            pos: 0,
+            req,
+        }
     }
 
     /// Wait for the response headers (see [`HttpSource::open`]).
@@ -232,6 +242,107 @@ impl HttpSource {
     pub fn is_empty(&self) -> bool {
         self.len() == Some(0)
     }
+
+    /// Bounded range reads of this stream, when its server honours Range
+    /// (known once the headers are in).
+    pub fn range_reader(&self) -> Option<HttpRanges> {
+        self.shared.lock().ranges.then(|| HttpRanges {
+            shared: self.shared.clone(),
+            req: self.req.clone(),
+        })
+    }
+}
+
+/// Bounded `Range: bytes=a-b` reads of a stream, beside its download (for
+/// the mp3 bitrate probes, far from where playback goes).
+pub struct HttpRanges {
+    shared: Arc<Shared>,
+    req: StreamRequest,
+}
+
+type RangeResults = Vec<io::Result<Vec<u8>>>;
+
+impl RangeReader for HttpRanges {
+    fn read_ranges(&self, ranges: &[(u64, usize)]) -> RangeResults {
+        let done: Arc<Mutex<Option<RangeResults>>> = Arc::default();
+        let (slot, shared, req, list) = (
+            done.clone(),
+            self.shared.clone(),
+            self.req.clone(),
+            ranges.to_vec(),
+        );
+        self.shared.lock().hold = true;
+        let task = runtime().spawn(async move {
+            let reads = list.iter().map(|(at, len)| read_range(&req, *at, *len));
+            let all = futures_util::future::join_all(reads).await;
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(all);
+            // Under the window's lock, so the waiter cannot miss it.
+            let _w = shared.lock();
+            shared.data_ready.notify_all();
+        });
+        let mut w = self.shared.lock();
+        loop {
+            if let Some(all) = done.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                return all;
+            }
+            if w.cancel || w.fatal.is_some() {
+                task.abort();
+                return ranges
+                    .iter()
+                    .map(|_| Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled")))
+                    .collect();
+            }
+            // Cancel and the result both notify; this is a safety net.
+            w = self
+                .shared
+                .data_ready
+                .wait_timeout(w, STALLED_RECHECK)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// `len` bytes at `at` with one bounded Range request (fewer at the end).
+/// Anything but a 206 for exactly that start is an error: the caller reads
+/// the bytes through the stream instead.
+async fn read_range(req: &StreamRequest, at: u64, len: usize) -> io::Result<Vec<u8>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let mut rb = client().get(&req.url);
+    for (k, v) in &req.headers {
+        rb = rb.header(k, v);
+    }
+    let last = at + len as u64 - 1;
+    rb = rb.header("Range", format!("bytes={at}-{last}"));
+    let timed_out = || io::Error::new(io::ErrorKind::TimedOut, "range read timed out");
+    let resp = tokio::time::timeout(CHUNK_TIMEOUT, rb.send())
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(io::Error::other)?;
+    match resp.status().as_u16() {
+        206 => {}
+        416 => return Ok(Vec::new()),
+        s => return Err(io::Error::other(format!("range read: HTTP {s}"))),
+    }
+    let starts_at = resp
+        .headers()
+        .get("content-range")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().strip_prefix("bytes "))
+        .and_then(|v| v.split('-').next())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if starts_at != Some(at) {
+        return Err(io::Error::other("range read: the answer is another range"));
+    }
+    let body = tokio::time::timeout(CHUNK_TIMEOUT, resp.bytes())
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(io::Error::other)?;
+    let mut body = body.to_vec();
+    body.truncate(len);
+    Ok(body)
 }
 
 impl Drop for HttpSource {
@@ -255,6 +366,10 @@ impl Read for HttpSource {
             if let Some(e) = &w.fatal {
                 return Err(io::Error::other(e.to_string()));
             }
+            if w.hold {
+                w.hold = false;
+                shared.wake_task.notify_one();
+            }
             let pos = self.pos;
             if pos >= w.start && pos < w.end() {
                 let off = (pos - w.start) as usize;
@@ -265,8 +380,12 @@ impl Read for HttpSource {
                 if w.stalled {
                     w.stalled = false;
                 }
-                // Let the task trim and download further.
-                shared.wake_task.notify_one();
+                // A task that is far enough ahead waits until the reader
+                // has used half the read-ahead: wake it only then, not on
+                // every read (a finished download only waits for a seek).
+                if !w.eof && w.end() < w.want + shared.read_ahead / 2 {
+                    shared.wake_task.notify_one();
+                }
                 return Ok(n);
             }
             if let Some(total) = w.total
@@ -403,7 +522,7 @@ async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
                     if w.cancel {
                         return;
                     }
-                    if w.restart || w.end() < w.want + shared.read_ahead / 2 {
+                    if w.restart || (!w.hold && w.end() < w.want + shared.read_ahead / 2) {
                         break;
                     }
                 }
@@ -573,7 +692,7 @@ async fn pump(
                     Some(Outcome::Cancelled)
                 } else if w.restart || w.generation != generation {
                     Some(Outcome::Restart)
-                } else if w.end() < w.want + shared.read_ahead || skip > 0 {
+                } else if !w.hold && (w.end() < w.want + shared.read_ahead || skip > 0) {
                     None
                 } else {
                     Some(Outcome::Done)

@@ -4,17 +4,21 @@
 //! VBRI table. symphonia's own mp3 reader estimates a seek's byte offset
 //! from the average bitrate, which lands far off in VBR files.
 
+use super::bytes::{Cached, RangeReader};
 use super::frame::{FrameHeader, VbrTag, id3v2_len, parse_vbr_tag};
 use super::seek_map::{POINT_EVERY, Plan, SeekMap, toc_anchors, vbri_anchors};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bytes searched for a frame header after a jump.
 const RESYNC_WINDOW: usize = 64 * 1024;
 /// Points where a stream without a TOC has its bitrate measured.
 const PROBES: u64 = 16;
-/// Frame headers read at each of those points.
+/// Frame headers read at each of those points (at most).
 const PROBE_FRAMES: u64 = 32;
+/// Bytes read at each of those points: 32 frames up to 128 kb/s at
+/// 44.1 kHz, fewer at higher bitrates.
+const PROBE_BYTES: usize = 16 * 1024;
 /// Estimated seeks land on a grid of this step and count frames from there.
 const GRID_SECS: f64 = 10.0;
 /// A seek walks frame headers from an exact point up to this far.
@@ -25,13 +29,15 @@ pub struct MpaPacket {
     /// Sample index (per channel) of the first decoded sample, delay
     /// included: negative for the encoder and decoder delay.
     pub pts: i64,
-    pub data: Vec<u8>,
+    pub data: Box<[u8]>,
 }
 
 pub type SharedSeekMap = Arc<Mutex<SeekMap>>;
 
 pub struct MpaDemuxer<R> {
-    r: R,
+    src: Cached<R>,
+    /// Bounded reads for the bitrate probes (HTTP), when the source has them.
+    ranges: Option<Box<dyn RangeReader>>,
     len: Option<u64>,
     /// The stream's first audio frame (version, layer, rate).
     reference: FrameHeader,
@@ -42,20 +48,6 @@ pub struct MpaDemuxer<R> {
     next_frame: u64,
     exact: bool,
     map: SharedSeekMap,
-}
-
-fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted && n == 0 => return Err(e),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The first offset in `buf` where a frame of `reference`'s stream starts
@@ -84,27 +76,25 @@ impl<R: Read + Seek> MpaDemuxer<R> {
     /// `maps` hands out the stream's shared seek map (kept across seeks);
     /// `duration_hint`: the stream's length in seconds when known from
     /// elsewhere (the server), for streams without a frame count.
+    /// `ranges`: bounded reads of the same stream, for probes.
     pub fn open(
-        mut r: R,
+        r: R,
         len: Option<u64>,
         map_for: impl FnOnce(u64) -> SharedSeekMap,
         duration_hint: Option<f64>,
+        ranges: Option<Box<dyn RangeReader>>,
     ) -> io::Result<Self> {
+        let mut src = Cached::new(r);
         let mut at = 0u64;
         loop {
-            r.seek(SeekFrom::Start(at))?;
-            let mut head = [0u8; 10];
-            let n = read_full(&mut r, &mut head)?;
-            let skip = id3v2_len(&head[..n]);
+            let skip = id3v2_len(src.get(at, 10)?);
             if skip == 0 {
                 break;
             }
             at += skip;
         }
-        r.seek(SeekFrom::Start(at))?;
-        let mut buf = vec![0u8; RESYNC_WINDOW];
-        let n = read_full(&mut r, &mut buf)?;
-        let (i, h) = find_frame(&buf[..n], None)
+        let buf = src.get(at, RESYNC_WINDOW)?;
+        let (i, h) = find_frame(buf, None)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no MPEG audio frame"))?;
         let tag_byte = at + i as u64;
         let tag = buf.get(i..i + h.size).and_then(|f| parse_vbr_tag(&h, f));
@@ -161,9 +151,9 @@ impl<R: Read + Seek> MpaDemuxer<R> {
                 }
             }
         }
-        r.seek(SeekFrom::Start(first))?;
         Ok(Self {
-            r,
+            src,
+            ranges,
             len,
             reference: h,
             tag,
@@ -216,13 +206,13 @@ impl<R: Read + Seek> MpaDemuxer<R> {
 
     /// The next frame, or `None` at the end of the stream.
     pub fn next_packet(&mut self) -> io::Result<Option<MpaPacket>> {
-        let mut head = [0u8; 4];
+        let reference = self.reference;
         let h = loop {
-            self.r.seek(SeekFrom::Start(self.next))?;
-            if read_full(&mut self.r, &mut head)? < 4 {
+            let head = self.src.get(self.next, 4)?;
+            let Ok(head) = <[u8; 4]>::try_from(head) else {
                 return Ok(None);
-            }
-            match FrameHeader::parse(head).filter(|h| self.reference.same_stream(h)) {
+            };
+            match FrameHeader::parse(head).filter(|h| reference.same_stream(h)) {
                 Some(h) => break h,
                 // Junk between frames (or a trailing tag): look further.
                 None => match self.resync(self.next + 1)? {
@@ -231,11 +221,11 @@ impl<R: Read + Seek> MpaDemuxer<R> {
                 },
             }
         };
-        let mut data = vec![0u8; h.size];
-        data[..4].copy_from_slice(&head);
-        if read_full(&mut self.r, &mut data[4..])? < h.size - 4 {
+        let data = self.src.get(self.next, h.size)?;
+        if data.len() < h.size {
             return Ok(None);
         }
+        let data: Box<[u8]> = data.into();
         let byte = self.next;
         // An estimated landing stays an estimate until the next seek, even
         // when it runs into indexed audio: a jump in the timestamps would
@@ -254,16 +244,45 @@ impl<R: Read + Seek> MpaDemuxer<R> {
 
     /// Find the next frame at or after `from`; positions the reader there.
     fn resync(&mut self, from: u64) -> io::Result<Option<u64>> {
-        self.r.seek(SeekFrom::Start(from))?;
-        let mut buf = vec![0u8; RESYNC_WINDOW];
-        let n = read_full(&mut self.r, &mut buf)?;
-        match find_frame(&buf[..n], Some(&self.reference)) {
+        let reference = self.reference;
+        let buf = self.src.get(from, RESYNC_WINDOW)?;
+        match find_frame(buf, Some(&reference)) {
             Some((i, _)) => {
                 self.next = from + i as u64;
                 Ok(Some(self.next))
             }
             None => Ok(None),
         }
+    }
+
+    /// The header of the frame at `byte`, when one of this stream is there.
+    fn header_at(&mut self, byte: u64) -> io::Result<Option<FrameHeader>> {
+        let reference = self.reference;
+        let head = self.src.get(byte, 4)?;
+        Ok(<[u8; 4]>::try_from(head)
+            .ok()
+            .and_then(FrameHeader::parse)
+            .filter(|h| reference.same_stream(h)))
+    }
+
+    /// The mean frame size at `at`: up to [`PROBE_FRAMES`] headers walked
+    /// from the first frame found in `window` (the bytes at `at`).
+    fn probe_mean(&self, window: &[u8]) -> Option<f64> {
+        let (i, _) = find_frame(window, Some(&self.reference))?;
+        let (mut pos, mut n, mut bytes) = (i, 0u64, 0u64);
+        while n < PROBE_FRAMES {
+            let Some(h) = window
+                .get(pos..pos + 4)
+                .and_then(|b| FrameHeader::parse(b.try_into().ok()?))
+                .filter(|h| self.reference.same_stream(h))
+            else {
+                break;
+            };
+            bytes += h.size as u64;
+            pos += h.size;
+            n += 1;
+        }
+        (n > 0).then(|| bytes as f64 / n as f64)
     }
 
     /// Build a table of estimated anchors for a stream without one: the
@@ -279,29 +298,28 @@ impl<R: Read + Seek> MpaDemuxer<R> {
             return Ok(());
         };
         let span = end_byte.saturating_sub(first);
+        let at: Vec<u64> = (0..PROBES)
+            .map(|i| first + span * (2 * i + 1) / (2 * PROBES))
+            .collect();
+        let wanted: Vec<(u64, usize)> = at.iter().map(|a| (*a, PROBE_BYTES)).collect();
+        let mut windows = match &self.ranges {
+            Some(r) => r.read_ranges(&wanted),
+            None => Vec::new(),
+        };
+        windows.resize_with(at.len(), || Err(io::ErrorKind::Unsupported.into()));
         let mut probes: Vec<(u64, f64)> = Vec::new();
-        let mut head = [0u8; 4];
-        for i in 0..PROBES {
-            let at = first + span * (2 * i + 1) / (2 * PROBES);
-            let Some(mut pos) = self.resync(at)? else {
-                continue;
-            };
-            let (mut n, mut bytes) = (0u64, 0u64);
-            while n < PROBE_FRAMES {
-                self.r.seek(SeekFrom::Start(pos))?;
-                if read_full(&mut self.r, &mut head)? < 4 {
-                    break;
+        for (a, window) in at.into_iter().zip(windows) {
+            // A range the bounded read missed is read through the stream:
+            // the same bytes, so the same estimate every time.
+            let mean = match window {
+                Ok(w) => self.probe_mean(&w),
+                Err(_) => {
+                    let w = self.src.get(a, PROBE_BYTES)?.to_vec();
+                    self.probe_mean(&w)
                 }
-                let Some(h) = FrameHeader::parse(head).filter(|h| self.reference.same_stream(h))
-                else {
-                    break;
-                };
-                bytes += h.size as u64;
-                pos += h.size as u64;
-                n += 1;
-            }
-            if n > 0 {
-                probes.push((at, bytes as f64 / n as f64));
+            };
+            if let Some(mean) = mean {
+                probes.push((a, mean));
             }
         }
         if probes.len() < 2 {
@@ -328,57 +346,128 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         Ok(())
     }
 
-    /// Position so that the next packet holds sample `target` (counted
-    /// with the delay, like `pts`). Returns the pts of the next packet.
-    pub fn seek(&mut self, target: i64) -> io::Result<i64> {
+    /// Position so that the next packet is `preroll` frames before the one
+    /// holding sample `target` (counted with the delay, like `pts`), or at
+    /// the start. Returns the pts of the next packet.
+    ///
+    /// An estimated landing depends only on the target's grid cell, not on
+    /// the pre-roll: every seek into a cell lands on the same estimate and
+    /// counts frames from there, so a place reported while playing on from
+    /// an approximate landing plays the same audio when it is sought again.
+    pub fn seek(&mut self, target: i64, preroll: u64) -> io::Result<i64> {
         let spf = u64::from(self.reference.samples);
-        let want = ((target + i64::from(self.delay())).max(0) as u64) / spf;
-        let mut plan = lock(&self.map).plan(want);
-        if matches!(plan, Plan::Estimate { .. }) && !lock(&self.map).has_table() {
-            // No TOC: measure the bitrate along the stream first.
-            self.profile()?;
-        }
-        if matches!(plan, Plan::Estimate { .. }) {
-            // Estimate the start of the target's grid cell, then count
-            // frames to the target: every seek into a cell lands on the
-            // same estimate, so a place reported while playing on from an
-            // approximate landing is found again after a restart.
-            let cell = (GRID_SECS * f64::from(self.reference.sample_rate) / spf as f64) as u64;
-            plan = lock(&self.map).plan(want / cell.max(1) * cell.max(1));
-        }
+        let aim = ((target + i64::from(self.delay())).max(0) as u64) / spf;
+        let want = aim.saturating_sub(preroll);
+        let plan = lock(&self.map).plan(want);
         match plan {
             Plan::Walk { byte, frame } => {
                 self.next = byte;
                 self.next_frame = frame;
                 self.exact = true;
             }
-            Plan::Estimate { byte } => {
-                let byte = self.len.map_or(byte, |l| byte.min(l.saturating_sub(4)));
-                match self.resync(byte)? {
-                    Some(b) => {
-                        let f = lock(&self.map).frame_at(b).round().max(0.0) as u64;
-                        self.next_frame = f;
-                        // An `Info` tag vouches for a constant bitrate: the
-                        // byte offset then gives the frame exactly.
-                        self.exact = self.cbr() || lock(&self.map).exact_at(b) == Some(f);
-                    }
-                    None => {
-                        // Nothing decodable there: the end.
-                        self.next = self.len.unwrap_or(byte);
-                        self.next_frame = want;
-                        self.exact = false;
-                    }
+            Plan::Estimate { .. } => {
+                if !lock(&self.map).has_table() {
+                    // No TOC: measure the bitrate along the stream first.
+                    self.profile()?;
                 }
+                // The start of the 10 s cell holding the target.
+                let per_cell = GRID_SECS * f64::from(self.reference.sample_rate) / spf as f64;
+                let k = (aim as f64 / per_cell).floor();
+                self.land(((k * per_cell).floor() as u64).min(aim), want)?;
             }
         }
-        // Walk headers forward to the frame holding the target.
-        let mut head = [0u8; 4];
-        while self.next_frame < want {
-            self.r.seek(SeekFrom::Start(self.next))?;
-            if read_full(&mut self.r, &mut head)? < 4 {
-                break;
+        self.walk_to(want)?;
+        Ok((self.next_frame * spf) as i64 - i64::from(self.delay()))
+    }
+
+    /// Land on the estimate for frame `cell` (a grid point), then step back
+    /// to frame `want` (before it, for the pre-roll) when that can be
+    /// counted.
+    fn land(&mut self, cell: u64, want: u64) -> io::Result<()> {
+        let byte = match lock(&self.map).plan(cell) {
+            Plan::Walk { byte, frame } => {
+                self.next = byte;
+                self.next_frame = frame;
+                self.exact = true;
+                return Ok(());
             }
-            match FrameHeader::parse(head).filter(|h| self.reference.same_stream(h)) {
+            Plan::Estimate { byte } => byte,
+        };
+        let byte = self.len.map_or(byte, |l| byte.min(l.saturating_sub(4)));
+        let Some(b) = self.resync(byte)? else {
+            // Nothing decodable there: the end.
+            self.next = self.len.unwrap_or(byte);
+            self.next_frame = want;
+            self.exact = false;
+            return Ok(());
+        };
+        let f = lock(&self.map).frame_at(b).round().max(0.0) as u64;
+        self.next_frame = f;
+        // An `Info` tag vouches for a constant bitrate: the byte offset
+        // then gives the frame exactly.
+        self.exact = self.cbr() || lock(&self.map).exact_at(b) == Some(f);
+        if want >= f {
+            return Ok(());
+        }
+        // The pre-roll lies before the landing: count the frames between a
+        // point a little before it and the landing.
+        let back = (f - want) as usize * self.max_frame_size();
+        let from = b
+            .saturating_sub(back as u64)
+            .max(lock(&self.map).first_byte());
+        let Some(mut at) = self.resync(from)? else {
+            self.next = b;
+            return Ok(());
+        };
+        let mut frames = Vec::new();
+        while at < b {
+            let Some(h) = self.header_at(at)? else {
+                break;
+            };
+            frames.push(at);
+            at += h.size as u64;
+        }
+        let k = frames.len() as u64;
+        if at == b && k > 0 && k <= f {
+            let first = want.max(f - k);
+            self.next = frames[(first - (f - k)) as usize];
+            self.next_frame = first;
+        } else {
+            // Not a chain of frames up to the landing: no pre-roll.
+            self.next = b;
+        }
+        Ok(())
+    }
+
+    /// The largest frame this stream's version, layer and rate allow.
+    fn max_frame_size(&self) -> usize {
+        let r = self.reference;
+        let kbps = match (r.version, r.layer) {
+            (1, 1) => 448,
+            (1, 2) => 384,
+            (1, _) => 320,
+            (_, 1) => 256,
+            _ => 160,
+        };
+        let slots = f64::from(r.samples) / 8.0 * f64::from(kbps) * 1000.0;
+        (slots / f64::from(r.sample_rate)) as usize + 4
+    }
+
+    /// Walk every frame header from the first frame to the end, recording
+    /// exact points, and set the exact end: a local file's whole index.
+    pub fn index_to_end(&mut self) -> io::Result<()> {
+        self.next = lock(&self.map).first_byte();
+        self.next_frame = 0;
+        self.exact = true;
+        self.walk_to(u64::MAX)?;
+        lock(&self.map).set_end(self.next, self.next_frame as f64);
+        Ok(())
+    }
+
+    /// Walk frame headers forward until the next frame is `want`.
+    fn walk_to(&mut self, want: u64) -> io::Result<()> {
+        while self.next_frame < want {
+            match self.header_at(self.next)? {
                 Some(h) => {
                     if self.exact && self.next_frame.is_multiple_of(POINT_EVERY) {
                         lock(&self.map).record(self.next, self.next_frame);
@@ -387,14 +476,15 @@ impl<R: Read + Seek> MpaDemuxer<R> {
                     self.next_frame += 1;
                 }
                 None => {
-                    if self.resync(self.next + 1)?.is_none() {
+                    if self.src.get(self.next, 4)?.len() < 4
+                        || self.resync(self.next + 1)?.is_none()
+                    {
                         break;
                     }
                 }
             }
         }
-        self.r.seek(SeekFrom::Start(self.next))?;
-        Ok((self.next_frame * spf) as i64 - i64::from(self.delay()))
+        Ok(())
     }
 }
 

@@ -1,12 +1,17 @@
 //! MPEG audio (mp3) demuxing with seeks that land where they say: frame
 //! headers and VBR tags ([`frame`]), the byte ↔ frame map of a stream
-//! ([`seek_map`]), and the demuxer that records and uses it ([`demux`]).
+//! ([`seek_map`]), the demuxer that records and uses it ([`demux`]), and
+//! how it reads bytes ([`bytes`]: a read cache, bounded range reads), and
+//! complete indexes of local files ([`index`]).
 //! Decoding stays with symphonia's mp3 decoder.
 
+pub mod bytes;
 pub mod demux;
 pub mod frame;
+pub mod index;
 pub mod seek_map;
 
+pub use bytes::RangeReader;
 pub use demux::{MpaDemuxer, SharedSeekMap};
 
 use std::sync::{Arc, Mutex};
@@ -35,5 +40,12 @@ impl SeekMaps {
         let map = Arc::new(Mutex::new(seek_map::SeekMap::new(first, 0)));
         maps.push((url.to_string(), len, map.clone()));
         map
+    }
+
+    /// Replace what is known of `url` (of `len` bytes) by `map`, a
+    /// complete index of the same bytes (see [`index`]).
+    pub fn install(&self, url: &str, len: u64, map: seek_map::SeekMap) {
+        let shared = self.get(url, len, map.first_byte());
+        *shared.lock().unwrap_or_else(|e| e.into_inner()) = map;
     }
 }
