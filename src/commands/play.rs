@@ -28,7 +28,8 @@ pub struct PlayArgs {
     /// Playback speed, 0.5–3.0 (pitch is kept).
     #[arg(long, value_parser = parse_speed)]
     pub speed: Option<f32>,
-    /// Stop after this many seconds of wall time.
+    /// Stop after this many seconds of wall time (the audio is paused there,
+    /// and that place is printed and saved).
     #[arg(long = "for", value_name = "SECONDS")]
     pub for_secs: Option<f64>,
     /// Audio output: the default device, none (paced in real time), or auto.
@@ -100,20 +101,19 @@ async fn play(global: &Invocation, args: PlayArgs) -> Result<ExitCode, CommandEr
     let (profile, session) = crate::config::Session::load_for(&global.select)?;
     let client = session.client(&profile)?;
     let book = BookId::new(args.book_id.as_str());
-    let (manifest, resolver) = queue(&profile, &session, &client, &book).await?;
+    let (manifest, resolver, seek_maps) = queue(&profile, &session, &client, &book).await?;
     let start = match start_point(&manifest, args.chapter.as_deref(), args.at)
         .map_err(CommandError::usage)?
     {
         Some((c, p)) => StartAt::At(c, p),
         None => StartAt::Resume,
     };
-    let engine =
-        crate::player::Engine::spawn(EngineConfig::new(args.audio, resolver)).map_err(|e| {
-            CommandError {
-                code: 1,
-                message: e,
-            }
-        })?;
+    let mut engine_config = EngineConfig::new(args.audio, resolver);
+    engine_config.seek_maps = seek_maps;
+    let engine = crate::player::Engine::spawn(engine_config).map_err(|e| CommandError {
+        code: 1,
+        message: e,
+    })?;
     if let Some(n) = engine.notice() {
         eprintln!("earmark: {n}");
     }
@@ -142,7 +142,14 @@ async fn queue(
     session: &crate::config::Session,
     client: &crate::api::Client,
     book: &BookId,
-) -> Result<(Manifest, crate::player::StreamResolver), CommandError> {
+) -> Result<
+    (
+        Manifest,
+        crate::player::StreamResolver,
+        crate::player::mpa::SeekMaps,
+    ),
+    CommandError,
+> {
     use crate::offline::{self, Scope, Source, Store, Why};
     let local = Store::new(&profile.dirs.data)
         .get(&Scope::of(session), book)
@@ -162,7 +169,11 @@ async fn queue(
         Why::NotDownloaded => {}
     }
     Ok(match (source, local) {
-        (Source::Local(m), Some(d)) => (m, offline::local_resolver(&d)),
+        (Source::Local(m), Some(d)) => {
+            let maps = crate::player::mpa::SeekMaps::default();
+            offline::index_mp3s(&d, &m, &maps);
+            (m, offline::local_resolver(&d), maps)
+        }
         (Source::Local(m) | Source::Stream(m), _) => {
             let client = client.clone();
             let resolve = std::sync::Arc::new(move |item: &crate::domain::ManifestItem| {
@@ -172,7 +183,7 @@ async fn queue(
                     headers: r.headers,
                 }
             });
-            (m, resolve)
+            (m, resolve, Default::default())
         }
     })
 }

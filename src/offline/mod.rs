@@ -100,6 +100,50 @@ pub fn local_resolver(download: &Download) -> StreamResolver {
     })
 }
 
+/// Indexes the download's mp3 files in the background, one after the
+/// other, and gives each index to `maps` under the URL the resolver plays:
+/// every seek in a downloaded mp3 is then exact, TOC or not (issue 14).
+/// A file that cannot be indexed keeps the streaming seeks.
+pub fn index_mp3s(download: &Download, manifest: &Manifest, maps: &crate::player::mpa::SeekMaps) {
+    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for item in &manifest.items {
+        let Some(path) = download.local_file(&item.chapter_id) else {
+            continue;
+        };
+        let mp3 = item.mime_type.as_deref() == Some("audio/mpeg")
+            || path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("mp3"));
+        let Ok(url) = url::Url::from_file_path(&path) else {
+            continue;
+        };
+        // Embedded chapters share one file: index it once.
+        if mp3 && !files.iter().any(|(_, p)| *p == path) {
+            files.push((url.to_string(), path));
+        }
+    }
+    if files.is_empty() {
+        return;
+    }
+    let maps = maps.clone();
+    let spawned = std::thread::Builder::new()
+        .name("earmark-mp3-index".into())
+        .spawn(move || {
+            for (url, path) in files {
+                let indexed = std::fs::metadata(&path).and_then(|meta| {
+                    crate::player::mpa::index::index_file(&path).map(|map| (meta.len(), map))
+                });
+                match indexed {
+                    Ok((len, map)) => maps.install(&url, len, map),
+                    Err(e) => tracing::warn!("cannot index {}: {e}", path.display()),
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start indexing the download: {e}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     pub library_load: std::sync::atomic::AtomicU64,
     /// Each book's sound, kept on this device.
     pub sound: super::sound::SoundBooks,
+    /// Shared with the engine: complete indexes of downloaded mp3s.
+    pub seek_maps: crate::player::mpa::SeekMaps,
 }
 
 /// Locks are taken one way everywhere: a panic elsewhere while holding one
@@ -133,7 +135,14 @@ impl Live {
             client,
         }));
         let downloads = Arc::new(RwLock::new(super::offline::LocalIndex::default()));
-        let engine = start_engine(&ui, login.clone(), downloads.clone(), audio);
+        let seek_maps = crate::player::mpa::SeekMaps::default();
+        let engine = start_engine(
+            &ui,
+            login.clone(),
+            downloads.clone(),
+            seek_maps.clone(),
+            audio,
+        );
         let engine_link = engine.as_ref().map(EngineLink::from);
         let (dir, client) = {
             let l = read(&login);
@@ -157,6 +166,7 @@ impl Live {
             fresh: Mutex::new(false),
             library_load: Default::default(),
             sound: super::sound::SoundBooks::load(dirs_data.join("sound.json")),
+            seek_maps,
         });
         rt.spawn(notices::forward(shared.clone(), notices_rx));
         rt.spawn(notices::status(shared.clone(), sync.watch()));
@@ -236,6 +246,10 @@ impl Backends for Live {
                 start,
             } => {
                 super::sound::opening(&sh, &book.id);
+                // A downloaded mp3 is indexed while it plays: exact seeks.
+                if let Some(d) = read(&sh.downloads).complete(&book.id) {
+                    crate::offline::index_mp3s(&d, &d.snapshot.manifest, &sh.seek_maps);
+                }
                 let start = match start {
                     StartAt::Resume => crate::sync::StartAt::Resume,
                     StartAt::Restart => crate::sync::StartAt::Restart,
@@ -320,6 +334,7 @@ fn start_engine(
     ui: &UiSender,
     login: Arc<RwLock<Login>>,
     downloads: Arc<RwLock<super::offline::LocalIndex>>,
+    seek_maps: crate::player::mpa::SeekMaps,
     audio: AudioMode,
 ) -> Option<EngineHandle> {
     let dirs = read(&login).profile.dirs.clone();
@@ -346,6 +361,7 @@ fn start_engine(
         }
     });
     let mut config = EngineConfig::new(audio, resolve);
+    config.seek_maps = seek_maps;
     super::sound::tune(&mut config, &dirs, ui);
     match Engine::spawn(config) {
         Ok(engine) => {

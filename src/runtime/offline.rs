@@ -46,6 +46,14 @@ impl LocalIndex {
         LocalIndex { chapters, books }
     }
 
+    /// The complete download of `book`, if there is one.
+    pub(crate) fn complete(&self, book: &BookId) -> Option<Download> {
+        self.books
+            .iter()
+            .find(|d| d.state == DownloadState::Complete && d.snapshot.book_id == *book)
+            .cloned()
+    }
+
     /// The local file for `item`, only when it is the snapshot's item.
     pub(crate) fn resolve(&self, item: &ManifestItem) -> Option<StreamRequest> {
         let (snap, path) = self.chapters.get(&item.chapter_id)?;
