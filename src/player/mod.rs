@@ -22,6 +22,8 @@ pub mod decode;
 mod engine;
 mod http_error;
 pub mod mpa;
+#[cfg(feature = "opus")]
+mod opus;
 pub mod output;
 mod pipeline;
 pub mod render;
