@@ -96,6 +96,8 @@ impl Shared {
 pub struct Live {
     rt: Option<tokio::runtime::Runtime>,
     shared: Arc<Shared>,
+    #[cfg(all(feature = "mpris", target_os = "linux"))]
+    mpris: super::mpris::MprisNow,
 }
 
 impl Live {
@@ -149,9 +151,15 @@ impl Live {
         if let Some(engine) = engine {
             rt.spawn(playback::forward(shared.clone(), engine));
         }
+        #[cfg(all(feature = "mpris", target_os = "linux"))]
+        let mpris = super::mpris::MprisNow::default();
+        #[cfg(all(feature = "mpris", target_os = "linux"))]
+        super::mpris::start(&rt, shared.clone(), mpris.clone());
         let live = Live {
             rt: Some(rt),
             shared,
+            #[cfg(all(feature = "mpris", target_os = "linux"))]
+            mpris,
         };
         live.send_profiles();
         if logged_in {
@@ -218,6 +226,12 @@ impl Backends for Live {
                 manifest,
                 start,
             } => {
+                #[cfg(all(feature = "mpris", target_os = "linux"))]
+                self.mpris.playing(
+                    &book,
+                    &manifest,
+                    sh.client().as_ref().map(|c| c.base().as_str()),
+                );
                 let start = match start {
                     StartAt::Resume => crate::sync::StartAt::Resume,
                     StartAt::Restart => crate::sync::StartAt::Restart,

@@ -11,11 +11,14 @@
 //! - `playback`: engine commands and the engine's state for the UI.
 //! - `notices`: sync's notices and status in the player's words.
 //! - `cache`: the library cache shown before the server answers.
+//! - `mpris`: media keys and desktop widgets over D-Bus (Linux, `mpris`).
 
 mod api;
 pub mod cache;
 mod launch;
 mod live;
+#[cfg(all(feature = "mpris", target_os = "linux"))]
+mod mpris;
 mod notices;
 mod playback;
 

@@ -7,6 +7,7 @@ mod bench;
 mod e2e;
 mod fixtures;
 mod flows;
+mod mpris;
 mod search;
 mod sizes;
 mod snapshots;

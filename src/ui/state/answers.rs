@@ -123,6 +123,7 @@ impl App {
                 self.toast(msg, true)
             }
             Answer::Notice(msg) => self.toast(msg, false),
+            Answer::Remote(cmd) => self.remote(cmd, fx),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod library;
 pub mod msg;
 mod overlay;
 mod playback;
+mod remote;
 
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
