@@ -10,7 +10,7 @@ impl App {
         let playing = self.playing.as_ref().map(|p| p.is_playing());
         match cmd {
             RemoteCmd::PlayPause => self.action(Action::PlayPause, fx),
-            RemoteCmd::Play if playing == Some(false) => self.action(Action::PlayPause, fx),
+            RemoteCmd::Play if playing != Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Pause if playing == Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Play | RemoteCmd::Pause => {}
             RemoteCmd::NextChapter => self.action(Action::NextChapter, fx),
