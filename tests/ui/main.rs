@@ -7,6 +7,7 @@ mod bench;
 mod e2e;
 mod fixtures;
 mod flows;
+#[cfg(all(feature = "mpris", target_os = "linux"))]
 mod mpris;
 mod search;
 mod sizes;
