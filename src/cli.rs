@@ -7,6 +7,8 @@ use crate::config::ProfileSelector;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
+mod shell;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "earmark",
@@ -76,6 +78,10 @@ pub enum Command {
     Serve(crate::server::cli::ServeArgs),
     /// Start a demo server with the demo library and open the player.
     Demo(crate::demo::DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page (roff).
+    Man,
 }
 
 pub fn main() -> ExitCode {
@@ -106,6 +112,8 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args),
         Some(Command::Demo(args)) => crate::demo::run(args),
+        Some(Command::Completions(args)) => shell::completions(args),
+        Some(Command::Man) => shell::man(),
         None => crate::runtime::open(&global.select, cli.audio),
     }
 }

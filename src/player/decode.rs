@@ -10,7 +10,9 @@
 
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::{Arc, Mutex};
-use symphonia::core::codecs::audio::well_known::{CODEC_ID_AAC, CODEC_ID_ALAC, CODEC_ID_FLAC};
+use symphonia::core::codecs::audio::well_known::{
+    CODEC_ID_AAC, CODEC_ID_ALAC, CODEC_ID_FLAC, CODEC_ID_OPUS,
+};
 use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymError;
 use symphonia::core::formats::probe::Hint;
@@ -142,6 +144,23 @@ pub struct StreamDecoder {
     scratch: Vec<f32>,
 }
 
+/// symphonia's decoders, plus Opus (libopus) with the `opus` feature.
+fn codecs() -> &'static symphonia::core::codecs::registry::CodecRegistry {
+    #[cfg(feature = "opus")]
+    {
+        static CODECS: std::sync::OnceLock<symphonia::core::codecs::registry::CodecRegistry> =
+            std::sync::OnceLock::new();
+        CODECS.get_or_init(|| {
+            let mut r = symphonia::core::codecs::registry::CodecRegistry::new();
+            symphonia::default::register_enabled_codecs(&mut r);
+            r.register_audio_decoder::<super::opus::OpusDecoder>();
+            r
+        })
+    }
+    #[cfg(not(feature = "opus"))]
+    symphonia::default::get_codecs()
+}
+
 fn sym_err(e: SymError) -> DecodeError {
     match e {
         SymError::IoError(io) => DecodeError::Io(io.to_string()),
@@ -185,7 +204,7 @@ impl StreamDecoder {
             .as_ref()
             .and_then(|p| p.audio())
             .ok_or_else(|| DecodeError::Unsupported("no audio codec parameters".into()))?;
-        let decoder = symphonia::default::get_codecs()
+        let decoder = codecs()
             .make_audio_decoder(params, &AudioDecoderOptions::default())
             .map_err(sym_err)?;
         let rate = params
@@ -209,8 +228,18 @@ impl StreamDecoder {
         // prime with 1024 frames (ffmpeg, fdk; Apple uses 2112 and says so).
         let delay = if codec == CODEC_ID_AAC && track.delay.is_none() {
             1024
+        } else if codec == CODEC_ID_OPUS {
+            // symphonia's Ogg reader declares the pre-skip as the track's
+            // delay but leaves it in the packets' timeline and in the frame
+            // count. (Its Matroska reader declares none and starts the
+            // timeline at -pre-skip already, to the millisecond.)
+            u64::from(track.delay.unwrap_or(0))
         } else {
             0
+        };
+        let duration = match duration {
+            Some(d) if codec == CODEC_ID_OPUS => Some((d - delay as f64 / rate as f64).max(0.0)),
+            other => other,
         };
         let mut dec = Self {
             demux: Demux::Symphonia(format),

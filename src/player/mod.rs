@@ -26,6 +26,8 @@ mod http_error;
 mod limiter;
 pub mod loudness;
 pub mod mpa;
+#[cfg(feature = "opus")]
+mod opus;
 pub mod output;
 mod pipeline;
 pub mod render;

@@ -1,8 +1,13 @@
 //! Audio outputs: rodio on the default device, and a null output paced by a
 //! real-time clock (no sound card: SSH, CI, tests). Both only call
 //! [`Renderer::render`]; neither touches the network.
+//!
+//! The device output needs the `device-audio` cargo feature (on by default;
+//! rodio, cpal, libasound). Without it (the NAS build) only the null output
+//! exists: `auto` plays silently and `device` fails, saying why.
 
 use super::render::{Chunk, Renderer};
+#[cfg(feature = "device-audio")]
 use std::num::NonZero;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,6 +46,7 @@ pub type Capture = Arc<Mutex<Captured>>;
 
 /// A running output. Dropping it stops the sound.
 pub enum Output {
+    #[cfg(feature = "device-audio")]
     Device(rodio::MixerDeviceSink),
     Null(NullOutput),
 }
@@ -77,8 +83,18 @@ pub fn open(
     }
 }
 
+/// Why a build without the `device-audio` feature cannot open a device.
+#[cfg(not(feature = "device-audio"))]
+const NO_DEVICE_AUDIO: &str = "built without the device-audio feature";
+
+#[cfg(not(feature = "device-audio"))]
+fn open_device(_renderer: Arc<Renderer>) -> Result<Output, String> {
+    Err(NO_DEVICE_AUDIO.to_string())
+}
+
 /// Run `f` with fd 2 pointed at /dev/null, so ALSA/cpal chatter never
 /// reaches the terminal (errors are returned, and logged by the caller).
+#[cfg(feature = "device-audio")]
 fn with_stderr_silenced<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: plain fd juggling; fd 2 is restored before returning.
     unsafe {
@@ -153,6 +169,7 @@ pub fn redirect_stderr_to(path: &std::path::Path) -> std::io::Result<StderrRedir
     }
 }
 
+#[cfg(feature = "device-audio")]
 fn open_device(renderer: Arc<Renderer>) -> Result<Output, String> {
     // rodio's default stream-error callback eprintln!s (xruns, unplugged
     // devices) from the audio thread while we play: log those instead.
@@ -171,15 +188,18 @@ fn open_device(renderer: Arc<Renderer>) -> Result<Output, String> {
 }
 
 /// Frames per chunk handed to rodio (bounds the latency of speed changes).
+#[cfg(feature = "device-audio")]
 const DEVICE_CHUNK: usize = 2048;
 
 /// Feeds rodio's mixer from the renderer; silence while paused or starved.
+#[cfg(feature = "device-audio")]
 struct RendererSource {
     renderer: Arc<Renderer>,
     chunk: Chunk,
     idx: usize,
 }
 
+#[cfg(feature = "device-audio")]
 impl RendererSource {
     fn new(renderer: Arc<Renderer>) -> Self {
         let mut s = Self {
@@ -213,6 +233,7 @@ impl RendererSource {
     }
 }
 
+#[cfg(feature = "device-audio")]
 impl Iterator for RendererSource {
     type Item = rodio::Sample;
     fn next(&mut self) -> Option<rodio::Sample> {
@@ -225,6 +246,7 @@ impl Iterator for RendererSource {
     }
 }
 
+#[cfg(feature = "device-audio")]
 impl rodio::Source for RendererSource {
     fn current_span_len(&self) -> Option<usize> {
         Some(self.chunk.samples.len() - self.idx)

@@ -107,6 +107,8 @@ impl Shared {
 pub struct Live {
     rt: Option<tokio::runtime::Runtime>,
     shared: Arc<Shared>,
+    #[cfg(all(feature = "mpris", target_os = "linux"))]
+    mpris: super::mpris::MprisNow,
 }
 
 impl Live {
@@ -173,9 +175,15 @@ impl Live {
         if let Some(engine) = engine {
             rt.spawn(playback::forward(shared.clone(), engine));
         }
+        #[cfg(all(feature = "mpris", target_os = "linux"))]
+        let mpris = super::mpris::MprisNow::default();
+        #[cfg(all(feature = "mpris", target_os = "linux"))]
+        super::mpris::start(&rt, shared.clone(), mpris.clone());
         let live = Live {
             rt: Some(rt),
             shared,
+            #[cfg(all(feature = "mpris", target_os = "linux"))]
+            mpris,
         };
         live.send_profiles();
         live.spawn(super::offline::refresh(live.shared.clone()));
@@ -250,6 +258,12 @@ impl Backends for Live {
                 if let Some(d) = read(&sh.downloads).complete(&book.id) {
                     crate::offline::index_mp3s(&d, &d.snapshot.manifest, &sh.seek_maps);
                 }
+                #[cfg(all(feature = "mpris", target_os = "linux"))]
+                self.mpris.playing(
+                    &book,
+                    &manifest,
+                    sh.client().as_ref().map(|c| c.base().as_str()),
+                );
                 let start = match start {
                     StartAt::Resume => crate::sync::StartAt::Resume,
                     StartAt::Restart => crate::sync::StartAt::Restart,

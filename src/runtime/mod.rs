@@ -14,11 +14,14 @@
 //! - `offline`: downloaded books (local files for the engine, the book
 //!   screen from a snapshot, the download effect).
 //! - `sound`: each book's boost, normalisation and skip silence, kept here.
+//! - `mpris`: media keys and desktop widgets over D-Bus (Linux, `mpris`).
 
 mod api;
 pub mod cache;
 mod launch;
 mod live;
+#[cfg(all(feature = "mpris", target_os = "linux"))]
+mod mpris;
 mod notices;
 mod offline;
 mod playback;

@@ -7,4 +7,5 @@ mod families;
 mod redirect;
 mod reference;
 mod security;
+mod shell;
 mod support;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-struct Tui {
+pub(crate) struct Tui {
     screen: Arc<Mutex<vt100::Parser>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
@@ -16,6 +16,17 @@ struct Tui {
 
 impl Tui {
     fn start(home: &std::path::Path, server: &str, user: &str, extra: &[&str]) -> Tui {
+        Tui::start_on_bus(home, server, user, extra, None)
+    }
+
+    /// `start`, on the D-Bus session bus at `bus` (none: no bus at all).
+    pub(crate) fn start_on_bus(
+        home: &std::path::Path,
+        server: &str,
+        user: &str,
+        extra: &[&str],
+        bus: Option<&str>,
+    ) -> Tui {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -46,6 +57,10 @@ impl Tui {
         }
         cmd.env("TERM", "xterm-256color");
         cmd.env_remove("DBUS_SESSION_BUS_ADDRESS");
+        cmd.env_remove("XDG_RUNTIME_DIR");
+        if let Some(bus) = bus {
+            cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
@@ -73,11 +88,11 @@ impl Tui {
         }
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.screen.lock().unwrap().screen().contents()
     }
 
-    fn wait_for(&self, what: &str) {
+    pub(crate) fn wait_for(&self, what: &str) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if self.text().contains(what) {
@@ -88,13 +103,13 @@ impl Tui {
         panic!("timed out waiting for {what:?}; screen:\n{}", self.text());
     }
 
-    fn keys(&mut self, bytes: &str) {
+    pub(crate) fn keys(&mut self, bytes: &str) {
         self.writer.write_all(bytes.as_bytes()).unwrap();
         self.writer.flush().unwrap();
         std::thread::sleep(Duration::from_millis(60));
     }
 
-    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+    pub(crate) fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             if let Some(st) = self.child.try_wait().unwrap() {
@@ -109,7 +124,7 @@ impl Tui {
     }
 }
 
-fn demo_library() -> PathBuf {
+pub(crate) fn demo_library() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
         .join("demo")

@@ -351,3 +351,57 @@ fn refused_changes_are_retried_or_dropped_after_a_yes() {
     app.update(key('X'));
     assert!(app.update(key('y')).contains(&Effect::DiscardRefused));
 }
+
+fn remote(app: &mut App, cmd: RemoteCmd) -> Vec<EngineCmd> {
+    engine_fx(&app.update(Event::Answer(Answer::Remote(cmd))))
+}
+
+#[test]
+fn remote_requests_take_the_keys_path() {
+    let mut app = playing(); // chapter moby-2, playing
+    assert_eq!(remote(&mut app, RemoteCmd::Play), []);
+    assert_eq!(remote(&mut app, RemoteCmd::Pause), [EngineCmd::Toggle]);
+    assert_eq!(remote(&mut app, RemoteCmd::PlayPause), [EngineCmd::Toggle]);
+    assert_eq!(
+        remote(&mut app, RemoteCmd::NextChapter),
+        [EngineCmd::NextChapter]
+    );
+    assert_eq!(
+        remote(&mut app, RemoteCmd::PrevChapter),
+        [EngineCmd::PrevChapter]
+    );
+    // MPRIS offsets are media time already: no speed conversion.
+    assert_eq!(
+        remote(&mut app, RemoteCmd::SkipBy(-15.0)),
+        [EngineCmd::SkipBy(-15.0)]
+    );
+    let seek = |chapter: &str, position| RemoteCmd::SeekTo {
+        chapter: ChapterId::new(chapter),
+        position,
+    };
+    assert_eq!(
+        remote(&mut app, seek("moby-2", 42.0)),
+        [EngineCmd::Seek {
+            chapter: ChapterId::new("moby-2"),
+            position: 42.0
+        }]
+    );
+    // A stale track id, or a nonsense position, changes nothing.
+    assert_eq!(remote(&mut app, seek("moby-1", 42.0)), []);
+    assert_eq!(remote(&mut app, seek("moby-2", f64::NAN)), []);
+    assert_eq!(remote(&mut app, RemoteCmd::SkipBy(f64::INFINITY)), []);
+}
+
+#[test]
+fn remote_requests_stop_at_the_license_block() {
+    let mut app = playing();
+    app.update(Event::Answer(Answer::LicenseRequired("expired".into())));
+    for cmd in [
+        RemoteCmd::PlayPause,
+        RemoteCmd::NextChapter,
+        RemoteCmd::SkipBy(30.0),
+    ] {
+        assert_eq!(remote(&mut app, cmd), []);
+    }
+    assert!(app.toasts.back().unwrap().text.contains("license"));
+}

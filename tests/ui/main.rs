@@ -13,6 +13,8 @@ mod flows;
 mod history;
 mod listening_backend;
 mod rewind;
+#[cfg(all(feature = "mpris", target_os = "linux"))]
+mod mpris;
 mod search;
 mod sizes;
 mod sleep;

@@ -166,6 +166,7 @@ impl App {
                 self.toast(msg, true)
             }
             Answer::Notice(msg) => self.toast(msg, false),
+            Answer::Remote(cmd) => self.remote(cmd, fx),
         }
     }
 

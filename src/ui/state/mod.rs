@@ -8,6 +8,7 @@ pub mod msg;
 mod overlay;
 mod playback;
 pub mod rewind;
+mod remote;
 mod sleep;
 mod sound;
 mod stats;

@@ -336,4 +336,24 @@ pub enum Answer {
     /// A plain-words failure of some request.
     Failed(String),
     Notice(String),
+    /// A media key or desktop widget (MPRIS) asks for this; handled like
+    /// the player's own keys.
+    Remote(RemoteCmd),
+}
+
+/// What a remote control (MPRIS) can ask of the player.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RemoteCmd {
+    PlayPause,
+    Play,
+    Pause,
+    NextChapter,
+    PrevChapter,
+    /// ± media seconds, across chapters.
+    SkipBy(f64),
+    /// A place in the chapter now playing (ignored for another chapter).
+    SeekTo {
+        chapter: ChapterId,
+        position: f64,
+    },
 }
