@@ -405,3 +405,23 @@ fn remote_requests_stop_at_the_license_block() {
     }
     assert!(app.toasts.back().unwrap().text.contains("license"));
 }
+
+#[test]
+fn remote_seeks_and_skips_record_the_place_before_them_in_the_history() {
+    let mut app = playing(); // chapter moby-2, playing
+    let marks = |fx: &[Effect]| -> Vec<JumpCause> {
+        fx.iter()
+            .filter_map(|e| match e {
+                Effect::MarkPlace { mark, .. } => Some(mark.cause),
+                _ => None,
+            })
+            .collect()
+    };
+    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::SeekTo {
+        chapter: ChapterId::new("moby-2"),
+        position: 42.0,
+    })));
+    assert_eq!(marks(&fx), [JumpCause::Seek]);
+    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::SkipBy(-600.0))));
+    assert_eq!(marks(&fx), [JumpCause::Skip]);
+}

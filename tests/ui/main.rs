@@ -12,9 +12,9 @@ mod fixtures;
 mod flows;
 mod history;
 mod listening_backend;
-mod rewind;
 #[cfg(all(feature = "mpris", target_os = "linux"))]
 mod mpris;
+mod rewind;
 mod search;
 mod sizes;
 mod sleep;

@@ -4,6 +4,7 @@
 //! sees it too. Next and previous mean chapters.
 
 use super::*;
+use crate::domain::JumpCause;
 
 impl App {
     pub(super) fn remote(&mut self, cmd: RemoteCmd, fx: &mut Vec<Effect>) {
@@ -21,12 +22,14 @@ impl App {
             }
             RemoteCmd::SkipBy(media) => {
                 if playing.is_some() && media.is_finite() {
+                    self.mark_here(JumpCause::Skip, fx);
                     fx.push(Effect::Engine(EngineCmd::SkipBy(media)));
                 }
             }
             RemoteCmd::SeekTo { chapter, position } => {
                 let here = self.playing.as_ref().and_then(|p| p.chapter_id());
                 if here == Some(&chapter) && position.is_finite() && position >= 0.0 {
+                    self.mark_here(JumpCause::Seek, fx);
                     fx.push(Effect::Engine(EngineCmd::Seek { chapter, position }));
                 }
             }
