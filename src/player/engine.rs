@@ -232,8 +232,10 @@ impl EngineLoop {
                     self.renderer.disarm_engine_wake();
                     rx.recv_timeout(TICK)
                 }
-                Status::Buffering => rx.recv_timeout(BUFFERING_CHECK),
-                // Idle, paused, stalled, ended, error: park.
+                // Stalled too: a stream that comes back must be seen even
+                // if the renderer's edge was missed (a test caught one).
+                Status::Buffering | Status::Stalled => rx.recv_timeout(BUFFERING_CHECK),
+                // Idle, paused, ended, error: park.
                 _ => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match msg {

@@ -402,7 +402,9 @@ impl Read for HttpSource {
                 w.restart = true;
                 w.eof = false;
                 shared.wake_task.notify_one();
-            } else if w.want != pos {
+            } else {
+                // Starving: always tell the task (at most once per wake-up
+                // here), so a task waiting for room is never left waiting.
                 w.want = pos;
                 shared.wake_task.notify_one();
             }
