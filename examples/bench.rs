@@ -34,6 +34,14 @@ fn cpu_secs() -> f64 {
 fn tui_secs() -> f64 {
     if quick() { 3.0 } else { 20.0 }
 }
+/// `BENCH_ONLY=startup,playing,decode,tui` runs only those sections (the
+/// 100k-book player always runs); by default everything.
+fn wanted(section: &str) -> bool {
+    match std::env::var("BENCH_ONLY") {
+        Ok(list) => list.split(',').any(|s| s.trim() == section),
+        Err(_) => true,
+    }
+}
 fn quick() -> bool {
     std::env::var_os("BENCH_QUICK").is_some_and(|v| v == "1")
 }
@@ -71,7 +79,7 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
         ("317 MB chapter from 0", &client.long, 0.0),
         ("317 MB chapter from 10 h in", &client.long, 36_000.0),
     ];
-    for (name, book, at) in cases {
+    for (name, book, at) in cases.into_iter().filter(|_| wanted("startup")) {
         eprintln!(
             "bench: start-up overhead, {name} ({} runs each)",
             startup_runs()
@@ -96,7 +104,7 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
     }
 
     // 2. Playing: CPU of a core and max RSS, whole process, null output.
-    for speed in [1.0, 2.0] {
+    for speed in [1.0, 2.0].into_iter().filter(|_| wanted("playing")) {
         eprintln!("bench: playing {} s at {speed}×", cpu_secs());
         let ours = client.playing(&client.hour, speed, cpu_secs())?;
         let peer = if peers.mpv {
@@ -124,7 +132,10 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
     }
 
     // 3. Decode + stretch on one core, against ffmpeg's atempo.
-    for speed in [1.0, 1.5, 2.0, 3.0] {
+    for speed in [1.0, 1.5, 2.0, 3.0]
+        .into_iter()
+        .filter(|_| wanted("decode"))
+    {
         eprintln!("bench: decode + stretch at {speed}×");
         let mut ours = Vec::new();
         let mut peer = Vec::new();
@@ -148,31 +159,33 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
     }
 
     // 4. The player in a pseudo-terminal: idle, playing, paused.
-    eprintln!(
-        "bench: the player idle / playing / paused, {} s each",
-        tui_secs()
-    );
-    let states = tui::states(earmark, &client, tui_secs())?;
-    let mpv_states = if peers.mpv {
-        Some(measure::mpv_states(
-            &client.stream_url(&client.small),
-            tui_secs(),
-        )?)
-    } else {
-        None
-    };
-    for (i, (name, v)) in states.iter().enumerate() {
-        let peer = mpv_states.as_ref().and_then(|m| m[i]);
-        table.push(Row::time(
-            &format!("player {name}, CPU (% of a core, whole process)"),
-            *v,
-            peer,
-            if *name == "playing" {
-                "report"
-            } else {
-                "keep (0.00 / 0.05)"
-            },
-        ));
+    if wanted("tui") {
+        eprintln!(
+            "bench: the player idle / playing / paused, {} s each",
+            tui_secs()
+        );
+        let states = tui::states(earmark, &client, tui_secs())?;
+        let mpv_states = if peers.mpv {
+            Some(measure::mpv_states(
+                &client.stream_url(&client.small),
+                tui_secs(),
+            )?)
+        } else {
+            None
+        };
+        for (i, (name, v)) in states.iter().enumerate() {
+            let peer = mpv_states.as_ref().and_then(|m| m[i]);
+            table.push(Row::time(
+                &format!("player {name}, CPU (% of a core, whole process)"),
+                *v,
+                peer,
+                if *name == "playing" {
+                    "report"
+                } else {
+                    "keep (0.00 / 0.05)"
+                },
+            ));
+        }
     }
 
     // 5. A cached library of 100k books, server stopped (offline start).

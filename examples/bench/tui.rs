@@ -238,6 +238,9 @@ pub fn big_library(_earmark: &std::path::Path, client: &Client, n: usize) -> Res
         for c in "whale storm".chars() {
             let sent = tui.keys(&c.to_string())?;
             if let Some(d) = tui.output_after(sent) {
+                if d > Duration::from_millis(100) {
+                    eprintln!("bench: slow frame after {c:?}: {d:?}");
+                }
                 lat.push(d.as_secs_f64() * 1000.0);
             }
             // One key at a time, as typed: the next after the frame settles.
@@ -246,6 +249,9 @@ pub fn big_library(_earmark: &std::path::Path, client: &Client, n: usize) -> Res
         for _ in 0.."whale storm".len() {
             let sent = tui.keys("\x7f")?;
             if let Some(d) = tui.output_after(sent) {
+                if d > Duration::from_millis(100) {
+                    eprintln!("bench: slow frame after Backspace: {d:?}");
+                }
                 lat.push(d.as_secs_f64() * 1000.0);
             }
             std::thread::sleep(Duration::from_millis(60));
