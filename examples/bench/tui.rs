@@ -102,12 +102,15 @@ impl Pty {
         ))
     }
 
+    /// Writes `bytes`; returns when it started writing (a fast frame can
+    /// be read back before the write call returns).
     fn keys(&mut self, bytes: &str) -> Result<Instant, String> {
+        let sent = Instant::now();
         self.writer
             .write_all(bytes.as_bytes())
             .and_then(|_| self.writer.flush())
             .map_err(|e| e.to_string())?;
-        Ok(Instant::now())
+        Ok(sent)
     }
 
     /// The first output after `sent`, within 5 s.
