@@ -7,6 +7,9 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod series;
+pub use series::{Sequence, SeriesRef, series_order};
+
 macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
@@ -98,7 +101,12 @@ pub struct Book {
     pub id: BookId,
     pub title: String,
     pub authors: Vec<String>,
-    pub narrator: Option<String>,
+    /// Each narrator by name (a server's "A, B" string stays one name).
+    #[serde(default)]
+    pub narrators: Vec<String>,
+    /// The series the book is part of, in the server's order.
+    #[serde(default)]
+    pub series: Vec<SeriesRef>,
     pub description: Option<String>,
     /// Seconds; `None` when the server does not say.
     pub duration: Option<f64>,

@@ -100,7 +100,8 @@ pub fn progress_json(p: &Progress) -> Value {
 
 pub fn book_json(b: &Book) -> Value {
     json!({
-        "id": b.id.as_str(), "title": b.title, "authors": b.authors, "narrator": b.narrator,
+        "id": b.id.as_str(), "title": b.title, "authors": b.authors, "narrators": b.narrators,
+        "series": b.series,
         "description": b.description, "durationSec": b.duration, "chapterCount": b.chapter_count,
         "categories": b.categories.iter().map(category_json).collect::<Vec<_>>(),
         "coverUrl": b.cover_url, "favorite": b.favorite, "addedAt": b.added_at,
@@ -204,8 +205,12 @@ pub fn book_details(out: &mut Out, b: &Book) {
     if !b.authors.is_empty() {
         out.line(format!("Author:     {}", b.authors.join(", ")));
     }
-    if let Some(n) = &b.narrator {
-        out.line(format!("Narrator:   {n}"));
+    if !b.narrators.is_empty() {
+        out.line(format!("Narrator:   {}", b.narrators.join(", ")));
+    }
+    if !b.series.is_empty() {
+        let series: Vec<String> = b.series.iter().map(SeriesRef::label).collect();
+        out.line(format!("Series:     {}", series.join(", ")));
     }
     out.line(format!("Duration:   {}", opt_clock(b.duration)));
     if let Some(c) = b.chapter_count {

@@ -3,7 +3,9 @@
 //! atomically (temp file + rename); a missing, old or damaged cache is
 //! simply not used.
 
-use crate::domain::{Book, BookId, Category, CategoryId, ChapterId, Progress, ServerId, UserId};
+use crate::domain::{
+    Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef, ServerId, UserId,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -32,6 +34,8 @@ pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
 // The format is one book per line, tab-separated, in title order (so the
 // first sort on load is linear). JSON of 100k books took ~10× longer to
 // read. Descriptions are not cached: the book screen asks for them.
+// Narrators are a list in field 4 (an older cache's single name reads as
+// one), series the 12th field (an older cache has 11 fields: no series).
 const US: char = '\u{1f}';
 const RS: char = '\u{1e}';
 
@@ -95,11 +99,11 @@ fn header(scope: &Scope) -> String {
 fn encode(b: &Book, out: &mut String) {
     let join =
         |items: &mut dyn Iterator<Item = String>| items.collect::<Vec<_>>().join(&US.to_string());
-    let mut fields: Vec<String> = Vec::with_capacity(11);
+    let mut fields: Vec<String> = Vec::with_capacity(12);
     fields.push(b.id.as_str().to_owned());
     fields.push(b.title.clone());
     fields.push(join(&mut b.authors.iter().cloned()));
-    fields.push(b.narrator.clone().unwrap_or_default());
+    fields.push(join(&mut b.narrators.iter().cloned()));
     fields.push(opt(b.duration));
     fields.push(opt(b.chapter_count));
     fields.push(if b.favorite { "1" } else { "0" }.into());
@@ -123,6 +127,10 @@ fn encode(b: &Book, out: &mut String) {
         .join(&US.to_string()),
     });
     fields.push(b.cover_url.clone().unwrap_or_default());
+    fields.push(join(&mut b.series.iter().map(|s| {
+        let seq = s.sequence.as_ref().map(|q| q.as_str()).unwrap_or("");
+        format!("{}{RS}{seq}", s.name)
+    })));
     for (i, f) in fields.iter().enumerate() {
         if i > 0 {
             out.push('\t');
@@ -149,7 +157,7 @@ fn encode(b: &Book, out: &mut String) {
 
 fn decode(line: &str) -> Option<Book> {
     let f: Vec<&str> = line.split('\t').collect();
-    if f.len() != 11 || f[0].is_empty() {
+    if !(11..=12).contains(&f.len()) || f[0].is_empty() {
         return None;
     }
     let list = |s: &str| -> Vec<String> {
@@ -193,7 +201,17 @@ fn decode(line: &str) -> Option<Book> {
         id: BookId::new(unesc(f[0])),
         title: unesc(f[1]),
         authors: list(f[2]),
-        narrator: Some(unesc(f[3])).filter(|s| !s.is_empty()),
+        narrators: list(f[3]),
+        series: match f.get(11) {
+            None | Some(&"") => Vec::new(),
+            Some(s) => s
+                .split(US)
+                .map(|one| {
+                    let (name, seq) = one.split_once(RS)?;
+                    SeriesRef::new(&unesc(name), Some(&unesc(seq)))
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
         description: None,
         duration: parse_opt(f[4]),
         chapter_count: parse_opt(f[5]),
@@ -261,7 +279,11 @@ mod tests {
                 id: BookId::new("b"),
                 title: "三体\twith\ttabs\nand \\ and \u{1f}".into(),
                 authors: vec!["A".into(), "B\u{1e}".into()],
-                narrator: Some("N".into()),
+                narrators: vec!["N".into(), "M".into()],
+                series: vec![
+                    SeriesRef::new("S\t1", Some("#1.5")).unwrap(),
+                    SeriesRef::new("T", None).unwrap(),
+                ],
                 duration: Some(12.5),
                 chapter_count: Some(3),
                 favorite: true,
@@ -298,6 +320,12 @@ mod tests {
             ..scope.clone()
         };
         assert!(load(dir.path(), &other).is_none());
+        // A cache written before series (11 fields, one narrator) still loads.
+        let old = format!("{}\nb\tOld\tA\tNarr, Ator\t\t\t0\t\t\t\t\n", header(&scope));
+        std::fs::write(path(dir.path(), &scope), old).unwrap();
+        let loaded = load(dir.path(), &scope).unwrap();
+        assert_eq!(loaded[0].narrators, ["Narr, Ator"]);
+        assert!(loaded[0].series.is_empty());
         std::fs::write(path(dir.path(), &scope), b"{garbage").unwrap();
         assert!(load(dir.path(), &scope).is_none());
     }

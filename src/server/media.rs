@@ -46,6 +46,10 @@ pub struct Tags {
     pub album_artist: Option<String>,
     pub composer: Option<String>,
     pub description: Option<String>,
+    /// `SERIES` (a Vorbis comment, an ID3 `TXXX` or an MP4 freeform atom)
+    /// or the movement name; and `SERIES-PART` or the movement number.
+    pub series: Option<String>,
+    pub series_part: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -113,6 +117,19 @@ fn merge_mp4(probed: &mut Probed, tag: &mp4ameta::Tag, want_chapters: bool) {
     set(&mut t.album_artist, tag.album_artist());
     set(&mut t.composer, tag.composer());
     set(&mut t.description, tag.description().or(tag.comment()));
+    let freeform = |name: &str| {
+        let ident = mp4ameta::FreeformIdent::new_borrowed("com.apple.iTunes", name);
+        tag.strings_of(&ident).next().map(str::to_owned)
+    };
+    set(
+        &mut t.series,
+        freeform("SERIES").as_deref().or(tag.movement()),
+    );
+    let index = tag.movement_index().map(|i| i.to_string());
+    set(
+        &mut t.series_part,
+        freeform("SERIES-PART").as_deref().or(index.as_deref()),
+    );
     if probed.duration_sec <= 0.0 {
         probed.duration_sec = tag.duration().as_secs_f64();
     }
@@ -263,6 +280,24 @@ fn tag_title(tag: &Tag) -> Option<String> {
 }
 
 fn read_tags(tags: &[Tag], out: &mut Tags) {
+    // Custom tags first: they name the series more surely than movements.
+    for tag in tags {
+        let slot = match custom_key(tag).to_ascii_uppercase().as_str() {
+            "SERIES" => &mut out.series,
+            "SERIES-PART" | "SERIES_PART" | "SERIESPART" => &mut out.series_part,
+            _ => continue,
+        };
+        let value = match &tag.raw.value {
+            symphonia::core::meta::RawValue::String(v) => Some(v.as_str()),
+            symphonia::core::meta::RawValue::StringList(l) => l.first().map(String::as_str),
+            _ => None,
+        };
+        if let Some(v) = value.map(str::trim).filter(|v| !v.is_empty())
+            && slot.is_none()
+        {
+            *slot = Some(v.to_owned());
+        }
+    }
     for tag in tags {
         let Some(std) = &tag.std else { continue };
         let (slot, value) = match std {
@@ -272,6 +307,13 @@ fn read_tags(tags: &[Tag], out: &mut Tags) {
             StandardTag::AlbumArtist(v) => (&mut out.album_artist, v),
             StandardTag::Composer(v) => (&mut out.composer, v),
             StandardTag::Description(v) | StandardTag::Comment(v) => (&mut out.description, v),
+            StandardTag::MovementName(v) => (&mut out.series, v),
+            StandardTag::MovementNumber(n) => {
+                if out.series_part.is_none() {
+                    out.series_part = Some(n.to_string());
+                }
+                continue;
+            }
             _ => continue,
         };
         let value = value.trim();
@@ -279,6 +321,25 @@ fn read_tags(tags: &[Tag], out: &mut Tags) {
             *slot = Some(value.to_owned());
         }
     }
+}
+
+/// The name of a user-defined tag: a Vorbis comment's key, or an ID3
+/// `TXXX` frame's description.
+fn custom_key(tag: &Tag) -> &str {
+    if tag.raw.key == "TXXX" {
+        return tag
+            .raw
+            .sub_fields
+            .iter()
+            .flat_map(|f| f.iter())
+            .find(|f| f.field == "DESCRIPTION")
+            .and_then(|f| match &f.value {
+                symphonia::core::meta::RawValue::String(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .unwrap_or("");
+    }
+    &tag.raw.key
 }
 
 /// The duration of the default audio track: the container's figure when it

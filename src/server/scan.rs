@@ -8,6 +8,7 @@
 //! except a folder holding only several `.m4b` files, where each is a book.
 
 use super::media::{self, Probed};
+use crate::domain::SeriesRef;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
@@ -23,6 +24,63 @@ pub struct BookToml {
     pub narrator: Option<String>,
     pub description: Option<String>,
     pub categories: Option<Vec<String>>,
+    /// `series = "Name"` with `sequence = 2` (or `"1.5"`), or a list of
+    /// `{ name, sequence }` tables for a book in several series.
+    pub series: Option<TomlSeries>,
+    pub sequence: Option<TomlSequence>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(untagged)]
+pub enum TomlSeries {
+    Name(String),
+    List(Vec<TomlSeriesEntry>),
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct TomlSeriesEntry {
+    pub name: String,
+    pub sequence: Option<TomlSequence>,
+}
+
+/// A sequence written as a number or as text.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(untagged)]
+pub enum TomlSequence {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl TomlSequence {
+    fn text(&self) -> String {
+        match self {
+            TomlSequence::Int(i) => i.to_string(),
+            TomlSequence::Float(f) => f.to_string(),
+            TomlSequence::Text(t) => t.clone(),
+        }
+    }
+}
+
+/// The series of a book: `book.toml` wins; else the `SERIES` /
+/// `SERIES-PART` tags (or iTunes' movement name and number) of its first file.
+fn series_of(toml: &BookToml, tags: &media::Tags) -> Vec<SeriesRef> {
+    let seq = toml.sequence.as_ref().map(TomlSequence::text);
+    match &toml.series {
+        Some(TomlSeries::Name(name)) => SeriesRef::new(name, seq.as_deref()).into_iter().collect(),
+        Some(TomlSeries::List(list)) => list
+            .iter()
+            .filter_map(|e| {
+                SeriesRef::new(&e.name, e.sequence.as_ref().map(|s| s.text()).as_deref())
+            })
+            .collect(),
+        None => tags
+            .series
+            .as_deref()
+            .and_then(|name| SeriesRef::new(name, tags.series_part.as_deref()))
+            .into_iter()
+            .collect(),
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -54,6 +112,7 @@ pub struct ScannedBook {
     pub narrator: Option<String>,
     pub description: Option<String>,
     pub categories: Vec<String>,
+    pub series: Vec<SeriesRef>,
     /// Cover image file beside the audio.
     pub cover_file: Option<PathBuf>,
     /// Else an audio file with embedded art, and its fingerprint.
@@ -410,6 +469,7 @@ fn scan_book(
         narrator,
         description,
         categories,
+        series: series_of(&toml, tags),
         cover_embedded: if cover_file.is_none() && has_cover {
             Some((first_file, first_fp))
         } else {

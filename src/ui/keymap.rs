@@ -252,6 +252,10 @@ actions! {
     Filter = "filter", "library", "filter: all/favorites/in progress/finished";
     Category = "category", "library", "next category";
     Sort = "sort", "library", "sort: title/author/recent";
+    Group = "group", "library", "group by: none/author/narrator/series (Enter opens a group)";
+    AuthorBooks = "author_books", "library", "the author's books (again: the book's next author)";
+    NarratorBooks = "narrator_books", "library", "the narrator's books (again: the next narrator)";
+    SeriesBooks = "series_books", "library", "the series' books in order (again: the book's next series)";
     Refresh = "refresh", "library", "refresh from the server";
     NowPlaying = "now_playing", "library", "open the playing book";
     Bookmark = "bookmark", "book", "add a bookmark here";
@@ -331,6 +335,10 @@ fn defaults(action: Action) -> Vec<Key> {
         A::Filter => vec![c('t')],
         A::Category => vec![c('c')],
         A::Sort => vec![c('o')],
+        A::Group => vec![c('v')],
+        A::AuthorBooks => vec![c('a')],
+        A::NarratorBooks => vec![c('w')],
+        A::SeriesBooks => vec![c('e')],
         A::Refresh => vec![c('r')],
         A::NowPlaying => vec![c('.')],
         A::Bookmark => vec![c('b')],
@@ -521,6 +529,10 @@ mod tests {
         assert_eq!(km.action(Key::ch('{')), Some(Action::SpeedDownBig));
         assert_eq!(km.action(Key::ch('q')), Some(Action::Back));
         assert_eq!(km.action(Key::ch('?')), Some(Action::Help));
+        assert_eq!(km.action(Key::ch('v')), Some(Action::Group));
+        assert_eq!(km.action(Key::ch('a')), Some(Action::AuthorBooks));
+        assert_eq!(km.action(Key::ch('w')), Some(Action::NarratorBooks));
+        assert_eq!(km.action(Key::ch('e')), Some(Action::SeriesBooks));
         // A terminal that reports shift with an upper-case letter.
         let shifted = Key {
             shift: true,

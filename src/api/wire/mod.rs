@@ -10,6 +10,7 @@ pub mod fields;
 mod paging;
 mod progress;
 mod progress_read;
+mod series;
 #[cfg(test)]
 mod tests;
 
@@ -231,10 +232,9 @@ pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
     )
     .map(names)
     .unwrap_or_default();
-    let narrator = get(obj, &["narrator", "narrators", "reader", "readers"])
+    let narrators = get(obj, &["narrators", "narrator", "readers", "reader"])
         .map(names)
-        .filter(|n| !n.is_empty())
-        .map(|n| n.join(", "));
+        .unwrap_or_default();
     let categories = get(obj, &["categories", "category", "genres", "genre"])
         .map(decode_category_refs)
         .unwrap_or_default();
@@ -246,7 +246,8 @@ pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
         id: BookId::new(book_id),
         title,
         authors,
-        narrator,
+        narrators,
+        series: series::decode_series(obj),
         description: string(obj, &["description", "summary", "desc", "intro"]),
         duration: seconds(
             obj,

@@ -36,7 +36,7 @@ impl Sort {
 /// Which books a listing shows.
 #[derive(Debug, Default)]
 pub struct Filter<'a> {
-    /// `q` of `/books`: one substring of title, author or narrator.
+    /// `q` of `/books`: one substring of title, author, narrator or series.
     pub substring: Option<String>,
     /// `q` of `/books/search`: every word in title, author, narrator or description.
     pub all_words: Vec<String>,

@@ -11,6 +11,7 @@ pub use rescan::{ScanSummary, rescan};
 
 use super::db::{Db, sha256_hex};
 use super::fold::{fold, sort_key};
+use crate::domain::SeriesRef;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -35,6 +36,9 @@ struct StoredBook {
     narrator: Option<String>,
     description: Option<String>,
     categories: Vec<String>,
+    /// Absent in rows written before series were read (a rescan fills it).
+    #[serde(default)]
+    series: Vec<SeriesRef>,
     cover: Option<PathBuf>,
     chapters: Vec<StoredChapter>,
 }
@@ -80,6 +84,7 @@ pub struct Book {
     pub narrator: Option<String>,
     pub description: Option<String>,
     pub categories: Vec<Category>,
+    pub series: Vec<SeriesRef>,
     pub cover: Option<PathBuf>,
     pub added_at: i64,
     pub duration_sec: f64,
@@ -107,7 +112,7 @@ pub struct Library {
     added_rank: Vec<u32>,
     /// Category id → positions, in title order.
     category_books: HashMap<String, Vec<u32>>,
-    /// Folded title, author, narrator (for `q`), by position.
+    /// Folded title, author, narrator, series (for `q`), by position.
     short_text: TextIndex,
     /// The same plus the description (for `/books/search`), by position.
     long_text: TextIndex,
@@ -193,6 +198,7 @@ impl Library {
                 author: stored.author,
                 narrator: stored.narrator,
                 description: stored.description,
+                series: stored.series,
                 cover: stored.cover,
                 added_at,
                 duration_sec: offset,
@@ -224,11 +230,13 @@ impl Library {
             author_keys.push(sort_key(&book.author));
             // Folded (lower case, no accents) text for `q` and for search.
             let folded = |s: &Option<String>| fold(s.as_deref().unwrap_or(""));
+            let series: Vec<&str> = book.series.iter().map(|s| s.name.as_str()).collect();
             let short = format!(
-                "{}\n{}\n{}",
+                "{}\n{}\n{}\n{}",
                 fold(&book.title),
                 fold(&book.author),
-                folded(&book.narrator)
+                folded(&book.narrator),
+                fold(&series.join("\n"))
             );
             lib.long_text
                 .push(&format!("{short}\n{}", folded(&book.description)));

@@ -357,6 +357,7 @@ fn store_book(
         narrator: book.narrator.clone(),
         description: book.description.clone(),
         categories: book.categories.clone(),
+        series: book.series.clone(),
         cover,
         chapters,
     })

@@ -52,6 +52,10 @@ pub fn book_json(lib: &Library, book: &Book, personal: &Personal) -> Value {
         "title": book.title,
         "author": book.author,
         "narrator": book.narrator,
+        "series": book.series.iter().map(|s| json!({
+            "name": s.name,
+            "sequence": s.sequence.as_ref().map(|q| q.as_str()),
+        })).collect::<Vec<_>>(),
         "description": book.description,
         "durationSec": book.duration_sec,
         "chapterCount": book.chapters.len(),

@@ -1,5 +1,6 @@
 //! The library list: all loaded books, the filtered/sorted view of them,
-//! the cursor, and the fuzzy search over cached match strings.
+//! the cursor, and the fuzzy search over cached match strings; grouping
+//! and the focus on one author, narrator or series are in `facets`.
 //!
 //! Only indices move around: 100k books are sorted and filtered once per
 //! change, and the views draw just the rows that are visible.
@@ -73,8 +74,10 @@ pub struct Search {
 }
 
 mod arrival;
+mod facets;
 mod scan;
 pub use arrival::Arrival;
+pub use facets::{Facet, Focus, GroupRow, sequence_in};
 pub use scan::SCAN_CHUNK;
 use scan::Scan;
 
@@ -95,8 +98,16 @@ pub struct Library {
     /// Views of the queries typed so far in this search, so a longer query
     /// only re-scores the previous matches and Backspace is instant.
     narrowing: Vec<(String, Vec<u32>)>,
-    narrowed_for: (Filter, Option<CategoryId>),
+    narrowed_for: (Filter, Option<CategoryId>, Option<Focus>),
     view: Vec<u32>,
+    /// Grouped by this facet: the group list is shown until one is opened.
+    pub group: Option<Facet>,
+    /// Narrowed to one author, narrator or series.
+    pub focus: Option<Focus>,
+    /// The group list (built by `rebuild` while it is shown).
+    groups: Vec<facets::GroupRow>,
+    /// The group row the focus was opened from, for the way back.
+    group_cursor: usize,
     pub cursor: usize,
     pub offset: usize,
     pub filter: Filter,
@@ -122,8 +133,12 @@ impl Default for Library {
             order: None,
             keys: Vec::new(),
             narrowing: Vec::new(),
-            narrowed_for: (Filter::All, None),
+            narrowed_for: (Filter::All, None, None),
             view: Vec::new(),
+            group: None,
+            focus: None,
+            groups: Vec::new(),
+            group_cursor: 0,
             cursor: 0,
             offset: 0,
             filter: Filter::All,
@@ -238,11 +253,16 @@ impl Library {
     pub fn books(&self) -> &[Book] {
         &self.books
     }
+    /// Rows of the list on screen: groups while the group list is shown.
     pub fn len(&self) -> usize {
-        self.view.len()
+        if self.showing_groups() {
+            self.groups.len()
+        } else {
+            self.view.len()
+        }
     }
     pub fn is_empty(&self) -> bool {
-        self.view.is_empty()
+        self.len() == 0
     }
     pub fn total(&self) -> usize {
         self.books.len()
@@ -267,6 +287,9 @@ impl Library {
     }
     /// The book at a position of the current view.
     pub fn row(&self, i: usize) -> Option<&Book> {
+        if self.showing_groups() {
+            return None;
+        }
         self.view.get(i).map(|&b| &self.books[b as usize])
     }
     pub fn selected(&self) -> Option<&Book> {
@@ -391,6 +414,11 @@ impl Library {
     }
 
     fn place_cursor(&mut self, keep: Option<BookId>) {
+        if self.showing_groups() {
+            // The group list keeps its row across a refresh.
+            self.cursor = self.cursor.min(self.groups.len().saturating_sub(1));
+            return;
+        }
         self.cursor = keep
             .and_then(|id| self.position(&id))
             .and_then(|bi| self.view.iter().position(|&v| v as usize == bi))
@@ -399,6 +427,11 @@ impl Library {
     }
 
     fn passes(&self, b: &Book) -> bool {
+        self.passes_filter(b) && self.focus.as_ref().is_none_or(|f| f.passes(b))
+    }
+
+    /// Filter and category (not the focus): what the group list counts.
+    fn passes_filter(&self, b: &Book) -> bool {
         let by_filter = match self.filter {
             Filter::All => true,
             Filter::Favorites => b.favorite,
@@ -422,7 +455,7 @@ impl Library {
             .unwrap_or_default();
         // Remembered views and a running scan hold only books that passed
         // the filter and category they were made with.
-        let passing = (self.filter, self.category.clone());
+        let passing = (self.filter, self.category.clone(), self.focus.clone());
         if self.narrowed_for != passing {
             self.narrowing.clear();
             self.scan = None;
@@ -447,6 +480,19 @@ impl Library {
                 .copied()
                 .filter(|&i| self.passes(&self.books[i as usize]))
                 .collect();
+            if let Some(Focus {
+                facet: Facet::Series,
+                name: Some(series),
+            }) = &self.focus
+            {
+                facets::order_series(&mut self.view, &self.books, series);
+            }
+            self.groups = match self.group.filter(|_| self.focus.is_none()) {
+                Some(facet) => {
+                    facets::group_rows(facet, self.view.iter().map(|&i| &self.books[i as usize]))
+                }
+                None => Vec::new(),
+            };
         } else {
             // Drop remembered views that this query does not extend.
             while self.narrowing.last().is_some_and(|(q, _)| {
@@ -520,16 +566,16 @@ impl Library {
     }
 
     pub fn move_by(&mut self, delta: isize) {
-        if self.view.is_empty() {
+        if self.is_empty() {
             self.cursor = 0;
             return;
         }
-        let max = self.view.len() - 1;
+        let max = self.len() - 1;
         self.cursor = self.cursor.saturating_add_signed(delta).min(max);
     }
 
     pub fn move_to(&mut self, i: usize) {
-        self.cursor = i.min(self.view.len().saturating_sub(1));
+        self.cursor = i.min(self.len().saturating_sub(1));
     }
 
     /// Keeps the cursor inside a window of `height` rows.
@@ -540,7 +586,7 @@ impl Library {
         } else if self.cursor >= self.offset + height {
             self.offset = self.cursor + 1 - height;
         }
-        self.offset = self.offset.min(self.view.len().saturating_sub(height));
+        self.offset = self.offset.min(self.len().saturating_sub(height));
     }
 
     pub fn next_category(&mut self) {

@@ -393,4 +393,5 @@ impl App {
 }
 
 mod answers;
+mod browse;
 mod reduce;

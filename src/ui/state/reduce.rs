@@ -127,6 +127,7 @@ impl App {
                 self.library.rebuild(keep);
             }
             A::Filter | A::Category | A::Sort => {}
+            A::Group | A::AuthorBooks | A::NarratorBooks | A::SeriesBooks => self.browse(action),
             A::Refresh if self.screen == Screen::License => fx.push(Effect::LoadLicense),
             A::Refresh if self.screen == Screen::Stats => fx.push(Effect::LoadStats),
             A::Refresh => {
@@ -237,6 +238,9 @@ impl App {
             Screen::Book => self.screen = Screen::Library,
             Screen::License | Screen::Stats => self.screen = self.prev_screen,
             Screen::Library if self.library.search.is_some() => self.close_search(),
+            Screen::Library if self.library.focus.is_some() || self.library.group.is_some() => {
+                self.browse_back();
+            }
             Screen::Library | Screen::Login => {
                 fx.push(Effect::FlushProgress);
                 fx.push(Effect::Quit);
@@ -277,6 +281,7 @@ impl App {
 
     fn open(&mut self, fx: &mut Vec<Effect>) {
         match self.screen {
+            Screen::Library if self.library.showing_groups() => self.library.open_group(),
             Screen::Library => {
                 if let Some(id) = self.library.selected().map(|b| b.id.clone()) {
                     self.open_book(id, fx);

@@ -51,8 +51,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     if !book.authors.is_empty() {
         facts.push(format!("by {}", book.authors.join(", ")));
     }
-    if let Some(n) = &book.narrator {
-        facts.push(format!("read by {n}"));
+    if !book.narrators.is_empty() {
+        facts.push(format!("read by {}", book.narrators.join(", ")));
     }
     if let Some(d) = book.duration {
         facts.push(fmt_time(d));
@@ -70,6 +70,10 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         theme.dim,
     );
     y += 1;
+    if let Some(links) = super::book_links::line(book, &app.keymap).filter(|_| r.height >= 6) {
+        put(buf, r, r.x + 1, y, &fit(&links, inner), theme.dim);
+        y += 1;
+    }
     // Progress line: finished, or where the book stands.
     let playing = app.playing.as_ref().filter(|p| p.book.id == book.id);
     let progress = if book.progress.as_ref().is_some_and(|p| p.finished) {

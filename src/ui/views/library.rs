@@ -3,7 +3,8 @@
 use super::layout::Areas;
 use super::text::{fit, fit_pad, fit_right, put, width};
 use crate::domain::Book;
-use crate::ui::state::{App, DownloadMark, Downloads, fmt_time, library::fraction};
+use crate::ui::state::library::{Facet, Focus, fraction, sequence_in};
+use crate::ui::state::{App, DownloadMark, Downloads, Library, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -20,6 +21,10 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     let offline = app.sync.offline;
     let lib = &mut app.library;
     lib.scroll_into_view(usize::from(list.height));
+    if lib.showing_groups() && !lib.is_empty() {
+        group_rows(lib, theme, buf, list);
+        return;
+    }
     if lib.is_empty() {
         let failed = lib.arrival.as_ref().and_then(|a| a.failed.as_deref());
         let failed_msg;
@@ -45,6 +50,14 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         );
         return;
     }
+    // In a series, each book's place in it comes before the title.
+    let series = match &lib.focus {
+        Some(Focus {
+            facet: Facet::Series,
+            name: Some(n),
+        }) => Some(n.clone()),
+        _ => None,
+    };
     for row in 0..usize::from(list.height) {
         let i = lib.offset + row;
         let Some(book) = lib.row(i).cloned() else {
@@ -54,7 +67,11 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         let y = list.y + row as u16;
         let selected = i == lib.cursor;
         let r = Rect::new(list.x, y, list.width, 1);
-        book_row(&book, &matches, selected, theme, buf, r);
+        let place = series.as_deref().map(|s| match sequence_in(&book, s) {
+            Some(seq) => format!("#{} ", seq.shown()),
+            None => "#? ".to_owned(),
+        });
+        book_row(&book, place.as_deref(), &matches, selected, theme, buf, r);
         offline_mark(&app.downloads, offline, &book, selected, theme, buf, r);
     }
 }
@@ -93,13 +110,50 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
     if let Some(c) = lib.category_name() {
         s.push_str(&format!("  category: {c}"));
     }
+    match (&lib.focus, lib.group) {
+        (Some(f), _) => s.push_str(&format!("  {} ({}) Esc back", f.describe(), lib.len())),
+        (None, Some(g)) => s.push_str(&format!("  by {} ({})", g.label(), lib.len())),
+        (None, None) => {}
+    }
     s.push_str("   / search");
     put(buf, main, main.x, main.y, &fit(&s, w), theme.dim);
 }
 
-/// One book: mark, title (matched letters highlighted), author, duration, progress.
+/// The group list: one row per author, narrator or series, with its count.
+fn group_rows(lib: &Library, theme: &Theme, buf: &mut Buffer, list: Rect) {
+    let (Some(facet), w) = (lib.group, usize::from(list.width)) else {
+        return;
+    };
+    for (row, g) in lib
+        .groups()
+        .iter()
+        .enumerate()
+        .skip(lib.offset)
+        .take(usize::from(list.height))
+    {
+        let y = list.y + (row - lib.offset) as u16;
+        let style = if row == lib.cursor {
+            theme.selected
+        } else {
+            theme.base
+        };
+        let count = if w >= 40 {
+            format!("{} book{}", g.books, if g.books == 1 { "" } else { "s" })
+        } else {
+            g.books.to_string()
+        };
+        let name = g.name.as_deref().unwrap_or(facet.none_label());
+        let name_w = w.saturating_sub(width(&count) + 3);
+        let text = format!("  {} {count}", fit_pad(name, name_w));
+        put(buf, list, list.x, y, &fit_pad(&text, w), style);
+    }
+}
+
+/// One book: mark, its place in the series shown (`#2 `), title (matched
+/// letters highlighted), author, duration, progress.
 fn book_row(
     book: &Book,
+    place: Option<&str>,
     matches: &[u32],
     selected: bool,
     theme: &Theme,
@@ -137,7 +191,18 @@ fn book_row(
     };
     let rest = w.saturating_sub(2 + dur_w + prog_w);
     let author_w = if w >= 60 { rest * 2 / 5 } else { 0 };
-    let title_w = rest.saturating_sub(author_w);
+    let mut title_w = rest.saturating_sub(author_w);
+    if let Some(p) = place.filter(|p| width(p) < title_w / 2) {
+        x = put(
+            buf,
+            r,
+            x,
+            r.y,
+            p,
+            if selected { base } else { theme.accent },
+        );
+        title_w -= width(p);
+    }
     x = title(book, matches, title_w, base, theme, buf, r, x);
     if author_w > 0 {
         let a = book.authors.join(", ");

@@ -162,7 +162,12 @@ impl Library {
             .as_ref()
             .is_some_and(|s| !s.query.trim().is_empty());
         if !searching {
-            if self.arrival_order && self.order.as_ref().is_some_and(|(s, _)| *s == self.sort) {
+            // Grouped or focused lists are re-counted or re-ordered whole.
+            let plain = self.group.is_none() && self.focus.is_none();
+            if plain
+                && self.arrival_order
+                && self.order.as_ref().is_some_and(|(s, _)| *s == self.sort)
+            {
                 let passing: Vec<u32> = fresh
                     .iter()
                     .copied()
