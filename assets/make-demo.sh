@@ -125,6 +125,7 @@ done
 book_toml "$book" "$album" "Aesop" \
     "Ten fables in George Fyler Townsend's translation (1867): the fox and the grapes, the hare and the tortoise, the lion and the mouse, and more." \
     Fables
+printf 'series = "Aesop'"'"'s Fables"\nsequence = 1\n' >>"$book/book.toml"
 cover "$book/cover.jpg" 0x2e5a1e
 
 # --- 3. Fables: German, one mp3 with ID3v2 CHAP chapters and embedded cover art -----
@@ -187,5 +188,44 @@ book_toml "$book" "Poèmes choisis – Paul Verlaine" "Paul Verlaine" \
     "Trois poèmes : Chanson d'automne (1866), Il pleure dans mon cœur (1874) et Le ciel est, par-dessus le toit (1880)." \
     Poetry
 cover "$book/cover.jpg" 0x1e5a52
+
+# --- 6./7. A series: two more Aesop books after "Aesop's Fables" (#1) -------------------
+# "The Milk-Woman and Other Fables" (#2) names its series in book.toml; "The Oak and
+# the Reeds" (#1.5) only in its tags (ID3 TXXX SERIES and SERIES-PART), so the scanner's tag
+# reading is exercised too. Ordered by sequence, #1.5 sits between #1 and #2.
+# aesop_mp3 WORKDIR BOOKDIR ALBUM [extra ffmpeg args]: one mp3 per chapter.
+aesop_mp3() {
+    local wav n t total
+    total="$(ls "$1"/[0-9][0-9].wav | wc -l)"
+    for wav in "$1"/[0-9][0-9].wav; do
+        n="$((10#$(basename "$wav" .wav)))"
+        t="$(cat "${wav%.wav}.title")"
+        "${FF[@]}" -i "$wav" -map_metadata -1 -c:a libmp3lame -b:a 24k -ac 1 -ar "$RATE" \
+            -metadata title="$t" -metadata artist="Aesop" -metadata album="$3" \
+            -metadata album_artist="Aesop" -metadata track="$n/$total" -metadata genre="Audiobook" \
+            "${@:4}" "${EXACT[@]}" "$2/$n - $t.mp3"
+    done
+}
+book="$out/Fables/The Milk-Woman and Other Fables"
+mkdir -p "$book"
+split "$texts/aesop-more.txt" "$work/aesop2"
+speak en-gb "$work/aesop2"
+aesop_mp3 "$work/aesop2" "$book" "The Milk-Woman and Other Fables"
+book_toml "$book" "The Milk-Woman and Other Fables" "Aesop" \
+    "Two more fables in Townsend's translation: the milk-woman and her pail, the boy and the filberts." \
+    Fables
+printf 'series = "Aesop'"'"'s Fables"\nsequence = "2"\n' >>"$book/book.toml"
+cover "$book/cover.jpg" 0x5a4a1e
+
+book="$out/Fables/The Oak and the Reeds"
+mkdir -p "$book"
+split "$texts/aesop-interlude.txt" "$work/aesop15"
+speak en-gb "$work/aesop15"
+aesop_mp3 "$work/aesop15" "$book" "The Oak and the Reeds" \
+    -metadata SERIES="Aesop's Fables" -metadata SERIES-PART="1.5" -id3v2_version 4
+book_toml "$book" "The Oak and the Reeds" "Aesop" \
+    "One fable between the first and second books: the oak and the reeds." \
+    Fables
+cover "$book/cover.jpg" 0x1e4a5a
 
 du -sh "$out"

@@ -25,7 +25,7 @@ async fn every_demo_book_plays_to_the_end_in_server_order() {
         .await
         .unwrap();
     let books = client.books(&Default::default()).await.unwrap();
-    assert_eq!(books.len(), 5, "the demo library has five books");
+    assert_eq!(books.len(), 7, "the demo library has seven books");
     for book in &books {
         let manifest = client.manifest(&book.id).await.unwrap();
         let title = &book.title;

@@ -11,4 +11,5 @@ mod private;
 mod progress;
 mod scale;
 mod security;
+mod series;
 mod social;

@@ -1,0 +1,73 @@
+//! Series in the book object: read from `book.toml` and from tags, and
+//! updated by a rescan.
+
+use crate::common::*;
+use earmark::server::testing::TestServer;
+use serde_json::{Value, json};
+
+fn series(book: &Value) -> Value {
+    book["series"].clone()
+}
+
+#[tokio::test]
+async fn demo_series_come_from_book_toml_and_from_tags() {
+    let server = TestServer::start(demo_library()).await.unwrap();
+    let api = Api::login(&server).await;
+    let first = api.book_titled("Aesop's Fables").await;
+    assert_eq!(
+        series(&first),
+        json!([{"name": "Aesop's Fables", "sequence": "1"}])
+    );
+    let second = api.book_titled("The Milk-Woman").await;
+    assert_eq!(
+        series(&second),
+        json!([{"name": "Aesop's Fables", "sequence": "2"}])
+    );
+    // No series in its book.toml: the ID3 TXXX SERIES / SERIES-PART tags.
+    let between = api.book_titled("The Oak and the Reeds").await;
+    assert_eq!(
+        series(&between),
+        json!([{"name": "Aesop's Fables", "sequence": "1.5"}])
+    );
+    let detail = api
+        .get(&format!("/books/{}", between["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(series(detail.expect(200)), series(&between));
+    let poe = api.book_titled("Tell-Tale").await;
+    assert_eq!(series(&poe), json!([]), "a book in no series");
+}
+
+#[tokio::test]
+async fn a_rescan_picks_up_a_changed_series_and_q_finds_it() {
+    let lib = small_library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    assert_eq!(series(&api.book_titled("Two Cities").await), json!([]));
+    let toml = lib.path().join("Fiction/Two Cities/book.toml");
+    let base = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!(
+            "{base}series = [{{ name = \"Dickens Novels\", sequence = 2 }}, {{ name = \"Revolutions\" }}]\n"
+        ),
+    )
+    .unwrap();
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    assert_eq!(
+        series(&api.book_titled("Two Cities").await),
+        json!([{"name": "Dickens Novels", "sequence": "2"}, {"name": "Revolutions", "sequence": null}])
+    );
+    let found = api.get("/books?q=dickens%20novels").await;
+    assert_eq!(found.expect(200)["total"], 1, "q matches a series name");
+
+    std::fs::write(
+        &toml,
+        format!("{base}series = \"Dickens Novels\"\nsequence = \"#1.5\"\n"),
+    )
+    .unwrap();
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    assert_eq!(
+        series(&api.book_titled("Two Cities").await),
+        json!([{"name": "Dickens Novels", "sequence": "#1.5"}])
+    );
+}
