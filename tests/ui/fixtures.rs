@@ -32,7 +32,7 @@ pub fn progress(chapter: &str, position: f64, book_position: f64, finished: bool
 
 pub fn library() -> Vec<Book> {
     let mut moby = book("moby", "Moby Dick", "Herman Melville", 3.0 * 1800.0);
-    moby.narrator = Some("Stewart Wills".into());
+    moby.narrators = vec!["Stewart Wills".into()];
     moby.description = Some(
         "Call me Ishmael. The sailor Ishmael tells of the obsessive quest of Ahab, captain of the whaler Pequod, for revenge on the white whale.".into(),
     );
@@ -40,7 +40,13 @@ pub fn library() -> Vec<Book> {
     moby.progress = Some(progress("moby-2", 600.0, 2400.0, false));
     let mut pride = book("pride", "Pride and Prejudice", "Jane Austen", 11.5 * 3600.0);
     pride.progress = Some(progress("pride-9", 100.0, 11.5 * 3600.0, true));
-    let emma = book("emma", "Emma", "Jane Austen", 16.0 * 3600.0);
+    pride.series = SeriesRef::new("Austen Novels", Some("#2"))
+        .into_iter()
+        .collect();
+    let mut emma = book("emma", "Emma", "Jane Austen", 16.0 * 3600.0);
+    emma.series = SeriesRef::new("Austen Novels", Some("4"))
+        .into_iter()
+        .collect();
     let cjk = book(
         "santi",
         "三体 · The Three-Body Problem",

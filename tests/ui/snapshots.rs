@@ -84,6 +84,39 @@ fn library_with_player_bar() {
 }
 
 #[test]
+fn library_grouped_and_focused() {
+    both("library_by_author", || {
+        let mut app = logged_in();
+        app.update(key('v'));
+        app.update(key('j'));
+        app
+    });
+    both("library_series", || {
+        let mut app = logged_in();
+        for _ in 0..3 {
+            app.update(key('v'));
+        }
+        app.update(code(KeyCode::Enter));
+        app
+    });
+}
+
+#[test]
+fn book_screen_links_to_its_series() {
+    both("book_series", || {
+        let mut app = logged_in();
+        app.update(key('j'));
+        app.update(code(KeyCode::Enter));
+        app.update(Event::Answer(Answer::BookLoaded {
+            book: library()[2].clone(),
+            manifest: Some(manifest("emma", 3, 1800.0)),
+            bookmarks: Vec::new(),
+        }));
+        app
+    });
+}
+
+#[test]
 fn book_screen() {
     both("book", book_open);
     both("book_playing", playing);

@@ -102,18 +102,19 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
         .as_ref()
         .map(|a| format!(" {} ", a.status(w < 60)))
         .unwrap_or_default();
+    // What the list is narrowed or grouped to comes first: it matters most.
+    let browse = match (&lib.focus, lib.group) {
+        (Some(f), _) => format!(" {} ({}) · Esc back ", f.describe(), lib.len()),
+        (None, Some(g)) => format!(" by {} ({}) ", g.label(), lib.len()),
+        (None, None) => String::new(),
+    };
     let mut s = format!(
-        "{arriving} filter: {}  sort: {}",
+        "{arriving}{browse} filter: {}  sort: {}",
         lib.filter.label(),
         lib.sort.label()
     );
     if let Some(c) = lib.category_name() {
         s.push_str(&format!("  category: {c}"));
-    }
-    match (&lib.focus, lib.group) {
-        (Some(f), _) => s.push_str(&format!("  {} ({}) Esc back", f.describe(), lib.len())),
-        (None, Some(g)) => s.push_str(&format!("  by {} ({})", g.label(), lib.len())),
-        (None, None) => {}
     }
     s.push_str("   / search");
     put(buf, main, main.x, main.y, &fit(&s, w), theme.dim);
