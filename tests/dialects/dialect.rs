@@ -77,6 +77,21 @@ pub enum ProgressShape {
     /// Not recognisable: `{"state": {"track", "offset_s"}}`.
     UnknownWrapper,
 }
+/// How a book names its authors, narrators and series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum People {
+    /// `author` string, no narrator or series (the reference server's book
+    /// without them).
+    Ours,
+    /// `narrator` string, `series` string beside `seriesSequence` "#n".
+    FlatStrings,
+    /// `authors` objects, `narrators` list, `series_name` + `series_index` number.
+    SnakeNumbers,
+    /// Audiobookshelf-like: `series: [{id, name, sequence}]`.
+    SeriesList,
+    /// A series object without a name: unreadable, so unknown.
+    Unreadable,
+}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LicenseWords {
     StatusValid,
@@ -97,6 +112,7 @@ pub struct Dialect {
     pub no_progress: NoProgress,
     pub progress: ProgressShape,
     pub license: LicenseWords,
+    pub people: People,
     /// The server's identity header prefix.
     pub prefix: &'static str,
     /// Serve under `/gw/api/v1`, but hand out root-relative `/api/v1/…` URLs.
@@ -116,6 +132,7 @@ impl Default for Dialect {
             no_progress: NoProgress::NotFound,
             progress: ProgressShape::Ours,
             license: LicenseWords::StatusValid,
+            people: People::Ours,
             prefix: "X-Service",
             gateway: false,
         }

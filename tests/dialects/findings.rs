@@ -324,3 +324,30 @@ async fn a_428_although_both_headers_were_sent_names_the_header_prefix_setting()
     );
     assert_writes_in_scope(&s.writes(), "X-Service");
 }
+
+#[tokio::test]
+async fn series_and_narrators_are_read_in_every_shape_and_an_unreadable_series_is_unknown() {
+    for people in [
+        People::Ours,
+        People::FlatStrings,
+        People::SnakeNumbers,
+        People::SeriesList,
+        People::Unreadable,
+    ] {
+        let s = DialectServer::start(Dialect {
+            people,
+            ..Dialect::default()
+        })
+        .await;
+        let c = logged_in(&s).await;
+        for i in 1..=BOOKS {
+            let b = c.book(&BookId::new(book_id(&s.dialect, i))).await.unwrap();
+            let labels: Vec<String> = b.series.iter().map(SeriesRef::label).collect();
+            assert_eq!(
+                (b.narrators, labels),
+                want_people(&s.dialect, i),
+                "{people:?}"
+            );
+        }
+    }
+}

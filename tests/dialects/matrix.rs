@@ -82,11 +82,18 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
         ],
         prop_oneof![Just("X-Service"), Just("X-Acme")],
         any::<bool>(),
+        prop_oneof![
+            Just(People::Ours),
+            Just(People::FlatStrings),
+            Just(People::SnakeNumbers),
+            Just(People::SeriesList),
+            Just(People::Unreadable)
+        ],
     );
     (a, b).prop_map(
         |(
             (envelope, token, ids, list_key, paging, error),
-            (code_style, no_progress, progress, license, prefix, gateway),
+            (code_style, no_progress, progress, license, prefix, gateway, people),
         )| {
             Dialect {
                 envelope,
@@ -99,6 +106,7 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
                 no_progress,
                 progress,
                 license,
+                people,
                 prefix,
                 gateway,
             }
@@ -145,6 +153,18 @@ async fn client_flow(d: Dialect) {
     let want: Vec<String> = (1..=BOOKS).map(|i| book_id(&d, i)).collect();
     assert_eq!(ids, want, "every book once, in order: {d:?}");
     assert!(listing.skipped.is_empty(), "{:?}", listing.skipped);
+    for (i, b) in (1..).zip(&listing.items) {
+        let labels: Vec<String> = b.series.iter().map(SeriesRef::label).collect();
+        assert_eq!((b.narrators.clone(), labels), want_people(&d, i), "{d:?}");
+        assert_eq!(b.authors, ["Ann"], "{d:?}");
+    }
+    // In series order 1 < 1.5 < 2 < 10 < 11, which is the list order here.
+    let seqs: Vec<&Sequence> = listing
+        .items
+        .iter()
+        .filter_map(|b| b.series.first()?.sequence.as_ref())
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
 
     let b1 = BookId::new(book_id(&d, 1));
     let b2 = BookId::new(book_id(&d, 2));

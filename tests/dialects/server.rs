@@ -60,6 +60,23 @@ struct Ctx {
     wav: Bytes,
 }
 
+/// Book `i`'s place in the series "Saga": 1, 1.5, 2, 10, 11 (so a text
+/// order would be wrong).
+pub fn series_number(i: usize) -> String {
+    ["1", "1.5", "2", "10", "11"][(i - 1) % 5].to_owned()
+}
+
+/// What the client should read: (narrators, series labels).
+pub fn want_people(d: &Dialect, i: usize) -> (Vec<String>, Vec<String>) {
+    let saga = vec![format!("Saga #{}", series_number(i))];
+    match d.people {
+        People::Ours | People::Unreadable => (vec![], vec![]),
+        People::FlatStrings => (vec!["Ned".into()], saga),
+        People::SnakeNumbers => (vec!["Ned".into(), "Nia".into()], saga),
+        People::SeriesList => (vec!["Ned".into()], saga),
+    }
+}
+
 pub fn book_id(d: &Dialect, i: usize) -> String {
     match d.ids {
         Ids::Strings => format!("bk{i}"),
@@ -212,8 +229,22 @@ impl Ctx {
 
     fn book(&self, i: usize) -> Value {
         let id = book_id(&self.d, i);
-        json!({"id": id_value(&self.d, &id), "title": format!("Book {i}"), "author": "Ann",
-               "durationSec": 2 * CHAPTER_SECS, "data": {"extra": true}})
+        let mut b = json!({"id": id_value(&self.d, &id), "title": format!("Book {i}"), "author": "Ann",
+               "durationSec": 2 * CHAPTER_SECS, "data": {"extra": true}});
+        let o = b.as_object_mut().unwrap();
+        let people = match self.d.people {
+            People::Ours => json!({}),
+            People::FlatStrings => json!({"narrator": "Ned", "series": "Saga",
+                "seriesSequence": format!("#{}", series_number(i))}),
+            People::SnakeNumbers => json!({"author": null, "authors": [{"name": "Ann"}],
+                "narrators": ["Ned", "Nia"], "series_name": "Saga",
+                "series_index": series_number(i).parse::<f64>().unwrap()}),
+            People::SeriesList => json!({"narrators": [{"name": "Ned"}],
+                "series": [{"id": "s1", "name": "Saga", "sequence": series_number(i)}]}),
+            People::Unreadable => json!({"series": {"id": "s1", "seq": 3}}),
+        };
+        o.extend(people.as_object().unwrap().clone());
+        b
     }
 
     fn list(&self, items: Vec<Value>, extra: Value) -> Value {
