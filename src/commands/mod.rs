@@ -10,6 +10,7 @@ pub mod listening;
 mod output;
 pub mod password;
 pub mod play;
+mod select;
 pub mod sync;
 
 use crate::api::{ApiError, BookQuery, Client, ErrorClass, NewBookmark};
@@ -55,6 +56,16 @@ pub enum ClientCommand {
         /// Print each page as it arrives (with --json: one JSON line per page).
         #[arg(long)]
         stream: bool,
+        /// Only books by this author (the whole name, any case).
+        #[arg(long)]
+        author: Option<String>,
+        /// Only books read by this narrator (the whole name, any case).
+        #[arg(long)]
+        narrator: Option<String>,
+        /// Only books of this series, in series order (#1, #1.5, #2, #10…;
+        /// with --stream, in the server's order page by page).
+        #[arg(long)]
+        series: Option<String>,
     },
     /// Search books by title, author, narrator or description.
     Search {
@@ -404,6 +415,9 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
             favorites,
             sort,
             stream,
+            author,
+            narrator,
+            series,
         } => {
             let q = BookQuery {
                 category: category.map(CategoryId::new),
@@ -411,10 +425,16 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
                 sort,
                 ..Default::default()
             };
+            let select = select::BookSelect {
+                author,
+                narrator,
+                series,
+            };
             if stream {
-                output::books_stream(out, client.book_pager(&q)).await?;
+                output::books_stream(out, client.book_pager(&q), &select).await?;
             } else {
-                let listing = client.books_listing(&q).await?;
+                let mut listing = client.books_listing(&q).await?;
+                select.apply(&mut listing.items);
                 output::books_listing(out, &listing);
             }
         }

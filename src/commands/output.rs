@@ -151,11 +151,18 @@ pub fn books_listing(out: &mut Out, l: &Listing<Book>) {
 
 /// Pages as they arrive: text lines, or one JSON line per page
 /// `{"page", "items", "total", "skipped"}`.
-pub async fn books_stream(out: &mut Out, mut pager: Pager<Book>) -> Result<(), ApiError> {
+pub async fn books_stream(
+    out: &mut Out,
+    mut pager: Pager<Book>,
+    select: &super::select::BookSelect,
+) -> Result<(), ApiError> {
     let mut n = 0u64;
     let mut count = 0usize;
-    while let Some(page) = pager.next_page().await? {
+    while let Some(mut page) = pager.next_page().await? {
         n += 1;
+        if !select.is_empty() {
+            page.items.retain(|b| select.keeps(b));
+        }
         count += page.items.len();
         if out.json {
             out.json_line(&json!({

@@ -128,6 +128,38 @@ async fn every_cli_command_against_the_reference_server() {
     assert!(!in_cat.is_empty() && in_cat.len() < items.len());
     assert!(in_cat.iter().any(|b| b["id"] == book_id.as_str()));
 
+    // A series in its order (#1.5 from tags sits between #1 and #2), and
+    // the people filters.
+    let series = ok_json(&home, &["books", "--series", "aesop's fables"]).await;
+    let places: Vec<(&str, &str)> = series["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["title"].as_str().unwrap(),
+                b["series"][0]["sequence"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            ("Aesop's Fables", "1"),
+            ("The Oak and the Reeds", "1.5"),
+            ("The Milk-Woman and Other Fables", "2")
+        ]
+    );
+    let by_poe = ok_json(&home, &["books", "--author", "Edgar Allan Poe"]).await;
+    assert_eq!(by_poe["total"], 2, "{by_poe}");
+    let read = ok_json(
+        &home,
+        &["books", "--narrator", "espeak-ng", "--author", "aesop"],
+    )
+    .await;
+    assert_eq!(read["total"], 3, "{read}");
+    assert_eq!(read["items"][0]["narrators"][0], "espeak-ng");
+
     // favorites
     let f = ok_json(&home, &["favorites", "add", &book_id]).await;
     assert_eq!(f["favorite"], true);
