@@ -100,7 +100,10 @@ pub fn progress_json(p: &Progress) -> Value {
 
 pub fn book_json(b: &Book) -> Value {
     json!({
-        "id": b.id.as_str(), "title": b.title, "authors": b.authors, "narrators": b.narrators,
+        "id": b.id.as_str(), "title": b.title, "authors": b.authors,
+        // `narrator` (joined) as before; `narrators` names each one.
+        "narrator": (!b.narrators.is_empty()).then(|| b.narrators.join(", ")),
+        "narrators": b.narrators,
         "series": b.series,
         "description": b.description, "durationSec": b.duration, "chapterCount": b.chapter_count,
         "categories": b.categories.iter().map(category_json).collect::<Vec<_>>(),
