@@ -14,8 +14,11 @@ impl App {
             _ => {
                 if self.screen == Screen::Library {
                     self.library.next_group();
-                    let what = self.library.group.map_or("nothing", Facet::label);
-                    self.toast(format!("Grouped by {what}"), false);
+                    let said = match self.library.group {
+                        Some(f) => format!("Grouped by {}", f.label()),
+                        None => "Not grouped".to_owned(),
+                    };
+                    self.toast(said, false);
                 }
                 return;
             }
