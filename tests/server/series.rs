@@ -71,3 +71,38 @@ async fn a_rescan_picks_up_a_changed_series_and_q_finds_it() {
         json!([{"name": "Dickens Novels", "sequence": "#1.5"}])
     );
 }
+
+#[tokio::test]
+async fn a_database_from_before_series_upgrades_on_the_next_scan() {
+    let lib = small_library();
+    let toml = lib.path().join("Fiction/Two Cities/book.toml");
+    let base = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!("{base}series = \"Dickens Novels\"\nsequence = 3\n"),
+    )
+    .unwrap();
+    let mut server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    let id = api.book_titled("Two Cities").await["id"].clone();
+    server.stop().await;
+    // Rows as an older earmark wrote them: no `series` in the stored book,
+    // and the signature of the older scan layout.
+    let db = rusqlite::Connection::open(server.data_path().join("earmark.sqlite3")).unwrap();
+    let rows = db
+        .execute(
+            "UPDATE books SET data = json_remove(data, '$.series'), sig = 'older'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(rows, 3);
+    drop(db);
+    server.restart().await.unwrap();
+    let api = Api::login(&server).await;
+    let book = api.book_titled("Two Cities").await;
+    assert_eq!(book["id"], id, "same id after the upgrade");
+    assert_eq!(
+        series(&book),
+        json!([{"name": "Dickens Novels", "sequence": "3"}])
+    );
+}
