@@ -354,3 +354,38 @@ fn sigterm_saves_and_restores_the_terminal() {
     assert!(!parser.screen().alternate_screen());
     assert!(!parser.screen().hide_cursor());
 }
+
+/// The demo series end to end: tags and book.toml on the server, the wire,
+/// and the narrowed and grouped library in a real terminal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_series_opens_in_its_order_and_groups() {
+    let server = TestServer::start(demo_library()).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let base = server.base_url().to_owned();
+    let password = server.password.clone();
+    let home_path = home.path().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut tui = Tui::start(&home_path, &base, "alice", &["--audio", "null"]);
+        tui.wait_for("Log in to your audiobook server");
+        tui.keys(&password);
+        tui.keys("\r");
+        tui.wait_for("filter: all");
+        tui.wait_for("Aesop's Fables");
+        tui.keys("g"); // the first row by title: Aesop's Fables
+        tui.keys("e"); // its series
+        tui.wait_for("series: Aesop's Fables (3)");
+        tui.wait_for("#1.5 The Oak and the Reeds");
+        tui.keys("\r"); // the cursor stayed on Aesop's Fables (#1)
+        tui.wait_for("Aesop's Fables #1 · more: a author  w narrator  e series");
+        tui.keys("q"); // back to the narrowed library
+        tui.keys("\x1b"); // and to the whole library
+        tui.keys("vvv"); // grouped by series
+        tui.wait_for("by series (2)");
+        tui.wait_for("(not in a series)");
+        tui.keys("Q");
+        let status = tui.wait_exit();
+        assert!(status.success(), "{status:?}");
+    })
+    .await
+    .unwrap();
+}
