@@ -261,6 +261,9 @@ pub fn local_clock(at: EpochMillis) -> String {
     format!("{} {:02}:{:02}", civil_date(day), s / 3600, (s / 60) % 60)
 }
 
+// musl's libc crate deprecates the `time_t` alias (its width changed in musl
+// 1.2); it is still the type `localtime_r` takes there.
+#[allow(deprecated)]
 fn utc_offset_secs(secs: i64) -> i64 {
     let t = secs as libc::time_t;
     // SAFETY: localtime_r writes only into the `tm` we own.
