@@ -139,9 +139,17 @@ pub fn scan_library(
     Ok(())
 }
 
-/// One cached probe: valid while the file keeps its size and mtime.
+/// What a probe reads; raise it when `Probed` gains something a file must
+/// be read again for (1: series tags). Entries of another layout are stale.
+pub const PROBE_LAYOUT: u32 = 1;
+
+/// One cached probe: valid while the file keeps its size and mtime and
+/// the probe its layout.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CacheEntry {
+    /// 0 in entries written before layouts were recorded.
+    #[serde(default)]
+    pub layout: u32,
     pub size: u64,
     pub mtime_ns: i64,
     pub with_chapters: bool,
@@ -176,7 +184,10 @@ impl ProbeCache {
         let key = file.to_string_lossy().into_owned();
         self.seen.insert(key.clone());
         let hit = self.entries.get(&key).is_some_and(|e| {
-            e.size == size && e.mtime_ns == mtime_ns && e.with_chapters == with_chapters
+            e.layout == PROBE_LAYOUT
+                && e.size == size
+                && e.mtime_ns == mtime_ns
+                && e.with_chapters == with_chapters
         });
         if !hit {
             let probe = media::probe(file, with_chapters)?;
@@ -185,6 +196,7 @@ impl ProbeCache {
             self.entries.insert(
                 key.clone(),
                 CacheEntry {
+                    layout: PROBE_LAYOUT,
                     size,
                     mtime_ns,
                     with_chapters,

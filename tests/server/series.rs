@@ -106,3 +106,34 @@ async fn a_database_from_before_series_upgrades_on_the_next_scan() {
         json!([{"name": "Dickens Novels", "sequence": "3"}])
     );
 }
+
+#[tokio::test]
+async fn probes_cached_before_series_tags_are_read_again() {
+    let mut server = TestServer::start(demo_library()).await.unwrap();
+    server.stop().await;
+    // As an older earmark left the database: probes without the series
+    // tags (and without a layout), rows without series.
+    let db = rusqlite::Connection::open(server.data_path().join("earmark.sqlite3")).unwrap();
+    let probes = db
+        .execute(
+            "UPDATE probe_cache SET data = json_remove(data, '$.layout', \
+             '$.probe.tags.series', '$.probe.tags.series_part')",
+            [],
+        )
+        .unwrap();
+    assert!(probes > 0, "the demo's probes are cached");
+    db.execute(
+        "UPDATE books SET data = json_remove(data, '$.series'), sig = 'older'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    server.restart().await.unwrap();
+    let api = Api::login(&server).await;
+    // Its series is only in ID3 tags: the file must be probed again.
+    let oak = api.book_titled("The Oak and the Reeds").await;
+    assert_eq!(
+        series(&oak),
+        json!([{"name": "Aesop's Fables", "sequence": "1.5"}])
+    );
+}
