@@ -137,3 +137,50 @@ async fn probes_cached_before_series_tags_are_read_again() {
         json!([{"name": "Aesop's Fables", "sequence": "1.5"}])
     );
 }
+
+#[tokio::test]
+async fn a_bad_series_in_book_toml_loses_only_that_key() {
+    let lib = small_library();
+    let toml = lib.path().join("Fiction/Two Cities/book.toml");
+    let base = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!("{base}categories = [\"Classics\"]\nseries = 3\n"),
+    )
+    .unwrap();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    let b = api.book_titled("A Tale of Two Cities").await;
+    assert_eq!(b["author"], "Charles Dickens");
+    assert_eq!(b["narrator"], "Tess Ter");
+    assert_eq!(b["categories"][0]["name"], "Classics");
+    assert_eq!(series(&b), json!([]), "an unreadable series is none");
+
+    // A list keeps its readable entries; a bad sequence keeps the name.
+    std::fs::write(
+        &toml,
+        format!(
+            "{base}series = [{{ sequence = 1 }}, {{ name = \"Dickens Novels\", sequence = 2 }}, {{ name = \"Revolutions\", sequence = [3] }}]\n"
+        ),
+    )
+    .unwrap();
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    let b = api.book_titled("A Tale of Two Cities").await;
+    assert_eq!(b["author"], "Charles Dickens");
+    assert_eq!(
+        series(&b),
+        json!([{"name": "Dickens Novels", "sequence": "2"}, {"name": "Revolutions", "sequence": null}])
+    );
+    std::fs::write(
+        &toml,
+        format!("{base}series = \"Dickens Novels\"\nsequence = {{ n = 4 }}\n"),
+    )
+    .unwrap();
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    let b = api.book_titled("A Tale of Two Cities").await;
+    assert_eq!(b["narrator"], "Tess Ter");
+    assert_eq!(
+        series(&b),
+        json!([{"name": "Dickens Novels", "sequence": null}])
+    );
+}
