@@ -161,7 +161,8 @@ pub fn scan_library(
 }
 
 /// What a probe reads; raise it when `Probed` gains something a file must
-/// be read again for (1: series tags). Entries of another layout are stale.
+/// be read again for (1: series tags, name and part from one source).
+/// Entries of another layout are stale.
 pub const PROBE_LAYOUT: u32 = 1;
 
 /// One cached probe: valid while the file keeps its size and mtime and
