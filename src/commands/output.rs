@@ -168,9 +168,11 @@ pub async fn books_stream(
         }
         count += page.items.len();
         if out.json {
+            // The server's total counts books the selection drops: unknown.
+            let total = if select.is_empty() { page.total } else { None };
             out.json_line(&json!({
                 "page": n, "items": page.items.iter().map(book_json).collect::<Vec<_>>(),
-                "total": page.total, "skipped": skipped_json(&page.skipped),
+                "total": total, "skipped": skipped_json(&page.skipped),
             }));
         } else {
             for b in &page.items {

@@ -74,14 +74,25 @@ impl Sequence {
 }
 
 /// The first decimal number in `s`: digits, then optionally `.` or `,`
-/// and more digits (`1,5` is how much of Europe writes 1.5).
+/// and more digits (`1,5` is how much of Europe writes 1.5). A `-` right
+/// before the digits makes it negative when it starts the text or follows
+/// `#` or a space (`-1`, `#-1`, `Book -1`), not in a range like `2-3`.
 fn first_number(s: &str) -> Option<f64> {
     let start = s.find(|c: char| c.is_ascii_digit())?;
+    let bytes = s.as_bytes();
+    let negative = start > 0
+        && bytes[start - 1] == b'-'
+        && (start == 1 || matches!(bytes[start - 2], b'#' | b' '));
     let rest = &s[start..];
     let int_len = rest
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(rest.len());
-    let mut text = rest[..int_len].to_owned();
+    let mut text = if negative {
+        "-".to_owned()
+    } else {
+        String::new()
+    };
+    text.push_str(&rest[..int_len]);
     let after = &rest[int_len..];
     if let Some(frac) = after.strip_prefix(['.', ',']) {
         let frac_len = frac
@@ -178,6 +189,10 @@ mod tests {
         assert_eq!(seq("Vol. 7 of 9").number(), Some(7.0));
         assert_eq!(seq("2-3").number(), Some(2.0));
         assert_eq!(seq("4.").number(), Some(4.0));
+        assert_eq!(seq("-1").number(), Some(-1.0));
+        assert_eq!(seq("#-0.5").number(), Some(-0.5));
+        assert_eq!(seq("Book -2").number(), Some(-2.0));
+        assert_eq!(seq("x-2").number(), Some(2.0), "a dash inside a word");
         assert_eq!(seq("Prequel").number(), None);
         assert!(Sequence::parse("  ").is_none());
         assert_eq!(seq("#1.5").shown(), "1.5");
@@ -222,6 +237,8 @@ mod tests {
             (0u32..100, 0u32..100).prop_map(|(a, b)| seq(&format!("{a}.{b}"))),
             (0u32..100).prop_map(|n| seq(&format!("#{n}"))),
             (0u32..100).prop_map(|n| seq(&format!("Book {n}"))),
+            (1u32..100).prop_map(|n| seq(&format!("-{n}"))),
+            (0u32..100, 1u32..10).prop_map(|(a, b)| seq(&format!("#-{a}.{b}"))),
             "[a-zA-Z #.,]{1,8}".prop_filter_map("blank", |s| Sequence::parse(&s)),
         ]
     }
@@ -248,6 +265,13 @@ mod tests {
             let mid = seq(&format!("{n}.{f}"));
             prop_assert!(seq(&n.to_string()) < mid);
             prop_assert!(mid < seq(&(n + 1).to_string()));
+        }
+
+        #[test]
+        fn negatives_come_before_zero_in_value_order(x in 1u32..10_000, y in 1u32..10_000) {
+            let neg = seq(&format!("-{x}"));
+            prop_assert!(neg < seq("0"));
+            prop_assert_eq!(seq(&format!("#-{x}")).cmp(&seq(&format!("#-{y}"))), y.cmp(&x));
         }
 
         #[test]

@@ -280,11 +280,14 @@ fn tag_title(tag: &Tag) -> Option<String> {
 }
 
 fn read_tags(tags: &[Tag], out: &mut Tags) {
-    // Custom tags first: they name the series more surely than movements.
+    // The user tags SERIES / SERIES-PART, and iTunes' movement name and
+    // number: two sources, kept apart so a name never gets the other's number.
+    let mut custom = SeriesTags::default();
+    let mut movement = SeriesTags::default();
     for tag in tags {
         let slot = match custom_key(tag).to_ascii_uppercase().as_str() {
-            "SERIES" => &mut out.series,
-            "SERIES-PART" | "SERIES_PART" | "SERIESPART" => &mut out.series_part,
+            "SERIES" => &mut custom.name,
+            "SERIES-PART" | "SERIES_PART" | "SERIESPART" => &mut custom.part,
             _ => continue,
         };
         let value = match &tag.raw.value {
@@ -307,10 +310,10 @@ fn read_tags(tags: &[Tag], out: &mut Tags) {
             StandardTag::AlbumArtist(v) => (&mut out.album_artist, v),
             StandardTag::Composer(v) => (&mut out.composer, v),
             StandardTag::Description(v) | StandardTag::Comment(v) => (&mut out.description, v),
-            StandardTag::MovementName(v) => (&mut out.series, v),
+            StandardTag::MovementName(v) => (&mut movement.name, v),
             StandardTag::MovementNumber(n) => {
-                if out.series_part.is_none() {
-                    out.series_part = Some(n.to_string());
+                if movement.part.is_none() {
+                    movement.part = Some(n.to_string());
                 }
                 continue;
             }
@@ -319,6 +322,28 @@ fn read_tags(tags: &[Tag], out: &mut Tags) {
         let value = value.trim();
         if slot.is_none() && !value.is_empty() {
             *slot = Some(value.to_owned());
+        }
+    }
+    let series = custom.or(movement);
+    out.series = series.name;
+    out.series_part = series.part;
+}
+
+/// A series name and its part, both from one source.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct SeriesTags {
+    name: Option<String>,
+    part: Option<String>,
+}
+
+impl SeriesTags {
+    /// This source when it names a series (custom tags name it more surely
+    /// than movements), else `other`; a part without a name is dropped.
+    fn or(self, other: SeriesTags) -> SeriesTags {
+        match (&self.name, &other.name) {
+            (Some(_), _) => self,
+            (None, Some(_)) => other,
+            (None, None) => SeriesTags::default(),
         }
     }
 }
@@ -384,4 +409,32 @@ fn duration_sec(format: &mut dyn FormatReader) -> anyhow::Result<f64> {
         .calc_time(symphonia::core::units::Timestamp::new(end))
         .map(|t| t.as_secs_f64())
         .unwrap_or(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SeriesTags;
+
+    fn tags(name: Option<&str>, part: Option<&str>) -> SeriesTags {
+        SeriesTags {
+            name: name.map(str::to_owned),
+            part: part.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_series_name_and_its_part_come_from_the_same_source() {
+        let custom = tags(Some("Aesop's Fables"), None);
+        let movement = tags(Some("Fables"), Some("3"));
+        assert_eq!(
+            custom.clone().or(movement.clone()),
+            custom,
+            "no part from MVIN"
+        );
+        assert_eq!(tags(None, Some("2")).or(movement.clone()), movement);
+        assert_eq!(
+            tags(None, Some("2")).or(tags(None, Some("3"))),
+            tags(None, None)
+        );
+    }
 }

@@ -25,55 +25,76 @@ pub struct BookToml {
     pub description: Option<String>,
     pub categories: Option<Vec<String>>,
     /// `series = "Name"` with `sequence = 2` (or `"1.5"`), or a list of
-    /// `{ name, sequence }` tables for a book in several series.
-    pub series: Option<TomlSeries>,
-    pub sequence: Option<TomlSequence>,
+    /// `{ name, sequence }` tables for a book in several series. Read as
+    /// plain values so a bad one loses only itself, not the whole file.
+    #[serde(rename = "series")]
+    series_raw: Option<toml::Value>,
+    #[serde(rename = "sequence")]
+    sequence_raw: Option<toml::Value>,
+    /// The series read from those; `None` when the file names none.
+    #[serde(skip)]
+    pub series: Option<Vec<SeriesRef>>,
 }
 
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(untagged)]
-pub enum TomlSeries {
-    Name(String),
-    List(Vec<TomlSeriesEntry>),
-}
-
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct TomlSeriesEntry {
-    pub name: String,
-    pub sequence: Option<TomlSequence>,
-}
-
-/// A sequence written as a number or as text.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(untagged)]
-pub enum TomlSequence {
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-impl TomlSequence {
-    fn text(&self) -> String {
-        match self {
-            TomlSequence::Int(i) => i.to_string(),
-            TomlSequence::Float(f) => f.to_string(),
-            TomlSequence::Text(t) => t.clone(),
+/// Reads `series`/`sequence` leniently: what cannot be read is left out
+/// with a warning naming the file and the value.
+fn toml_series(
+    series: Option<&toml::Value>,
+    sequence: Option<&toml::Value>,
+    path: &Path,
+) -> Option<Vec<SeriesRef>> {
+    let warn = |what: &str, v: &toml::Value| {
+        tracing::warn!(
+            "{}: ignoring {what} {v}: not a series name or a {{ name, sequence }} table",
+            path.display()
+        );
+    };
+    let seq_text = |v: Option<&toml::Value>| -> Option<String> {
+        let v = v?;
+        match v {
+            toml::Value::Integer(i) => Some(i.to_string()),
+            toml::Value::Float(f) if f.is_finite() => Some(f.to_string()),
+            toml::Value::String(t) => Some(t.clone()),
+            other => {
+                tracing::warn!(
+                    "{}: ignoring sequence {other}: not a number or text",
+                    path.display()
+                );
+                None
+            }
         }
-    }
+    };
+    let entry = |v: &toml::Value, seq: Option<&toml::Value>| -> Option<SeriesRef> {
+        match v {
+            toml::Value::String(name) => SeriesRef::new(name, seq_text(seq).as_deref()),
+            toml::Value::Table(t) => match t.get("name") {
+                Some(toml::Value::String(name)) => {
+                    SeriesRef::new(name, seq_text(t.get("sequence")).as_deref())
+                }
+                _ => {
+                    warn("series entry", v);
+                    None
+                }
+            },
+            other => {
+                warn("series", other);
+                None
+            }
+        }
+    };
+    let list = match series? {
+        toml::Value::Array(items) => items.iter().filter_map(|v| entry(v, None)).collect(),
+        one => entry(one, sequence).into_iter().collect::<Vec<_>>(),
+    };
+    // Nothing readable: as if the key were absent (the tags may name it).
+    (!list.is_empty()).then_some(list)
 }
 
 /// The series of a book: `book.toml` wins; else the `SERIES` /
 /// `SERIES-PART` tags (or iTunes' movement name and number) of its first file.
 fn series_of(toml: &BookToml, tags: &media::Tags) -> Vec<SeriesRef> {
-    let seq = toml.sequence.as_ref().map(TomlSequence::text);
     match &toml.series {
-        Some(TomlSeries::Name(name)) => SeriesRef::new(name, seq.as_deref()).into_iter().collect(),
-        Some(TomlSeries::List(list)) => list
-            .iter()
-            .filter_map(|e| {
-                SeriesRef::new(&e.name, e.sequence.as_ref().map(|s| s.text()).as_deref())
-            })
-            .collect(),
+        Some(list) => list.clone(),
         None => tags
             .series
             .as_deref()
@@ -139,9 +160,18 @@ pub fn scan_library(
     Ok(())
 }
 
-/// One cached probe: valid while the file keeps its size and mtime.
+/// What a probe reads; raise it when `Probed` gains something a file must
+/// be read again for (1: series tags, name and part from one source).
+/// Entries of another layout are stale.
+pub const PROBE_LAYOUT: u32 = 1;
+
+/// One cached probe: valid while the file keeps its size and mtime and
+/// the probe its layout.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CacheEntry {
+    /// 0 in entries written before layouts were recorded.
+    #[serde(default)]
+    pub layout: u32,
     pub size: u64,
     pub mtime_ns: i64,
     pub with_chapters: bool,
@@ -176,7 +206,10 @@ impl ProbeCache {
         let key = file.to_string_lossy().into_owned();
         self.seen.insert(key.clone());
         let hit = self.entries.get(&key).is_some_and(|e| {
-            e.size == size && e.mtime_ns == mtime_ns && e.with_chapters == with_chapters
+            e.layout == PROBE_LAYOUT
+                && e.size == size
+                && e.mtime_ns == mtime_ns
+                && e.with_chapters == with_chapters
         });
         if !hit {
             let probe = media::probe(file, with_chapters)?;
@@ -185,6 +218,7 @@ impl ProbeCache {
             self.entries.insert(
                 key.clone(),
                 CacheEntry {
+                    layout: PROBE_LAYOUT,
                     size,
                     mtime_ns,
                     with_chapters,
@@ -489,8 +523,11 @@ fn read_book_toml(path: &Path) -> BookToml {
             return BookToml::default();
         }
     };
-    match toml::from_str(&text) {
-        Ok(t) => t,
+    match toml::from_str::<BookToml>(&text) {
+        Ok(mut t) => {
+            t.series = toml_series(t.series_raw.as_ref(), t.sequence_raw.as_ref(), path);
+            t
+        }
         Err(err) => {
             tracing::warn!("ignoring {}: {err}", path.display());
             BookToml::default()

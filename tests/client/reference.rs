@@ -152,6 +152,26 @@ async fn every_cli_command_against_the_reference_server() {
     );
     let by_poe = ok_json(&home, &["books", "--author", "Edgar Allan Poe"]).await;
     assert_eq!(by_poe["total"], 2, "{by_poe}");
+    // Streamed, the server's unfiltered total is not the selection's.
+    let o = home
+        .run(
+            &["books", "--author", "Edgar Allan Poe", "--stream", "--json"],
+            None,
+        )
+        .await;
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let pages: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(!pages.is_empty(), "{out}");
+    assert!(pages.iter().all(|p| p["total"].is_null()), "{out}");
+    let streamed: usize = pages
+        .iter()
+        .map(|p| p["items"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(streamed, 2, "{out}");
     let read = ok_json(
         &home,
         &["books", "--narrator", "espeak-ng", "--author", "aesop"],

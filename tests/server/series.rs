@@ -106,3 +106,81 @@ async fn a_database_from_before_series_upgrades_on_the_next_scan() {
         json!([{"name": "Dickens Novels", "sequence": "3"}])
     );
 }
+
+#[tokio::test]
+async fn probes_cached_before_series_tags_are_read_again() {
+    let mut server = TestServer::start(demo_library()).await.unwrap();
+    server.stop().await;
+    // As an older earmark left the database: probes without the series
+    // tags (and without a layout), rows without series.
+    let db = rusqlite::Connection::open(server.data_path().join("earmark.sqlite3")).unwrap();
+    let probes = db
+        .execute(
+            "UPDATE probe_cache SET data = json_remove(data, '$.layout', \
+             '$.probe.tags.series', '$.probe.tags.series_part')",
+            [],
+        )
+        .unwrap();
+    assert!(probes > 0, "the demo's probes are cached");
+    db.execute(
+        "UPDATE books SET data = json_remove(data, '$.series'), sig = 'older'",
+        [],
+    )
+    .unwrap();
+    drop(db);
+    server.restart().await.unwrap();
+    let api = Api::login(&server).await;
+    // Its series is only in ID3 tags: the file must be probed again.
+    let oak = api.book_titled("The Oak and the Reeds").await;
+    assert_eq!(
+        series(&oak),
+        json!([{"name": "Aesop's Fables", "sequence": "1.5"}])
+    );
+}
+
+#[tokio::test]
+async fn a_bad_series_in_book_toml_loses_only_that_key() {
+    let lib = small_library();
+    let toml = lib.path().join("Fiction/Two Cities/book.toml");
+    let base = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!("{base}categories = [\"Classics\"]\nseries = 3\n"),
+    )
+    .unwrap();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let api = Api::login(&server).await;
+    let b = api.book_titled("A Tale of Two Cities").await;
+    assert_eq!(b["author"], "Charles Dickens");
+    assert_eq!(b["narrator"], "Tess Ter");
+    assert_eq!(b["categories"][0]["name"], "Classics");
+    assert_eq!(series(&b), json!([]), "an unreadable series is none");
+
+    // A list keeps its readable entries; a bad sequence keeps the name.
+    std::fs::write(
+        &toml,
+        format!(
+            "{base}series = [{{ sequence = 1 }}, {{ name = \"Dickens Novels\", sequence = 2 }}, {{ name = \"Revolutions\", sequence = [3] }}]\n"
+        ),
+    )
+    .unwrap();
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    let b = api.book_titled("A Tale of Two Cities").await;
+    assert_eq!(b["author"], "Charles Dickens");
+    assert_eq!(
+        series(&b),
+        json!([{"name": "Dickens Novels", "sequence": "2"}, {"name": "Revolutions", "sequence": null}])
+    );
+    std::fs::write(
+        &toml,
+        format!("{base}series = \"Dickens Novels\"\nsequence = {{ n = 4 }}\n"),
+    )
+    .unwrap();
+    earmark::server::rescan(lib.path(), server.data_path()).unwrap();
+    let b = api.book_titled("A Tale of Two Cities").await;
+    assert_eq!(b["narrator"], "Tess Ter");
+    assert_eq!(
+        series(&b),
+        json!([{"name": "Dickens Novels", "sequence": null}])
+    );
+}

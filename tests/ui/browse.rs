@@ -133,3 +133,28 @@ fn a_book_in_two_series_goes_to_each_in_turn() {
     app.update(key('e'));
     assert_eq!(titles(&app).len(), 2, "and round again");
 }
+
+#[test]
+fn a_link_with_no_name_keeps_the_filter_category_and_search() {
+    let mut app = book_open();
+    app.library.filter = Filter::Favorites;
+    app.library.category = Some(CategoryId::new("classics"));
+    app.library.search = Some(Search {
+        query: "moby".into(),
+        ..Search::default()
+    });
+    // Moby Dick is in no series: nothing to follow.
+    let fx = app.update(key('e'));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert_eq!(app.screen, Screen::Book);
+    assert_eq!(
+        app.toasts.back().map(|t| t.text.as_str()),
+        Some("This book is not part of a series.")
+    );
+    assert_eq!(app.library.filter, Filter::Favorites);
+    assert_eq!(app.library.category, Some(CategoryId::new("classics")));
+    assert_eq!(
+        app.library.search.as_ref().map(|s| s.query.as_str()),
+        Some("moby")
+    );
+}

@@ -103,6 +103,22 @@ impl Tui {
         panic!("timed out waiting for {what:?}; screen:\n{}", self.text());
     }
 
+    /// Waits until `what` has left the screen (a key was handled), so the
+    /// next keys never share a read with an Esc (ESC+v would be Alt+v).
+    pub(crate) fn wait_gone(&self, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if !self.text().contains(what) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "timed out waiting for {what:?} to go; screen:\n{}",
+            self.text()
+        );
+    }
+
     pub(crate) fn keys(&mut self, bytes: &str) {
         self.writer.write_all(bytes.as_bytes()).unwrap();
         self.writer.flush().unwrap();
@@ -378,7 +394,10 @@ async fn the_demo_series_opens_in_its_order_and_groups() {
         tui.keys("\r"); // the cursor stayed on Aesop's Fables (#1)
         tui.wait_for("Aesop's Fables #1 · more: a author  w narrator  e series");
         tui.keys("q"); // back to the narrowed library
+        tui.wait_gone("more: a author");
+        tui.wait_for("series: Aesop's Fables (3)");
         tui.keys("\x1b"); // and to the whole library
+        tui.wait_gone("series: Aesop's Fables");
         tui.keys("vvv"); // grouped by series
         tui.wait_for("by series (2)");
         tui.wait_for("(not in a series)");

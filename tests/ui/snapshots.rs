@@ -117,6 +117,35 @@ fn book_screen_links_to_its_series() {
 }
 
 #[test]
+fn a_short_screen_keeps_the_chapter_list_and_folds_the_series_into_the_facts() {
+    let mut app = logged_in();
+    let mut books = library();
+    books[2].description = Some("A young woman of wealth plays matchmaker.".repeat(3));
+    app.update(Event::Answer(Answer::Library {
+        books: books.clone(),
+        from_cache: false,
+    }));
+    app.update(key('j'));
+    app.update(code(KeyCode::Enter));
+    app.update(Event::Answer(Answer::BookLoaded {
+        book: books[2].clone(),
+        manifest: Some(manifest("emma", 3, 1800.0)),
+        bookmarks: Vec::new(),
+    }));
+    let text = render(&mut app, 40, 12);
+    assert!(!text.contains("more:"), "no links line:\n{text}");
+    assert!(
+        text.contains(" Austen Novels #4 · by Jane Austen"),
+        "{text}"
+    );
+    assert!(text.contains("1  Chapter 1"), "a chapter row:\n{text}");
+    // Tall enough: the links line is back and the facts are as before.
+    let text = render(&mut app, 80, 24);
+    assert!(text.contains(" by Jane Austen · "), "{text}");
+    assert!(text.contains("Austen Novels #4 · more: a author"), "{text}");
+}
+
+#[test]
 fn book_screen() {
     both("book", book_open);
     both("book_playing", playing);

@@ -138,6 +138,22 @@ pub fn names(v: &Value) -> Vec<String> {
     }
 }
 
+/// The people named under the first of `keys` that is present: `None`
+/// when a value is there but names no one and is not simply empty (a
+/// number, `{"id": 3}`): unreadable, not "nobody".
+pub fn people(obj: &Obj, keys: &[&str]) -> Option<Vec<String>> {
+    let Some(v) = get(obj, keys) else {
+        return Some(Vec::new());
+    };
+    let found = names(v);
+    let empty = match v {
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    };
+    (!found.is_empty() || empty).then_some(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +207,15 @@ mod tests {
         );
         assert_eq!(names(&json!(["A", {"name": "B"}, 3])), ["A", "B"]);
         assert_eq!(names(&json!("A and B")), ["A and B"]);
+        let who = |v: Value| people(&obj(v), &["narrator"]);
+        assert_eq!(who(json!({"narrator": ["A"]})), Some(vec!["A".into()]));
+        assert_eq!(who(json!({})), Some(vec![]));
+        assert_eq!(who(json!({"narrator": null})), Some(vec![]));
+        assert_eq!(who(json!({"narrator": " "})), Some(vec![]));
+        assert_eq!(who(json!({"narrator": []})), Some(vec![]));
+        assert_eq!(who(json!({"narrator": 5})), None, "unreadable, not nobody");
+        assert_eq!(who(json!({"narrator": {"id": 3}})), None);
+        assert_eq!(who(json!({"narrator": [{"id": 3}]})), None);
         assert_eq!(
             instant_millis(&obj(json!({"t": 1795000000})), &["t"]),
             Some(1795000000000)

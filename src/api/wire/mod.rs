@@ -208,6 +208,21 @@ pub fn decode_license(v: &Value, endpoint: &str) -> Result<LicenseStatus, ApiErr
 
 const BOOK_ID_KEYS: &[&str] = &["id", "bookId", "book_id", "uuid", "bookID"];
 
+/// Authors or narrators; a shape that names no one is logged and read as
+/// unknown (no names), never guessed.
+fn people_or_warn(obj: &Obj, keys: &[&str]) -> Vec<String> {
+    people(obj, keys).unwrap_or_else(|| {
+        if let Some((key, v)) = keys
+            .iter()
+            .find_map(|k| obj.get(*k).filter(|v| !v.is_null()).map(|v| (k, v)))
+        {
+            let raw: String = v.to_string().chars().take(300).collect();
+            tracing::warn!("book field {key} has a shape I cannot read, left unknown: {raw}");
+        }
+        Vec::new()
+    })
+}
+
 pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
     let c = content(v);
     let obj = object(c, endpoint, "book")?;
@@ -224,17 +239,13 @@ pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
     }
     let book_id = id(obj, BOOK_ID_KEYS).ok_or_else(|| missing(endpoint, "id"))?;
     let title = string(obj, &["title", "name", "bookTitle"]).unwrap_or_default();
-    let authors = get(
+    let authors = people_or_warn(
         obj,
         &[
             "authors", "author", "writers", "writer", "artist", "creator",
         ],
-    )
-    .map(names)
-    .unwrap_or_default();
-    let narrators = get(obj, &["narrators", "narrator", "readers", "reader"])
-        .map(names)
-        .unwrap_or_default();
+    );
+    let narrators = people_or_warn(obj, &["narrators", "narrator", "readers", "reader"]);
     let categories = get(obj, &["categories", "category", "genres", "genre"])
         .map(decode_category_refs)
         .unwrap_or_default();

@@ -77,20 +77,18 @@ fn one(v: &Value, out: &mut Vec<SeriesRef>) -> bool {
     match v {
         Value::String(s) if s.trim().is_empty() => true,
         Value::String(s) => {
-            // Several in one string, as some servers list them: "A #1, B #2".
-            let parts: Vec<&str> = if s.contains(" #") {
-                s.split(", ").collect()
+            // Several in one string, as some servers list them: "A #1, B #2";
+            // only when every part is numbered, so "Tom, Dick #2" stays one.
+            let parts: Vec<&str> = s.split(", ").collect();
+            let parts = if parts.len() > 1 && parts.iter().all(|p| numbered(p).is_some()) {
+                parts
             } else {
-                vec![s]
+                vec![s.as_str()]
             };
             parts.into_iter().all(|p| push(out, split_label(p)))
         }
         Value::Object(o) => {
-            let Some(name) = o
-                .get("name")
-                .or_else(|| get(o, INNER_NAME_KEYS))
-                .and_then(Value::as_str)
-            else {
+            let Some(name) = get(o, INNER_NAME_KEYS).and_then(Value::as_str) else {
                 return false;
             };
             match get(o, INNER_SEQUENCE_KEYS) {
@@ -116,12 +114,20 @@ fn push(out: &mut Vec<SeriesRef>, series: Option<SeriesRef>) -> bool {
 
 /// `"Name #2"` → (Name, 2); a `#` not followed by a number stays in the name.
 fn split_label(s: &str) -> Option<SeriesRef> {
-    match s.rsplit_once(" #") {
-        Some((name, seq)) if seq.trim_start().starts_with(|c: char| c.is_ascii_digit()) => {
-            SeriesRef::new(name, Some(seq))
-        }
-        _ => SeriesRef::new(s, None),
+    match numbered(s) {
+        Some((name, seq)) => SeriesRef::new(name, Some(seq)),
+        None => SeriesRef::new(s, None),
     }
+}
+
+/// `"Name #2"` (or `#-1`) → (name, sequence text) when a name comes before
+/// ` #` and a number after it.
+fn numbered(s: &str) -> Option<(&str, &str)> {
+    let (name, seq) = s.rsplit_once(" #")?;
+    let digits = seq.trim_start();
+    let digits = digits.strip_prefix('-').unwrap_or(digits);
+    (!name.trim().is_empty() && digits.starts_with(|c: char| c.is_ascii_digit()))
+        .then_some((name, seq))
 }
 
 /// A sequence as text: strings as written, numbers printed (`2`, `1.5`).
@@ -186,6 +192,18 @@ mod tests {
             ["Mistborn #1", "Cosmere #4"]
         );
         assert_eq!(labels(json!({"series": "No. #Sign"})), ["No. #Sign"]);
+        // A comma inside one name is no list: every part must be numbered.
+        assert_eq!(labels(json!({"series": "Tom, Dick #2"})), ["Tom, Dick #2"]);
+        assert_eq!(
+            labels(json!({"series": "Tom, Dick #2, Harry"})),
+            ["Tom, Dick #2, Harry"]
+        );
+        assert_eq!(labels(json!({"series": "Prequels #-1"})), ["Prequels #-1"]);
+        assert_eq!(
+            labels(json!({"series": {"name": null, "title": "Dune", "index": 2}})),
+            ["Dune #2"],
+            "a null name falls through to title"
+        );
         assert!(labels(json!({"series": null})).is_empty());
         assert!(labels(json!({"series": []})).is_empty());
         assert!(labels(json!({"title": "x"})).is_empty());

@@ -38,7 +38,8 @@ impl Sort {
 pub struct Filter<'a> {
     /// `q` of `/books`: one substring of title, author, narrator or series.
     pub substring: Option<String>,
-    /// `q` of `/books/search`: every word in title, author, narrator or description.
+    /// `q` of `/books/search`: every word in title, author, narrator, series
+    /// names or description.
     pub all_words: Vec<String>,
     /// A category id.
     pub category: Option<&'a str>,

@@ -31,6 +31,16 @@ impl App {
         let Some(book) = book.cloned() else {
             return;
         };
+        if facet.names(&book).is_empty() {
+            // Nothing to follow: the library stays as the user left it.
+            let none = match facet {
+                Facet::Author => "No author is known for this book.",
+                Facet::Narrator => "No narrator is known for this book.",
+                Facet::Series => "This book is not part of a series.",
+            };
+            self.toast(none, false);
+            return;
+        }
         // A link shows all of the name's books: no filter, category or search.
         self.library.filter = Filter::All;
         self.library.category = None;
@@ -38,13 +48,6 @@ impl App {
         self.search_focus = false;
         if self.library.focus_on(facet, &book) {
             self.screen = Screen::Library;
-        } else {
-            let none = match facet {
-                Facet::Author => "No author is known for this book.",
-                Facet::Narrator => "No narrator is known for this book.",
-                Facet::Series => "This book is not part of a series.",
-            };
-            self.toast(none, false);
         }
     }
 

@@ -480,19 +480,7 @@ impl Library {
                 .copied()
                 .filter(|&i| self.passes(&self.books[i as usize]))
                 .collect();
-            if let Some(Focus {
-                facet: Facet::Series,
-                name: Some(series),
-            }) = &self.focus
-            {
-                facets::order_series(&mut self.view, &self.books, series);
-            }
-            self.groups = match self.group.filter(|_| self.focus.is_none()) {
-                Some(facet) => {
-                    facets::group_rows(facet, self.view.iter().map(|&i| &self.books[i as usize]))
-                }
-                None => Vec::new(),
-            };
+            self.arrange_by_facet();
         } else {
             // Drop remembered views that this query does not extend.
             while self.narrowing.last().is_some_and(|(q, _)| {

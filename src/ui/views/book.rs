@@ -61,6 +61,26 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     if let Some(n) = chapters.or(book.chapter_count.map(|c| c as usize)) {
         facts.push(format!("{n} chapters"));
     }
+    // Description: up to a quarter of the screen.
+    let desc_max = usize::from(r.height / 4);
+    let desc = book
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| wrap(d, inner))
+        .unwrap_or_default();
+    let show_progress = r.height >= 8;
+    // The links line only when the chapter list keeps 3 rows below it
+    // (facts, links, progress, description, tabs); else the series goes
+    // into the facts line.
+    const MIN_LIST_ROWS: usize = 3;
+    let below = usize::from(show_progress) + desc.len().min(desc_max) + 1 + MIN_LIST_ROWS;
+    let links_fit = usize::from(r.bottom().saturating_sub(y)) >= 2 + below;
+    let links = super::book_links::line(book, &app.keymap).filter(|_| links_fit);
+    if links.is_none() && !book.series.is_empty() {
+        let series: Vec<String> = book.series.iter().map(|s| s.label()).collect();
+        facts.insert(0, series.join(", "));
+    }
     put(
         buf,
         r,
@@ -70,7 +90,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         theme.dim,
     );
     y += 1;
-    if let Some(links) = super::book_links::line(book, &app.keymap).filter(|_| r.height >= 6) {
+    if let Some(links) = links {
         put(buf, r, r.x + 1, y, &fit(&links, inner), theme.dim);
         y += 1;
     }
@@ -99,23 +119,18 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     } else {
         "not started · Space plays".to_owned()
     };
-    if r.height >= 8 {
+    if show_progress {
         put(buf, r, r.x + 1, y, &fit(&progress, inner), theme.accent);
         y += 1;
     }
-    // Description: up to a third of the screen.
-    if let Some(desc) = book.description.as_deref().filter(|d| !d.trim().is_empty()) {
-        let max = usize::from(r.height / 4);
-        let lines = wrap(desc, inner);
-        for (i, line) in lines.iter().take(max).enumerate() {
-            let line = if i + 1 == max && lines.len() > max {
-                format!("{}…", fit(line, inner.saturating_sub(1)))
-            } else {
-                line.clone()
-            };
-            put(buf, r, r.x + 1, y, &fit(&line, inner), theme.base);
-            y += 1;
-        }
+    for (i, line) in desc.iter().take(desc_max).enumerate() {
+        let line = if i + 1 == desc_max && desc.len() > desc_max {
+            format!("{}…", fit(line, inner.saturating_sub(1)))
+        } else {
+            line.clone()
+        };
+        put(buf, r, r.x + 1, y, &fit(&line, inner), theme.base);
+        y += 1;
     }
     if y >= r.bottom() {
         return;

@@ -168,6 +168,22 @@ impl Library {
             .is_some_and(|s| !s.query.trim().is_empty())
     }
 
+    /// After the view is filtered: a series focus in series order, and the
+    /// group list when grouped.
+    pub(super) fn arrange_by_facet(&mut self) {
+        if let Some(Focus {
+            facet: Facet::Series,
+            name: Some(series),
+        }) = &self.focus
+        {
+            order_series(&mut self.view, &self.books, series);
+        }
+        self.groups = match self.group.filter(|_| self.focus.is_none()) {
+            Some(facet) => group_rows(facet, self.view.iter().map(|&i| &self.books[i as usize])),
+            None => Vec::new(),
+        };
+    }
+
     pub fn groups(&self) -> &[GroupRow] {
         &self.groups
     }
