@@ -6,6 +6,10 @@
 //! sub-folder, the audio files directly inside it form one book (one file:
 //! its embedded chapters; several: one chapter per file, natural order),
 //! except a folder holding only several `.m4b` files, where each is a book.
+//!
+//! A rescan recognises an unchanged book by its stamp (the metadata of its
+//! folder and files, see [`Stamp`]) without reading it; a leaf book folder
+//! whose own metadata is unchanged is not even listed.
 
 use super::media::{self, Probed};
 use sha2::{Digest, Sha256};
@@ -59,25 +63,134 @@ pub struct ScannedBook {
     /// Else an audio file with embedded art, and its fingerprint.
     pub cover_embedded: Option<(PathBuf, String)>,
     pub chapters: Vec<ScannedChapter>,
+    /// The metadata the book was read from (`None`: too fresh to trust).
+    /// Not part of the signature: a touched file changes the stamp only.
+    #[serde(skip)]
+    pub stamp: Option<String>,
 }
+
+/// What the walk hands on: a book it read, or one whose stamp says it is
+/// as stored (not read).
+#[derive(Debug)]
+pub enum Found {
+    Book(ScannedBook),
+    Unchanged { rel_path: String, chapters: usize },
+}
+
+/// Bumped whenever what a scan makes of the same files changes (it is in
+/// every signature and stamp, so every book is read and compared again).
+pub const SCAN_VERSION: &str = "v1";
 
 /// Scans the library, handing each book to `found` as soon as it is read
 /// (a rescan keeps only the books that changed, not 100k of them).
 /// Problems with single files or folders are logged and skipped; only an
 /// unreadable library root is an error.
-pub fn scan_library(
+///
+/// `stored` gives the stamp stored for a book path, if any: a book whose
+/// stamp is unchanged is handed on as [`Found::Unchanged`].
+pub fn scan_library<'s>(
     root: &Path,
     cache: &mut ProbeCache,
-    found: &mut dyn FnMut(ScannedBook),
+    stored: &'s dyn Fn(&str) -> Option<&'s str>,
+    found: &mut dyn FnMut(Found),
 ) -> anyhow::Result<()> {
     let root = fs::canonicalize(root)
         .map_err(|e| anyhow::anyhow!("cannot open library {}: {e}", root.display()))?;
     if !root.is_dir() {
         anyhow::bail!("library {} is not a folder", root.display());
     }
-    let mut seen = HashSet::new();
-    visit(&root, &root, &mut seen, found, cache);
+    let header = root
+        .to_str()
+        .filter(|r| !r.contains('\n'))
+        .map(|r| format!("{SCAN_VERSION} {r}\n"));
+    let settled_before = std::time::SystemTime::now()
+        .checked_sub(SETTLE)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(i64::MIN, |d| d.as_nanos() as i64);
+    let mut walk = Walk {
+        root: &root,
+        cache,
+        stored,
+        found,
+        seen: HashSet::new(),
+        stamps: header.map(|header| Stamps {
+            header,
+            settled_before,
+        }),
+    };
+    walk.visit(&root);
     Ok(())
+}
+
+/// How long a file must have been left alone (by its change time, which
+/// nothing can set back) before its metadata is trusted to stand for its
+/// content: a write in the same clock tick as the scan's look at it could
+/// otherwise leave size and times as they were.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What identifies a file's content without reading it. A write changes
+/// the times; a replacement, the inode; `chmod` also the change time
+/// (harmless: the book is read again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStat {
+    size: u64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+    ino: u64,
+}
+
+impl FileStat {
+    #[cfg(unix)]
+    fn of(meta: &fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |s: i64, n: i64| s.saturating_mul(1_000_000_000).saturating_add(n);
+        Self {
+            size: meta.size(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+        }
+    }
+
+    /// Without a change time nothing is ever trusted (`ctime` in the future).
+    #[cfg(not(unix))]
+    fn of(meta: &fs::Metadata) -> Self {
+        Self {
+            size: meta.len(),
+            mtime_ns: 0,
+            ctime_ns: i64::MAX,
+            ino: 0,
+        }
+    }
+
+    /// One stamp line: kind, metadata, name.
+    fn line(&self, kind: char, name: &str) -> String {
+        let FileStat {
+            size,
+            mtime_ns,
+            ctime_ns,
+            ino,
+        } = self;
+        format!("{kind} {size} {mtime_ns} {ctime_ns} {ino} {name}\n")
+    }
+}
+
+/// Stamps are made when the library root's path can be written in one
+/// line; `settled_before` is [`SETTLE`] before the scan started (ns).
+struct Stamps {
+    header: String,
+    settled_before: i64,
+}
+
+/// The state of one walk.
+struct Walk<'a, 's> {
+    root: &'a Path,
+    cache: &'a mut ProbeCache,
+    stored: &'s dyn Fn(&str) -> Option<&'s str>,
+    found: &'a mut dyn FnMut(Found),
+    /// Folders visited (symlink loops).
+    seen: HashSet<PathBuf>,
+    stamps: Option<Stamps>,
 }
 
 /// One cached probe: valid while the file keeps its size and mtime.
@@ -139,81 +252,209 @@ impl ProbeCache {
     }
 }
 
-fn visit(
-    root: &Path,
-    dir: &Path,
-    seen: &mut HashSet<PathBuf>,
-    found: &mut dyn FnMut(ScannedBook),
-    cache: &mut ProbeCache,
-) {
-    if !seen.insert(dir.to_owned()) {
-        return; // a symlink loop inside the library
-    }
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(err) => {
-            tracing::warn!("skipping unreadable folder {}: {err}", dir.display());
+impl Walk<'_, '_> {
+    fn visit(&mut self, dir: &Path) {
+        if !self.seen.insert(dir.to_owned()) {
+            return; // a symlink loop inside the library
+        }
+        let at_root = dir == self.root;
+        if !at_root && self.unchanged_leaf(dir) {
             return;
         }
-    };
-    let mut files = Vec::new();
-    let mut dirs = Vec::new();
-    // Other files of the folder (lower-case name → canonical path inside
-    // the library): cover, book.toml.
-    let mut others: HashMap<String, PathBuf> = HashMap::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if entry.file_name().to_str().is_none() {
-            tracing::warn!("skipping {}: its name is not valid UTF-8", path.display());
-            continue;
-        }
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let Ok(kind) = entry.file_type() else {
-            continue;
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(err) => {
+                tracing::warn!("skipping unreadable folder {}: {err}", dir.display());
+                return;
+            }
         };
-        // `dir` is canonical, so only a symlink can lead elsewhere: resolve
-        // it, and skip anything that leaves the library.
-        let (real, is_dir, is_file) = if kind.is_symlink() {
-            let Some(real) = inside(root, &path) else {
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        // Other files of the folder (lower-case name → canonical path inside
+        // the library): cover, book.toml.
+        let mut others: HashMap<String, PathBuf> = HashMap::new();
+        // A symlink can change where it leads without the folder changing.
+        let mut has_links = false;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name().to_str().is_none() {
+                tracing::warn!("skipping {}: its name is not valid UTF-8", path.display());
+                continue;
+            }
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let (d, f) = (real.is_dir(), real.is_file());
-            (real, d, f)
-        } else {
-            (path.clone(), kind.is_dir(), kind.is_file())
-        };
-        if is_dir {
-            dirs.push(real);
-        } else if is_file && media::mime_for(&path).is_some() {
-            files.push(path);
-        } else if is_file {
-            // Canonical: a plain entry of the canonical `dir`, or a checked link.
-            others.insert(file_name(&path).to_lowercase(), real);
-        }
-    }
-    files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
-    dirs.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
-
-    let at_root = dir == root;
-    let all_m4b = files.len() > 1
-        && files
-            .iter()
-            .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
-    if at_root || all_m4b {
-        for file in &files {
-            if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), None, cache) {
-                found(book);
+            // `dir` is canonical, so only a symlink can lead elsewhere: resolve
+            // it, and skip anything that leaves the library.
+            let (real, is_dir, is_file) = if kind.is_symlink() {
+                has_links = true;
+                let Some(real) = inside(self.root, &path) else {
+                    continue;
+                };
+                let (d, f) = (real.is_dir(), real.is_file());
+                (real, d, f)
+            } else {
+                (path.clone(), kind.is_dir(), kind.is_file())
+            };
+            if is_dir {
+                dirs.push(real);
+            } else if is_file && media::mime_for(&path).is_some() {
+                files.push(path);
+            } else if is_file {
+                // Canonical: a plain entry of the canonical `dir`, or a checked link.
+                others.insert(file_name(&path).to_lowercase(), real);
             }
         }
-    } else if !files.is_empty()
-        && let Some(book) = scan_book(root, dir, &files, Some(&others), cache)
-    {
-        found(book);
+        files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
+        dirs.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
+
+        let all_m4b = files.len() > 1
+            && files
+                .iter()
+                .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
+        if at_root || all_m4b {
+            for file in &files {
+                let rel_path = rel(self.root, file);
+                let stamp = self.stamp(dir, std::slice::from_ref(file), None, false);
+                if !self.unchanged(rel_path, stamp.as_deref(), std::slice::from_ref(file))
+                    && let Some(book) =
+                        scan_book(self.root, dir, std::slice::from_ref(file), None, self.cache)
+                {
+                    self.hand_on(book, stamp);
+                }
+            }
+        } else if !files.is_empty() {
+            // Only a leaf folder's listing can be known from its metadata.
+            let leaf = dirs.is_empty() && !has_links;
+            let toml = others.get("book.toml").map(PathBuf::as_path);
+            let stamp = self.stamp(dir, &files, toml, leaf);
+            if !self.unchanged(rel(self.root, dir), stamp.as_deref(), &files)
+                && let Some(book) = scan_book(self.root, dir, &files, Some(&others), self.cache)
+            {
+                self.hand_on(book, stamp);
+            }
+        }
+        for sub in dirs {
+            self.visit(&sub);
+        }
     }
-    for sub in dirs {
-        visit(root, &sub, seen, found, cache);
+
+    fn hand_on(&mut self, mut book: ScannedBook, stamp: Option<String>) {
+        book.stamp = stamp.map(|s| format!("{s}n {}\n", book.chapters.len()));
+        (self.found)(Found::Book(book));
+    }
+
+    /// The stamp of a book about to be read: the folder (when `leaf`, so
+    /// that an unchanged folder need not be listed again), each audio file
+    /// and `book.toml`. `None` when something is too fresh to trust or
+    /// cannot be read or written in one line.
+    fn stamp(
+        &self,
+        dir: &Path,
+        files: &[PathBuf],
+        toml: Option<&Path>,
+        leaf: bool,
+    ) -> Option<String> {
+        let stamps = self.stamps.as_ref()?;
+        let stat = |path: &Path| {
+            let stat = FileStat::of(&fs::metadata(path).ok()?);
+            (stat.ctime_ns < stamps.settled_before).then_some(stat)
+        };
+        let mut out = stamps.header.clone();
+        if leaf {
+            out.push_str(&stat(dir)?.line('d', ""));
+        } else {
+            out.push_str("d -\n");
+        }
+        let named = files
+            .iter()
+            .map(|f| ('a', f.as_path()))
+            .chain(toml.map(|t| ('t', t)));
+        for (kind, path) in named {
+            let name = path.file_name()?.to_str()?;
+            if name.contains('\n') {
+                return None;
+            }
+            out.push_str(&stat(path)?.line(kind, name));
+        }
+        Some(out)
+    }
+
+    /// Hands on a book as unchanged when its stamp is the stored one (the
+    /// stored one ends with the chapter count).
+    fn unchanged(&mut self, rel_path: String, stamp: Option<&str>, files: &[PathBuf]) -> bool {
+        let Some(stamp) = stamp else {
+            return false;
+        };
+        let Some(chapters) = (self.stored)(&rel_path)
+            .and_then(|s| s.strip_prefix(stamp))
+            .and_then(|rest| rest.strip_prefix("n "))
+            .and_then(|n| n.trim_end().parse().ok())
+        else {
+            return false;
+        };
+        for f in files {
+            self.cache.seen.insert(f.to_string_lossy().into_owned());
+        }
+        (self.found)(Found::Unchanged { rel_path, chapters });
+        true
+    }
+
+    /// A leaf book folder whose stored stamp names its metadata: when that
+    /// and every file's metadata are unchanged, the book is handed on as
+    /// unchanged without listing the folder or reading a file.
+    fn unchanged_leaf(&mut self, dir: &Path) -> bool {
+        let rel_path = rel(self.root, dir);
+        let Some(stamps) = &self.stamps else {
+            return false;
+        };
+        let Some(stored) = (self.stored)(&rel_path) else {
+            return false;
+        };
+        let Some(body) = stored.strip_prefix(stamps.header.as_str()) else {
+            return false;
+        };
+        let mut lines = body.lines();
+        let same = |path: &Path, line: &str, kind: char, name: &str| {
+            fs::metadata(path)
+                .is_ok_and(|m| FileStat::of(&m).line(kind, name).strip_suffix('\n') == Some(line))
+        };
+        if !lines
+            .next()
+            .is_some_and(|d| d.starts_with("d ") && same(dir, d, 'd', ""))
+        {
+            return false;
+        }
+        let mut audio = Vec::new();
+        let mut chapters = None;
+        for line in lines {
+            let mut parts = line.splitn(6, ' ');
+            match (parts.next(), parts.nth(4)) {
+                (Some("n"), _) => chapters = line[2..].parse().ok(),
+                (Some(kind @ ("a" | "t")), Some(name)) => {
+                    let path = dir.join(name);
+                    let kind = if kind == "a" { 'a' } else { 't' };
+                    if !same(&path, line, kind, name) {
+                        return false;
+                    }
+                    if kind == 'a' {
+                        audio.push(path);
+                    }
+                }
+                _ => return false,
+            }
+        }
+        let Some(chapters) = chapters else {
+            return false;
+        };
+        for f in audio {
+            self.cache.seen.insert(f.to_string_lossy().into_owned());
+        }
+        (self.found)(Found::Unchanged { rel_path, chapters });
+        true
     }
 }
 
@@ -403,6 +644,7 @@ fn scan_book(
         hasher.update(fp.as_bytes());
     }
     Some(ScannedBook {
+        stamp: None,
         rel_path,
         fingerprint: hex::encode(hasher.finalize()),
         title,
