@@ -1,13 +1,14 @@
 //! Browsing: books, search, details, chapters, the playback manifest and
 //! categories. None of these is license-gated.
 
-use super::progress::{ProgressRow, load_progress};
+use super::progress::{PROGRESS_COLUMNS, ProgressRow, row_to_progress};
 use super::{AppState, Page, Paging, data};
 use crate::server::auth::Authed;
 use crate::server::catalog::{Book, Filter, Library, Sort};
 use crate::server::error::{ApiError, ApiPath, ApiQuery, ApiResult};
 use axum::extract::State;
 use axum::response::IntoResponse;
+use rusqlite::OptionalExtension;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -24,26 +25,63 @@ pub struct ListQuery {
     page_size: Option<String>,
 }
 
-/// The caller's view of books: favorites and progress.
+/// The caller's view of some books: favorites and progress.
 pub struct Personal {
     pub favorites: HashSet<String>,
     pub progress: HashMap<String, ProgressRow>,
 }
 
 impl Personal {
-    pub fn load(state: &AppState, user_id: u64) -> ApiResult<Self> {
-        let favorites = {
-            let conn = state.db.conn()?;
-            let mut stmt =
-                conn.prepare_cached("SELECT book_id FROM favorites WHERE user_id = ?1")?;
-            stmt.query_map([user_id as i64], |r| r.get(0))?
-                .collect::<Result<_, _>>()?
+    /// The caller's favorites and progress among `books` only: a page
+    /// costs its books, not everything the caller ever touched.
+    pub fn of<'a>(
+        state: &AppState,
+        user_id: u64,
+        books: impl IntoIterator<Item = &'a str>,
+    ) -> ApiResult<Self> {
+        let conn = state.db.conn()?;
+        let mut favorite =
+            conn.prepare_cached("SELECT 1 FROM favorites WHERE user_id = ?1 AND book_id = ?2")?;
+        let mut progress = conn.prepare_cached(&format!(
+            "SELECT {PROGRESS_COLUMNS} FROM progress WHERE user_id = ?1 AND book_id = ?2"
+        ))?;
+        let mut out = Self {
+            favorites: HashSet::new(),
+            progress: HashMap::new(),
         };
-        Ok(Self {
-            favorites,
-            progress: load_progress(state, user_id, None)?,
-        })
+        for book in books {
+            let user = user_id as i64;
+            if favorite.exists(rusqlite::params![user, book])? {
+                out.favorites.insert(book.to_owned());
+            }
+            if let Some(row) = progress
+                .query_row(rusqlite::params![user, book], row_to_progress)
+                .optional()?
+            {
+                out.progress.insert(book.to_owned(), row);
+            }
+        }
+        Ok(out)
     }
+}
+
+/// All the caller's favorites (the `favorites=true` filter).
+fn all_favorites(state: &AppState, user_id: u64) -> ApiResult<HashSet<String>> {
+    let conn = state.db.conn()?;
+    let mut stmt = conn.prepare_cached("SELECT book_id FROM favorites WHERE user_id = ?1")?;
+    Ok(stmt
+        .query_map([user_id as i64], |r| r.get(0))?
+        .collect::<Result<_, _>>()?)
+}
+
+/// When the caller last wrote progress to each book (`sort=recent`).
+fn progress_times(state: &AppState, user_id: u64) -> ApiResult<HashMap<String, i64>> {
+    let conn = state.db.conn()?;
+    let mut stmt =
+        conn.prepare_cached("SELECT book_id, server_updated_at FROM progress WHERE user_id = ?1")?;
+    Ok(stmt
+        .query_map([user_id as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?)
 }
 
 pub fn book_json(lib: &Library, book: &Book, personal: &Personal) -> Value {
@@ -94,7 +132,16 @@ fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -
         Filter::text(Some(q), None)
     };
     let lib = state.current_library()?;
-    let personal = Personal::load(state, user_id)?;
+    let favorites = if favorites_only {
+        Some(all_favorites(state, user_id)?)
+    } else {
+        None
+    };
+    let recent = if matches!(sort, Sort::Recent) {
+        progress_times(state, user_id)?
+    } else {
+        HashMap::new()
+    };
     let filter = Filter {
         substring,
         all_words,
@@ -103,15 +150,11 @@ fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -
             .as_deref()
             .map(str::trim)
             .filter(|c| !c.is_empty()),
-        only: favorites_only.then_some(&personal.favorites),
+        only: favorites.as_ref(),
     };
-    let recent: HashMap<String, i64> = personal
-        .progress
-        .iter()
-        .map(|(id, p)| (id.clone(), p.server_updated_at))
-        .collect();
     let start = (paging.page - 1).saturating_mul(paging.page_size);
     let listed = lib.list(&filter, sort, &recent, start, paging.page_size);
+    let personal = Personal::of(state, user_id, listed.books.iter().map(|b| b.id.as_str()))?;
     let items: Vec<Value> = listed
         .books
         .iter()
@@ -173,7 +216,7 @@ pub async fn details(
             let book = lib
                 .book(&book_id)
                 .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-            let personal = Personal::load(state, caller.user_id)?;
+            let personal = Personal::of(state, caller.user_id, [book.id.as_str()])?;
             Ok(book_json(&lib, book, &personal))
         })
         .await?;
