@@ -2,14 +2,15 @@
 //! categories. None of these is license-gated.
 
 use super::progress::{PROGRESS_COLUMNS, ProgressRow, row_to_progress};
-use super::{AppState, Page, Paging, data};
+use super::{AppState, Data, Page, Paging, data};
 use crate::server::auth::Authed;
 use crate::server::catalog::{Book, Filter, Library, Sort};
 use crate::server::error::{ApiError, ApiPath, ApiQuery, ApiResult};
 use axum::extract::State;
+use axum::http::header;
 use axum::response::IntoResponse;
 use rusqlite::OptionalExtension;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -84,21 +85,60 @@ fn progress_times(state: &AppState, user_id: u64) -> ApiResult<HashMap<String, i
         .collect::<Result<_, _>>()?)
 }
 
+/// A book as the caller sees it, borrowed from the catalog: a page of
+/// them is written straight to the response body.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BookView<'a> {
+    id: &'a str,
+    title: &'a str,
+    author: &'a str,
+    narrator: Option<&'a str>,
+    description: Option<&'a str>,
+    duration_sec: f64,
+    chapter_count: usize,
+    categories: Vec<CategoryView<'a>>,
+    cover_url: Option<String>,
+    favorite: bool,
+    added_at: i64,
+    progress: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct CategoryView<'a> {
+    id: &'a str,
+    name: &'a str,
+}
+
+pub fn book_view<'a>(lib: &Library, book: &'a Book, personal: &Personal) -> BookView<'a> {
+    BookView {
+        id: &book.id,
+        title: &book.title,
+        author: &book.author,
+        narrator: book.narrator.as_deref(),
+        description: book.description.as_deref(),
+        duration_sec: book.duration_sec,
+        chapter_count: book.chapters.len(),
+        categories: book
+            .categories
+            .iter()
+            .map(|c| CategoryView {
+                id: &c.id,
+                name: &c.name,
+            })
+            .collect(),
+        cover_url: book
+            .cover
+            .as_ref()
+            .map(|_| format!("/books/{}/cover", book.id)),
+        favorite: personal.favorites.contains(&book.id),
+        added_at: book.added_at,
+        progress: personal.progress.get(&book.id).map(|p| p.to_json(lib)),
+    }
+}
+
 pub fn book_json(lib: &Library, book: &Book, personal: &Personal) -> Value {
-    json!({
-        "id": book.id,
-        "title": book.title,
-        "author": book.author,
-        "narrator": book.narrator,
-        "description": book.description,
-        "durationSec": book.duration_sec,
-        "chapterCount": book.chapters.len(),
-        "categories": book.categories.iter().map(|c| json!({"id": c.id, "name": c.name})).collect::<Vec<_>>(),
-        "coverUrl": book.cover.as_ref().map(|_| format!("/books/{}/cover", book.id)),
-        "favorite": personal.favorites.contains(&book.id),
-        "addedAt": book.added_at,
-        "progress": personal.progress.get(&book.id).map(|p| p.to_json(lib)),
-    })
+    json!(book_view(lib, book, personal))
 }
 
 fn parse_bool(name: &str, value: Option<&str>) -> ApiResult<bool> {
@@ -111,7 +151,13 @@ fn parse_bool(name: &str, value: Option<&str>) -> ApiResult<bool> {
     }
 }
 
-fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -> ApiResult<Value> {
+/// The page as the response body (JSON bytes).
+fn query_books(
+    state: &AppState,
+    user_id: u64,
+    query: ListQuery,
+    search: bool,
+) -> ApiResult<Vec<u8>> {
     let paging = Paging::parse(query.page.as_deref(), query.page_size.as_deref())?;
     let favorites_only = parse_bool("favorites", query.favorites.as_deref())?;
     let sort_name = query.sort.as_deref().map(str::trim).unwrap_or("title");
@@ -155,19 +201,26 @@ fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -
     let start = (paging.page - 1).saturating_mul(paging.page_size);
     let listed = lib.list(&filter, sort, &recent, start, paging.page_size);
     let personal = Personal::of(state, user_id, listed.books.iter().map(|b| b.id.as_str()))?;
-    let items: Vec<Value> = listed
+    let items: Vec<BookView<'_>> = listed
         .books
         .iter()
-        .map(|b| book_json(&lib, b, &personal))
+        .map(|b| book_view(&lib, b, &personal))
         .collect();
     let has_more = start.saturating_add(items.len()) < listed.total;
-    Ok(json!({"data": Page {
-        items,
-        total: listed.total,
-        page: paging.page,
-        page_size: paging.page_size,
-        has_more,
-    }}))
+    let page = Data {
+        data: Page {
+            items,
+            total: listed.total,
+            page: paging.page,
+            page_size: paging.page_size,
+            has_more,
+        },
+    };
+    serde_json::to_vec(&page).map_err(ApiError::internal)
+}
+
+fn json_body(body: Vec<u8>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], body)
 }
 
 pub async fn list(
@@ -178,7 +231,7 @@ pub async fn list(
     let body = state
         .run(move |state| query_books(state, caller.user_id, query, false))
         .await?;
-    Ok(axum::Json(body))
+    Ok(json_body(body))
 }
 
 pub async fn search(
@@ -189,7 +242,7 @@ pub async fn search(
     let body = state
         .run(move |state| query_books(state, caller.user_id, query, true))
         .await?;
-    Ok(axum::Json(body))
+    Ok(json_body(body))
 }
 
 /// The current catalog and the position of a book in it (404 if absent).
