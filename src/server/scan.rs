@@ -90,7 +90,7 @@ pub const SCAN_VERSION: &str = "v1";
 /// stamp is unchanged is handed on as [`Found::Unchanged`].
 pub fn scan_library<'s>(
     root: &Path,
-    cache: &mut ProbeCache,
+    cache: &mut ProbeCache<'_>,
     stored: &'s dyn Fn(&str) -> Option<&'s str>,
     found: &mut dyn FnMut(Found),
 ) -> anyhow::Result<()> {
@@ -183,9 +183,9 @@ struct Stamps {
 }
 
 /// The state of one walk.
-struct Walk<'a, 's> {
+struct Walk<'a, 's, 'c> {
     root: &'a Path,
-    cache: &'a mut ProbeCache,
+    cache: &'a mut ProbeCache<'c>,
     stored: &'s dyn Fn(&str) -> Option<&'s str>,
     found: &'a mut dyn FnMut(Found),
     /// Folders visited (symlink loops).
@@ -205,20 +205,46 @@ pub struct CacheEntry {
 
 /// Probe results by absolute path, so a restart does not re-read every
 /// file of a large library (an mp3 without a Xing header is demuxed whole
-/// to learn its duration).
-#[derive(Debug, Default)]
-pub struct ProbeCache {
+/// to learn its duration). Loaded when the first file is looked up: a
+/// rescan that finds every book unchanged by its stamp never needs it.
+#[derive(Default)]
+pub struct ProbeCache<'c> {
     pub entries: HashMap<String, CacheEntry>,
     /// Paths probed afresh in this scan (to store).
     pub fresh: HashSet<String>,
     /// Paths seen in this scan (the rest can be dropped).
     pub seen: HashSet<String>,
+    load: Option<EntriesLoader<'c>>,
+    /// Why loading failed: the scan's results must not be stored.
+    pub failed: Option<anyhow::Error>,
 }
 
-impl ProbeCache {
+type EntriesLoader<'c> = Box<dyn FnOnce() -> anyhow::Result<HashMap<String, CacheEntry>> + 'c>;
+
+impl<'c> ProbeCache<'c> {
+    /// A cache whose entries `load` reads when first needed.
+    pub fn lazy(load: impl FnOnce() -> anyhow::Result<HashMap<String, CacheEntry>> + 'c) -> Self {
+        Self {
+            load: Some(Box::new(load)),
+            ..Self::default()
+        }
+    }
+
+    /// Whether `entries` holds the stored entries (else nothing was
+    /// looked up).
+    pub fn loaded(&self) -> bool {
+        self.load.is_none()
+    }
+
     /// (probe, fingerprint, size) of a file, from the cache when its size
     /// and mtime are unchanged.
     fn get(&mut self, file: &Path, with_chapters: bool) -> anyhow::Result<(&Probed, String, u64)> {
+        if let Some(load) = self.load.take() {
+            match load() {
+                Ok(entries) => self.entries = entries,
+                Err(err) => self.failed = Some(err),
+            }
+        }
         let meta = fs::metadata(file)?;
         let size = meta.len();
         let mtime_ns = meta
@@ -252,7 +278,7 @@ impl ProbeCache {
     }
 }
 
-impl Walk<'_, '_> {
+impl Walk<'_, '_, '_> {
     fn visit(&mut self, dir: &Path) {
         if !self.seen.insert(dir.to_owned()) {
             return; // a symlink loop inside the library
@@ -499,7 +525,7 @@ fn scan_book(
     dir: &Path,
     files: &[PathBuf],
     others: Option<&HashMap<String, PathBuf>>,
-    cache: &mut ProbeCache,
+    cache: &mut ProbeCache<'_>,
 ) -> Option<ScannedBook> {
     let folder_book = others.is_some();
     let book_path = if folder_book {

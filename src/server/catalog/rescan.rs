@@ -47,7 +47,7 @@ struct Known {
 /// transaction (a running server keeps taking progress writes); if
 /// another rescan stored a catalog meanwhile, the comparison is made again.
 pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSummary> {
-    let mut cache = load_probe_cache(db)?;
+    let mut cache = scan::ProbeCache::lazy(|| load_probe_cache(db));
     for _ in 0..3 {
         if let Some(summary) = try_rescan(db, library, data_dir, &mut cache)? {
             return Ok(summary);
@@ -87,7 +87,7 @@ fn try_rescan(
     db: &Db,
     library: &Path,
     data_dir: &Path,
-    cache: &mut scan::ProbeCache,
+    cache: &mut scan::ProbeCache<'_>,
 ) -> anyhow::Result<Option<ScanSummary>> {
     let (known, before) = {
         let mut conn = db.conn()?;
@@ -145,7 +145,7 @@ fn try_rescan(
         }
         to_write.push((k, book, sig));
     })?;
-    if let Some(e) = failed {
+    if let Some(e) = failed.or_else(|| cache.failed.take()) {
         return Err(e);
     }
     // Then by fingerprint, so a renamed book never steals the id of a book
@@ -255,23 +255,23 @@ fn signature(book: &ScannedBook) -> anyhow::Result<String> {
     Ok(sha256_hex(&bytes))
 }
 
-fn load_probe_cache(db: &Db) -> anyhow::Result<scan::ProbeCache> {
+fn load_probe_cache(db: &Db) -> anyhow::Result<HashMap<String, scan::CacheEntry>> {
     let conn = db.conn()?;
     let mut stmt = conn.prepare("SELECT path, data FROM probe_cache")?;
-    let mut cache = scan::ProbeCache::default();
+    let mut entries = HashMap::new();
     for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
         let (path, data) = row?;
         // An entry from an older layout is simply probed again.
         if let Ok(entry) = serde_json::from_str(&data) {
-            cache.entries.insert(path, entry);
+            entries.insert(path, entry);
         }
     }
-    Ok(cache)
+    Ok(entries)
 }
 
 fn save_probe_cache(
     tx: &rusqlite::Transaction<'_>,
-    cache: &scan::ProbeCache,
+    cache: &scan::ProbeCache<'_>,
 ) -> anyhow::Result<()> {
     for path in &cache.fresh {
         if let Some(entry) = cache.entries.get(path) {
@@ -281,11 +281,15 @@ fn save_probe_cache(
             )?;
         }
     }
-    let stale: Vec<&String> = cache
-        .entries
-        .keys()
-        .filter(|p| !cache.seen.contains(*p))
-        .collect();
+    // Never loaded (nothing was read): the stored paths, without their data.
+    let stored: Vec<String> = if cache.loaded() {
+        cache.entries.keys().cloned().collect()
+    } else {
+        tx.prepare("SELECT path FROM probe_cache")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?
+    };
+    let stale = stored.iter().filter(|p| !cache.seen.contains(*p));
     for path in stale {
         tx.execute("DELETE FROM probe_cache WHERE path = ?1", [path])?;
     }
