@@ -492,6 +492,10 @@ fn file_name(p: &Path) -> String {
 
 fn rel(root: &Path, p: &Path) -> String {
     let r = p.strip_prefix(root).unwrap_or(p);
+    if std::path::MAIN_SEPARATOR == '/' {
+        // Already '/'-separated (the walk's paths are joined names).
+        return r.to_string_lossy().into_owned();
+    }
     r.components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
