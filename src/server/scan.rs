@@ -73,7 +73,7 @@ pub struct ScannedBook {
 /// as stored (not read).
 #[derive(Debug)]
 pub enum Found {
-    Book(ScannedBook),
+    Book(Box<ScannedBook>),
     Unchanged { rel_path: String, chapters: usize },
 }
 
@@ -370,7 +370,7 @@ impl Walk<'_, '_, '_> {
 
     fn hand_on(&mut self, mut book: ScannedBook, stamp: Option<String>) {
         book.stamp = stamp.map(|s| format!("{s}n {}\n", book.chapters.len()));
-        (self.found)(Found::Book(book));
+        (self.found)(Found::Book(Box::new(book)));
     }
 
     /// The stamp of a book about to be read: the folder (when `leaf`, so

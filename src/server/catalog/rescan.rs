@@ -110,7 +110,7 @@ fn try_rescan(
     let stored = |path: &str| by_path.get(path).map(|k| k.stamp.as_str());
     scan::scan_library(library, cache, &stored, &mut |found| {
         let book = match found {
-            Found::Book(book) => book,
+            Found::Book(book) => *book,
             Found::Unchanged { rel_path, chapters } => {
                 summary.books += 1;
                 summary.chapters += chapters;
