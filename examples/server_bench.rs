@@ -13,7 +13,15 @@
 //!   each listing a page, reading a progress and writing a progress in a
 //!   loop for SECS (at most 1,000,000 rounds); then checks that every
 //!   client's last accepted write is what the server returns. Chapters
-//!   must be at least 6 s long (positions 1–5 s are written).
+//!   must be at least 6 s long (positions 1–5 s are written). Closed loop:
+//!   each client sends its next request when the last one is answered, so
+//!   this measures saturation (req/s), and its latency is mostly queueing.
+//! - `open BASE USER PASSWORD CLIENTS SECS INTERVAL_MS`: the same requests
+//!   and checks at a fixed offered load: each client sends one request
+//!   every INTERVAL_MS (clients staggered), and a request's latency runs
+//!   from when it was *meant* to be sent, so a slow answer that delays the
+//!   client's next requests counts against them too (no coordinated
+//!   omission).
 //!
 //! BASE must be an `http://127.0.0.1:…/api/v1` address: the bench never
 //! talks to anything but this machine.
@@ -253,7 +261,16 @@ struct ClientResult {
     last: std::collections::HashMap<String, (f64, i64)>,
 }
 
-async fn load(base: &str, user: &str, password: &str, clients: usize, secs: u64) {
+/// `pace`: `None` = closed loop; `Some(interval)` = open loop, one request
+/// per client per interval.
+async fn load(
+    base: &str,
+    user: &str,
+    password: &str,
+    clients: usize,
+    secs: u64,
+    pace: Option<Duration>,
+) {
     let first = Session::login(base, user, password).await;
     let (_, page, _) = first.get("/books?pageSize=500").await;
     let books: Vec<String> = page["data"]["items"]
@@ -275,11 +292,15 @@ async fn load(base: &str, user: &str, password: &str, clients: usize, secs: u64)
     }
     let pages = page["data"]["total"].as_u64().unwrap().div_ceil(50).max(1) as usize;
     let (books, chapters) = (Arc::new(books), Arc::new(chapters));
+    // Every client logs in first (password hashing is not what is measured).
+    let mut logged_in = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        logged_in.push(Session::login(base, user, password).await);
+    }
     let deadline = Instant::now() + Duration::from_secs(secs);
     let started = Instant::now();
     let mut tasks = Vec::new();
-    for c in 0..clients {
-        let s = Session::login(base, user, password).await;
+    for (c, s) in logged_in.into_iter().enumerate() {
         let (books, chapters) = (books.clone(), chapters.clone());
         tasks.push(tokio::spawn(async move {
             let mut r = ClientResult::default();
@@ -294,28 +315,48 @@ async fn load(base: &str, user: &str, password: &str, clients: usize, secs: u64)
                 .unwrap()
                 .as_millis() as i64
                 - 3_600_000;
+            // Open loop: request k of this client is due at
+            // `first + k × interval`, and is timed from then.
+            let first = started + pace.unwrap_or_default().mul_f64(c as f64 / clients as f64);
+            let mut k = 0u32;
+            let mut due = || {
+                let at = pace.map(|p| first + p * k);
+                k += 1;
+                async move {
+                    match at {
+                        Some(at) => {
+                            tokio::time::sleep_until(at.into()).await;
+                            at
+                        }
+                        None => Instant::now(),
+                    }
+                }
+            };
             for round in 0..1_000_000i64 {
                 if Instant::now() >= deadline {
                     break;
                 }
                 let page = 1 + rng.below(pages);
-                let (st, _, t) = s.get(&format!("/books?page={page}&pageSize=50")).await;
-                r.list.push(t);
+                let at = due().await;
+                let (st, _, _) = s.get(&format!("/books?page={page}&pageSize=50")).await;
+                r.list.push(at.elapsed());
                 r.errors += u64::from(st != 200);
                 let b = mine[rng.below(mine.len())];
-                let (st, _, t) = s.get(&format!("/auth/reading-progress/{}", books[b])).await;
-                r.read.push(t);
+                let at = due().await;
+                let (st, _, _) = s.get(&format!("/auth/reading-progress/{}", books[b])).await;
+                r.read.push(at.elapsed());
                 r.errors += u64::from(st != 200);
                 let at = base_time + round;
                 // Past the first second (no zero guard), inside a 6 s chapter.
                 let pos = 1.0 + (round % 5) as f64;
-                let (st, body, t) = s
+                let at_write = due().await;
+                let (st, body, _) = s
                     .post(
                         &format!("/auth/reading-progress/{}", books[b]),
                         json!({"chapterId": chapters[b], "positionSec": pos, "clientUpdatedAt": at}),
                     )
                     .await;
-                r.write.push(t);
+                r.write.push(at_write.elapsed());
                 if st == 200 && body["data"]["applied"] == true {
                     r.last.insert(books[b].clone(), (pos, at));
                 } else {
@@ -357,8 +398,17 @@ async fn load(base: &str, user: &str, password: &str, clients: usize, secs: u64)
     report("read progress", all.read);
     report("write progress", all.write);
     report("all requests", every);
+    let offered = pace.map_or_else(
+        || "closed loop".to_owned(),
+        |p| {
+            format!(
+                "open loop, offered {:.0} req/s",
+                clients as f64 / p.as_secs_f64()
+            )
+        },
+    );
     println!(
-        "{clients} clients, {:.1} s: {requests} requests, {:.0} req/s, {} errors, {lost} of {checked} last writes lost",
+        "{clients} clients, {offered}, {:.1} s: {requests} requests, {:.0} req/s, {} errors, {lost} of {checked} last writes lost",
         elapsed.as_secs_f64(),
         requests as f64 / elapsed.as_secs_f64(),
         all.errors
@@ -395,6 +445,15 @@ fn main() {
             &arg(3),
             arg(4).parse().unwrap(),
             arg(5).parse().unwrap(),
+            None,
+        )),
+        Some("open") => rt().block_on(load(
+            &arg(1),
+            &arg(2),
+            &arg(3),
+            arg(4).parse().unwrap(),
+            arg(5).parse().unwrap(),
+            Some(Duration::from_millis(arg(6).parse().unwrap())),
         )),
         _ => {
             usage();
@@ -404,7 +463,7 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: server_bench gen DIR BOOKS FOLDERS SOURCE... | latency BASE USER PASSWORD N | load BASE USER PASSWORD CLIENTS SECS"
+        "usage: server_bench gen DIR BOOKS FOLDERS SOURCE... | latency BASE USER PASSWORD N | load BASE USER PASSWORD CLIENTS SECS | open BASE USER PASSWORD CLIENTS SECS INTERVAL_MS"
     );
     std::process::exit(2)
 }

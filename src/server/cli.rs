@@ -159,8 +159,13 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         Some(ServeCommand::Rescan { library }) => {
             let s = super::rescan(&library, &data)?;
             println!(
-                "{} books, {} chapters ({} new, {} removed)",
-                s.books, s.chapters, s.new_books, s.removed_books
+                "{} books, {} chapters ({} new, {} removed, {} unchanged, {} of them not read)",
+                s.books,
+                s.chapters,
+                s.new_books,
+                s.removed_books,
+                s.unchanged_books,
+                s.unread_books
             );
         }
         None => {

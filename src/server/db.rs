@@ -95,7 +95,8 @@ CREATE TABLE IF NOT EXISTS books (
     added_at INTEGER NOT NULL,
     present INTEGER NOT NULL,
     data TEXT NOT NULL,
-    sig TEXT NOT NULL DEFAULT '');
+    sig TEXT NOT NULL DEFAULT '',
+    stamp TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS books_path ON books(path);
 CREATE INDEX IF NOT EXISTS books_fingerprint ON books(fingerprint);
 CREATE TABLE IF NOT EXISTS chapter_keys (
@@ -150,6 +151,13 @@ fn migrate(conn: &Connection) -> anyhow::Result<()> {
     if !has_sig {
         // '' never equals a computed signature: the next scan rewrites the row.
         conn.execute_batch("ALTER TABLE books ADD COLUMN sig TEXT NOT NULL DEFAULT ''")?;
+    }
+    let has_stamp = conn
+        .prepare("SELECT 1 FROM pragma_table_info('books') WHERE name = 'stamp'")?
+        .exists([])?;
+    if !has_stamp {
+        // '' never equals a stamp: the next scan reads the book.
+        conn.execute_batch("ALTER TABLE books ADD COLUMN stamp TEXT NOT NULL DEFAULT ''")?;
     }
     Ok(())
 }

@@ -6,6 +6,14 @@
 //! sub-folder, the audio files directly inside it form one book (one file:
 //! its embedded chapters; several: one chapter per file, natural order),
 //! except a folder holding only several `.m4b` files, where each is a book.
+//!
+//! A rescan recognises an unchanged book by its stamp (the metadata of its
+//! folder and files, see [`Stamp`]) without reading it; a leaf book folder
+//! whose own metadata is unchanged is not even listed.
+
+mod stamp;
+
+pub use stamp::SETTLE;
 
 use super::media::{self, Probed};
 use crate::domain::SeriesRef;
@@ -139,24 +147,62 @@ pub struct ScannedBook {
     /// Else an audio file with embedded art, and its fingerprint.
     pub cover_embedded: Option<(PathBuf, String)>,
     pub chapters: Vec<ScannedChapter>,
+    /// The metadata the book was read from (`None`: too fresh to trust).
+    /// Not part of the signature: a touched file changes the stamp only.
+    #[serde(skip)]
+    pub stamp: Option<String>,
 }
+
+/// What the walk hands on: a book it read, or one whose stamp says it is
+/// as stored (not read).
+#[derive(Debug)]
+pub enum Found {
+    Book(Box<ScannedBook>),
+    Unchanged { rel_path: String, chapters: usize },
+}
+
+/// Bumped whenever what a scan makes of the same files changes (it is in
+/// every signature and stamp, so every book is read and compared again).
+pub const SCAN_VERSION: &str = "v1";
 
 /// Scans the library, handing each book to `found` as soon as it is read
 /// (a rescan keeps only the books that changed, not 100k of them).
 /// Problems with single files or folders are logged and skipped; only an
 /// unreadable library root is an error.
-pub fn scan_library(
+///
+/// `stored` gives the stamp stored for a book path, if any: a book whose
+/// stamp is unchanged is handed on as [`Found::Unchanged`].
+pub fn scan_library<'s>(
     root: &Path,
-    cache: &mut ProbeCache,
-    found: &mut dyn FnMut(ScannedBook),
+    cache: &mut ProbeCache<'_>,
+    stored: &'s dyn Fn(&str) -> Option<&'s str>,
+    found: &mut dyn FnMut(Found),
 ) -> anyhow::Result<()> {
     let root = fs::canonicalize(root)
         .map_err(|e| anyhow::anyhow!("cannot open library {}: {e}", root.display()))?;
     if !root.is_dir() {
         anyhow::bail!("library {} is not a folder", root.display());
     }
-    let mut seen = HashSet::new();
-    visit(&root, &root, &mut seen, found, cache);
+    let header = root
+        .to_str()
+        .filter(|r| !r.contains('\n'))
+        .map(|r| format!("{SCAN_VERSION} {r}\n"));
+    let settled_before = std::time::SystemTime::now()
+        .checked_sub(SETTLE)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(i64::MIN, |d| d.as_nanos() as i64);
+    let mut walk = Walk {
+        root: &root,
+        cache,
+        stored,
+        found,
+        seen: HashSet::new(),
+        stamps: header.map(|header| stamp::Stamps {
+            header,
+            settled_before,
+        }),
+    };
+    walk.visit(&root);
     Ok(())
 }
 
@@ -164,6 +210,17 @@ pub fn scan_library(
 /// be read again for (1: series tags, name and part from one source).
 /// Entries of another layout are stale.
 pub const PROBE_LAYOUT: u32 = 1;
+
+/// The state of one walk.
+struct Walk<'a, 's, 'c> {
+    root: &'a Path,
+    cache: &'a mut ProbeCache<'c>,
+    stored: &'s dyn Fn(&str) -> Option<&'s str>,
+    found: &'a mut dyn FnMut(Found),
+    /// Folders visited (symlink loops).
+    seen: HashSet<PathBuf>,
+    stamps: Option<stamp::Stamps>,
+}
 
 /// One cached probe: valid while the file keeps its size and mtime and
 /// the probe its layout.
@@ -181,20 +238,46 @@ pub struct CacheEntry {
 
 /// Probe results by absolute path, so a restart does not re-read every
 /// file of a large library (an mp3 without a Xing header is demuxed whole
-/// to learn its duration).
-#[derive(Debug, Default)]
-pub struct ProbeCache {
+/// to learn its duration). Loaded when the first file is looked up: a
+/// rescan that finds every book unchanged by its stamp never needs it.
+#[derive(Default)]
+pub struct ProbeCache<'c> {
     pub entries: HashMap<String, CacheEntry>,
     /// Paths probed afresh in this scan (to store).
     pub fresh: HashSet<String>,
     /// Paths seen in this scan (the rest can be dropped).
     pub seen: HashSet<String>,
+    load: Option<EntriesLoader<'c>>,
+    /// Why loading failed: the scan's results must not be stored.
+    pub failed: Option<anyhow::Error>,
 }
 
-impl ProbeCache {
+type EntriesLoader<'c> = Box<dyn FnOnce() -> anyhow::Result<HashMap<String, CacheEntry>> + 'c>;
+
+impl<'c> ProbeCache<'c> {
+    /// A cache whose entries `load` reads when first needed.
+    pub fn lazy(load: impl FnOnce() -> anyhow::Result<HashMap<String, CacheEntry>> + 'c) -> Self {
+        Self {
+            load: Some(Box::new(load)),
+            ..Self::default()
+        }
+    }
+
+    /// Whether `entries` holds the stored entries (else nothing was
+    /// looked up).
+    pub fn loaded(&self) -> bool {
+        self.load.is_none()
+    }
+
     /// (probe, fingerprint, size) of a file, from the cache when its size
     /// and mtime are unchanged.
     fn get(&mut self, file: &Path, with_chapters: bool) -> anyhow::Result<(&Probed, String, u64)> {
+        if let Some(load) = self.load.take() {
+            match load() {
+                Ok(entries) => self.entries = entries,
+                Err(err) => self.failed = Some(err),
+            }
+        }
         let meta = fs::metadata(file)?;
         let size = meta.len();
         let mtime_ns = meta
@@ -232,81 +315,99 @@ impl ProbeCache {
     }
 }
 
-fn visit(
-    root: &Path,
-    dir: &Path,
-    seen: &mut HashSet<PathBuf>,
-    found: &mut dyn FnMut(ScannedBook),
-    cache: &mut ProbeCache,
-) {
-    if !seen.insert(dir.to_owned()) {
-        return; // a symlink loop inside the library
-    }
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(err) => {
-            tracing::warn!("skipping unreadable folder {}: {err}", dir.display());
+impl Walk<'_, '_, '_> {
+    fn visit(&mut self, dir: &Path) {
+        if !self.seen.insert(dir.to_owned()) {
+            return; // a symlink loop inside the library
+        }
+        let at_root = dir == self.root;
+        if !at_root && self.unchanged_leaf(dir) {
             return;
         }
-    };
-    let mut files = Vec::new();
-    let mut dirs = Vec::new();
-    // Other files of the folder (lower-case name → canonical path inside
-    // the library): cover, book.toml.
-    let mut others: HashMap<String, PathBuf> = HashMap::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if entry.file_name().to_str().is_none() {
-            tracing::warn!("skipping {}: its name is not valid UTF-8", path.display());
-            continue;
-        }
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let Ok(kind) = entry.file_type() else {
-            continue;
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(err) => {
+                tracing::warn!("skipping unreadable folder {}: {err}", dir.display());
+                return;
+            }
         };
-        // `dir` is canonical, so only a symlink can lead elsewhere: resolve
-        // it, and skip anything that leaves the library.
-        let (real, is_dir, is_file) = if kind.is_symlink() {
-            let Some(real) = inside(root, &path) else {
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        // Other files of the folder (lower-case name → canonical path inside
+        // the library): cover, book.toml.
+        let mut others: HashMap<String, PathBuf> = HashMap::new();
+        // A symlink can change where it leads without the folder changing.
+        let mut has_links = false;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name().to_str().is_none() {
+                tracing::warn!("skipping {}: its name is not valid UTF-8", path.display());
+                continue;
+            }
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let (d, f) = (real.is_dir(), real.is_file());
-            (real, d, f)
-        } else {
-            (path.clone(), kind.is_dir(), kind.is_file())
-        };
-        if is_dir {
-            dirs.push(real);
-        } else if is_file && media::mime_for(&path).is_some() {
-            files.push(path);
-        } else if is_file {
-            // Canonical: a plain entry of the canonical `dir`, or a checked link.
-            others.insert(file_name(&path).to_lowercase(), real);
-        }
-    }
-    files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
-    dirs.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
-
-    let at_root = dir == root;
-    let all_m4b = files.len() > 1
-        && files
-            .iter()
-            .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
-    if at_root || all_m4b {
-        for file in &files {
-            if let Some(book) = scan_book(root, dir, std::slice::from_ref(file), None, cache) {
-                found(book);
+            // `dir` is canonical, so only a symlink can lead elsewhere: resolve
+            // it, and skip anything that leaves the library.
+            let (real, is_dir, is_file) = if kind.is_symlink() {
+                has_links = true;
+                let Some(real) = inside(self.root, &path) else {
+                    continue;
+                };
+                let (d, f) = (real.is_dir(), real.is_file());
+                (real, d, f)
+            } else {
+                (path.clone(), kind.is_dir(), kind.is_file())
+            };
+            if is_dir {
+                dirs.push(real);
+            } else if is_file && media::mime_for(&path).is_some() {
+                files.push(path);
+            } else if is_file {
+                // Canonical: a plain entry of the canonical `dir`, or a checked link.
+                others.insert(file_name(&path).to_lowercase(), real);
             }
         }
-    } else if !files.is_empty()
-        && let Some(book) = scan_book(root, dir, &files, Some(&others), cache)
-    {
-        found(book);
+        files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
+        dirs.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
+
+        let all_m4b = files.len() > 1
+            && files
+                .iter()
+                .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
+        if at_root || all_m4b {
+            for file in &files {
+                let rel_path = rel(self.root, file);
+                let stamp = self.stamp(dir, std::slice::from_ref(file), None, false);
+                if !self.unchanged(rel_path, stamp.as_deref(), std::slice::from_ref(file))
+                    && let Some(book) =
+                        scan_book(self.root, dir, std::slice::from_ref(file), None, self.cache)
+                {
+                    self.hand_on(book, stamp);
+                }
+            }
+        } else if !files.is_empty() {
+            // Only a leaf folder's listing can be known from its metadata.
+            let leaf = dirs.is_empty() && !has_links;
+            let toml = others.get("book.toml").map(PathBuf::as_path);
+            let stamp = self.stamp(dir, &files, toml, leaf);
+            if !self.unchanged(rel(self.root, dir), stamp.as_deref(), &files)
+                && let Some(book) = scan_book(self.root, dir, &files, Some(&others), self.cache)
+            {
+                self.hand_on(book, stamp);
+            }
+        }
+        for sub in dirs {
+            self.visit(&sub);
+        }
     }
-    for sub in dirs {
-        visit(root, &sub, seen, found, cache);
+
+    fn hand_on(&mut self, mut book: ScannedBook, stamp: Option<String>) {
+        book.stamp = stamp.map(|s| format!("{s}n {}\n", book.chapters.len()));
+        (self.found)(Found::Book(Box::new(book)));
     }
 }
 
@@ -318,6 +419,10 @@ fn file_name(p: &Path) -> String {
 
 fn rel(root: &Path, p: &Path) -> String {
     let r = p.strip_prefix(root).unwrap_or(p);
+    if std::path::MAIN_SEPARATOR == '/' {
+        // Already '/'-separated (the walk's paths are joined names).
+        return r.to_string_lossy().into_owned();
+    }
     r.components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
@@ -351,7 +456,7 @@ fn scan_book(
     dir: &Path,
     files: &[PathBuf],
     others: Option<&HashMap<String, PathBuf>>,
-    cache: &mut ProbeCache,
+    cache: &mut ProbeCache<'_>,
 ) -> Option<ScannedBook> {
     let folder_book = others.is_some();
     let book_path = if folder_book {
@@ -496,6 +601,7 @@ fn scan_book(
         hasher.update(fp.as_bytes());
     }
     Some(ScannedBook {
+        stamp: None,
         rel_path,
         fingerprint: hex::encode(hasher.finalize()),
         title,

@@ -39,12 +39,13 @@ impl AppState {
         tracing::info!("scanning library {}", config.library.display());
         let summary = catalog::rescan(&db, &config.library, &config.data_dir)?;
         tracing::info!(
-            "library scanned: {} books, {} chapters ({} new, {} gone, {} unchanged)",
+            "library scanned: {} books, {} chapters ({} new, {} gone, {} unchanged, {} of them not read)",
             summary.books,
             summary.chapters,
             summary.new_books,
             summary.removed_books,
-            summary.unchanged_books
+            summary.unchanged_books,
+            summary.unread_books
         );
         let (_, generation) = db.license_and_generation()?;
         let library = Library::load(&db)?;

@@ -9,6 +9,7 @@ mod library;
 mod play;
 mod private;
 mod progress;
+mod rescan;
 mod scale;
 mod security;
 mod series;

@@ -223,3 +223,101 @@ async fn a_rescan_of_an_unchanged_library_rewrites_no_book() {
         .expect("the changed book keeps its id");
     assert_ne!(old["title"], renamed["title"]);
 }
+
+/// Both absent, or equal to a microsecond.
+fn same(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => (a - b).abs() < 1e-6,
+        (a, b) => a.is_none() && b.is_none(),
+    }
+}
+
+#[tokio::test]
+async fn every_listed_page_shows_the_callers_own_progress_and_favorites_for_its_books() {
+    let lib = generated_library(40);
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let alice = Api::login(&server).await;
+    server.add_user("bob", "bob-password-1").unwrap();
+    let bob = Api::from_session(
+        &server,
+        server.login_as("bob", "bob-password-1").await.unwrap(),
+    );
+    let (books, _) = page_through(&alice, "sort=title", 40).await;
+    // book id → (alice's position, bob's position); favorites likewise.
+    let mut written = std::collections::HashMap::new();
+    let mut favorites = std::collections::HashMap::new();
+    for (i, b) in books.iter().enumerate() {
+        let m = alice.manifest(id(b)).await;
+        let ch = m["items"][0]["chapterId"].as_str().unwrap();
+        // Whole milliseconds: what the server keeps.
+        let a = (i % 3 == 0).then_some((10 + i) as f64 / 1000.0);
+        let o = (i % 4 == 0).then_some((5 + i) as f64 / 1000.0);
+        for (api, pos) in [(&alice, a), (&bob, o)] {
+            if let Some(pos) = pos {
+                api.progress_write(id(b), ch, pos, now_ms() - 1000)
+                    .await
+                    .expect(200);
+            }
+        }
+        written.insert(id(b).to_owned(), (a, o));
+        let (fa, fo) = (i % 5 == 1, i % 2 == 1);
+        for (api, fav) in [(&alice, fa), (&bob, fo)] {
+            if fav {
+                api.post(&format!("/auth/favorites/{}", id(b)), serde_json::json!({}))
+                    .await
+                    .expect(200);
+            }
+        }
+        favorites.insert(id(b).to_owned(), (fa, fo));
+    }
+    for (who, api) in [(0, &alice), (1, &bob)] {
+        let pick = |pair: (Option<f64>, Option<f64>)| if who == 0 { pair.0 } else { pair.1 };
+        for query in ["sort=title", "sort=author", "sort=recent"] {
+            let (items, total) = page_through(api, query, 7).await;
+            assert_eq!(total, 40);
+            for b in &items {
+                let pos = pick(written[id(b)]);
+                assert!(
+                    same(b["progress"]["positionSec"].as_f64(), pos),
+                    "{who} {query} {b}"
+                );
+                let fav = favorites[id(b)];
+                let fav = if who == 0 { fav.0 } else { fav.1 };
+                assert_eq!(b["favorite"], fav, "{who} {query} {b}");
+            }
+        }
+        let (favs, _) = page_through(api, "favorites=true", 3).await;
+        assert!(!favs.is_empty());
+        for b in &favs {
+            assert_eq!(b["favorite"], true);
+            assert!(same(
+                b["progress"]["positionSec"].as_f64(),
+                pick(written[id(b)])
+            ));
+        }
+        let list = api
+            .get("/auth/favorites?pageSize=100")
+            .await
+            .expect(200)
+            .clone();
+        assert_eq!(list["total"].as_u64(), Some(favs.len() as u64));
+        for f in list["items"].as_array().unwrap() {
+            let b = &f["book"];
+            assert_eq!(b["favorite"], true);
+            assert!(same(
+                b["progress"]["positionSec"].as_f64(),
+                pick(written[id(b)])
+            ));
+        }
+        let one = &books[3];
+        let d = api
+            .get(&format!("/books/{}", id(one)))
+            .await
+            .expect(200)
+            .clone();
+        assert!(same(
+            d["progress"]["positionSec"].as_f64(),
+            pick(written[id(one)])
+        ));
+    }
+}

@@ -2,10 +2,12 @@
 //! persistent ids. A book whose scan signature (everything stored about
 //! it) is unchanged is not rewritten, nor kept in memory, so a rescan of an
 //! unchanged library costs the walk and the file metadata, not the books.
+//! A book whose stamp (the metadata of its files, see `scan`) is unchanged
+//! is not even read.
 
 use super::{StoredBook, StoredChapter};
 use crate::server::db::{Db, now_ms, random_hex, sha256_hex};
-use crate::server::scan::{self, ScannedBook};
+use crate::server::scan::{self, Found, ScannedBook};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -20,6 +22,9 @@ pub struct ScanSummary {
     pub removed_books: usize,
     /// Books found as they were stored, not rewritten.
     pub unchanged_books: usize,
+    /// Of those, the books known unchanged by their files' metadata alone
+    /// (not read).
+    pub unread_books: usize,
 }
 
 /// What the database knows of a book from an earlier scan.
@@ -29,6 +34,7 @@ struct Known {
     fingerprint: String,
     present: bool,
     sig: String,
+    stamp: String,
 }
 
 /// Scans the library and stores the result with persistent ids. A book
@@ -41,7 +47,7 @@ struct Known {
 /// transaction (a running server keeps taking progress writes); if
 /// another rescan stored a catalog meanwhile, the comparison is made again.
 pub fn rescan(db: &Db, library: &Path, data_dir: &Path) -> anyhow::Result<ScanSummary> {
-    let mut cache = load_probe_cache(db)?;
+    let mut cache = scan::ProbeCache::lazy(|| load_probe_cache(db));
     for _ in 0..3 {
         if let Some(summary) = try_rescan(db, library, data_dir, &mut cache)? {
             return Ok(summary);
@@ -62,7 +68,7 @@ fn generation(conn: &rusqlite::Connection) -> rusqlite::Result<String> {
 }
 
 fn load_known(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Known>> {
-    let mut stmt = conn.prepare("SELECT id, path, fingerprint, present, sig FROM books")?;
+    let mut stmt = conn.prepare("SELECT id, path, fingerprint, present, sig, stamp FROM books")?;
     stmt.query_map([], |r| {
         Ok(Known {
             id: r.get(0)?,
@@ -70,6 +76,7 @@ fn load_known(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<Known>> {
             fingerprint: r.get(2)?,
             present: r.get::<_, i64>(3)? != 0,
             sig: r.get(4)?,
+            stamp: r.get(5)?,
         })
     })?
     .collect()
@@ -80,7 +87,7 @@ fn try_rescan(
     db: &Db,
     library: &Path,
     data_dir: &Path,
-    cache: &mut scan::ProbeCache,
+    cache: &mut scan::ProbeCache<'_>,
 ) -> anyhow::Result<Option<ScanSummary>> {
     let (known, before) = {
         let mut conn = db.conn()?;
@@ -97,8 +104,25 @@ fn try_rescan(
     let mut claimed: HashSet<&str> = HashSet::new();
     let mut unchanged: Vec<&Known> = Vec::new();
     let mut to_write: Vec<(Option<&Known>, ScannedBook, String)> = Vec::new();
+    // Unchanged books read again (a touched file): their new stamps.
+    let mut restamped: Vec<(&str, Option<String>)> = Vec::new();
     let mut failed: Option<anyhow::Error> = None;
-    scan::scan_library(library, cache, &mut |book| {
+    let stored = |path: &str| by_path.get(path).map(|k| k.stamp.as_str());
+    scan::scan_library(library, cache, &stored, &mut |found| {
+        let book = match found {
+            Found::Book(book) => *book,
+            Found::Unchanged { rel_path, chapters } => {
+                summary.books += 1;
+                summary.chapters += chapters;
+                summary.unread_books += 1;
+                // The stamp came from this very row.
+                if let Some(k) = by_path.get(rel_path.as_str()).copied() {
+                    claimed.insert(&k.id);
+                    unchanged.push(k);
+                }
+                return;
+            }
+        };
         summary.books += 1;
         summary.chapters += book.chapters.len();
         let sig = match signature(&book) {
@@ -112,13 +136,16 @@ fn try_rescan(
         if let Some(k) = k {
             claimed.insert(&k.id);
             if k.sig == sig {
+                if book.stamp.as_deref().unwrap_or("") != k.stamp {
+                    restamped.push((&k.id, book.stamp));
+                }
                 unchanged.push(k);
                 return;
             }
         }
         to_write.push((k, book, sig));
     })?;
-    if let Some(e) = failed {
+    if let Some(e) = failed.or_else(|| cache.failed.take()) {
         return Err(e);
     }
     // Then by fingerprint, so a renamed book never steals the id of a book
@@ -157,6 +184,11 @@ fn try_rescan(
         }
         seen.insert(k.id.clone());
     }
+    // Not a catalog change: the running server's snapshot stays.
+    for (id, stamp) in &restamped {
+        tx.prepare_cached("UPDATE books SET stamp = ?2 WHERE id = ?1")?
+            .execute(params![id, stamp.as_deref().unwrap_or("")])?;
+    }
     for (slot, book, sig) in &to_write {
         changed = true;
         let id = match slot {
@@ -168,14 +200,15 @@ fn try_rescan(
         };
         let stored = store_book(&tx, &id, book, &covers_dir)?;
         let data = serde_json::to_string(&stored)?;
+        let stamp = book.stamp.as_deref().unwrap_or("");
         let updated = tx.execute(
-            "UPDATE books SET path = ?2, fingerprint = ?3, present = 1, data = ?4, sig = ?5 WHERE id = ?1",
-            params![id, book.rel_path, book.fingerprint, data, sig],
+            "UPDATE books SET path = ?2, fingerprint = ?3, present = 1, data = ?4, sig = ?5, stamp = ?6 WHERE id = ?1",
+            params![id, book.rel_path, book.fingerprint, data, sig, stamp],
         )?;
         if updated == 0 {
             tx.execute(
-                "INSERT INTO books(id, path, fingerprint, added_at, present, data, sig) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)",
-                params![id, book.rel_path, book.fingerprint, now, data, sig],
+                "INSERT INTO books(id, path, fingerprint, added_at, present, data, sig, stamp) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
+                params![id, book.rel_path, book.fingerprint, now, data, sig, stamp],
             )?;
         }
         seen.insert(id);
@@ -217,28 +250,28 @@ fn try_rescan(
 /// the stored row is still right. The prefix changes when what is stored
 /// per book changes, so older rows are rewritten once.
 fn signature(book: &ScannedBook) -> anyhow::Result<String> {
-    let mut bytes = b"v1\n".to_vec();
+    let mut bytes = format!("{}\n", scan::SCAN_VERSION).into_bytes();
     serde_json::to_writer(&mut bytes, book)?;
     Ok(sha256_hex(&bytes))
 }
 
-fn load_probe_cache(db: &Db) -> anyhow::Result<scan::ProbeCache> {
+fn load_probe_cache(db: &Db) -> anyhow::Result<HashMap<String, scan::CacheEntry>> {
     let conn = db.conn()?;
     let mut stmt = conn.prepare("SELECT path, data FROM probe_cache")?;
-    let mut cache = scan::ProbeCache::default();
+    let mut entries = HashMap::new();
     for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
         let (path, data) = row?;
         // An entry from an older layout is simply probed again.
         if let Ok(entry) = serde_json::from_str(&data) {
-            cache.entries.insert(path, entry);
+            entries.insert(path, entry);
         }
     }
-    Ok(cache)
+    Ok(entries)
 }
 
 fn save_probe_cache(
     tx: &rusqlite::Transaction<'_>,
-    cache: &scan::ProbeCache,
+    cache: &scan::ProbeCache<'_>,
 ) -> anyhow::Result<()> {
     for path in &cache.fresh {
         if let Some(entry) = cache.entries.get(path) {
@@ -248,11 +281,15 @@ fn save_probe_cache(
             )?;
         }
     }
-    let stale: Vec<&String> = cache
-        .entries
-        .keys()
-        .filter(|p| !cache.seen.contains(*p))
-        .collect();
+    // Never loaded (nothing was read): the stored paths, without their data.
+    let stored: Vec<String> = if cache.loaded() {
+        cache.entries.keys().cloned().collect()
+    } else {
+        tx.prepare("SELECT path FROM probe_cache")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?
+    };
+    let stale = stored.iter().filter(|p| !cache.seen.contains(*p));
     for path in stale {
         tx.execute("DELETE FROM probe_cache WHERE path = ?1", [path])?;
     }

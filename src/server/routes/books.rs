@@ -1,14 +1,16 @@
 //! Browsing: books, search, details, chapters, the playback manifest and
 //! categories. None of these is license-gated.
 
-use super::progress::{ProgressRow, load_progress};
-use super::{AppState, Page, Paging, data};
+use super::progress::{PROGRESS_COLUMNS, ProgressRow, row_to_progress};
+use super::{AppState, Data, Page, Paging, data};
 use crate::server::auth::Authed;
 use crate::server::catalog::{Book, Filter, Library, Sort};
 use crate::server::error::{ApiError, ApiPath, ApiQuery, ApiResult};
 use axum::extract::State;
+use axum::http::header;
 use axum::response::IntoResponse;
-use serde::Deserialize;
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -24,47 +26,134 @@ pub struct ListQuery {
     page_size: Option<String>,
 }
 
-/// The caller's view of books: favorites and progress.
+/// The caller's view of some books: favorites and progress.
 pub struct Personal {
     pub favorites: HashSet<String>,
     pub progress: HashMap<String, ProgressRow>,
 }
 
 impl Personal {
-    pub fn load(state: &AppState, user_id: u64) -> ApiResult<Self> {
-        let favorites = {
-            let conn = state.db.conn()?;
-            let mut stmt =
-                conn.prepare_cached("SELECT book_id FROM favorites WHERE user_id = ?1")?;
-            stmt.query_map([user_id as i64], |r| r.get(0))?
-                .collect::<Result<_, _>>()?
+    /// The caller's favorites and progress among `books` only: a page
+    /// costs its books, not everything the caller ever touched.
+    pub fn of<'a>(
+        state: &AppState,
+        user_id: u64,
+        books: impl IntoIterator<Item = &'a str>,
+    ) -> ApiResult<Self> {
+        let conn = state.db.conn()?;
+        let mut favorite =
+            conn.prepare_cached("SELECT 1 FROM favorites WHERE user_id = ?1 AND book_id = ?2")?;
+        let mut progress = conn.prepare_cached(&format!(
+            "SELECT {PROGRESS_COLUMNS} FROM progress WHERE user_id = ?1 AND book_id = ?2"
+        ))?;
+        let mut out = Self {
+            favorites: HashSet::new(),
+            progress: HashMap::new(),
         };
-        Ok(Self {
-            favorites,
-            progress: load_progress(state, user_id, None)?,
-        })
+        for book in books {
+            let user = user_id as i64;
+            if favorite.exists(rusqlite::params![user, book])? {
+                out.favorites.insert(book.to_owned());
+            }
+            if let Some(row) = progress
+                .query_row(rusqlite::params![user, book], row_to_progress)
+                .optional()?
+            {
+                out.progress.insert(book.to_owned(), row);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// All the caller's favorites (the `favorites=true` filter).
+fn all_favorites(state: &AppState, user_id: u64) -> ApiResult<HashSet<String>> {
+    let conn = state.db.conn()?;
+    let mut stmt = conn.prepare_cached("SELECT book_id FROM favorites WHERE user_id = ?1")?;
+    Ok(stmt
+        .query_map([user_id as i64], |r| r.get(0))?
+        .collect::<Result<_, _>>()?)
+}
+
+/// When the caller last wrote progress to each book (`sort=recent`).
+fn progress_times(state: &AppState, user_id: u64) -> ApiResult<HashMap<String, i64>> {
+    let conn = state.db.conn()?;
+    let mut stmt =
+        conn.prepare_cached("SELECT book_id, server_updated_at FROM progress WHERE user_id = ?1")?;
+    Ok(stmt
+        .query_map([user_id as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?)
+}
+
+/// A book as the caller sees it, borrowed from the catalog: a page of
+/// them is written straight to the response body.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BookView<'a> {
+    id: &'a str,
+    title: &'a str,
+    author: &'a str,
+    narrator: Option<&'a str>,
+    series: Vec<SeriesView<'a>>,
+    description: Option<&'a str>,
+    duration_sec: f64,
+    chapter_count: usize,
+    categories: Vec<CategoryView<'a>>,
+    cover_url: Option<String>,
+    favorite: bool,
+    added_at: i64,
+    progress: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct SeriesView<'a> {
+    name: &'a str,
+    sequence: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct CategoryView<'a> {
+    id: &'a str,
+    name: &'a str,
+}
+
+pub fn book_view<'a>(lib: &Library, book: &'a Book, personal: &Personal) -> BookView<'a> {
+    BookView {
+        id: &book.id,
+        title: &book.title,
+        author: &book.author,
+        narrator: book.narrator.as_deref(),
+        series: book
+            .series
+            .iter()
+            .map(|s| SeriesView {
+                name: &s.name,
+                sequence: s.sequence.as_ref().map(|q| q.as_str()),
+            })
+            .collect(),
+        description: book.description.as_deref(),
+        duration_sec: book.duration_sec,
+        chapter_count: book.chapters.len(),
+        categories: book
+            .categories
+            .iter()
+            .map(|c| CategoryView {
+                id: &c.id,
+                name: &c.name,
+            })
+            .collect(),
+        cover_url: book
+            .cover
+            .as_ref()
+            .map(|_| format!("/books/{}/cover", book.id)),
+        favorite: personal.favorites.contains(&book.id),
+        added_at: book.added_at,
+        progress: personal.progress.get(&book.id).map(|p| p.to_json(lib)),
     }
 }
 
 pub fn book_json(lib: &Library, book: &Book, personal: &Personal) -> Value {
-    json!({
-        "id": book.id,
-        "title": book.title,
-        "author": book.author,
-        "narrator": book.narrator,
-        "series": book.series.iter().map(|s| json!({
-            "name": s.name,
-            "sequence": s.sequence.as_ref().map(|q| q.as_str()),
-        })).collect::<Vec<_>>(),
-        "description": book.description,
-        "durationSec": book.duration_sec,
-        "chapterCount": book.chapters.len(),
-        "categories": book.categories.iter().map(|c| json!({"id": c.id, "name": c.name})).collect::<Vec<_>>(),
-        "coverUrl": book.cover.as_ref().map(|_| format!("/books/{}/cover", book.id)),
-        "favorite": personal.favorites.contains(&book.id),
-        "addedAt": book.added_at,
-        "progress": personal.progress.get(&book.id).map(|p| p.to_json(lib)),
-    })
+    json!(book_view(lib, book, personal))
 }
 
 fn parse_bool(name: &str, value: Option<&str>) -> ApiResult<bool> {
@@ -77,7 +166,13 @@ fn parse_bool(name: &str, value: Option<&str>) -> ApiResult<bool> {
     }
 }
 
-fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -> ApiResult<Value> {
+/// The page as the response body (JSON bytes).
+fn query_books(
+    state: &AppState,
+    user_id: u64,
+    query: ListQuery,
+    search: bool,
+) -> ApiResult<Vec<u8>> {
     let paging = Paging::parse(query.page.as_deref(), query.page_size.as_deref())?;
     let favorites_only = parse_bool("favorites", query.favorites.as_deref())?;
     let sort_name = query.sort.as_deref().map(str::trim).unwrap_or("title");
@@ -98,7 +193,16 @@ fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -
         Filter::text(Some(q), None)
     };
     let lib = state.current_library()?;
-    let personal = Personal::load(state, user_id)?;
+    let favorites = if favorites_only {
+        Some(all_favorites(state, user_id)?)
+    } else {
+        None
+    };
+    let recent = if matches!(sort, Sort::Recent) {
+        progress_times(state, user_id)?
+    } else {
+        HashMap::new()
+    };
     let filter = Filter {
         substring,
         all_words,
@@ -107,28 +211,31 @@ fn query_books(state: &AppState, user_id: u64, query: ListQuery, search: bool) -
             .as_deref()
             .map(str::trim)
             .filter(|c| !c.is_empty()),
-        only: favorites_only.then_some(&personal.favorites),
+        only: favorites.as_ref(),
     };
-    let recent: HashMap<String, i64> = personal
-        .progress
-        .iter()
-        .map(|(id, p)| (id.clone(), p.server_updated_at))
-        .collect();
     let start = (paging.page - 1).saturating_mul(paging.page_size);
     let listed = lib.list(&filter, sort, &recent, start, paging.page_size);
-    let items: Vec<Value> = listed
+    let personal = Personal::of(state, user_id, listed.books.iter().map(|b| b.id.as_str()))?;
+    let items: Vec<BookView<'_>> = listed
         .books
         .iter()
-        .map(|b| book_json(&lib, b, &personal))
+        .map(|b| book_view(&lib, b, &personal))
         .collect();
     let has_more = start.saturating_add(items.len()) < listed.total;
-    Ok(json!({"data": Page {
-        items,
-        total: listed.total,
-        page: paging.page,
-        page_size: paging.page_size,
-        has_more,
-    }}))
+    let page = Data {
+        data: Page {
+            items,
+            total: listed.total,
+            page: paging.page,
+            page_size: paging.page_size,
+            has_more,
+        },
+    };
+    serde_json::to_vec(&page).map_err(ApiError::internal)
+}
+
+fn json_body(body: Vec<u8>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], body)
 }
 
 pub async fn list(
@@ -139,7 +246,7 @@ pub async fn list(
     let body = state
         .run(move |state| query_books(state, caller.user_id, query, false))
         .await?;
-    Ok(axum::Json(body))
+    Ok(json_body(body))
 }
 
 pub async fn search(
@@ -150,7 +257,7 @@ pub async fn search(
     let body = state
         .run(move |state| query_books(state, caller.user_id, query, true))
         .await?;
-    Ok(axum::Json(body))
+    Ok(json_body(body))
 }
 
 /// The current catalog and the position of a book in it (404 if absent).
@@ -177,7 +284,7 @@ pub async fn details(
             let book = lib
                 .book(&book_id)
                 .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-            let personal = Personal::load(state, caller.user_id)?;
+            let personal = Personal::of(state, caller.user_id, [book.id.as_str()])?;
             Ok(book_json(&lib, book, &personal))
         })
         .await?;

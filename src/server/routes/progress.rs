@@ -49,9 +49,9 @@ impl ProgressRow {
     }
 }
 
-const PROGRESS_COLUMNS: &str = "book_id, chapter_id, position_sec, finished, client_updated_at, server_updated_at, device_id, revision";
+pub const PROGRESS_COLUMNS: &str = "book_id, chapter_id, position_sec, finished, client_updated_at, server_updated_at, device_id, revision";
 
-fn row_to_progress(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProgressRow> {
+pub fn row_to_progress(r: &rusqlite::Row<'_>) -> rusqlite::Result<ProgressRow> {
     Ok(ProgressRow {
         book_id: r.get(0)?,
         chapter_id: r.get(1)?,

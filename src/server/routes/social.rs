@@ -36,7 +36,8 @@ pub async fn list_favorites(
                 stmt.query_map([caller.user_id as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
                     .collect::<Result<_, _>>()?
             };
-            let personal = Personal::load(state, caller.user_id)?;
+            let personal =
+                Personal::of(state, caller.user_id, rows.iter().map(|(id, _)| id.as_str()))?;
             Ok(rows
                 .into_iter()
                 .filter_map(|(id, at)| {
