@@ -19,7 +19,7 @@ pub use base::BaseUrl;
 pub use bodies::{BodyFields, PositionUnit};
 pub use client::{
     BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, NewBookmark, PageCursor,
-    Pager, ProgressWrite, RawAnswer, SettingsWrite, StreamRequest,
+    MAX_COVER_BYTES, Pager, ProgressWrite, RawAnswer, SettingsWrite, StreamRequest,
 };
 pub use error::{ApiError, ErrorClass};
 pub use paths::Paths;

@@ -5,6 +5,7 @@
 mod arrival;
 mod backend;
 mod bench;
+mod covers;
 mod downloads;
 mod driver;
 mod e2e;

@@ -2,6 +2,7 @@
 //! Views never panic on small terminals; every write is clipped.
 
 mod book;
+pub mod cover;
 pub mod layout;
 mod library;
 mod login;
