@@ -196,7 +196,10 @@ pub struct CoverKey(String);
 impl CoverKey {
     pub fn new(scope: &Scope, book: &BookId) -> CoverKey {
         let mut h = Sha256::new();
-        for part in [scope.address.as_bytes(), scope.server_id.as_str().as_bytes()] {
+        for part in [
+            scope.address.as_bytes(),
+            scope.server_id.as_str().as_bytes(),
+        ] {
             h.update(part);
             h.update([0]);
         }

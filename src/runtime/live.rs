@@ -266,8 +266,7 @@ impl Backends for Live {
                 {
                     let base = sh.client().map(|c| c.base().to_string());
                     let cover = super::covers::cached_path(&sh, &book.id);
-                    self.mpris
-                        .playing(&book, &manifest, base.as_deref(), cover);
+                    self.mpris.playing(&book, &manifest, base.as_deref(), cover);
                     let url = book.cover_url.clone();
                     self.spawn(super::covers::keep(sh.clone(), book.id.clone(), url));
                 }

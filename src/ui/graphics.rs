@@ -55,9 +55,17 @@ fn kitty_sixel_broken() -> bool {
 
 fn iterm2_hint() -> bool {
     env_is("TERM_PROGRAM", |t| {
-        ["iTerm", "WezTerm", "mintty", "vscode", "Tabby", "rio", "WarpTerminal"]
-            .iter()
-            .any(|n| t.contains(n))
+        [
+            "iTerm",
+            "WezTerm",
+            "mintty",
+            "vscode",
+            "Tabby",
+            "rio",
+            "WarpTerminal",
+        ]
+        .iter()
+        .any(|n| t.contains(n))
     }) || env_is("LC_TERMINAL", |t| t.contains("iTerm"))
 }
 
@@ -92,7 +100,8 @@ fn query() -> Option<(ProtocolType, FontSize)> {
         return None;
     }
     let mut tty = input()?;
-    let is_tmux = env_is("TERM", |t| t.starts_with("tmux")) || env_is("TERM_PROGRAM", |t| t == "tmux");
+    let is_tmux =
+        env_is("TERM", |t| t.starts_with("tmux")) || env_is("TERM_PROGRAM", |t| t == "tmux");
     let mut options = QueryStdioOptions::default();
     if kitty_sixel_broken() {
         options.blacklist_protocols = vec![ProtocolType::Kitty, ProtocolType::Sixel];
@@ -171,7 +180,12 @@ mod tests {
     #[test]
     fn kitty_wins_then_sixel_then_iterm2_hint_else_halfblocks() {
         let cell = Response::CellSize(Some((9, 18)));
-        let (p, f) = choose(&[Response::Sixel, Response::Kitty, cell.clone()], false, None).unwrap();
+        let (p, f) = choose(
+            &[Response::Sixel, Response::Kitty, cell.clone()],
+            false,
+            None,
+        )
+        .unwrap();
         assert_eq!((p, f.width, f.height), (ProtocolType::Kitty, 9, 18));
         let (p, _) = choose(&[Response::Sixel, cell.clone()], true, None).unwrap();
         assert_eq!(p, ProtocolType::Sixel);

@@ -159,18 +159,22 @@ fn half_block_covers_from_the_server_and_broken_ones_keep_the_layout() {
         open(app, book);
         assert_eq!(app.book.cover, CoverState::Loading, "asked at once");
         live.handle(Effect::LoadBook(book.id.clone()));
-        let loaded = next_answer(&rx, "the book", |a| {
-            matches!(a, Answer::BookLoaded { book: b, .. } if b.id == book.id)
-        });
+        let loaded = next_answer(
+            &rx,
+            "the book",
+            |a| matches!(a, Answer::BookLoaded { book: b, .. } if b.id == book.id),
+        );
         app.update(Event::Answer(loaded));
         let loading = draw(app, 80, 24);
         live.handle(Effect::LoadCover {
             book: book.id.clone(),
             url: book.cover_url.clone(),
         });
-        let answer = next_answer(&rx, "the cover", |a| {
-            matches!(a, Answer::Cover { book: b, .. } if *b == book.id)
-        });
+        let answer = next_answer(
+            &rx,
+            "the cover",
+            |a| matches!(a, Answer::Cover { book: b, .. } if *b == book.id),
+        );
         app.update(Event::Answer(answer));
         let shown = draw(app, 80, 24);
         assert_eq!(
@@ -320,5 +324,8 @@ fn covers_off_fetches_nothing_and_draws_no_box() {
     assert!(!screen.contains('╭'));
     assert!(screen.contains("\" Moby Dick ♥"), "{screen}");
     let bad = earmark::ui::UiConfig::from_toml("[ui]\ncovers = \"sixel\"\n", true).unwrap_err();
-    assert!(bad.contains("covers") && bad.contains("halfblocks"), "{bad}");
+    assert!(
+        bad.contains("covers") && bad.contains("halfblocks"),
+        "{bad}"
+    );
 }

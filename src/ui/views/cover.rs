@@ -2,9 +2,9 @@
 //! screen is wide and tall enough, hidden on small screens and with
 //! `[ui] covers = "off"`. Its size is fixed, so the layout is the same
 //! whether the cover is shown, loading, missing or unreadable (then the
-//! box stays empty).
+//! box shows the title, dim, as a plain cover would).
 
-use super::text::put;
+use super::text::{fit, put, width, wrap};
 use crate::ui::covers::{CoverMode, CoverState};
 use crate::ui::state::App;
 use crate::ui::theme::Theme;
@@ -36,17 +36,25 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, frame: Rect) {
         return;
     }
     let line = "─".repeat(w - 2);
-    put(buf, frame, frame.x, frame.y, &format!("╭{line}╮"), theme.dim);
+    put(
+        buf,
+        frame,
+        frame.x,
+        frame.y,
+        &format!("╭{line}╮"),
+        theme.dim,
+    );
     for y in frame.y + 1..frame.bottom() - 1 {
         put(buf, frame, frame.x, y, "│", theme.dim);
         put(buf, frame, frame.right() - 1, y, "│", theme.dim);
     }
     let bottom = frame.bottom() - 1;
     put(buf, frame, frame.x, bottom, &format!("╰{line}╯"), theme.dim);
+    let inner = Rect::new(frame.x + 1, frame.y + 1, frame.width - 2, frame.height - 2);
     let CoverState::Shown(image) = &app.book.cover else {
+        placeholder(app, theme, buf, inner);
         return;
     };
-    let inner = Rect::new(frame.x + 1, frame.y + 1, frame.width - 2, frame.height - 2);
     let size = image.protocol().size();
     let (iw, ih) = (size.width.min(inner.width), size.height.min(inner.height));
     // Centred in the box (a portrait cover leaves room at the sides).
@@ -57,4 +65,27 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, frame: Rect) {
         ih,
     );
     ratatui_image::Image::new(image.protocol()).render(at.intersection(buf.area), buf);
+}
+
+/// The title, centred in the box: while the cover loads, and for a book
+/// without one (or with one that could not be read).
+fn placeholder(app: &App, theme: &Theme, buf: &mut Buffer, inner: Rect) {
+    let Some(book) = app.library.get(&app.book.id) else {
+        return;
+    };
+    let room = usize::from(inner.width.saturating_sub(2));
+    let rows = usize::from(inner.height.saturating_sub(2));
+    let mut lines = wrap(&book.title, room);
+    if lines.len() > rows {
+        lines.truncate(rows);
+        if let Some(last) = lines.last_mut() {
+            *last = format!("{}…", fit(last, room.saturating_sub(1)));
+        }
+    }
+    let top = inner.y + (inner.height - lines.len() as u16) / 2;
+    for (i, line) in lines.iter().enumerate() {
+        let line = fit(line, room);
+        let x = inner.x + (inner.width - width(&line) as u16) / 2;
+        put(buf, inner, x, top + i as u16, &line, theme.dim);
+    }
 }
