@@ -71,7 +71,7 @@ impl UiConfig {
             player_config::read(p, &mut settings)?;
         }
         if let Some(u) = table("ui")? {
-            for key in u.keys().filter(|k| k.as_str() != "covers") {
+            if let Some(key) = u.keys().find(|k| k.as_str() != "covers") {
                 return Err(format!("[ui] in config.toml: unknown setting `{key}`"));
             }
             if let Some(v) = u.get("covers") {
