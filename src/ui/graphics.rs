@@ -13,8 +13,10 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::time::{Duration, Instant};
 
 /// Every terminal answers the query's last part (a status report) at
-/// once; this only bounds a silent one. Each answer that arrives extends it.
+/// once; this only bounds a silent one. Each answer that arrives extends it
+/// (a slow link), up to `QUERY_MAX` in all.
 const QUERY_WAIT: Duration = Duration::from_millis(1000);
+const QUERY_MAX: Duration = Duration::from_secs(3);
 
 /// How covers are drawn, or `None` when they are off. Call with the
 /// terminal in raw mode and before anything else reads it.
@@ -112,7 +114,8 @@ fn query() -> Option<(ProtocolType, FontSize)> {
     out.flush().ok()?;
     let mut parser = Parser::new();
     let mut answers = Vec::new();
-    let mut deadline = Instant::now() + QUERY_WAIT;
+    let start = Instant::now();
+    let mut deadline = start + QUERY_WAIT;
     let mut chunk = [0u8; 256];
     'read: loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -127,7 +130,7 @@ fn query() -> Option<(ProtocolType, FontSize)> {
             Ok(0) | Err(_) => return None,
             Ok(n) => n,
         };
-        deadline = Instant::now() + QUERY_WAIT;
+        deadline = (Instant::now() + QUERY_WAIT).min(start + QUERY_MAX);
         for &b in &chunk[..n] {
             let got = parser.push(char::from(b));
             if got.contains(&Response::Status) {

@@ -27,7 +27,11 @@ impl Client {
 
     /// URL plus the Bearer header (only for the server's own origin).
     pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
-        let url = self.stream_url(item);
+        self.request_to(self.stream_url(item))
+    }
+
+    /// `url` with the Bearer header when it is on the server's origin.
+    fn request_to(&self, url: Url) -> StreamRequest {
         let headers = match self.auth() {
             Some(a) if self.inner.base.same_origin(&url) => {
                 vec![(
@@ -100,16 +104,7 @@ impl Client {
     /// against the base; the token only for the server's own origin.
     pub fn resource_request(&self, given: &str) -> Option<StreamRequest> {
         let url = self.inner.base.resolve(given).ok()?;
-        let headers = match self.auth() {
-            Some(a) if self.inner.base.same_origin(&url) => {
-                vec![(
-                    "Authorization".to_owned(),
-                    format!("Bearer {}", a.token.expose()),
-                )]
-            }
-            _ => Vec::new(),
-        };
-        Some(StreamRequest { url, headers })
+        Some(self.request_to(url))
     }
 
     /// A book's cover image bytes, `None` when it has none (404); see
@@ -135,17 +130,7 @@ impl Client {
             .filter(|u| !u.trim().is_empty())
             .and_then(|u| self.resource_request(u))
             .unwrap_or_else(|| {
-                let url = self.inner.base.endpoint(["books", book.as_str(), "cover"]);
-                let headers = self
-                    .auth()
-                    .map(|a| {
-                        vec![(
-                            "Authorization".to_owned(),
-                            format!("Bearer {}", a.token.expose()),
-                        )]
-                    })
-                    .unwrap_or_default();
-                StreamRequest { url, headers }
+                self.request_to(self.inner.base.endpoint(["books", book.as_str(), "cover"]))
             });
         let fetch = async {
             let mut resp = match self.open_stream(&req, None).await {
