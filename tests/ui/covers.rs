@@ -329,3 +329,32 @@ fn covers_off_fetches_nothing_and_draws_no_box() {
         "{bad}"
     );
 }
+
+/// In a real pseudo-terminal: the player asks the terminal at start-up;
+/// answered "kitty graphics, sixel, cells of 10×20 pixels", it picks kitty
+/// (the log says so), and a late copy of the kitty answer is never taken
+/// for keys.
+#[test]
+fn the_terminal_answers_the_graphics_query_and_its_answers_are_no_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = crate::e2e::Tui::start_on_bus(home.path(), "", "", &["--audio", "null"], None);
+    // The query ends with a status report request, which every terminal answers.
+    tui.wait_for_output(b"\x1b[5n");
+    tui.keys("\x1b_Gi=31;OK\x1b\\\x1b[?62;4;22c\x1b[6;20;10t\x1b[0n");
+    tui.wait_for("Log in to your audiobook server");
+    let log = home.path().join("data/earmark/earmark.log");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("covers: Kitty, cells of 10x20 pixels") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the log: {text}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // A late answer, then typing into the address field.
+    tui.keys("\x1b_Gi=31;OK\x1b\\");
+    tui.keys("nas.example");
+    tui.wait_for("nas.example");
+    assert!(!tui.text().contains("Gi=31"), "{}", tui.text());
+}
