@@ -18,8 +18,8 @@ pub mod wire;
 pub use base::BaseUrl;
 pub use bodies::{BodyFields, PositionUnit};
 pub use client::{
-    BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, NewBookmark, PageCursor,
-    Pager, ProgressWrite, RawAnswer, SettingsWrite, StreamRequest,
+    BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, MAX_COVER_BYTES, NewBookmark,
+    PageCursor, Pager, ProgressWrite, RawAnswer, SettingsWrite, StreamRequest,
 };
 pub use error::{ApiError, ErrorClass};
 pub use paths::Paths;

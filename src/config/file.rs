@@ -35,6 +35,9 @@ pub struct Config {
     pub theme: Option<toml::Table>,
     #[serde(default)]
     pub player: Option<toml::Table>,
+    /// `[ui]`: `covers` (`ui::UiConfig::from_toml` checks it).
+    #[serde(default)]
+    pub ui: Option<toml::Table>,
     #[serde(default)]
     pub downloads: Option<DownloadsConfig>,
     pub sound: Option<SoundConfig>,

@@ -20,7 +20,7 @@ fn client(sh: &Shared) -> Option<Client> {
     sh.client()
 }
 
-fn scope(sh: &Shared) -> Option<cache::Scope> {
+pub(super) fn scope(sh: &Shared) -> Option<cache::Scope> {
     let l = super::live::read(&sh.login);
     let s = l.session.as_ref()?;
     Some(cache::Scope {
@@ -216,7 +216,8 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         | Effect::ResolveConflict { .. }
         | Effect::MarkPlace { .. }
         | Effect::LoadHistory(_)
-        | Effect::LoadStats => {}
+        | Effect::LoadStats
+        | Effect::LoadCover { .. } => {}
         Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) | Effect::Download(_) => {}
     }
 }

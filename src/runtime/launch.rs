@@ -4,7 +4,8 @@
 //! reason, before the terminal is touched. `earmark demo` (`crate::demo`)
 //! comes in through [`run`] with its own server and throw-away profile.
 //!
-//! Every thread of the player starts from [`run_terminal`]:
+//! Every thread of the player starts from [`run_terminal`] (which also asks
+//! the terminal how it draws covers, before the input thread starts):
 //! - the UI thread (the caller): the event loop, drawing, the reducer;
 //! - `earmark-input`: reads terminal events; `earmark-signals`: SIGINT,
 //!   SIGTERM, SIGHUP, SIGWINCH (both in `ui::terminal`);
@@ -104,6 +105,7 @@ pub fn run_terminal(
     terminal::block_signals();
     let (ui, rx) = UiSender::channel();
     let mut backends = start(ui.clone());
+    let covers = config.settings.covers;
     let mut app = App::new(config.keymap, config.settings);
     initial(&mut app);
     // Audio is open by now: from here on nothing may print on the TUI, so
@@ -114,6 +116,10 @@ pub fn run_terminal(
     terminal::spawn_signal_thread(ui.0.clone());
     terminal::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let result = (|| {
+        // Before the input thread: the terminal's answers are read here.
+        if let Some(picker) = crate::ui::graphics::detect(covers) {
+            backends.graphics(picker);
+        }
         terminal::spawn_input_thread(ui.0.clone())
             .map_err(|e| format!("cannot read the terminal: {e}"))?;
         let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());

@@ -44,6 +44,8 @@ pub(crate) struct Shared {
     pub sound: super::sound::SoundBooks,
     /// Shared with the engine: complete indexes of downloaded mp3s.
     pub seek_maps: crate::player::mpa::SeekMaps,
+    /// Cover art: how the terminal draws it, and the disk cache.
+    pub covers: super::covers::Covers,
 }
 
 /// Locks are taken one way everywhere: a panic elsewhere while holding one
@@ -157,6 +159,7 @@ impl Live {
         };
         let dirs = read(&login).profile.dirs.clone();
         let dirs_data = dirs.data.clone();
+        let covers_dir = dirs.cache.join("covers");
         let shared = Arc::new(Shared {
             ui,
             dirs,
@@ -169,6 +172,7 @@ impl Live {
             library_load: Default::default(),
             sound: super::sound::SoundBooks::load(dirs_data.join("sound.json")),
             seek_maps,
+            covers: super::covers::Covers::new(covers_dir),
         });
         rt.spawn(notices::forward(shared.clone(), notices_rx));
         rt.spawn(notices::status(shared.clone(), sync.watch()));
@@ -259,11 +263,13 @@ impl Backends for Live {
                     crate::offline::index_mp3s(&d, &d.snapshot.manifest, &sh.seek_maps);
                 }
                 #[cfg(all(feature = "mpris", target_os = "linux"))]
-                self.mpris.playing(
-                    &book,
-                    &manifest,
-                    sh.client().as_ref().map(|c| c.base().as_str()),
-                );
+                {
+                    let base = sh.client().map(|c| c.base().to_string());
+                    let cover = super::covers::cached_path(&sh, &book.id);
+                    self.mpris.playing(&book, &manifest, base.as_deref(), cover);
+                    let url = book.cover_url.clone();
+                    self.spawn(super::covers::keep(sh.clone(), book.id.clone(), url));
+                }
                 let start = match start {
                     StartAt::Resume => crate::sync::StartAt::Resume,
                     StartAt::Restart => crate::sync::StartAt::Restart,
@@ -302,8 +308,13 @@ impl Backends for Live {
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             Effect::Download(book) => self.spawn(super::offline::download(sh, book)),
+            Effect::LoadCover { book, url } => self.spawn(super::covers::load(sh, book, url)),
             other => self.spawn(api::run(sh, other)),
         }
+    }
+
+    fn graphics(&mut self, picker: ratatui_image::picker::Picker) {
+        self.shared.covers.set_picker(picker);
     }
 
     fn shutdown(&mut self) {

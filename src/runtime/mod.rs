@@ -11,6 +11,8 @@
 //! - `playback`: engine commands and the engine's state for the UI.
 //! - `notices`: sync's notices and status in the player's words.
 //! - `cache`: the library cache shown before the server answers.
+//! - `covers`: cover art fetched, cached on disk, decoded and encoded for
+//!   the terminal (the book screen, MPRIS).
 //! - `offline`: downloaded books (local files for the engine, the book
 //!   screen from a snapshot, the download effect).
 //! - `sound`: each book's boost, normalisation and skip silence, kept here.
@@ -18,6 +20,7 @@
 
 mod api;
 pub mod cache;
+pub mod covers;
 mod launch;
 mod live;
 #[cfg(all(feature = "mpris", target_os = "linux"))]

@@ -11,6 +11,7 @@
 //!   them. Properties are read from the engine's published state.
 //! - The track is the chapter: `Position` and `mpris:length` are chapter
 //!   time; title = chapter, album = book, artist = authors, artUrl = the
+//!   cached cover (`file://`, see `covers`) once it is on disk, else the
 //!   book's cover address (without a token).
 
 use super::live::Shared;
@@ -31,6 +32,18 @@ struct NowBook {
     book: Book,
     manifest: Manifest,
     cover: Option<String>,
+    /// Where the cover is cached; used once the file is there.
+    cover_file: Option<std::path::PathBuf>,
+}
+
+impl NowBook {
+    fn art_url(&self) -> Option<String> {
+        let cached = self.cover_file.as_ref().filter(|f| f.is_file());
+        cached
+            .and_then(|f| url::Url::from_file_path(f).ok())
+            .map(String::from)
+            .or_else(|| self.cover.clone())
+    }
 }
 
 /// Live's side: tells MPRIS which book plays. Cheap to clone.
@@ -39,12 +52,19 @@ pub(crate) struct MprisNow(Arc<Mutex<Option<NowBook>>>);
 
 impl MprisNow {
     /// `base` resolves a relative cover address (`/books/{id}/cover`).
-    pub(crate) fn playing(&self, book: &Book, manifest: &Manifest, base: Option<&str>) {
+    pub(crate) fn playing(
+        &self,
+        book: &Book,
+        manifest: &Manifest,
+        base: Option<&str>,
+        cover_file: Option<std::path::PathBuf>,
+    ) {
         let cover = book.cover_url.as_deref().and_then(|c| cover_url(c, base));
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(NowBook {
             book: book.clone(),
             manifest: manifest.clone(),
             cover,
+            cover_file,
         });
     }
 
@@ -113,9 +133,13 @@ async fn follow(conn: zbus::Connection, engine: EngineHandle, now: MprisNow) {
     let mut rx = engine.subscribe();
     let mut last: Option<PlayerState> = None;
     let mut last_book = None;
+    let mut last_art = None;
     while rx.changed().await.is_ok() {
         let s = rx.borrow_and_update().clone();
-        let book = now.get().map(|n| n.book.id);
+        let playing = now.get();
+        // The cover shows up in the metadata once it is cached.
+        let art = playing.as_ref().and_then(NowBook::art_url);
+        let book = playing.map(|n| n.book.id);
         let emitter = iface.signal_emitter();
         let player = iface.get().await;
         let before = last.as_ref();
@@ -124,6 +148,7 @@ async fn follow(conn: zbus::Connection, engine: EngineHandle, now: MprisNow) {
         }
         if before.is_none_or(|l| l.chapter_id != s.chapter_id || l.duration != s.duration)
             || book != last_book
+            || art != last_art
         {
             let _ = player.metadata_changed(emitter).await;
         }
@@ -140,6 +165,7 @@ async fn follow(conn: zbus::Connection, engine: EngineHandle, now: MprisNow) {
         drop(player);
         last = Some(s);
         last_book = book;
+        last_art = art;
     }
 }
 
@@ -309,7 +335,7 @@ impl Player {
             }
             put("xesam:album", value(now.book.title.clone()));
             put("xesam:artist", value(now.book.authors.clone()));
-            if let Some(c) = now.cover {
+            if let Some(c) = now.art_url() {
                 put("mpris:artUrl", value(c));
             }
         }

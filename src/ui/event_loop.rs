@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 /// `UiSender::send`.
 pub trait Backends {
     fn handle(&mut self, effect: Effect);
+    /// How covers are drawn in this terminal (asked at start-up; see
+    /// `ui::graphics`). Not called when covers are off.
+    fn graphics(&mut self, _picker: ratatui_image::picker::Picker) {}
     /// Called once after the loop ends, with the terminal still up; may
     /// wait briefly for the last progress write.
     fn shutdown(&mut self) {}

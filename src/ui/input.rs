@@ -87,6 +87,15 @@ fn parse_escape(b: &[u8], flush: bool) -> Parsed {
     }
     match b[1] {
         b'[' => parse_csi(b, flush),
+        // A terminal's reply (APC, e.g. the kitty graphics answer to the
+        // start-up query arriving late) up to ST: never keys. A lone
+        // ESC _ stays Alt+_.
+        b'_' if b.len() > 2 => match find(&b[2..], b"\x1b\\") {
+            Some(p) => Parsed::Event(None, p + 4),
+            None if b.len() > 4096 => Parsed::Event(None, b.len()),
+            None if !flush => Parsed::Incomplete,
+            None => parse_one_alt(b, flush),
+        },
         b'O' => {
             if b.len() < 3 {
                 return if flush {
@@ -118,15 +127,19 @@ fn parse_escape(b: &[u8], flush: bool) -> Parsed {
             Parsed::Event(key(code), 3)
         }
         0x1b => Parsed::Event(key(KeyCode::Esc), 1),
-        _ => match parse_one(&b[1..], flush) {
-            // Alt+key arrives as ESC then the key.
-            Parsed::Event(Some(Event::Key(mut k)), n) => {
-                k.alt = true;
-                Parsed::Event(Some(Event::Key(k)), n + 1)
-            }
-            Parsed::Event(other, n) => Parsed::Event(other, n + 1),
-            Parsed::Incomplete => Parsed::Incomplete,
-        },
+        _ => parse_one_alt(b, flush),
+    }
+}
+
+/// Alt+key arrives as ESC then the key.
+fn parse_one_alt(b: &[u8], flush: bool) -> Parsed {
+    match parse_one(&b[1..], flush) {
+        Parsed::Event(Some(Event::Key(mut k)), n) => {
+            k.alt = true;
+            Parsed::Event(Some(Event::Key(k)), n + 1)
+        }
+        Parsed::Event(other, n) => Parsed::Event(other, n + 1),
+        Parsed::Incomplete => Parsed::Incomplete,
     }
 }
 
@@ -234,6 +247,13 @@ mod tests {
         assert_eq!(keys(" \r\x7f\t".as_bytes()).len(), 4);
         assert_eq!(keys("三".as_bytes()), [Event::Key(Key::ch('三'))]);
         assert_eq!(keys(b"\x03"), [Event::Key(Key::ctrl('c'))]);
+    }
+
+    #[test]
+    fn a_late_kitty_graphics_reply_is_no_keys() {
+        assert_eq!(keys(b"\x1b_Gi=31;OK\x1b\\j"), [Event::Key(Key::ch('j'))]);
+        let split = parse(b"\x1b_Gi=31;O", false);
+        assert_eq!(split, (vec![], 0), "waits for the rest of the reply");
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! audio, no sync. The UI thread never does I/O besides the terminal;
 //! `crate::runtime` wires it to the rest and answers through channels.
 
+pub mod covers;
 pub mod event_loop;
+pub mod graphics;
 pub mod input;
 pub mod keymap;
 mod player_config;
@@ -17,8 +19,8 @@ use keymap::Keymap;
 use state::UiSettings;
 use theme::Theme;
 
-/// The UI's part of config.toml: `[keys]`, `[theme]` and `[player]`
-/// (`short_skip`, `long_skip` in listened seconds).
+/// The UI's part of config.toml: `[keys]`, `[theme]`, `[player]`
+/// (`short_skip`, `long_skip` in listened seconds) and `[ui]` (`covers`).
 #[derive(Debug, Clone)]
 pub struct UiConfig {
     pub keymap: Keymap,
@@ -67,6 +69,14 @@ impl UiConfig {
                 }
             }
             player_config::read(p, &mut settings)?;
+        }
+        if let Some(u) = table("ui")? {
+            if let Some(key) = u.keys().find(|k| k.as_str() != "covers") {
+                return Err(format!("[ui] in config.toml: unknown setting `{key}`"));
+            }
+            if let Some(v) = u.get("covers") {
+                settings.covers = covers::CoverMode::parse(v)?;
+            }
         }
         Ok(UiConfig {
             keymap,

@@ -6,6 +6,7 @@ mod arrival;
 mod backend;
 mod bench;
 mod browse;
+mod covers;
 mod downloads;
 mod driver;
 mod e2e;

@@ -11,6 +11,7 @@ mod streams;
 mod transport;
 
 pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager};
+pub use streams::MAX_COVER_BYTES;
 pub use transport::RawAnswer;
 
 use super::Auth;

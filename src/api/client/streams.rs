@@ -3,7 +3,7 @@
 use super::transport::{MAX_REDIRECTS, content_type, redirect_target};
 use super::{Client, StreamRequest};
 use crate::api::error::ApiError;
-use crate::domain::{Book, ManifestItem};
+use crate::domain::{Book, BookId, ManifestItem};
 use reqwest::header;
 use url::Url;
 
@@ -27,7 +27,11 @@ impl Client {
 
     /// URL plus the Bearer header (only for the server's own origin).
     pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
-        let url = self.stream_url(item);
+        self.request_to(self.stream_url(item))
+    }
+
+    /// `url` with the Bearer header when it is on the server's origin.
+    fn request_to(&self, url: Url) -> StreamRequest {
         let headers = match self.auth() {
             Some(a) if self.inner.base.same_origin(&url) => {
                 vec![(
@@ -100,35 +104,66 @@ impl Client {
     /// against the base; the token only for the server's own origin.
     pub fn resource_request(&self, given: &str) -> Option<StreamRequest> {
         let url = self.inner.base.resolve(given).ok()?;
-        let headers = match self.auth() {
-            Some(a) if self.inner.base.same_origin(&url) => {
-                vec![(
-                    "Authorization".to_owned(),
-                    format!("Bearer {}", a.token.expose()),
-                )]
-            }
-            _ => Vec::new(),
-        };
-        Some(StreamRequest { url, headers })
+        Some(self.request_to(url))
     }
 
-    /// A book's cover image bytes, `None` when it has none (no `coverUrl`, or 404).
+    /// A book's cover image bytes, `None` when it has none (404); see
+    /// [`Client::cover_bytes`].
     pub async fn cover(&self, book: &Book) -> Result<Option<bytes::Bytes>, ApiError> {
-        let Some(req) = book
-            .cover_url
-            .as_deref()
+        self.cover_bytes(&book.id, book.cover_url.as_deref(), MAX_COVER_BYTES)
+            .await
+    }
+
+    /// A cover's bytes: the book's `coverUrl` (absolute, or relative to the
+    /// base or its gateway prefix), else `/books/{bookId}/cover` (ours).
+    /// The token goes only to the server's own origin. `None` on 404 (no
+    /// cover); a body over `max` bytes is an error, never cut short. What
+    /// the bytes are is the caller's to check: a gateway may answer with
+    /// an HTML page.
+    pub async fn cover_bytes(
+        &self,
+        book: &BookId,
+        given: Option<&str>,
+        max: usize,
+    ) -> Result<Option<bytes::Bytes>, ApiError> {
+        let req = given
+            .filter(|u| !u.trim().is_empty())
             .and_then(|u| self.resource_request(u))
-        else {
-            return Ok(None);
+            .unwrap_or_else(|| {
+                self.request_to(self.inner.base.endpoint(["books", book.as_str(), "cover"]))
+            });
+        let fetch = async {
+            let mut resp = match self.open_stream(&req, None).await {
+                Ok(r) => r,
+                Err(ApiError::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let too_big = || ApiError::Network {
+                address: self.inner.base.to_string(),
+                message: format!("the cover at {} is larger than {max} bytes", req.url),
+            };
+            if resp.content_length().is_some_and(|n| n > max as u64) {
+                return Err(too_big());
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp.chunk().await.map_err(|e| self.network_error(&e))? {
+                if body.len() + chunk.len() > max {
+                    return Err(too_big());
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Some(bytes::Bytes::from(body)))
         };
-        match self.open_stream(&req, None).await {
-            Ok(resp) => resp
-                .bytes()
-                .await
-                .map(Some)
-                .map_err(|e| self.network_error(&e)),
-            Err(ApiError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
+        tokio::time::timeout(self.inner.opts.request_timeout, fetch)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ApiError::Network {
+                    address: self.inner.base.to_string(),
+                    message: format!("the cover at {} timed out", req.url),
+                })
+            })
     }
 }
+
+/// Covers larger than this are refused (a cover is a picture, not a book).
+pub const MAX_COVER_BYTES: usize = 16 << 20;

@@ -67,6 +67,7 @@ impl App {
                 if self.book.id == id {
                     self.book.loading = false;
                     self.book.manifest = Some(manifest);
+                    self.want_cover(fx);
                 }
             }
             Answer::Downloads(marks) => self.downloads.set_all(marks),
@@ -106,6 +107,7 @@ impl App {
                         self.book.manifest = manifest;
                     }
                     self.book.bookmarks = bookmarks;
+                    self.want_cover(fx);
                 }
             }
             Answer::BookmarkAdded(bm) => {
@@ -161,6 +163,7 @@ impl App {
                 self.history.push(book, mark);
             }
             Answer::Stats(s) => self.stats = Some(s),
+            Answer::Cover { book, image } => self.cover_arrived(book, image),
             Answer::Failed(msg) => {
                 self.book.loading = false;
                 self.toast(msg, true)

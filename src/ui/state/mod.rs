@@ -40,6 +40,8 @@ pub struct UiSettings {
     /// The rewind may go back into the previous chapter.
     pub rewind_past_chapter_start: bool,
     pub sleep: SleepSettings,
+    /// `[ui] covers`: the book screen's cover box, and how it is drawn.
+    pub covers: crate::ui::covers::CoverMode,
 }
 
 impl Default for UiSettings {
@@ -50,6 +52,7 @@ impl Default for UiSettings {
             smart_rewind: Some(rewind::RewindCurve::default()),
             rewind_past_chapter_start: false,
             sleep: SleepSettings::default(),
+            covers: Default::default(),
         }
     }
 }
@@ -103,6 +106,7 @@ pub struct BookScreen {
     pub loading: bool,
     pub pane: BookPane,
     pub cursor: usize,
+    pub cover: crate::ui::covers::CoverState,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +213,7 @@ impl App {
             Event::Resize(w, h) => {
                 self.size = (w, h);
                 self.dirty = true;
+                self.want_cover(&mut fx);
             }
             Event::Key(key) => {
                 self.dirty = true;
@@ -394,4 +399,5 @@ impl App {
 
 mod answers;
 mod browse;
+mod cover;
 mod reduce;

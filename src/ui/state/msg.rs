@@ -112,6 +112,12 @@ pub enum Effect {
     LoadLibrary,
     Search(String),
     LoadBook(BookId),
+    /// Fetch, decode and encode a book's cover for the cover box
+    /// (answered with `Answer::Cover`); `url` is the book's `coverUrl`.
+    LoadCover {
+        book: BookId,
+        url: Option<String>,
+    },
     /// Download (or resume, or update) a book for offline listening.
     Download(BookId),
     SetFavorite {
@@ -314,6 +320,12 @@ pub enum Answer {
         mark: PlaceMark,
     },
     Stats(ListeningStats),
+    /// A book's cover for the cover box; `None`: it has none, or it could
+    /// not be fetched or read (the placeholder stays).
+    Cover {
+        book: BookId,
+        image: Option<crate::ui::covers::CoverImage>,
+    },
     /// The server is away: the book screen from the download's snapshot
     /// (`book` is only added when the library does not have it).
     BookFromDownload {

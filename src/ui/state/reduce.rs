@@ -339,6 +339,7 @@ impl App {
         self.screen = Screen::Book;
         fx.push(Effect::LoadHistory(id.clone()));
         fx.push(Effect::LoadBook(id));
+        self.want_cover(fx);
     }
 
     pub(super) fn play_book(&mut self, start: StartAt, fx: &mut Vec<Effect>) {

@@ -11,6 +11,10 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     if r.height == 0 || r.width == 0 {
         return;
     }
+    let (cover_box, r) = super::cover::split(app.settings.covers, r);
+    if let Some(frame) = cover_box {
+        super::cover::render(app, theme, buf, frame);
+    }
     let w = usize::from(r.width);
     let inner = w.saturating_sub(2);
     let Some(book) = app.library.get(&app.book.id) else {

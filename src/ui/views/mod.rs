@@ -3,6 +3,7 @@
 
 mod book;
 mod book_links;
+pub mod cover;
 pub mod layout;
 mod library;
 mod login;
