@@ -311,9 +311,10 @@ fn null_loop(
     let mut chunk = Chunk::default();
     let mut deadline = Instant::now();
     while !stop.load(Ordering::SeqCst) {
-        // 100 ms of output per tick at the stream's rate (44.1 kHz until
-        // known): 10 wake-ups a second while playing (a device's period is
-        // its own); a speed change or a pause applies within 200 ms.
+        // Up to 100 ms of output per tick at the stream's rate (44.1 kHz
+        // until known); a render stops at the end of the front block (one
+        // decoded packet: ~26 ms of mp3, so ~38 wake-ups a second there).
+        // A speed change or a pause applies within two ticks.
         let tick = (chunk.rate.max(8_000) / NULL_TICKS_PER_SEC) as usize;
         renderer.render(tick, &mut chunk);
         if !chunk.audible {
