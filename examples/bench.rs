@@ -55,7 +55,9 @@ fn main() {
     let abs = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
     let earmark = abs(&args[1]);
     let player_bench = abs(&args[2]);
-    let work = PathBuf::from(&args[3]);
+    // Absolute: ffmpeg's concat lists resolve paths from the list's folder.
+    let _ = std::fs::create_dir_all(&args[3]);
+    let work = abs(&args[3]);
     let began = Instant::now();
     if let Err(e) = run(&earmark, &player_bench, &work) {
         eprintln!("bench: {e}");
@@ -73,7 +75,7 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
     let client = setup::Client::login(earmark, &server, &run_dir)?;
     let mut table = Table::new(setup::header(&peers));
 
-    // 1. Start-up overhead: wall time of the whole process − media played.
+    // 1. Start-up: `fork` to the first sample handed to the output.
     let cases = [
         ("1 MB chapter from 0", &client.small, 0.0),
         ("317 MB chapter from 0", &client.long, 0.0),
@@ -84,23 +86,39 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
             "bench: start-up overhead, {name} ({} runs each)",
             startup_runs()
         );
-        let mut ours = Vec::new();
+        let mut ours: Vec<[f64; 6]> = Vec::new();
         let mut mpv = Vec::new();
         for _ in 0..startup_runs() {
-            ours.push(client.startup_overhead(book, at)?);
+            ours.push(client.startup(book, at)?);
             if peers.mpv {
                 mpv.push(measure::mpv_startup(&client.stream_url(book), at)?);
             }
         }
+        let phase = |i: usize| median(&ours.iter().map(|p| p[i]).collect::<Vec<_>>());
+        let last = setup::PHASES.len() - 1;
         table.push(Row::time(
             &format!(
-                "start-up overhead, {name} (ms, median of {})",
+                "start-up to first audio, {name} (ms, median of {})",
                 startup_runs()
             ),
-            median(&ours) * 1000.0,
+            phase(last),
             (!mpv.is_empty()).then(|| median(&mpv) * 1000.0),
             "≤ 25",
         ));
+        let mut row = Row::time(
+            &format!(
+                "… its phases, each's end: {} (ms since fork, medians)",
+                setup::PHASES.join(" / ")
+            ),
+            0.0,
+            None,
+            "where the time goes",
+        );
+        row.ours = (0..=last)
+            .map(|i| format!("{:.1}", phase(i)))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        table.push(row);
     }
 
     // 2. Playing: CPU of a core and max RSS, whole process, null output.

@@ -85,6 +85,8 @@ pub enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // `earmark play --json` reports its start-up phases from here.
+    let started = std::time::Instant::now();
     let cli = Cli::parse();
     let global = cli.global.invocation();
     match cli.command {
@@ -92,7 +94,7 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::run(&global, cmd)
         }
-        Some(Command::Play(args)) => crate::commands::play::run(&global, args),
+        Some(Command::Play(args)) => crate::commands::play::run(&global, args, started),
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
             crate::commands::sync::run(&global, args)

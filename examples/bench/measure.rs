@@ -67,6 +67,18 @@ pub fn run(cmd: &mut Command) -> Result<(String, Cost), String> {
     ))
 }
 
+/// Now on CLOCK_MONOTONIC, ms (what `earmark play --json` reports its
+/// first audio on).
+pub fn monotonic_ms() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6
+}
+
 /// CPU seconds used so far by a running process.
 pub fn cpu_of(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

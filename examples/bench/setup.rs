@@ -370,7 +370,8 @@ impl Client {
         )
     }
 
-    fn play(&self, book: &Book, at: f64, speed: f64, secs: f64) -> Result<(f64, Cost), String> {
+    fn play(&self, book: &Book, at: f64, speed: f64, secs: f64) -> Result<Played, String> {
+        let spawned = crate::measure::monotonic_ms();
         let (out, cost) = run(self.command().args([
             "--json",
             "play",
@@ -395,17 +396,50 @@ impl Client {
         if last["state"] != "paused" && last["state"] != "playing" {
             return Err(format!("earmark play ended in {last}"));
         }
-        let position = last["position"].as_f64().ok_or("no position")?;
-        Ok((position - at, cost))
+        // `--json` prints when each start-up phase ended (ms since `main`)
+        // and the first audio's instant on CLOCK_MONOTONIC.
+        let startup = out
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find_map(|v| v.get("startup").cloned())
+            .ok_or_else(|| format!("earmark play printed no start-up line: {out:?}"))?;
+        let ms = |k: &str| startup[k].as_f64().unwrap_or(f64::NAN);
+        let first = ms("firstAudioMonotonicMs") - spawned;
+        let main = first - ms("firstAudioMs");
+        let phases = [
+            main,
+            main + ms("sessionMs"),
+            main + ms("manifestMs"),
+            main + ms("engineMs"),
+            main + ms("loadMs"),
+            first,
+        ];
+        Ok(Played { cost, phases })
     }
 
-    /// Whole process from start to ~1 s of media: wall − media played.
-    pub fn startup_overhead(&self, book: &Book, at: f64) -> Result<f64, String> {
-        let (media, cost) = self.play(book, at, 1.0, 1.5)?;
-        Ok(cost.wall - media)
+    /// Whole process from `fork` to the first sample handed to the output
+    /// (ms), and when each phase before it ended ([`PHASES`]).
+    pub fn startup(&self, book: &Book, at: f64) -> Result<[f64; 6], String> {
+        Ok(self.play(book, at, 1.0, 1.5)?.phases)
     }
 
     pub fn playing(&self, book: &Book, speed: f64, secs: f64) -> Result<Cost, String> {
-        self.play(book, 0.0, speed, secs).map(|(_, c)| c)
+        self.play(book, 0.0, speed, secs).map(|p| p.cost)
     }
+}
+
+/// The start-up phases, each's end in ms since the bench's `fork`.
+pub const PHASES: [&str; 6] = [
+    "main",
+    "session + token",
+    "manifest",
+    "engine + output",
+    "Load (sync's progress read)",
+    "first audio",
+];
+
+/// One `earmark play` run.
+struct Played {
+    cost: Cost,
+    phases: [f64; 6],
 }

@@ -10,7 +10,7 @@ use crate::sync::{EngineLink, LoginReason, Notice, StartAt, SyncConfig, SyncSess
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the place may take to be restored before `play` gives up.
 const RESTORE_WITHIN: Duration = Duration::from_secs(20);
@@ -45,7 +45,56 @@ fn parse_speed(s: &str) -> Result<f32, String> {
     Ok(v)
 }
 
-pub fn run(global: &Invocation, args: PlayArgs) -> ExitCode {
+/// When each start-up phase ended (`--json` prints them once audio plays).
+struct Startup {
+    /// `main` began (after exec and dynamic loading).
+    main: Instant,
+    /// Session and token read, API client made.
+    session: Option<Instant>,
+    /// The manifest fetched (and a download checked).
+    manifest: Option<Instant>,
+    /// The engine thread and the output started.
+    engine: Option<Instant>,
+    /// The engine took the first `Load` (after sync's progress read).
+    load: Option<Instant>,
+}
+
+impl Startup {
+    /// `{"startup": {...}}`: each phase's end in ms since `main`, the first
+    /// sample handed to the output likewise, and that instant on the
+    /// system's monotonic clock (so a parent can time it from its `fork`).
+    fn json(&self, first_audio: Instant) -> serde_json::Value {
+        let ms = |t: Option<Instant>| {
+            t.map(|t| (t.saturating_duration_since(self.main).as_secs_f64() * 1e6).round() / 1e3)
+        };
+        serde_json::json!({"startup": {
+            "sessionMs": ms(self.session),
+            "manifestMs": ms(self.manifest),
+            "engineMs": ms(self.engine),
+            "loadMs": ms(self.load),
+            "firstAudioMs": ms(Some(first_audio)),
+            "firstAudioMonotonicMs": monotonic_ms(first_audio),
+        }})
+    }
+}
+
+/// `at` on CLOCK_MONOTONIC, in ms (what `Instant` counts on Linux, but
+/// `Instant` does not expose it).
+fn monotonic_ms(at: Instant) -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return None;
+    }
+    let now = ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6;
+    let ago = Instant::now().saturating_duration_since(at).as_secs_f64() * 1e3;
+    Some(((now - ago) * 1e3).round() / 1e3)
+}
+
+pub fn run(global: &Invocation, args: PlayArgs, started: Instant) -> ExitCode {
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("earmark-sync")
@@ -58,7 +107,14 @@ pub fn run(global: &Invocation, args: PlayArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match rt.block_on(play(global, args)) {
+    let startup = Startup {
+        main: started,
+        session: None,
+        manifest: None,
+        engine: None,
+        load: None,
+    };
+    match rt.block_on(play(global, args, startup)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("earmark play: {}", e.message);
@@ -97,11 +153,17 @@ fn start_point(
     }
 }
 
-async fn play(global: &Invocation, args: PlayArgs) -> Result<ExitCode, CommandError> {
+async fn play(
+    global: &Invocation,
+    args: PlayArgs,
+    mut startup: Startup,
+) -> Result<ExitCode, CommandError> {
     let (profile, session) = crate::config::Session::load_for(&global.select)?;
     let client = session.client(&profile)?;
+    startup.session = Some(Instant::now());
     let book = BookId::new(args.book_id.as_str());
     let (manifest, resolver, seek_maps) = queue(&profile, &session, &client, &book).await?;
+    startup.manifest = Some(Instant::now());
     let start = match start_point(&manifest, args.chapter.as_deref(), args.at)
         .map_err(CommandError::usage)?
     {
@@ -114,6 +176,7 @@ async fn play(global: &Invocation, args: PlayArgs) -> Result<ExitCode, CommandEr
         code: 1,
         message: e,
     })?;
+    startup.engine = Some(Instant::now());
     if let Some(n) = engine.notice() {
         eprintln!("earmark: {n}");
     }
@@ -124,7 +187,7 @@ async fn play(global: &Invocation, args: PlayArgs) -> Result<ExitCode, CommandEr
     if let Some(s) = args.speed {
         sync.settings_changed(Some(s), None);
     }
-    let code = follow(&engine, &sync, notices, args.for_secs, global.json).await;
+    let code = follow(&engine, &sync, notices, args.for_secs, global.json, startup).await;
     let left = sync.quit(Duration::from_secs(5)).await.left;
     engine.send(Command::Shutdown);
     if left > 0 {
@@ -196,7 +259,9 @@ async fn follow(
     mut notices: crate::sync::Notices,
     for_secs: Option<f64>,
     json: bool,
+    mut startup: Startup,
 ) -> ExitCode {
+    let mut startup_printed = !json;
     use tokio::signal::unix::{SignalKind, signal};
     let began = tokio::time::Instant::now();
     let limit = for_secs.map(|s| began + Duration::from_secs_f64(s.max(0.0)));
@@ -243,6 +308,13 @@ async fn follow(
                     return stop(1, "the audio engine stopped");
                 }
                 let s = states.borrow_and_update().clone();
+                if startup.load.is_none() && s.playback_id.0 > 0 {
+                    startup.load = Some(Instant::now());
+                }
+                if !startup_printed && let Some(t) = engine.first_audio_at() {
+                    startup_printed = true;
+                    let _ = writeln!(out, "{}", startup.json(t));
+                }
                 if let Status::Error(e) = &s.status {
                     let _ = writeln!(out, "{}", status_line(&s, json));
                     return stop(1, &e.to_string());

@@ -2,10 +2,12 @@
 //! commands into pipeline starts and renderer settings, and publishes
 //! [`PlayerState`] snapshots on a `watch` channel.
 //!
-//! It ticks only while audio plays (the position moves). Otherwise it parks
-//! on its channel: commands and the renderer's edges (audio queued, first
-//! audio, underrun, end, error) wake it; only `Buffering` also re-checks
-//! a few times a second, to notice a stall.
+//! It has no clock of its own: it parks on its channel, and commands and
+//! the renderer wake it: on its edges (audio queued, first audio,
+//! underrun, end, error) and, while playing, on the output's position
+//! ticks (4 per second of output and on every whole media second), so it
+//! publishes as the output consumes audio. Only `Buffering`/`Stalled`
+//! also re-check a few times a second, to notice a stall.
 
 use super::mpa::SeekMaps;
 use super::output::{self, Output};
@@ -21,8 +23,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// Publish this often while playing.
-const TICK: Duration = Duration::from_millis(50);
+/// While playing: a safety net in case an output stops calling the
+/// renderer (its ticks publish the position).
+const PLAYING_CHECK: Duration = Duration::from_secs(1);
 /// While buffering: how soon to look again for a stall.
 const BUFFERING_CHECK: Duration = Duration::from_millis(250);
 /// `PrevChapter` restarts the chapter when further in than this.
@@ -229,8 +232,8 @@ impl EngineLoop {
             let status = self.publish();
             let msg = match status {
                 Status::Playing => {
-                    self.renderer.disarm_engine_wake();
-                    rx.recv_timeout(TICK)
+                    self.renderer.arm_engine_wake_playing();
+                    rx.recv_timeout(PLAYING_CHECK)
                 }
                 // Stalled too: a stream that comes back must be seen even
                 // if the renderer's edge was missed (a test caught one).

@@ -239,7 +239,8 @@ pub struct EngineConfig {
     pub capture: Option<output::Capture>,
     /// Seconds without data before a stream is reported `Stalled`.
     pub stall_after: f64,
-    /// Bytes each stream downloads ahead of the decoder.
+    /// The most bytes each stream downloads ahead of the decoder; within
+    /// it, `source::READ_AHEAD_SECS` of audio once the bitrate is known.
     pub read_ahead: u64,
     /// Loudness normalisation's target, LUFS.
     pub loudness_target: f32,

@@ -299,6 +299,9 @@ impl Drop for NullOutput {
     }
 }
 
+/// How often the null output renders while playing.
+const NULL_TICKS_PER_SEC: u32 = 10;
+
 fn null_loop(
     renderer: Arc<Renderer>,
     clock_rate: f64,
@@ -308,10 +311,11 @@ fn null_loop(
     let mut chunk = Chunk::default();
     let mut deadline = Instant::now();
     while !stop.load(Ordering::SeqCst) {
-        // 50 ms of output per tick at the stream's rate (44.1 kHz until
-        // known): 20 wake-ups a second while playing; a speed change still
-        // applies within 100 ms.
-        let tick = (chunk.rate.max(8_000) / 20) as usize;
+        // Up to 100 ms of output per tick at the stream's rate (44.1 kHz
+        // until known); a render stops at the end of the front block (one
+        // decoded packet: ~26 ms of mp3, so ~38 wake-ups a second there).
+        // A speed change or a pause applies within two ticks.
+        let tick = (chunk.rate.max(8_000) / NULL_TICKS_PER_SEC) as usize;
         renderer.render(tick, &mut chunk);
         if !chunk.audible {
             // Nothing to play: park until audio is queued, Play, a flush,

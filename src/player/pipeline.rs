@@ -9,7 +9,7 @@ use super::decode::{DecodeError, Decoded, StreamDecoder, StreamHints};
 use super::mpa::SeekMaps;
 use super::render::{Block, Renderer};
 use super::silence::{SilenceRule, SilenceTrimmer, Span};
-use super::source::{HttpSource, SourceError, SourceMonitor};
+use super::source::{self, HttpSource, SourceError, SourceMonitor};
 use super::{ErrorKind, PlaybackError, StreamResolver};
 use crate::domain::{Manifest, ManifestItem};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -157,7 +157,9 @@ impl Pipeline {
                 carry = None;
                 drop(open.take());
                 let url = req.url.clone();
-                let src = HttpSource::start(req, self.stall_after, self.read_ahead);
+                // Until the bitrate is known, download little ahead.
+                let first_ahead = self.read_ahead.min(source::READ_AHEAD_FLOOR);
+                let src = HttpSource::start(req, self.stall_after, first_ahead);
                 self.shared.set_monitor(src.monitor());
                 if let Err(e) = src.wait_headers() {
                     if e != SourceError::Cancelled {
@@ -189,6 +191,11 @@ impl Pipeline {
                     Ok(d) => d,
                     Err(e) => return self.fail(e, &monitor, item),
                 };
+                let bytes_per_sec = dec
+                    .duration()
+                    .filter(|d| *d > 1.0 && len > 0)
+                    .map(|d| len as f64 / d);
+                monitor.set_read_ahead(source::read_ahead_for(bytes_per_sec, self.read_ahead));
                 let target = item.start + offset;
                 if target > 0.0
                     && let Err(e) = dec.seek(target)

@@ -10,11 +10,28 @@ use super::stretch::{FastWsola, Stretcher};
 use super::{DEFAULT_LOUDNESS_TARGET, PlaybackError, clamp_speed};
 use crate::domain::{ChapterId, SoundSettings};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// Media seconds the pipeline may queue ahead of the output.
 const MAX_AHEAD: f64 = 2.0;
+/// Once the queue is full, the pipeline waits until it drops below this:
+/// it then decodes a second at once instead of a block per output tick.
+const REFILL_BELOW: f64 = 1.0;
+/// While playing, the output wakes the engine to publish the position at
+/// least this often (per second of output), and whenever the whole media
+/// second changes (so a clock shown in seconds turns on time).
+const POSITION_TICKS_PER_SEC: u32 = 4;
+
+/// Position ticks are at least this far apart in wall time.
+const MIN_TICK_GAP: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// What wakes a parked engine (`Renderer::engine_armed`).
+const WAKE_NONE: u8 = 0;
+/// Any edge: audio queued, first audio, underrun, end, error.
+const WAKE_ALL: u8 = 1;
+/// Playing: the output's edges and position ticks, not every queued block.
+const WAKE_PLAYING: u8 = 2;
 
 /// Decoded audio of one chapter.
 #[derive(Debug, Clone)]
@@ -102,6 +119,9 @@ struct Inner {
     generation: u64,
     queue: VecDeque<Item>,
     queued_secs: f64,
+    /// The queue reached `MAX_AHEAD`; the pipeline waits until it drops
+    /// below `REFILL_BELOW`.
+    full: bool,
     /// Frames of the front block already consumed.
     front_off: usize,
     playing: bool,
@@ -123,6 +143,10 @@ struct Inner {
     /// Bumped whenever an output that rendered nothing might now render
     /// something (audio queued, play, flush, wake).
     changes: u64,
+    /// `frames_out` and the whole media second at the last position tick.
+    ticked_frames: u64,
+    ticked_second: i64,
+    ticked_at: Option<std::time::Instant>,
 }
 
 type Waker = Box<dyn Fn() + Send + Sync>;
@@ -133,8 +157,8 @@ pub struct Renderer {
     /// Parked outputs wait on this.
     changed: Condvar,
     engine_waker: Mutex<Option<Waker>>,
-    /// The engine is parked and wants the next edge.
-    engine_armed: AtomicBool,
+    /// What the parked engine wants to be woken for (`WAKE_*`).
+    engine_armed: AtomicU8,
 }
 
 impl Default for Renderer {
@@ -150,6 +174,7 @@ impl Renderer {
                 generation: 0,
                 queue: VecDeque::new(),
                 queued_secs: 0.0,
+                full: false,
                 front_off: 0,
                 playing: false,
                 speed: 1.0,
@@ -167,11 +192,14 @@ impl Renderer {
                 loudness: None,
                 silence_skipped: 0.0,
                 changes: 0,
+                ticked_frames: 0,
+                ticked_second: -1,
+                ticked_at: None,
             }),
             space: Condvar::new(),
             changed: Condvar::new(),
             engine_waker: Mutex::new(None),
-            engine_armed: AtomicBool::new(false),
+            engine_armed: AtomicU8::new(WAKE_NONE),
         }
     }
 
@@ -208,16 +236,32 @@ impl Renderer {
 
     /// Ask for one wake-up on the next published edge.
     pub fn arm_engine_wake(&self) {
-        self.engine_armed.store(true, Ordering::SeqCst);
+        self.engine_armed.store(WAKE_ALL, Ordering::SeqCst);
     }
 
-    /// The engine polls anyway (playing): no wake-ups needed.
-    pub fn disarm_engine_wake(&self) {
-        self.engine_armed.store(false, Ordering::SeqCst);
+    /// Playing: wake the engine on the output's edges and position ticks
+    /// only (the pipeline queues a block every few ms). Keeps a wake-up
+    /// already taken since `arm_engine_wake`.
+    pub fn arm_engine_wake_playing(&self) {
+        let _ = self.engine_armed.compare_exchange(
+            WAKE_ALL,
+            WAKE_PLAYING,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
     }
 
-    fn wake_engine(&self) {
-        if self.engine_armed.swap(false, Ordering::SeqCst)
+    /// `queued`: the wake-up is for a block queued, which a playing engine
+    /// does not need.
+    fn wake_engine(&self, queued: bool) {
+        let taken = if queued {
+            self.engine_armed
+                .compare_exchange(WAKE_ALL, WAKE_NONE, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        } else {
+            self.engine_armed.swap(WAKE_NONE, Ordering::SeqCst) != WAKE_NONE
+        };
+        if taken
             && let Some(w) = self
                 .engine_waker
                 .lock()
@@ -234,6 +278,7 @@ impl Renderer {
         g.generation = generation;
         g.queue.clear();
         g.queued_secs = 0.0;
+        g.full = false;
         g.front_off = 0;
         g.stretch = None;
         g.position = None;
@@ -335,7 +380,7 @@ impl Renderer {
             if g.generation != generation {
                 return false;
             }
-            if g.queued_secs < MAX_AHEAD || !matches!(item, Item::Audio(_)) {
+            if !g.full || !matches!(item, Item::Audio(_)) {
                 break;
             }
             // `flush` (the only way the generation moves) notifies.
@@ -343,11 +388,12 @@ impl Renderer {
         }
         if let Item::Audio(b) = &item {
             g.queued_secs += b.secs();
+            g.full = g.queued_secs >= MAX_AHEAD;
         }
         g.queue.push_back(item);
         self.changed(&mut g);
         drop(g);
-        self.wake_engine();
+        self.wake_engine(true);
         true
     }
 
@@ -361,8 +407,8 @@ impl Renderer {
         if !g.playing || g.ended || g.error.is_some() {
             return;
         }
-        let before = g.queued_secs;
         let edges = (g.position.is_some(), g.underrun, g.ended, g.error.is_some());
+        let mut tick = false;
         // A call that renders nothing may still make progress (a block of
         // another chapter closes the stretcher, a tail is drained): go on
         // until there is audio or nothing left, so a silent result really
@@ -373,7 +419,8 @@ impl Renderer {
                 break;
             }
         }
-        if g.queued_secs < before {
+        if g.full && g.queued_secs < REFILL_BELOW {
+            g.full = false;
             self.space.notify_all();
         }
         if out.audible {
@@ -390,6 +437,20 @@ impl Renderer {
                 out.samples.iter_mut().for_each(|s| *s *= vol);
             }
             g.frames_out += (out.samples.len() / out.channels.max(1)) as u64;
+            let second = g.position.as_ref().map_or(-1, |p| p.1.floor() as i64);
+            let now = std::time::Instant::now();
+            if (second != g.ticked_second
+                || g.frames_out - g.ticked_frames
+                    >= u64::from(out.rate / POSITION_TICKS_PER_SEC))
+                // An output faster than real time (tests) is not followed
+                // block by block.
+                && g.ticked_at.is_none_or(|t| now - t >= MIN_TICK_GAP)
+            {
+                g.ticked_second = second;
+                g.ticked_frames = g.frames_out;
+                g.ticked_at = Some(now);
+                tick = true;
+            }
             if g.first_audio_at.is_none() {
                 g.first_audio_at = Some(std::time::Instant::now());
             }
@@ -404,8 +465,8 @@ impl Renderer {
         }
         let now = (g.position.is_some(), g.underrun, g.ended, g.error.is_some());
         drop(g);
-        if now != edges {
-            self.wake_engine();
+        if tick || now != edges {
+            self.wake_engine(false);
         }
     }
 }

@@ -13,6 +13,7 @@
 use super::http_error::{classify_forbidden, json_message};
 use super::mpa::RangeReader;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -51,8 +52,32 @@ impl std::fmt::Display for SourceError {
 
 /// Bytes kept behind the reader (decoders step back a little).
 const KEEP_BEHIND: u64 = 512 * 1024;
-/// Bytes downloaded ahead of the reader before the task waits (default).
+/// The most bytes downloaded ahead of the reader before the task waits
+/// (default; `EngineConfig::read_ahead`).
 pub const READ_AHEAD: u64 = 8 * 1024 * 1024;
+/// Once a stream's bitrate is known, it downloads this many seconds of
+/// audio ahead (an outage this long plays on), within the floor and the
+/// ceiling: 1 MiB (2 min 11 s) of a 64 kb/s book instead of 17 minutes'
+/// 8 MiB, 1.9 MB of a 128 kb/s one.
+pub const READ_AHEAD_SECS: f64 = 120.0;
+/// Bytes ahead before the bitrate is known, and at least after.
+pub const READ_AHEAD_FLOOR: u64 = 1024 * 1024;
+/// The window drops what lies further behind the reader than
+/// `KEEP_BEHIND` in steps of at least this.
+const DROP_BEHIND_STEP: usize = 256 * 1024;
+
+/// Bytes to download ahead of the reader for a stream of `bytes_per_sec`
+/// (`None`: unknown, so `ceiling`, which also bounds it).
+pub fn read_ahead_for(bytes_per_sec: Option<f64>, ceiling: u64) -> u64 {
+    match bytes_per_sec {
+        Some(r) if r.is_finite() && r > 0.0 => {
+            ((r * READ_AHEAD_SECS) as u64).clamp(READ_AHEAD_FLOOR.min(ceiling), ceiling)
+        }
+        _ => ceiling,
+    }
+}
+/// The smallest read-ahead.
+const MIN_READ_AHEAD: u64 = 64 * 1024;
 /// A forward seek this close to the downloaded end waits instead of restarting.
 const FORWARD_SLACK: u64 = 256 * 1024;
 /// A connection that delivers nothing for this long is retried.
@@ -91,12 +116,17 @@ struct Shared {
     data_ready: Condvar,
     wake_task: Notify,
     stall_after: Duration,
-    read_ahead: u64,
+    /// Bytes ahead of the reader; set once the bitrate is known.
+    read_ahead: AtomicU64,
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Window> {
         self.w.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_ahead(&self) -> u64 {
+        self.read_ahead.load(Ordering::Relaxed)
     }
 }
 
@@ -139,6 +169,15 @@ impl SourceMonitor {
     pub fn fatal(&self) -> Option<SourceError> {
         self.0.lock().fatal.clone()
     }
+    /// Download `bytes` ahead of the reader from now on (at least 64 KiB).
+    pub fn set_read_ahead(&self, bytes: u64) {
+        self.0
+            .read_ahead
+            .store(bytes.max(MIN_READ_AHEAD), Ordering::Relaxed);
+        // A task waiting for the reader re-checks against the new size.
+        self.0.wake_task.notify_one();
+    }
+
     /// Wake a reader blocked in `read` and make it fail with `Cancelled`.
     pub fn cancel(&self) {
         self.0.lock().cancel = true;
@@ -164,7 +203,8 @@ impl HttpSource {
         Ok(src)
     }
 
-    /// Start downloading without waiting.
+    /// Start downloading without waiting, at most `read_ahead` bytes ahead
+    /// of the reader (see [`SourceMonitor::set_read_ahead`]).
     pub fn start(req: StreamRequest, stall_after: Duration, read_ahead: u64) -> Self {
         let shared = Arc::new(Shared {
             w: Mutex::new(Window {
@@ -185,7 +225,7 @@ impl HttpSource {
             data_ready: Condvar::new(),
             wake_task: Notify::new(),
             stall_after,
-            read_ahead: read_ahead.max(64 * 1024),
+            read_ahead: AtomicU64::new(read_ahead.max(MIN_READ_AHEAD)),
         });
         let task_shared = shared.clone();
         runtime().spawn(fetch_task(task_shared, req.clone()));
@@ -383,7 +423,7 @@ impl Read for HttpSource {
                 // A task that is far enough ahead waits until the reader
                 // has used half the read-ahead: wake it only then, not on
                 // every read (a finished download only waits for a seek).
-                if !w.eof && w.end() < w.want + shared.read_ahead / 2 {
+                if !w.eof && w.end() < w.want + shared.read_ahead() / 2 {
                     shared.wake_task.notify_one();
                 }
                 return Ok(n);
@@ -524,7 +564,7 @@ async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
                     if w.cancel {
                         return;
                     }
-                    if w.restart || (!w.hold && w.end() < w.want + shared.read_ahead / 2) {
+                    if w.restart || (!w.hold && w.end() < w.want + shared.read_ahead() / 2) {
                         break;
                     }
                 }
@@ -694,7 +734,7 @@ async fn pump(
                     Some(Outcome::Cancelled)
                 } else if w.restart || w.generation != generation {
                     Some(Outcome::Restart)
-                } else if !w.hold && (w.end() < w.want + shared.read_ahead || skip > 0) {
+                } else if !w.hold && (w.end() < w.want + shared.read_ahead() || skip > 0) {
                     None
                 } else {
                     Some(Outcome::Done)
@@ -741,7 +781,7 @@ async fn pump(
         w.stalled = false;
         if w.want > w.start + KEEP_BEHIND {
             let cut = ((w.want - w.start - KEEP_BEHIND) as usize).min(w.data.len());
-            if cut > 1024 * 1024 {
+            if cut > DROP_BEHIND_STEP {
                 w.data.drain(..cut);
                 w.start += cut as u64;
             }
@@ -761,4 +801,24 @@ async fn error_message(resp: reqwest::Response) -> String {
     let status = resp.status();
     let body = resp.text().await.unwrap_or_default();
     json_message(&body).unwrap_or_else(|| format!("HTTP {status}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_ahead_is_two_minutes_of_audio_within_the_floor_and_ceiling() {
+        let kbps = |k: f64| Some(k * 1000.0 / 8.0);
+        assert_eq!(read_ahead_for(kbps(128.0), READ_AHEAD), 1_920_000);
+        // A low bitrate keeps the floor; a high one stops at the ceiling.
+        assert_eq!(read_ahead_for(kbps(64.0), READ_AHEAD), READ_AHEAD_FLOOR);
+        assert_eq!(read_ahead_for(kbps(1000.0), READ_AHEAD), READ_AHEAD);
+        // Unknown or nonsense rates keep the ceiling (the old behaviour).
+        for r in [None, Some(0.0), Some(-1.0), Some(f64::NAN)] {
+            assert_eq!(read_ahead_for(r, READ_AHEAD), READ_AHEAD);
+        }
+        // A ceiling under the floor (tests) wins.
+        assert_eq!(read_ahead_for(kbps(64.0), 64 * 1024), 64 * 1024);
+    }
 }

@@ -609,6 +609,11 @@ impl Reconciler {
         out.push(Decision::Report(write));
     }
 
+    /// True while the current playback plays (its reports are periodic).
+    pub fn playing(&self) -> bool {
+        self.current.as_ref().is_some_and(|c| c.playing)
+    }
+
     /// The current playback, while its server progress is still unknown
     /// (the worker keeps asking until the server answers).
     pub fn awaiting_server(&self) -> Option<(PlaybackId, &BookId)> {

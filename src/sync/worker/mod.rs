@@ -209,7 +209,7 @@ impl Worker {
                     // The engine stopped: nothing more to follow.
                     None => states = None,
                 },
-                _ = tick.tick() => self.on_tick().await,
+                _ = tick.tick(), if self.wants_tick() => self.on_tick().await,
             }
             self.drive().await;
             self.publish();
@@ -440,6 +440,17 @@ impl Worker {
 
     fn notify(&self, n: Notice) {
         let _ = self.notices.send(n);
+    }
+
+    /// The tick has work only while playing (periodic reports), while
+    /// writes are queued, the server's place is awaited, or the license
+    /// blocks sync; otherwise the worker sleeps until a command or an
+    /// engine state (an overdue tick then fires at once).
+    fn wants_tick(&self) -> bool {
+        self.rec.playing()
+            || !self.outbox.is_empty()
+            || self.rec.awaiting_server().is_some()
+            || matches!(self.link, Link::LicenseBlocked { .. })
     }
 
     async fn on_tick(&mut self) {
