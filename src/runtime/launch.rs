@@ -20,16 +20,16 @@ use crate::ui::state::{App, Screen};
 use crate::ui::{UiConfig, terminal, theme::Theme};
 use std::process::ExitCode;
 
-/// glibc, left alone, gives each allocating thread its own arena and, once
-/// a large block (the read library cache) is freed, raises its mmap
-/// threshold so later large blocks (search results) fragment the arenas:
-/// 2–3 MB of a 100k-book library's RSS (docs/benchmarks.md). Called before
-/// the player's threads start.
+/// glibc, once a large block (the read library cache) is freed, raises its
+/// mmap threshold so later large blocks (search results) come from the
+/// arenas and stay resident after they are freed: fixed thresholds, as the
+/// server, keep 2–3 MB of a 100k-book library's RSS down. (Two arenas, as
+/// the server, made the first frame wait on the cache reader's allocations:
+/// 20–28 → 41–47 ms.) Called before the player's threads start.
 fn keep_heap_compact() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator tunables; no other thread exists yet.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
     }
