@@ -55,7 +55,9 @@ fn main() {
     let abs = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
     let earmark = abs(&args[1]);
     let player_bench = abs(&args[2]);
-    let work = PathBuf::from(&args[3]);
+    // Absolute: ffmpeg's concat lists name files relative to the list.
+    let _ = std::fs::create_dir_all(&args[3]);
+    let work = abs(&args[3]);
     let began = Instant::now();
     if let Err(e) = run(&earmark, &player_bench, &work) {
         eprintln!("bench: {e}");
