@@ -21,6 +21,21 @@ use crate::ui::state::{App, Screen};
 use crate::ui::{UiConfig, terminal, theme::Theme};
 use std::process::ExitCode;
 
+/// glibc, once a large block (the read library cache) is freed, raises its
+/// mmap threshold so later large blocks (search results) come from the
+/// arenas and stay resident after they are freed: fixed thresholds, as the
+/// server, keep 2–3 MB of a 100k-book library's RSS down. (Two arenas, as
+/// the server, made the first frame wait on the cache reader's allocations:
+/// 20–28 → 41–47 ms.) Called before the player's threads start.
+fn keep_heap_compact() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator tunables; no other thread exists yet.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
+    }
+}
+
 pub fn open(global: &ProfileSelector, audio: AudioMode) -> ExitCode {
     let profile = match Profile::resolve(global) {
         Ok(p) => p,
@@ -51,6 +66,7 @@ pub fn run(
     session: Option<Session>,
     audio: AudioMode,
 ) -> ExitCode {
+    keep_heap_compact();
     let info = session.as_ref().map(session_info);
     let address = profile
         .server

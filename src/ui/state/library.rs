@@ -1,6 +1,6 @@
 //! The library list: all loaded books, the filtered/sorted view of them,
-//! the cursor, and the fuzzy search over cached match strings; grouping
-//! and the focus on one author, narrator or series are in `facets`.
+//! the cursor, and the fuzzy search (match strings made per candidate);
+//! grouping and the focus on one author, narrator or series are in `facets`.
 //!
 //! Only indices move around: 100k books are sorted and filtered once per
 //! change, and the views draw just the rows that are visible.
@@ -9,7 +9,6 @@ use crate::domain::{Book, BookId, Category, CategoryId};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32String};
 use std::cell::OnceCell;
-use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Filter {
@@ -75,26 +74,24 @@ pub struct Search {
 
 mod arrival;
 mod facets;
+mod index;
 mod scan;
 pub use arrival::Arrival;
 pub use facets::{Facet, Focus, GroupRow, sequence_in};
+use index::IdIndex;
 pub use scan::SCAN_CHUNK;
 use scan::Scan;
 
 pub struct Library {
     books: Vec<Book>,
     scan: Option<Scan>,
-    /// Built on first use: cloning 100k ids costs more than the first frame.
-    by_id: OnceCell<HashMap<BookId, usize>>,
+    /// Built on first use: indexing 100k ids costs more than the first frame.
+    by_id: OnceCell<IdIndex>,
     /// All books in the order of `.0`, reused while the books do not change.
     order: Option<(Sort, Vec<u32>)>,
     /// `order` is the order the server sent the pages in (the list is
     /// arriving and the sort has not been changed since).
     arrival_order: bool,
-    /// "title  author" per book, converted once (nucleo's Utf32String),
-    /// by the first search's scan as it goes (a prefix of the books until
-    /// then): neither the start nor a keystroke pays for all of them.
-    keys: Vec<Utf32String>,
     /// Views of the queries typed so far in this search, so a longer query
     /// only re-scores the previous matches and Backspace is instant.
     narrowing: Vec<(String, Vec<u32>)>,
@@ -131,7 +128,6 @@ impl Default for Library {
             scan: None,
             by_id: OnceCell::new(),
             order: None,
-            keys: Vec::new(),
             narrowing: Vec::new(),
             narrowed_for: (Filter::All, None, None),
             view: Vec::new(),
@@ -166,13 +162,16 @@ impl std::fmt::Debug for Library {
     }
 }
 
-fn match_key(b: &Book) -> Utf32String {
-    let mut s = b.title.clone();
-    if !b.authors.is_empty() {
-        s.push_str("  ");
-        s.push_str(&b.authors.join(", "));
+/// What a search matches a book by: "title  author, author", written into
+/// `out`. Made per candidate as a scan scores it rather than kept for every
+/// book: 100k kept keys were ~8 MB, making one is a copy of ~50 bytes.
+fn match_key(b: &Book, out: &mut String) {
+    out.clear();
+    out.push_str(&b.title);
+    for (i, a) in b.authors.iter().enumerate() {
+        out.push_str(if i == 0 { "  " } else { ", " });
+        out.push_str(a);
     }
-    Utf32String::from(s)
 }
 
 /// Fraction listened, when it is known.
@@ -267,17 +266,10 @@ impl Library {
     pub fn total(&self) -> usize {
         self.books.len()
     }
-    fn index(&self) -> &HashMap<BookId, usize> {
-        self.by_id.get_or_init(|| {
-            let mut m = HashMap::with_capacity(self.books.len());
-            for (i, b) in self.books.iter().enumerate() {
-                m.insert(b.id.clone(), i);
-            }
-            m
-        })
-    }
     fn position(&self, id: &BookId) -> Option<usize> {
-        self.index().get(id).copied()
+        self.by_id
+            .get_or_init(|| IdIndex::build(&self.books))
+            .get(&self.books, id)
     }
     pub fn get(&self, id: &BookId) -> Option<&Book> {
         self.position(id).map(|i| &self.books[i])
@@ -305,7 +297,6 @@ impl Library {
         if !from_cache {
             self.arrival = None;
         }
-        self.keys.clear();
         self.narrowing.clear();
         self.scan = None;
         self.books = books;
@@ -320,21 +311,14 @@ impl Library {
         self.scan = None;
         self.order = None;
         if let Some(i) = self.position(&b.id) {
-            if let Some(k) = self.keys.get_mut(i) {
-                *k = match_key(&b);
-            }
             self.books[i] = b;
             return;
         }
         let n = self.books.len();
-        if let Some(m) = self.by_id.get_mut() {
-            m.insert(b.id.clone(), n);
-        }
-        // Keys cover a prefix of the books while a first scan converts them.
-        if self.keys.len() == n {
-            self.keys.push(match_key(&b));
-        }
         self.books.push(b);
+        if let Some(m) = self.by_id.get_mut() {
+            m.insert(&self.books, n);
+        }
     }
 
     /// Merges server search results in (new books are appended, known ones
@@ -351,9 +335,6 @@ impl Library {
         if let Some(i) = self.position(id) {
             self.order = None;
             f(&mut self.books[i]);
-            if let Some(k) = self.keys.get_mut(i) {
-                *k = match_key(&self.books[i]);
-            }
             self.narrowing.clear();
             // A running scan may have scored the old key: start it again.
             match self.scan.as_ref().map(Scan::done) {
@@ -396,7 +377,6 @@ impl Library {
             .flatten();
         let Library {
             scan,
-            keys,
             books,
             matcher,
             ..
@@ -404,7 +384,7 @@ impl Library {
         let Some(scan) = scan.as_mut() else {
             return false;
         };
-        scan.step(keys, books, matcher);
+        scan.step(books, matcher);
         self.view = scan.found.iter().map(|&(_, i)| i).collect();
         if scan.done() {
             self.narrowing.push((scan.query.clone(), self.view.clone()));
@@ -524,6 +504,8 @@ impl Library {
                 candidates,
                 next: 0,
                 found: Vec::new(),
+                key: String::new(),
+                key_chars: Vec::new(),
             });
             self.cursor = 0;
             self.step();

@@ -4,7 +4,7 @@
 //! list already shown loads behind it and only counts. Either way the
 //! whole list replaces what is shown when it is complete (`set_books`).
 
-use super::{Library, match_key, order_by};
+use super::{Library, order_by};
 use crate::domain::Book;
 
 /// A load of the server's list that has not completed.
@@ -108,21 +108,14 @@ impl Library {
         let mut fresh: Vec<u32> = Vec::with_capacity(books.len());
         for b in books {
             if let Some(i) = self.position(&b.id) {
-                if let Some(k) = self.keys.get_mut(i) {
-                    *k = match_key(&b);
-                }
                 self.books[i] = b;
                 continue;
             }
             let n = self.books.len();
-            if let Some(m) = self.by_id.get_mut() {
-                m.insert(b.id.clone(), n);
-            }
-            // Keys cover a prefix of the books (see `keys`).
-            if self.keys.len() == n {
-                self.keys.push(match_key(&b));
-            }
             self.books.push(b);
+            if let Some(m) = self.by_id.get_mut() {
+                m.insert(&self.books, n);
+            }
             fresh.push(n as u32);
         }
         if !self.loaded {

@@ -3,7 +3,7 @@
 use super::match_key;
 use crate::domain::Book;
 use nucleo_matcher::pattern::Pattern;
-use nucleo_matcher::{Matcher, Utf32String};
+use nucleo_matcher::{Matcher, Utf32Str};
 
 /// Candidates scored per update step (about 2–5 ms on one slow core): a
 /// keystroke's frame never waits for a full scan of a big library; the rest
@@ -18,6 +18,9 @@ pub(super) struct Scan {
     pub(super) next: usize,
     /// Matches so far, best first (score descending, then book index).
     pub(super) found: Vec<(u32, u32)>,
+    /// Reused buffers for the candidate's key (see `match_key`).
+    pub(super) key: String,
+    pub(super) key_chars: Vec<char>,
 }
 
 fn better(a: &(u32, u32), b: &(u32, u32)) -> std::cmp::Ordering {
@@ -26,26 +29,16 @@ fn better(a: &(u32, u32), b: &(u32, u32)) -> std::cmp::Ordering {
 
 impl Scan {
     /// Scores the next chunk (at most `SCAN_CHUNK` candidates) into `found`.
-    pub(super) fn step(
-        &mut self,
-        keys: &mut Vec<Utf32String>,
-        books: &[Book],
-        matcher: &mut Matcher,
-    ) {
+    pub(super) fn step(&mut self, books: &[Book], matcher: &mut Matcher) {
         let end = (self.next + SCAN_CHUNK).min(self.candidates.len());
         let chunk = &self.candidates[self.next..end];
-        // Keys are converted as the scan reaches them, so the first
-        // keystroke does not pay for all 100k either.
-        let need = chunk.iter().max().map_or(0, |&m| m as usize + 1);
-        if keys.len() < need {
-            let from = keys.len();
-            keys.extend(books[from..need].iter().map(match_key));
-        }
+        let (key, chars) = (&mut self.key, &mut self.key_chars);
         let mut chunk: Vec<(u32, u32)> = chunk
             .iter()
             .filter_map(|&i| {
+                match_key(&books[i as usize], key);
                 self.pattern
-                    .score(keys[i as usize].slice(..), matcher)
+                    .score(Utf32Str::new(key, chars), matcher)
                     .map(|s| (s, i))
             })
             .collect();
