@@ -19,9 +19,28 @@ struct Screen {
 
 struct Pty {
     screen: Arc<Mutex<Screen>>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     started: Instant,
+}
+
+/// Answers what a plain xterm answers of the player's start-up graphics
+/// query (device attributes without sixel, and the status report that ends
+/// it), as every real terminal does at once; the vt100 parser answers
+/// nothing, and the player would wait out its deadline for a silent one.
+fn answer_queries(out: &[u8], to: &Mutex<Box<dyn Write + Send>>) {
+    let has = |q: &[u8]| out.windows(q.len()).any(|w| w == q);
+    let mut reply = Vec::new();
+    if has(b"\x1b[c") {
+        reply.extend_from_slice(b"\x1b[?62;22c");
+    }
+    if has(b"\x1b[5n") {
+        reply.extend_from_slice(b"\x1b[0n");
+    }
+    if !reply.is_empty() {
+        let mut w = to.lock().unwrap();
+        let _ = w.write_all(&reply).and_then(|_| w.flush());
+    }
 }
 
 impl Pty {
@@ -47,7 +66,10 @@ impl Pty {
         let child = pair.slave.spawn_command(cmd).map_err(|e| e.to_string())?;
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().map_err(|e| e.to_string())?;
-        let writer = pair.master.take_writer().map_err(|e| e.to_string())?;
+        let writer = Arc::new(Mutex::new(
+            pair.master.take_writer().map_err(|e| e.to_string())?,
+        ));
+        let answers = writer.clone();
         let screen = Arc::new(Mutex::new(Screen {
             parser: vt100::Parser::new(
                 std::num::NonZeroU16::new(24).unwrap(),
@@ -67,6 +89,8 @@ impl Pty {
                 let mut s = s2.lock().unwrap();
                 s.last_output = Some(Instant::now());
                 s.parser.process(&buf[..n]);
+                drop(s);
+                answer_queries(&buf[..n], &answers);
             }
         });
         Ok(Pty {
@@ -106,9 +130,9 @@ impl Pty {
     /// be read back before the write call returns).
     fn keys(&mut self, bytes: &str) -> Result<Instant, String> {
         let sent = Instant::now();
-        self.writer
-            .write_all(bytes.as_bytes())
-            .and_then(|_| self.writer.flush())
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes.as_bytes())
+            .and_then(|_| w.flush())
             .map_err(|e| e.to_string())?;
         Ok(sent)
     }
