@@ -190,6 +190,22 @@ pub struct Server {
 pub const USER: &str = "bench";
 const PASSWORD: &str = "bench-password";
 
+/// Runs `cmd` (its stdin piped) with the password written to it.
+fn with_password(cmd: &mut Command, what: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(PASSWORD.as_bytes())
+        .map_err(|e| e.to_string())?;
+    if !child.wait().map_err(|e| e.to_string())?.success() {
+        return Err(format!("{what} failed"));
+    }
+    Ok(())
+}
+
 impl Server {
     pub fn start(earmark: &Path, audio: &Audio, run_dir: &Path) -> Result<Server, String> {
         let data = run_dir.join("server");
@@ -199,17 +215,7 @@ impl Server {
             .arg(&data)
             .stdin(Stdio::piped())
             .stdout(Stdio::null());
-        let mut child = add.spawn().map_err(|e| e.to_string())?;
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(PASSWORD.as_bytes())
-            .map_err(|e| e.to_string())?;
-        if !child.wait().map_err(|e| e.to_string())?.success() {
-            return Err("earmark serve user add failed".into());
-        }
+        with_password(&mut add, "earmark serve user add")?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| e.to_string())?
@@ -299,17 +305,7 @@ impl Client {
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::null());
-        let mut child = login.spawn().map_err(|e| e.to_string())?;
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(PASSWORD.as_bytes())
-            .map_err(|e| e.to_string())?;
-        if !child.wait().map_err(|e| e.to_string())?.success() {
-            return Err("earmark login failed".into());
-        }
+        with_password(&mut login, "earmark login")?;
         let token_file = c.home.join("data/earmark/tokens/default.token");
         c.token = std::fs::read_to_string(&token_file)
             .map_err(|e| format!("{}: {e}", token_file.display()))?
