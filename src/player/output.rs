@@ -316,7 +316,13 @@ fn null_loop(
         // decoded packet: ~26 ms of mp3, so ~38 wake-ups a second there).
         // A speed change or a pause applies within two ticks.
         let tick = (chunk.rate.max(8_000) / NULL_TICKS_PER_SEC) as usize;
-        renderer.render(tick, &mut chunk);
+        // Recorded under the renderer's lock: once a pause is published,
+        // everything rendered before it is in the capture.
+        renderer.render_then(tick, &mut chunk, |chunk| {
+            if let Some(c) = &capture {
+                record(c, chunk);
+            }
+        });
         if !chunk.audible {
             // Nothing to play: park until audio is queued, Play, a flush,
             // or `Drop` (which sets `stop`, then bumps the counter: checking
@@ -329,21 +335,6 @@ fn null_loop(
             continue;
         }
         let frames = chunk.samples.len() / chunk.channels.max(1);
-        if let Some(c) = &capture {
-            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
-            c.rate = chunk.rate;
-            c.channels = chunk.channels;
-            if !c.count_only {
-                c.samples.extend_from_slice(&chunk.samples);
-            }
-            if let Some(ch) = &chunk.chapter
-                && c.chapters.last().map(|l| &l.0) != Some(ch)
-            {
-                let at = c.seconds;
-                c.chapters.push((ch.clone(), at));
-            }
-            c.seconds += frames as f64 / chunk.rate.max(1) as f64;
-        }
         if clock_rate > 0.0 {
             deadline += Duration::from_secs_f64(frames as f64 / chunk.rate as f64 / clock_rate);
             let now = Instant::now();
@@ -355,6 +346,23 @@ fn null_loop(
             }
         }
     }
+}
+
+fn record(capture: &Capture, chunk: &Chunk) {
+    let frames = chunk.samples.len() / chunk.channels.max(1);
+    let mut c = capture.lock().unwrap_or_else(|e| e.into_inner());
+    c.rate = chunk.rate;
+    c.channels = chunk.channels;
+    if !c.count_only {
+        c.samples.extend_from_slice(&chunk.samples);
+    }
+    if let Some(ch) = &chunk.chapter
+        && c.chapters.last().map(|l| &l.0) != Some(ch)
+    {
+        let at = c.seconds;
+        c.chapters.push((ch.clone(), at));
+    }
+    c.seconds += frames as f64 / chunk.rate.max(1) as f64;
 }
 
 #[cfg(test)]

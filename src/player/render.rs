@@ -399,6 +399,13 @@ impl Renderer {
 
     /// Produce up to `max_frames` output frames. Never blocks on the pipeline.
     pub fn render(&self, max_frames: usize, out: &mut Chunk) {
+        self.render_then(max_frames, out, |_| {});
+    }
+
+    /// [`Self::render`], then `sink` sees the audible chunk before the lock
+    /// is released: a pause or a seek, which take the lock, can't come
+    /// between rendering a chunk and recording it (the null output's capture).
+    pub fn render_then(&self, max_frames: usize, out: &mut Chunk, sink: impl FnOnce(&Chunk)) {
         let mut g = self.lock();
         out.samples.clear();
         out.audible = false;
@@ -464,6 +471,9 @@ impl Renderer {
             out.waiting = !g.ended && g.error.is_none();
         }
         let now = (g.position.is_some(), g.underrun, g.ended, g.error.is_some());
+        if out.audible {
+            sink(out);
+        }
         drop(g);
         if tick || now != edges {
             self.wake_engine(false);
