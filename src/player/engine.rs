@@ -3,11 +3,13 @@
 //! [`PlayerState`] snapshots on a `watch` channel.
 //!
 //! It has no clock of its own: it parks on its channel, and commands and
-//! the renderer wake it: on its edges (audio queued, first audio,
-//! underrun, end, error) and, while playing, on the output's position
-//! ticks (4 per second of output and on every whole media second), so it
-//! publishes as the output consumes audio. Only `Buffering`/`Stalled`
-//! also re-check a few times a second, to notice a stall.
+//! the renderer wake it: on its edges (first audio, end, error; audio
+//! queued only when not playing, the end of an underrun only when
+//! buffering) and, while playing, on the output's position ticks (4 per
+//! second of output and on every whole media second), so it publishes as
+//! the output consumes audio. A playing engine notices an underrun that
+//! lasts with a 400 ms time-out (a decode slower than the output runs dry
+//! at every block); `Buffering`/`Stalled` re-check 4× a second for a stall.
 
 use super::mpa::SeekMaps;
 use super::output::{self, Output};
@@ -23,9 +25,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// While playing: a safety net in case an output stops calling the
-/// renderer (its ticks publish the position).
-const PLAYING_CHECK: Duration = Duration::from_secs(1);
+/// While playing: how soon an underrun shows as buffering (the output's
+/// ticks, 4 a second, wake us before this while audio flows; a short
+/// underrun does not wake us at all).
+const PLAYING_CHECK: Duration = Duration::from_millis(400);
 /// While buffering: how soon to look again for a stall.
 const BUFFERING_CHECK: Duration = Duration::from_millis(250);
 /// `PrevChapter` restarts the chapter when further in than this.
@@ -237,7 +240,14 @@ impl EngineLoop {
                 }
                 // Stalled too: a stream that comes back must be seen even
                 // if the renderer's edge was missed (a test caught one).
-                Status::Buffering | Status::Stalled => rx.recv_timeout(BUFFERING_CHECK),
+                Status::Buffering | Status::Stalled => {
+                    // Playing, the output's edge (audio again) says when the
+                    // wait is over: a block queued alone needn't wake us.
+                    if self.playing {
+                        self.renderer.arm_engine_wake_buffering();
+                    }
+                    rx.recv_timeout(BUFFERING_CHECK)
+                }
                 // Idle, paused, ended, error: park.
                 _ => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };

@@ -26,12 +26,23 @@ const POSITION_TICKS_PER_SEC: u32 = 4;
 /// Position ticks are at least this far apart in wall time.
 const MIN_TICK_GAP: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// What wakes a parked engine (`Renderer::engine_armed`).
+/// What wakes a parked engine (`Renderer::engine_armed`): a set of the
+/// `WOKEN_BY_*` reasons below.
 const WAKE_NONE: u8 = 0;
-/// Any edge: audio queued, first audio, underrun, end, error.
-const WAKE_ALL: u8 = 1;
-/// Playing: the output's edges and position ticks, not every queued block.
-const WAKE_PLAYING: u8 = 2;
+/// A block queued (a paused or loading engine waits for its target).
+const WOKEN_BY_QUEUED: u8 = 1;
+/// The output ran dry or got audio again.
+const WOKEN_BY_UNDERRUN: u8 = 2;
+/// A position tick, the first audio after a load, the end, an error.
+const WOKEN_BY_OUTPUT: u8 = 4;
+/// Any edge.
+const WAKE_ALL: u8 = WOKEN_BY_QUEUED | WOKEN_BY_UNDERRUN | WOKEN_BY_OUTPUT;
+/// Playing: ticks and edges, not every queued block and not an underrun
+/// (the engine's own check notices one that lasts; an output faster than
+/// the decode runs dry at every block).
+const WAKE_PLAYING: u8 = WOKEN_BY_OUTPUT;
+/// Buffering while playing: the output getting audio again, too.
+const WAKE_BUFFERING: u8 = WOKEN_BY_UNDERRUN | WOKEN_BY_OUTPUT;
 
 /// Decoded audio of one chapter.
 #[derive(Debug, Clone)]
@@ -239,27 +250,42 @@ impl Renderer {
         self.engine_armed.store(WAKE_ALL, Ordering::SeqCst);
     }
 
-    /// Playing: wake the engine on the output's edges and position ticks
-    /// only (the pipeline queues a block every few ms). Keeps a wake-up
-    /// already taken since `arm_engine_wake`.
+    /// Playing: wake the engine on the output's ticks and edges only (the
+    /// pipeline queues a block every few ms). Keeps a wake-up already taken
+    /// since `arm_engine_wake`.
     pub fn arm_engine_wake_playing(&self) {
-        let _ = self.engine_armed.compare_exchange(
-            WAKE_ALL,
-            WAKE_PLAYING,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
+        self.narrow_engine_wake(WAKE_PLAYING);
     }
 
-    /// `queued`: the wake-up is for a block queued, which a playing engine
-    /// does not need.
-    fn wake_engine(&self, queued: bool) {
-        let taken = if queued {
+    /// Buffering while playing: as [`Self::arm_engine_wake_playing`], and the
+    /// end of the underrun.
+    pub fn arm_engine_wake_buffering(&self) {
+        self.narrow_engine_wake(WAKE_BUFFERING);
+    }
+
+    fn narrow_engine_wake(&self, to: u8) {
+        let _ =
             self.engine_armed
-                .compare_exchange(WAKE_ALL, WAKE_NONE, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        } else {
-            self.engine_armed.swap(WAKE_NONE, Ordering::SeqCst) != WAKE_NONE
+                .compare_exchange(WAKE_ALL, to, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Wake the engine if it is armed for `reason` (one of `WOKEN_BY_*`).
+    fn wake_engine(&self, reason: u8) {
+        let mut armed = self.engine_armed.load(Ordering::SeqCst);
+        let taken = loop {
+            if armed & reason == 0 {
+                break false;
+            }
+            // The engine may narrow what it is armed for meanwhile: retry.
+            match self.engine_armed.compare_exchange(
+                armed,
+                WAKE_NONE,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break true,
+                Err(now) => armed = now,
+            }
         };
         if taken
             && let Some(w) = self
@@ -393,7 +419,7 @@ impl Renderer {
         g.queue.push_back(item);
         self.changed(&mut g);
         drop(g);
-        self.wake_engine(true);
+        self.wake_engine(WOKEN_BY_QUEUED);
         true
     }
 
@@ -475,8 +501,15 @@ impl Renderer {
             sink(out);
         }
         drop(g);
-        if tick || now != edges {
-            self.wake_engine(false);
+        let mut reason = if tick { WOKEN_BY_OUTPUT } else { 0 };
+        if now.1 != edges.1 {
+            reason |= WOKEN_BY_UNDERRUN;
+        }
+        if (now.0, now.2, now.3) != (edges.0, edges.2, edges.3) {
+            reason |= WOKEN_BY_OUTPUT;
+        }
+        if reason != 0 {
+            self.wake_engine(reason);
         }
     }
 }
@@ -655,3 +688,6 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
     }
     g.scratch = scratch;
 }
+
+#[cfg(test)]
+mod tests;
