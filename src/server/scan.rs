@@ -12,6 +12,7 @@
 //! whose own metadata is unchanged is not even listed.
 
 mod stamp;
+mod walk;
 
 pub use stamp::SETTLE;
 
@@ -175,7 +176,7 @@ pub const SCAN_VERSION: &str = "v1";
 pub fn scan_library<'s>(
     root: &Path,
     cache: &mut ProbeCache<'_>,
-    stored: &'s dyn Fn(&str) -> Option<&'s str>,
+    stored: &'s (dyn Fn(&str) -> Option<&'s str> + Sync),
     found: &mut dyn FnMut(Found),
 ) -> anyhow::Result<()> {
     let root = fs::canonicalize(root)
@@ -191,7 +192,7 @@ pub fn scan_library<'s>(
         .checked_sub(SETTLE)
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(i64::MIN, |d| d.as_nanos() as i64);
-    let mut walk = Walk {
+    let mut walk = walk::Walk {
         root: &root,
         cache,
         stored,
@@ -201,6 +202,8 @@ pub fn scan_library<'s>(
             header,
             settled_before,
         }),
+        ahead: HashMap::new(),
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(4)),
     };
     walk.visit(&root);
     Ok(())
@@ -210,17 +213,6 @@ pub fn scan_library<'s>(
 /// be read again for (1: series tags, name and part from one source).
 /// Entries of another layout are stale.
 pub const PROBE_LAYOUT: u32 = 1;
-
-/// The state of one walk.
-struct Walk<'a, 's, 'c> {
-    root: &'a Path,
-    cache: &'a mut ProbeCache<'c>,
-    stored: &'s dyn Fn(&str) -> Option<&'s str>,
-    found: &'a mut dyn FnMut(Found),
-    /// Folders visited (symlink loops).
-    seen: HashSet<PathBuf>,
-    stamps: Option<stamp::Stamps>,
-}
 
 /// One cached probe: valid while the file keeps its size and mtime and
 /// the probe its layout.
@@ -312,102 +304,6 @@ impl<'c> ProbeCache<'c> {
         }
         let entry = &self.entries[&key];
         Ok((&entry.probe, entry.fingerprint.clone(), size))
-    }
-}
-
-impl Walk<'_, '_, '_> {
-    fn visit(&mut self, dir: &Path) {
-        if !self.seen.insert(dir.to_owned()) {
-            return; // a symlink loop inside the library
-        }
-        let at_root = dir == self.root;
-        if !at_root && self.unchanged_leaf(dir) {
-            return;
-        }
-        let entries = match fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(err) => {
-                tracing::warn!("skipping unreadable folder {}: {err}", dir.display());
-                return;
-            }
-        };
-        let mut files = Vec::new();
-        let mut dirs = Vec::new();
-        // Other files of the folder (lower-case name → canonical path inside
-        // the library): cover, book.toml.
-        let mut others: HashMap<String, PathBuf> = HashMap::new();
-        // A symlink can change where it leads without the folder changing.
-        let mut has_links = false;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if entry.file_name().to_str().is_none() {
-                tracing::warn!("skipping {}: its name is not valid UTF-8", path.display());
-                continue;
-            }
-            if entry.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            // `dir` is canonical, so only a symlink can lead elsewhere: resolve
-            // it, and skip anything that leaves the library.
-            let (real, is_dir, is_file) = if kind.is_symlink() {
-                has_links = true;
-                let Some(real) = inside(self.root, &path) else {
-                    continue;
-                };
-                let (d, f) = (real.is_dir(), real.is_file());
-                (real, d, f)
-            } else {
-                (path.clone(), kind.is_dir(), kind.is_file())
-            };
-            if is_dir {
-                dirs.push(real);
-            } else if is_file && media::mime_for(&path).is_some() {
-                files.push(path);
-            } else if is_file {
-                // Canonical: a plain entry of the canonical `dir`, or a checked link.
-                others.insert(file_name(&path).to_lowercase(), real);
-            }
-        }
-        files.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
-        dirs.sort_by(|a, b| natural_cmp(&file_name(a), &file_name(b)));
-
-        let all_m4b = files.len() > 1
-            && files
-                .iter()
-                .all(|f| f.extension().is_some_and(|e| e.eq_ignore_ascii_case("m4b")));
-        if at_root || all_m4b {
-            for file in &files {
-                let rel_path = rel(self.root, file);
-                let stamp = self.stamp(dir, std::slice::from_ref(file), None, false);
-                if !self.unchanged(rel_path, stamp.as_deref(), std::slice::from_ref(file))
-                    && let Some(book) =
-                        scan_book(self.root, dir, std::slice::from_ref(file), None, self.cache)
-                {
-                    self.hand_on(book, stamp);
-                }
-            }
-        } else if !files.is_empty() {
-            // Only a leaf folder's listing can be known from its metadata.
-            let leaf = dirs.is_empty() && !has_links;
-            let toml = others.get("book.toml").map(PathBuf::as_path);
-            let stamp = self.stamp(dir, &files, toml, leaf);
-            if !self.unchanged(rel(self.root, dir), stamp.as_deref(), &files)
-                && let Some(book) = scan_book(self.root, dir, &files, Some(&others), self.cache)
-            {
-                self.hand_on(book, stamp);
-            }
-        }
-        for sub in dirs {
-            self.visit(&sub);
-        }
-    }
-
-    fn hand_on(&mut self, mut book: ScannedBook, stamp: Option<String>) {
-        book.stamp = stamp.map(|s| format!("{s}n {}\n", book.chapters.len()));
-        (self.found)(Found::Book(Box::new(book)));
     }
 }
 

@@ -44,8 +44,10 @@ fn toml(title: &str) -> String {
 }
 
 /// `Shelf/B0`…`Shelf/B8`, each one WAV (1 s, 1.25 s, …) and, but for B6,
-/// a `book.toml` titled "Book N aaaa"; and `loose.wav` in the root.
-fn library() -> tempfile::TempDir {
+/// a `book.toml` titled "Book N aaaa"; and `loose.wav` in the root. With
+/// `EXTRA`, also `Shelf/Author K/Extra K` (one 1 s WAV each): enough
+/// sub-folders for the walk to look ahead on all cores, two levels deep.
+fn library(extra: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for i in 0..9 {
         let book = dir.path().join(format!("Shelf/B{i}"));
@@ -58,9 +60,19 @@ fn library() -> tempfile::TempDir {
             std::fs::write(book.join("book.toml"), toml(&format!("Book {i} aaaa"))).unwrap();
         }
     }
+    if extra {
+        for k in 0..EXTRA {
+            let book = dir.path().join(format!("Shelf/Author {k}/Extra {k}"));
+            write_wav(&book.join("01.wav"), 1.0, 400.0 + k as f64);
+        }
+    }
     write_wav(&dir.path().join("loose.wav"), 2.0, 500.0);
     dir
 }
+
+/// Extra books (see `library`): with the 9 of `Shelf`, over the walk's
+/// threshold for looking ahead (16 sub-folders).
+const EXTRA: usize = 12;
 
 fn rescan(lib: &Path, server: &TestServer) -> earmark::server::catalog::ScanSummary {
     earmark::server::rescan(lib, server.data_path()).unwrap()
@@ -74,7 +86,17 @@ async fn duration(api: &Api, title: &str) -> f64 {
 
 #[tokio::test]
 async fn a_rescan_skips_unchanged_books_unread_and_picks_up_every_kind_of_change() {
-    let lib = library();
+    every_kind_of_change(false).await;
+}
+
+#[tokio::test]
+async fn a_rescan_that_looks_ahead_on_all_cores_finds_the_same_changes() {
+    every_kind_of_change(true).await;
+}
+
+async fn every_kind_of_change(extra: bool) {
+    let n = if extra { EXTRA } else { 0 };
+    let lib = library(extra);
     let root = lib.path();
     let server = TestServer::start(root).await.unwrap();
     let api = Api::login(&server).await;
@@ -82,11 +104,11 @@ async fn a_rescan_skips_unchanged_books_unread_and_picks_up_every_kind_of_change
     // The first rescan after the files settled reads every book once more
     // and stamps it; from then on an unchanged library is not read.
     let first = rescan(root, &server);
-    assert_eq!((first.books, first.unchanged_books), (10, 10));
+    assert_eq!((first.books, first.unchanged_books), (10 + n, 10 + n));
     let idle = rescan(root, &server);
     assert_eq!(
         (idle.books, idle.unchanged_books, idle.unread_books),
-        (10, 10, 10),
+        (10 + n, 10 + n, 10 + n),
         "{idle:?}"
     );
     let id = |t: &'static str| {
@@ -128,12 +150,22 @@ async fn a_rescan_skips_unchanged_books_unread_and_picks_up_every_kind_of_change
     std::fs::write(shelf.join("B6/book.toml"), toml("Six")).unwrap();
     write_wav(&shelf.join("B8/02.wav"), 1.0, 700.0);
     write_wav(&shelf.join("B9/01.wav"), 1.0, 800.0);
+    // Two levels down: Extra 0 rewritten in place; the other extras untouched.
+    if extra {
+        write_wav(&shelf.join("Author 0/Extra 0/01.wav"), 3.0, 400.0);
+    }
+    // Untouched and unread: B7, loose and the other extras.
+    let untouched = 2 + n.saturating_sub(1);
 
     let changed = rescan(root, &server);
-    assert_eq!(changed.books, 10, "{changed:?}");
+    assert_eq!(changed.books, 10 + n, "{changed:?}");
     assert_eq!((changed.new_books, changed.removed_books), (1, 1));
-    // B3 (touched), B7 and loose are as stored; only B7 and loose unread.
-    assert_eq!((changed.unchanged_books, changed.unread_books), (3, 2));
+    // B3 (touched) is as stored too, though read.
+    assert_eq!(
+        (changed.unchanged_books, changed.unread_books),
+        (untouched + 1, untouched),
+        "{changed:?}"
+    );
     api.book_titled("Book 0 zzzz").await;
     assert!((duration(&api, "Book 1").await - 5.0).abs() < 0.01);
     assert!((duration(&api, "Book 2").await - 6.0).abs() < 0.01);
@@ -145,13 +177,17 @@ async fn a_rescan_skips_unchanged_books_unread_and_picks_up_every_kind_of_change
     api.book_titled("Six").await;
     assert!((duration(&api, "Book 8").await - 4.0).abs() < 0.01);
     api.book_titled("B9").await;
+    if extra {
+        assert!((duration(&api, "Extra 0").await - 3.0).abs() < 0.01);
+        assert!((duration(&api, "Extra 5").await - 1.0).abs() < 0.01);
+    }
 
     // Once the changed files settle, their books are stamped again and an
     // unchanged library is not read at all.
     wait_settled(root);
     let restamp = rescan(root, &server);
-    assert_eq!((restamp.books, restamp.unchanged_books), (10, 10));
+    assert_eq!((restamp.books, restamp.unchanged_books), (10 + n, 10 + n));
     let idle = rescan(root, &server);
-    assert_eq!((idle.unchanged_books, idle.unread_books), (10, 10));
+    assert_eq!((idle.unchanged_books, idle.unread_books), (10 + n, 10 + n));
     api.book_titled("Book 0 zzzz").await;
 }

@@ -1,7 +1,8 @@
 //! Stamps: what a book's files' metadata says, so that a rescan knows an
-//! unchanged book without reading it (see `Walk::unchanged_leaf`).
+//! unchanged book without reading it (see `leaf_unchanged`).
 
-use super::{Found, Walk, rel};
+use super::walk::Walk;
+use super::{Found, rel};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -126,58 +127,62 @@ impl Walk<'_, '_, '_> {
         (self.found)(Found::Unchanged { rel_path, chapters });
         true
     }
+}
 
-    /// A leaf book folder whose stored stamp names its metadata: when that
-    /// and every file's metadata are unchanged, the book is handed on as
-    /// unchanged without listing the folder or reading a file.
-    pub(super) fn unchanged_leaf(&mut self, dir: &Path) -> bool {
-        let rel_path = rel(self.root, dir);
-        let Some(stamps) = &self.stamps else {
-            return false;
-        };
-        let Some(stored) = (self.stored)(&rel_path) else {
-            return false;
-        };
-        let Some(body) = stored.strip_prefix(stamps.header.as_str()) else {
-            return false;
-        };
-        let mut lines = body.lines();
-        let same = |path: &Path, line: &str, kind: char, name: &str| {
-            fs::metadata(path)
-                .is_ok_and(|m| FileStat::of(&m).line(kind, name).strip_suffix('\n') == Some(line))
-        };
-        if !lines
-            .next()
-            .is_some_and(|d| d.starts_with("d ") && same(dir, d, 'd', ""))
-        {
-            return false;
-        }
-        let mut audio = Vec::new();
-        let mut chapters = None;
-        for line in lines {
-            let mut parts = line.splitn(6, ' ');
-            match (parts.next(), parts.nth(4)) {
-                (Some("n"), _) => chapters = line[2..].parse().ok(),
-                (Some(kind @ ("a" | "t")), Some(name)) => {
-                    let path = dir.join(name);
-                    let kind = if kind == "a" { 'a' } else { 't' };
-                    if !same(&path, line, kind, name) {
-                        return false;
-                    }
-                    if kind == 'a' {
-                        audio.push(path);
-                    }
-                }
-                _ => return false,
-            }
-        }
-        let Some(chapters) = chapters else {
-            return false;
-        };
-        for f in audio {
-            self.cache.seen.insert(f.to_string_lossy().into_owned());
-        }
-        (self.found)(Found::Unchanged { rel_path, chapters });
-        true
+/// A leaf book folder found unchanged by its stamp.
+pub(super) struct LeafUnchanged {
+    pub(super) rel_path: String,
+    pub(super) chapters: usize,
+    pub(super) audio: Vec<PathBuf>,
+}
+
+/// What checking a folder's stamp reads; shared by the walk's threads.
+#[derive(Clone, Copy)]
+pub(super) struct Look<'a, 's> {
+    pub(super) root: &'a Path,
+    pub(super) stamps: &'a Stamps,
+    pub(super) stored: &'s (dyn Fn(&str) -> Option<&'s str> + Sync),
+}
+
+/// A leaf book folder whose stored stamp names its metadata: unchanged
+/// when that and every file's metadata are (no listing, no file read).
+pub(super) fn leaf_unchanged(look: &Look<'_, '_>, dir: &Path) -> Option<LeafUnchanged> {
+    let rel_path = rel(look.root, dir);
+    let stored = (look.stored)(&rel_path)?;
+    let body = stored.strip_prefix(look.stamps.header.as_str())?;
+    let mut lines = body.lines();
+    let same = |path: &Path, line: &str, kind: char, name: &str| {
+        fs::metadata(path)
+            .is_ok_and(|m| FileStat::of(&m).line(kind, name).strip_suffix('\n') == Some(line))
+    };
+    if !lines
+        .next()
+        .is_some_and(|d| d.starts_with("d ") && same(dir, d, 'd', ""))
+    {
+        return None;
     }
+    let mut audio = Vec::new();
+    let mut chapters = None;
+    for line in lines {
+        let mut parts = line.splitn(6, ' ');
+        match (parts.next(), parts.nth(4)) {
+            (Some("n"), _) => chapters = line[2..].parse().ok(),
+            (Some(kind @ ("a" | "t")), Some(name)) => {
+                let path = dir.join(name);
+                let kind = if kind == "a" { 'a' } else { 't' };
+                if !same(&path, line, kind, name) {
+                    return None;
+                }
+                if kind == 'a' {
+                    audio.push(path);
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(LeafUnchanged {
+        rel_path,
+        chapters: chapters?,
+        audio,
+    })
 }
