@@ -2,9 +2,13 @@
 //! door restores the place (the server's, else this device's), loads the
 //! engine there and reports while playing; this command only prints a
 //! status line a second and turns notices into exit codes (docs/cli.md).
+//! The book plays with the sound the player saved for it on this device
+//! (boost, normalisation, skip silence) and `config.toml`'s `[sound]`.
 
 use super::{CommandError, EXIT_AUTH, EXIT_LICENSE, EXIT_NETWORK, EXIT_SCOPE, Invocation};
-use crate::domain::{BookId, ChapterId, Manifest};
+use crate::config::{SoundBooks, sound_key};
+use crate::domain::{BookId, ChapterId, Manifest, SoundSettings};
+use crate::player::silence::SilenceRule;
 use crate::player::{AudioMode, Command, EngineConfig, EngineHandle, PlayerState, Status};
 use crate::sync::{EngineLink, LoginReason, Notice, StartAt, SyncConfig, SyncSession};
 use clap::Args;
@@ -172,6 +176,7 @@ async fn play(
     };
     let mut engine_config = EngineConfig::new(args.audio, resolver);
     engine_config.seek_maps = seek_maps;
+    tune(&mut engine_config, &profile);
     let engine = crate::player::Engine::spawn(engine_config).map_err(|e| CommandError {
         code: 1,
         message: e,
@@ -179,6 +184,14 @@ async fn play(
     startup.engine = Some(Instant::now());
     if let Some(n) = engine.notice() {
         eprintln!("earmark: {n}");
+    }
+    let sounds = SoundBooks::open(&profile.dirs.data);
+    let server = session.server.to_string();
+    let sound_key = sound_key(Some((&server, &session.user)), &profile.name, &book);
+    let sound = sounds.settings(&sound_key);
+    if !sound.is_neutral() {
+        engine.send(Command::SetSound(sound));
+        eprintln!("earmark: this book's sound: {}.", describe(sound));
     }
     let mut config = SyncConfig::new(profile.sync_dir());
     config.follow_server = true;
@@ -188,6 +201,11 @@ async fn play(
         sync.settings_changed(Some(s), None);
     }
     let code = follow(&engine, &sync, notices, args.for_secs, global.json, startup).await;
+    let skipped = engine.state().silence_skipped;
+    if skipped > 0.0 {
+        sounds.add_saved(sound_key, skipped);
+        sounds.save();
+    }
     let left = sync.quit(Duration::from_secs(5)).await.left;
     engine.send(Command::Shutdown);
     if left > 0 {
@@ -196,6 +214,38 @@ async fn play(
         );
     }
     Ok(code)
+}
+
+/// `[sound]` of `config.toml` into the engine's config; a value out of
+/// range is named and the defaults are used (an unreadable file is the
+/// other commands' to report).
+fn tune(config: &mut EngineConfig, profile: &crate::config::Profile) {
+    let Ok(c) = crate::config::Config::load(&profile.dirs.config_file()) else {
+        return;
+    };
+    let s = c.sound.unwrap_or_default();
+    if let Err(e) = s.check() {
+        eprintln!("earmark: {e}; using the defaults.");
+        return;
+    }
+    config.loudness_target = s.loudness_target;
+    config.silence =
+        SilenceRule::from_ms(s.silence_threshold_db, s.silence_min_ms, s.silence_gap_ms);
+}
+
+/// "boost +6 dB, normalised, skip silence".
+fn describe(s: SoundSettings) -> String {
+    let mut parts = Vec::new();
+    if s.boost_db > 0.0 {
+        parts.push(format!("boost +{:.0} dB", s.boost_db));
+    }
+    if s.normalize {
+        parts.push("normalised".to_owned());
+    }
+    if s.skip_silence {
+        parts.push("skip silence".to_owned());
+    }
+    parts.join(", ")
 }
 
 /// The queue to play and where its audio comes from: the download when it
@@ -389,6 +439,8 @@ fn status_line(s: &PlayerState, json: bool) -> String {
             "state": s.status.name(),
             "speed": s.speed,
             "landed": s.landed,
+            "sound": s.sound,
+            "silence_skipped": (s.silence_skipped * 1000.0).round() / 1000.0,
             "error": match &s.status { Status::Error(e) => Some(e.to_string()), _ => None },
         })
         .to_string()

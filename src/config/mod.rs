@@ -2,12 +2,14 @@
 //! - `file`: `config.toml` (profiles) and the XDG directories,
 //! - `tokens`: the token at rest (OS keyring, else a 0600 file),
 //! - `session`: the session store (server, serverId, userId per profile),
-//!   loading the current session and logging in.
+//!   loading the current session and logging in,
+//! - `sound`: each book's sound settings on this device (`sound.json`).
 //!
 //! The password is never written anywhere by this module.
 
 pub mod file;
 pub mod session;
+pub mod sound;
 pub mod tokens;
 
 pub use file::{
@@ -17,4 +19,5 @@ pub use file::{
 pub use session::{
     LoggedIn, Session, SessionError, SessionRecord, login, logout_local, read_record,
 };
+pub use sound::{SoundBooks, sound_key};
 pub use tokens::{TokenStore, TokenStoreKind};

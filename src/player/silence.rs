@@ -20,6 +20,17 @@ pub struct SilenceRule {
     pub gap: f64,
 }
 
+impl SilenceRule {
+    /// From `config.toml`'s `[sound]` units (dBFS and milliseconds).
+    pub fn from_ms(threshold_db: f32, min_ms: u32, gap_ms: u32) -> Self {
+        Self {
+            threshold_db,
+            min_silence: f64::from(min_ms) / 1000.0,
+            gap: f64::from(gap_ms) / 1000.0,
+        }
+    }
+}
+
 impl Default for SilenceRule {
     fn default() -> Self {
         Self {

@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     /// has started, so two loads never interleave their pages.
     pub library_load: std::sync::atomic::AtomicU64,
     /// Each book's sound, kept on this device.
-    pub sound: super::sound::SoundBooks,
+    pub sound: crate::config::SoundBooks,
     /// Shared with the engine: complete indexes of downloaded mp3s.
     pub seek_maps: crate::player::mpa::SeekMaps,
     /// Cover art: how the terminal draws it, and the disk cache.
@@ -170,7 +170,7 @@ impl Live {
             sync: RwLock::new(sync.clone()),
             fresh: Mutex::new(false),
             library_load: Default::default(),
-            sound: super::sound::SoundBooks::load(dirs_data.join("sound.json")),
+            sound: crate::config::SoundBooks::open(&dirs_data),
             seek_maps,
             covers: super::covers::Covers::new(covers_dir),
         });

@@ -3,7 +3,6 @@
 //! reference server) recorded a jump and some listening on this device.
 
 use crate::support::{Home, library, text};
-use earmark::api::{BaseUrl, Client};
 use earmark::server::testing::TestServer;
 
 fn json(o: &std::process::Output) -> serde_json::Value {
@@ -15,16 +14,7 @@ fn json(o: &std::process::Output) -> serde_json::Value {
 async fn play_records_the_jump_and_the_time_listened_and_the_commands_show_them() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let url = server.base_url().to_owned();
-    let home = Home::new(&url);
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(BaseUrl::parse(&url).unwrap(), Default::default()).unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
-    let books = direct.books(&Default::default()).await.unwrap();
+    let (home, direct, books) = Home::logged_in(&server).await;
     let alpha = books
         .iter()
         .find(|b| b.title == "Alpha")

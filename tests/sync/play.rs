@@ -2,7 +2,7 @@
 //! engine (null output, paced in real time) and the reference server.
 
 use crate::support::{Home, library, text};
-use earmark::api::{BaseUrl, Client, ProgressWrite};
+use earmark::api::{BaseUrl, ProgressWrite};
 use earmark::domain::now_millis;
 use earmark::server::LicenseSetting;
 use earmark::server::testing::TestServer;
@@ -11,16 +11,7 @@ use earmark::server::testing::TestServer;
 async fn play_restores_the_server_place_and_reports_it_on_quit() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let url = server.base_url().to_owned();
-    let home = Home::new(&url);
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(BaseUrl::parse(&url).unwrap(), Default::default()).unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
-    let books = direct.books(&Default::default()).await.unwrap();
+    let (home, direct, books) = Home::logged_in(&server).await;
     let alpha = books
         .iter()
         .find(|b| b.title == "Alpha")
@@ -134,5 +125,80 @@ async fn play_restores_the_server_place_and_reports_it_on_quit() {
         "{} then {}",
         after.position,
         last.position
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_applies_the_sound_the_player_saved_for_the_book() {
+    let lib = library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let url = server.base_url().to_owned();
+    let (home, _, books) = Home::logged_in(&server).await;
+    let id = |title: &str| {
+        books
+            .iter()
+            .find(|b| b.title == title)
+            .unwrap()
+            .id
+            .to_string()
+    };
+    let (alpha, other) = (
+        id("Alpha"),
+        books
+            .iter()
+            .find(|b| b.title != "Alpha")
+            .unwrap()
+            .id
+            .to_string(),
+    );
+    // What the player writes when the listener sets Alpha's sound.
+    let key = |book: &str| format!("{}|alice|{book}", BaseUrl::parse(&url).unwrap());
+    let data = home.dir.path().join("data/earmark");
+    std::fs::create_dir_all(&data).unwrap();
+    let saved = serde_json::json!({
+        key(&alpha): {"boostDb": 6.0, "normalize": true, "skipSilence": true, "silenceSavedSec": 4.0},
+    });
+    std::fs::write(data.join("sound.json"), saved.to_string()).unwrap();
+
+    // Status lines: (sound, silence skipped) of each with a chapter.
+    let play = |book: &str| {
+        let o = home.run(
+            &["--json", "play", book, "--audio", "null", "--for", "1.5"],
+            None,
+        );
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        let lines: Vec<(serde_json::Value, f64)> = t
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| !v["chapter_id"].is_null())
+            .map(|v| (v["sound"].clone(), v["silence_skipped"].as_f64().unwrap()))
+            .collect();
+        assert!(!lines.is_empty(), "no status line: {t}");
+        (lines, t)
+    };
+    let (lines, t) = play(&alpha);
+    let want = serde_json::json!({"boostDb": 6.0, "normalize": true, "skipSilence": true});
+    assert!(lines.iter().all(|(s, _)| *s == want), "{t}");
+    assert!(
+        t.contains("this book's sound: boost +6 dB, normalised, skip silence."),
+        "{t}"
+    );
+    // The test library's chapters are silent: skip silence shortens them.
+    let skipped = lines.iter().map(|(_, k)| *k).fold(0.0, f64::max);
+    assert!(skipped > 1.0, "{t}");
+    // Another book keeps the defaults.
+    let (lines, t) = play(&other);
+    let neutral = serde_json::json!({"boostDb": 0.0, "normalize": false, "skipSilence": false});
+    assert!(lines.iter().all(|(s, k)| *s == neutral && *k == 0.0), "{t}");
+    assert!(!t.contains("this book's sound"), "{t}");
+    // The file keeps the settings and adds the silence skipped.
+    let after: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("sound.json")).unwrap()).unwrap();
+    assert_eq!(after[key(&alpha)]["boostDb"], 6.0, "{after}");
+    let total = after[key(&alpha)]["silenceSavedSec"].as_f64().unwrap();
+    assert!(
+        (total - (4.0 + skipped)).abs() < 0.01,
+        "{after} (skipped {skipped})"
     );
 }

@@ -324,6 +324,22 @@ pub struct Home {
 }
 
 impl Home {
+    /// A home logged in to `server` with `earmark login`, a client of the
+    /// same user straight to the server, and the server's books.
+    pub async fn logged_in(server: &TestServer) -> (Home, Client, Vec<earmark::domain::Book>) {
+        let url = server.base_url().to_owned();
+        let home = Home::new(&url);
+        let o = home.run(&["login", "--password-stdin"], Some(&server.password));
+        assert!(o.status.success(), "{}", text(&o));
+        let direct = Client::new(BaseUrl::parse(&url).unwrap(), Default::default()).unwrap();
+        direct
+            .login(&server.username, &server.password)
+            .await
+            .unwrap();
+        let books = direct.books(&Default::default()).await.unwrap();
+        (home, direct, books)
+    }
+
     pub fn new(server: &str) -> Home {
         Home {
             dir: tempfile::tempdir().unwrap(),

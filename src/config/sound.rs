@@ -1,0 +1,191 @@
+//! Each book's sound (boost, normalisation, skip silence) and the silence
+//! skip silence saved, kept on this device in `sound.json` in the data
+//! directory, keyed by server, user and book ([`sound_key`]). The player
+//! and `earmark play` read the same file.
+//!
+//! The contract's playback settings carry no such fields (docs/contract.md),
+//! and a real server may refuse a write with fields it does not know, so
+//! these never travel: speed and volume sync, these stay here. A damaged
+//! file is moved aside (`sound.json.damaged`), never overwritten.
+
+use crate::domain::{BookId, SoundSettings};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The key of `book` for a server and user; `None` (not logged in): the
+/// profile's name stands for both.
+pub fn sound_key(login: Option<(&str, &str)>, profile: &str, book: &BookId) -> String {
+    match login {
+        Some((server, user)) => format!("{server}|{user}|{book}"),
+        None => format!("|{profile}|{book}"),
+    }
+}
+
+/// Unsaved skipped seconds worth a write.
+const SAVE_EVERY_SECS: f64 = 15.0;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct BookSound {
+    #[serde(flatten)]
+    settings: SoundSettings,
+    silence_saved_sec: f64,
+}
+
+#[derive(Debug, Default)]
+struct Stored {
+    books: BTreeMap<String, BookSound>,
+    unsaved: f64,
+}
+
+pub struct SoundBooks {
+    path: PathBuf,
+    stored: Mutex<Stored>,
+    /// One save at a time (they share the temp file).
+    saving: Mutex<()>,
+}
+
+fn lock(m: &Mutex<Stored>) -> std::sync::MutexGuard<'_, Stored> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl SoundBooks {
+    /// The store in `data_dir` (`sound.json`); a missing file is empty.
+    pub fn open(data_dir: &Path) -> Self {
+        Self::load(data_dir.join("sound.json"))
+    }
+
+    pub fn load(path: PathBuf) -> Self {
+        let books = match std::fs::read(&path) {
+            Ok(bytes) => match serde_json::from_slice(&bytes) {
+                Ok(b) => b,
+                Err(e) => {
+                    let aside = path.with_extension("json.damaged");
+                    tracing::warn!(
+                        "{} is not readable ({e}); moved to {}",
+                        path.display(),
+                        aside.display()
+                    );
+                    let _ = std::fs::rename(&path, &aside);
+                    BTreeMap::new()
+                }
+            },
+            Err(_) => BTreeMap::new(),
+        };
+        Self {
+            path,
+            stored: Mutex::new(Stored {
+                books,
+                unsaved: 0.0,
+            }),
+            saving: Mutex::new(()),
+        }
+    }
+
+    /// The book's settings (the defaults when none are saved).
+    pub fn settings(&self, key: &str) -> SoundSettings {
+        lock(&self.stored)
+            .books
+            .get(key)
+            .map(|b| b.settings)
+            .unwrap_or_default()
+    }
+
+    /// Seconds skip silence saved: in this book, and in every book.
+    pub fn saved(&self, key: &str) -> (f64, f64) {
+        let s = lock(&self.stored);
+        let book = s.books.get(key).map_or(0.0, |b| b.silence_saved_sec);
+        (book, s.books.values().map(|b| b.silence_saved_sec).sum())
+    }
+
+    pub fn set(&self, key: String, settings: SoundSettings) {
+        lock(&self.stored).books.entry(key).or_default().settings = settings;
+    }
+
+    /// Adds skipped seconds; true when enough is unsaved to write.
+    pub fn add_saved(&self, key: String, secs: f64) -> bool {
+        let mut s = lock(&self.stored);
+        s.books.entry(key).or_default().silence_saved_sec += secs;
+        s.unsaved += secs;
+        s.unsaved >= SAVE_EVERY_SECS
+    }
+
+    /// Writes the file (temp file, fsync, rename). Blocking.
+    pub fn save(&self) {
+        let _one = self.saving.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = {
+            let mut s = lock(&self.stored);
+            s.unsaved = 0.0;
+            match serde_json::to_vec_pretty(&s.books) {
+                Ok(b) => b,
+                Err(_) => return,
+            }
+        };
+        if let Err(e) = write_atomic(&self.path, &bytes) {
+            tracing::warn!("cannot save {}: {e}", self.path.display());
+        }
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_and_silence_saved_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.json");
+        let s = SoundSettings {
+            boost_db: 6.0,
+            normalize: true,
+            skip_silence: true,
+        };
+        let store = SoundBooks::load(path.clone());
+        store.set("srv|u|b1".into(), s);
+        assert!(!store.add_saved("srv|u|b1".into(), 10.0));
+        assert!(
+            store.add_saved("srv|u|b2".into(), 5.0),
+            "15 s unsaved: write"
+        );
+        store.save();
+        let again = SoundBooks::load(path);
+        assert_eq!(again.settings("srv|u|b1"), s);
+        assert_eq!(again.saved("srv|u|b1"), (10.0, 15.0));
+        assert_eq!(again.settings("other|u|b1"), SoundSettings::default());
+    }
+
+    #[test]
+    fn a_damaged_file_is_moved_aside_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.json");
+        std::fs::write(&path, b"{\"srv|u|b1\": {\"boostDb\": ").unwrap();
+        let store = SoundBooks::load(path.clone());
+        assert_eq!(store.settings("srv|u|b1").boost_db, 0.0);
+        let aside = std::fs::read(dir.path().join("sound.json.damaged")).unwrap();
+        assert_eq!(aside, b"{\"srv|u|b1\": {\"boostDb\": ");
+    }
+
+    #[test]
+    fn sound_config_names_a_value_out_of_range() {
+        use crate::config::SoundConfig;
+        assert_eq!(SoundConfig::default().check(), Ok(()));
+        let c: crate::config::Config = toml::from_str("[sound]\nsilence_min_ms = 50\n").unwrap();
+        let e = c.sound.unwrap().check().unwrap_err();
+        assert!(e.contains("silence_min_ms = 50"), "{e}");
+        assert!(toml::from_str::<crate::config::Config>("[sound]\nloud = 1\n").is_err());
+    }
+}
