@@ -74,6 +74,8 @@ pub enum Command {
     },
     /// Time listened on this device: last 30 days, totals, streaks.
     Stats,
+    /// A book's sound on this device (boost, normalisation, skip silence): show or set it.
+    Sound(crate::commands::sound::SoundArgs),
     /// Run the reference Audiobook Library Service.
     Serve(crate::server::cli::ServeArgs),
     /// Start a demo server with the demo library and open the player.
@@ -106,6 +108,10 @@ pub fn main() -> ExitCode {
         Some(Command::Stats) => {
             quiet_on_closed_pipe();
             crate::commands::listening::stats(&global)
+        }
+        Some(Command::Sound(args)) => {
+            quiet_on_closed_pipe();
+            crate::commands::sound::run(&global, args)
         }
         Some(Command::Download(args)) => crate::commands::downloads::run_download(&global, args),
         Some(Command::Downloads(args)) => {

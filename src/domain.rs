@@ -230,6 +230,26 @@ impl SoundSettings {
     pub fn is_neutral(&self) -> bool {
         self.boost_db == 0.0 && !self.normalize && !self.skip_silence
     }
+
+    /// "boost +6 dB, normalised, skip silence" (empty when neutral).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.boost_db > 0.0 {
+            let b = self.boost_db;
+            parts.push(if b.fract() == 0.0 {
+                format!("boost +{b:.0} dB")
+            } else {
+                format!("boost +{b:.1} dB")
+            });
+        }
+        if self.normalize {
+            parts.push("normalised".to_owned());
+        }
+        if self.skip_silence {
+            parts.push("skip silence".to_owned());
+        }
+        parts.join(", ")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -11,6 +11,7 @@ mod output;
 pub mod password;
 pub mod play;
 mod select;
+pub mod sound;
 pub mod sync;
 
 use crate::api::{ApiError, BookQuery, Client, ErrorClass, NewBookmark};

@@ -7,7 +7,7 @@
 
 use super::{CommandError, EXIT_AUTH, EXIT_LICENSE, EXIT_NETWORK, EXIT_SCOPE, Invocation};
 use crate::config::{SoundBooks, sound_key};
-use crate::domain::{BookId, ChapterId, Manifest, SoundSettings};
+use crate::domain::{BookId, ChapterId, Manifest};
 use crate::player::silence::SilenceRule;
 use crate::player::{AudioMode, Command, EngineConfig, EngineHandle, PlayerState, Status};
 use crate::sync::{EngineLink, LoginReason, Notice, StartAt, SyncConfig, SyncSession};
@@ -186,12 +186,18 @@ async fn play(
         eprintln!("earmark: {n}");
     }
     let sounds = SoundBooks::open(&profile.dirs.data);
+    if let Some(aside) = sounds.damaged() {
+        eprintln!(
+            "earmark: sound.json could not be read; it was moved to {} and the defaults apply",
+            aside.display()
+        );
+    }
     let server = session.server.to_string();
     let sound_key = sound_key(Some((&server, &session.user)), &profile.name, &book);
     let sound = sounds.settings(&sound_key);
     if !sound.is_neutral() {
         engine.send(Command::SetSound(sound));
-        eprintln!("earmark: this book's sound: {}.", describe(sound));
+        eprintln!("earmark: this book's sound: {}.", sound.describe());
     }
     let mut config = SyncConfig::new(profile.sync_dir());
     config.follow_server = true;
@@ -204,7 +210,9 @@ async fn play(
     let skipped = engine.state().silence_skipped;
     if skipped > 0.0 {
         sounds.add_saved(sound_key, skipped);
-        sounds.save();
+        if let Err(e) = sounds.save() {
+            eprintln!("earmark: {e}");
+        }
     }
     let left = sync.quit(Duration::from_secs(5)).await.left;
     engine.send(Command::Shutdown);
@@ -231,21 +239,6 @@ fn tune(config: &mut EngineConfig, profile: &crate::config::Profile) {
     config.loudness_target = s.loudness_target;
     config.silence =
         SilenceRule::from_ms(s.silence_threshold_db, s.silence_min_ms, s.silence_gap_ms);
-}
-
-/// "boost +6 dB, normalised, skip silence".
-fn describe(s: SoundSettings) -> String {
-    let mut parts = Vec::new();
-    if s.boost_db > 0.0 {
-        parts.push(format!("boost +{:.0} dB", s.boost_db));
-    }
-    if s.normalize {
-        parts.push("normalised".to_owned());
-    }
-    if s.skip_silence {
-        parts.push("skip silence".to_owned());
-    }
-    parts.join(", ")
 }
 
 /// The queue to play and where its audio comes from: the download when it

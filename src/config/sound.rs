@@ -45,6 +45,9 @@ pub struct SoundBooks {
     stored: Mutex<Stored>,
     /// One save at a time (they share the temp file).
     saving: Mutex<()>,
+    damaged: Option<PathBuf>,
+    /// Why the file could not be read (then it is never written).
+    unreadable: Option<String>,
 }
 
 fn lock(m: &Mutex<Stored>) -> std::sync::MutexGuard<'_, Stored> {
@@ -57,7 +60,12 @@ impl SoundBooks {
         Self::load(data_dir.join("sound.json"))
     }
 
+    /// A file that can't be parsed is moved aside (`damaged`); one that
+    /// can't be read at all is left alone and never overwritten (`save`
+    /// refuses).
     pub fn load(path: PathBuf) -> Self {
+        let mut damaged = None;
+        let mut unreadable = None;
         let books = match std::fs::read(&path) {
             Ok(bytes) => match serde_json::from_slice(&bytes) {
                 Ok(b) => b,
@@ -68,11 +76,21 @@ impl SoundBooks {
                         path.display(),
                         aside.display()
                     );
-                    let _ = std::fs::rename(&path, &aside);
+                    match std::fs::rename(&path, &aside) {
+                        Ok(()) => damaged = Some(aside),
+                        Err(e) => {
+                            unreadable = Some(format!("cannot move {} aside: {e}", path.display()))
+                        }
+                    }
                     BTreeMap::new()
                 }
             },
-            Err(_) => BTreeMap::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => {
+                tracing::warn!("cannot read {}: {e}", path.display());
+                unreadable = Some(format!("cannot read {}: {e}", path.display()));
+                BTreeMap::new()
+            }
         };
         Self {
             path,
@@ -81,6 +99,8 @@ impl SoundBooks {
                 unsaved: 0.0,
             }),
             saving: Mutex::new(()),
+            damaged,
+            unreadable,
         }
     }
 
@@ -113,19 +133,23 @@ impl SoundBooks {
     }
 
     /// Writes the file (temp file, fsync, rename). Blocking.
-    pub fn save(&self) {
+    pub fn save(&self) -> Result<(), String> {
+        if let Some(why) = &self.unreadable {
+            return Err(format!("{why}; not overwriting it"));
+        }
         let _one = self.saving.lock().unwrap_or_else(|e| e.into_inner());
         let bytes = {
             let mut s = lock(&self.stored);
             s.unsaved = 0.0;
-            match serde_json::to_vec_pretty(&s.books) {
-                Ok(b) => b,
-                Err(_) => return,
-            }
+            serde_json::to_vec_pretty(&s.books).map_err(|e| e.to_string())?
         };
-        if let Err(e) = write_atomic(&self.path, &bytes) {
-            tracing::warn!("cannot save {}: {e}", self.path.display());
-        }
+        write_atomic(&self.path, &bytes)
+            .map_err(|e| format!("cannot save {}: {e}", self.path.display()))
+    }
+
+    /// Where an unreadable file was moved when this store was loaded.
+    pub fn damaged(&self) -> Option<&Path> {
+        self.damaged.as_deref()
     }
 }
 
@@ -161,7 +185,7 @@ mod tests {
             store.add_saved("srv|u|b2".into(), 5.0),
             "15 s unsaved: write"
         );
-        store.save();
+        store.save().unwrap();
         let again = SoundBooks::load(path);
         assert_eq!(again.settings("srv|u|b1"), s);
         assert_eq!(again.saved("srv|u|b1"), (10.0, 15.0));

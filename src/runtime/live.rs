@@ -325,7 +325,7 @@ impl Backends for Live {
             if let Some(e) = &self.shared.engine {
                 e.send(Command::Shutdown);
             }
-            self.shared.sound.save();
+            super::sound::save(&self.shared);
             rt.shutdown_timeout(Duration::from_secs(2));
         }
     }

@@ -49,12 +49,19 @@ fn view(sh: &Shared, key: &str, book: &BookId) -> SoundView {
     }
 }
 
+/// Saves `sound.json`; a failure is logged (the settings stay in memory).
+pub(super) fn save(sh: &Shared) {
+    if let Err(e) = sh.sound.save() {
+        tracing::warn!("{e}");
+    }
+}
+
 fn save_in_background(sh: &Arc<Shared>) {
     let sh = sh.clone();
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
-        rt.spawn_blocking(move || sh.sound.save());
+        rt.spawn_blocking(move || save(&sh));
     } else {
-        std::thread::spawn(move || sh.sound.save());
+        std::thread::spawn(move || save(&sh));
     }
 }
 

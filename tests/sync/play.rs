@@ -202,3 +202,76 @@ async fn play_applies_the_sound_the_player_saved_for_the_book() {
         "{after} (skipped {skipped})"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sound_shows_and_sets_a_books_sound_and_refuses_bad_values() {
+    let lib = library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let (home, _, books) = Home::logged_in(&server).await;
+    let alpha = books
+        .iter()
+        .find(|b| b.title == "Alpha")
+        .unwrap()
+        .id
+        .to_string();
+    let json = |args: &[&str]| {
+        let o = home.run(&[&["--json", "sound", alpha.as_str()], args].concat(), None);
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let v = json(&[]);
+    assert_eq!(
+        (
+            v["boostDb"].as_f64(),
+            v["normalize"].as_bool(),
+            v["changed"].as_bool()
+        ),
+        (Some(0.0), Some(false), Some(false)),
+        "{v}"
+    );
+    let v = json(&["--boost", "7.5", "--skip-silence", "on"]);
+    assert_eq!(v["boostDb"], 7.5, "{v}");
+    assert_eq!(v["skipSilence"], true, "{v}");
+    assert_eq!(v["changed"], true, "{v}");
+    // Kept under the key the player uses (server, user, book).
+    let file = home.dir.path().join("data/earmark/sound.json");
+    let stored: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let key = format!(
+        "{}|alice|{alpha}",
+        BaseUrl::parse(server.base_url()).unwrap()
+    );
+    assert_eq!(stored[&key]["boostDb"], 7.5, "{stored}");
+    // Shown again as set; one flag changes only itself.
+    let v = json(&["--normalize", "on"]);
+    assert_eq!(
+        (v["boostDb"].as_f64(), v["normalize"].as_bool()),
+        (Some(7.5), Some(true))
+    );
+    let o = home.run(&["sound", alpha.as_str()], None);
+    assert!(
+        text(&o).contains("boost +7.5 dB, normalised, skip silence."),
+        "{}",
+        text(&o)
+    );
+
+    // Bad values: exit 2, the value named, the file untouched.
+    let before = std::fs::read(&file).unwrap();
+    for (args, named) in [
+        (&["--boost", "13"][..], "13"),
+        (&["--boost", "loud"][..], "loud"),
+        (&["--normalize", "maybe"][..], "maybe"),
+    ] {
+        let o = home.run(&[&["sound", alpha.as_str()], args].concat(), None);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(named), "{}", text(&o));
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    // A damaged file is moved aside, said, and not lost.
+    std::fs::write(&file, b"{\"half\": ").unwrap();
+    let o = home.run(&["sound", alpha.as_str()], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("moved to"), "{}", text(&o));
+    let aside = home.dir.path().join("data/earmark/sound.json.damaged");
+    assert_eq!(std::fs::read(aside).unwrap(), b"{\"half\": ");
+}
