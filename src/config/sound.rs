@@ -212,4 +212,18 @@ mod tests {
         assert!(e.contains("silence_min_ms = 50"), "{e}");
         assert!(toml::from_str::<crate::config::Config>("[sound]\nloud = 1\n").is_err());
     }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        // Reading a folder fails (EISDIR), as a file without permission would.
+        let path = dir.path().join("sound.json");
+        std::fs::create_dir(&path).unwrap();
+        let store = SoundBooks::load(path.clone());
+        store.set("srv|u|b1".into(), SoundSettings::default());
+        let e = store.save().unwrap_err();
+        assert!(e.contains("not overwriting"), "{e}");
+        assert!(path.is_dir(), "left as it was");
+        assert!(store.damaged().is_none());
+    }
 }
