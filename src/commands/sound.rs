@@ -117,7 +117,7 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
         ));
     }
     if settings != before {
-        out.line("A running player keeps what it had: set it there, or restart it.");
+        out.line("A running player picks this up when it restarts.");
     }
     out.finish();
     ExitCode::SUCCESS

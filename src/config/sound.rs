@@ -6,7 +6,9 @@
 //! The contract's playback settings carry no such fields (docs/contract.md),
 //! and a real server may refuse a write with fields it does not know, so
 //! these never travel: speed and volume sync, these stay here. A damaged
-//! file is moved aside (`sound.json.damaged`), never overwritten.
+//! file is moved aside (`sound.json.damaged`), never overwritten. A save
+//! writes only what this process changed over what the file holds then,
+//! so the player and `earmark sound` never undo each other.
 
 use crate::domain::{BookId, SoundSettings};
 use serde::{Deserialize, Serialize};
@@ -38,6 +40,44 @@ struct BookSound {
 struct Stored {
     books: BTreeMap<String, BookSound>,
     unsaved: f64,
+    /// Changes made here since the last save, written over what the file
+    /// holds then (another process, e.g. `earmark sound` beside a running
+    /// player, may have changed other books meanwhile).
+    set: BTreeMap<String, SoundSettings>,
+    added: BTreeMap<String, f64>,
+}
+
+/// What reading the file gave.
+enum Read {
+    Books(BTreeMap<String, BookSound>),
+    /// Not JSON of this shape (the parser's message).
+    Damaged(String),
+    /// Not readable at all (the message, naming the file).
+    Unreadable(String),
+}
+
+fn read_books(path: &Path) -> Read {
+    match std::fs::read(path) {
+        Ok(bytes) => match serde_json::from_slice(&bytes) {
+            Ok(b) => Read::Books(b),
+            Err(e) => Read::Damaged(e.to_string()),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Read::Books(BTreeMap::new()),
+        Err(e) => Read::Unreadable(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Moves a damaged file aside; where to, or why not.
+fn move_aside(path: &Path, why: &str) -> Result<PathBuf, String> {
+    let aside = path.with_extension("json.damaged");
+    tracing::warn!(
+        "{} is not readable ({why}); moved to {}",
+        path.display(),
+        aside.display()
+    );
+    std::fs::rename(path, &aside)
+        .map(|()| aside)
+        .map_err(|e| format!("cannot move {} aside: {e}", path.display()))
 }
 
 pub struct SoundBooks {
@@ -66,29 +106,18 @@ impl SoundBooks {
     pub fn load(path: PathBuf) -> Self {
         let mut damaged = None;
         let mut unreadable = None;
-        let books = match std::fs::read(&path) {
-            Ok(bytes) => match serde_json::from_slice(&bytes) {
-                Ok(b) => b,
-                Err(e) => {
-                    let aside = path.with_extension("json.damaged");
-                    tracing::warn!(
-                        "{} is not readable ({e}); moved to {}",
-                        path.display(),
-                        aside.display()
-                    );
-                    match std::fs::rename(&path, &aside) {
-                        Ok(()) => damaged = Some(aside),
-                        Err(e) => {
-                            unreadable = Some(format!("cannot move {} aside: {e}", path.display()))
-                        }
-                    }
-                    BTreeMap::new()
+        let books = match read_books(&path) {
+            Read::Books(b) => b,
+            Read::Damaged(why) => {
+                match move_aside(&path, &why) {
+                    Ok(aside) => damaged = Some(aside),
+                    Err(e) => unreadable = Some(e),
                 }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => {
-                tracing::warn!("cannot read {}: {e}", path.display());
-                unreadable = Some(format!("cannot read {}: {e}", path.display()));
+                BTreeMap::new()
+            }
+            Read::Unreadable(e) => {
+                tracing::warn!("{e}");
+                unreadable = Some(e);
                 BTreeMap::new()
             }
         };
@@ -96,7 +125,7 @@ impl SoundBooks {
             path,
             stored: Mutex::new(Stored {
                 books,
-                unsaved: 0.0,
+                ..Stored::default()
             }),
             saving: Mutex::new(()),
             damaged,
@@ -121,30 +150,66 @@ impl SoundBooks {
     }
 
     pub fn set(&self, key: String, settings: SoundSettings) {
-        lock(&self.stored).books.entry(key).or_default().settings = settings;
+        let mut s = lock(&self.stored);
+        s.books.entry(key.clone()).or_default().settings = settings;
+        s.set.insert(key, settings);
     }
 
     /// Adds skipped seconds; true when enough is unsaved to write.
     pub fn add_saved(&self, key: String, secs: f64) -> bool {
         let mut s = lock(&self.stored);
-        s.books.entry(key).or_default().silence_saved_sec += secs;
+        s.books.entry(key.clone()).or_default().silence_saved_sec += secs;
+        *s.added.entry(key).or_default() += secs;
         s.unsaved += secs;
         s.unsaved >= SAVE_EVERY_SECS
     }
 
-    /// Writes the file (temp file, fsync, rename). Blocking.
+    /// Writes this store's changes over what the file holds now, under a
+    /// lock file (temp file, fsync, rename), and takes in what others
+    /// wrote. Blocking.
     pub fn save(&self) -> Result<(), String> {
         if let Some(why) = &self.unreadable {
             return Err(format!("{why}; not overwriting it"));
         }
         let _one = self.saving.lock().unwrap_or_else(|e| e.into_inner());
-        let bytes = {
+        let fail = |e: std::io::Error| format!("cannot save {}: {e}", self.path.display());
+        let _file_lock = FileLock::take(&self.path.with_extension("json.lock")).map_err(fail)?;
+        let mut books = match read_books(&self.path) {
+            Read::Books(b) => b,
+            Read::Damaged(why) => {
+                move_aside(&self.path, &why)?;
+                BTreeMap::new()
+            }
+            Read::Unreadable(e) => return Err(format!("{e}; not overwriting it")),
+        };
+        let (set, added) = {
             let mut s = lock(&self.stored);
             s.unsaved = 0.0;
-            serde_json::to_vec_pretty(&s.books).map_err(|e| e.to_string())?
+            (std::mem::take(&mut s.set), std::mem::take(&mut s.added))
         };
-        write_atomic(&self.path, &bytes)
-            .map_err(|e| format!("cannot save {}: {e}", self.path.display()))
+        apply(&mut books, &set, &added);
+        let written = serde_json::to_vec_pretty(&books)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| write_atomic(&self.path, &bytes).map_err(fail));
+        let mut s = lock(&self.stored);
+        match written {
+            Ok(()) => {
+                // Changes made during the write stay pending, on top.
+                let (later_set, later_added) = (s.set.clone(), s.added.clone());
+                apply(&mut books, &later_set, &later_added);
+                s.books = books;
+                Ok(())
+            }
+            Err(e) => {
+                for (k, v) in set {
+                    s.set.entry(k).or_insert(v);
+                }
+                for (k, v) in added {
+                    *s.added.entry(k).or_default() += v;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Where an unreadable file was moved when this store was loaded.
@@ -153,12 +218,51 @@ impl SoundBooks {
     }
 }
 
+fn apply(
+    books: &mut BTreeMap<String, BookSound>,
+    set: &BTreeMap<String, SoundSettings>,
+    added: &BTreeMap<String, f64>,
+) {
+    for (k, v) in set {
+        books.entry(k.clone()).or_default().settings = *v;
+    }
+    for (k, v) in added {
+        books.entry(k.clone()).or_default().silence_saved_sec += v;
+    }
+}
+
+/// An exclusive `flock` on a lock file beside `sound.json`, held while a
+/// save reads, merges and replaces it (the player and `earmark sound` may
+/// save at once).
+struct FileLock {
+    _file: std::fs::File,
+}
+
+impl FileLock {
+    fn take(path: &Path) -> std::io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        // SAFETY: flock on a descriptor we own; released when it closes.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Self { _file: f })
+    }
+}
+
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension("json.tmp");
+    let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
@@ -225,5 +329,34 @@ mod tests {
         assert!(e.contains("not overwriting"), "{e}");
         assert!(path.is_dir(), "left as it was");
         assert!(store.damaged().is_none());
+    }
+
+    #[test]
+    fn two_stores_on_one_file_keep_each_others_changes() {
+        // The player (a) runs while `earmark sound` (b) changes the file.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.json");
+        let boost = |b: f32| SoundSettings {
+            boost_db: b,
+            ..SoundSettings::default()
+        };
+        let a = SoundBooks::load(path.clone());
+        let b = SoundBooks::load(path.clone());
+        a.set("s|u|one".into(), boost(3.0));
+        a.add_saved("s|u|one".into(), 5.0);
+        b.set("s|u|two".into(), boost(6.0));
+        b.save().unwrap();
+        a.save().unwrap();
+        // a saved last, yet b's book is there; and a now sees it too.
+        assert_eq!(a.settings("s|u|two"), boost(6.0));
+        b.add_saved("s|u|one".into(), 2.0);
+        b.set("s|u|one".into(), boost(9.0));
+        b.save().unwrap();
+        a.add_saved("s|u|one".into(), 1.0);
+        a.save().unwrap();
+        let c = SoundBooks::load(path);
+        assert_eq!(c.settings("s|u|one"), boost(9.0), "b set it after a");
+        assert_eq!(c.settings("s|u|two"), boost(6.0));
+        assert_eq!(c.saved("s|u|one").0, 8.0, "5 + 2 + 1: every count kept");
     }
 }
