@@ -302,6 +302,7 @@ impl EngineLoop {
             seek_maps: self.seek_maps.clone(),
             skip_silence: self.skip_silence.clone(),
             silence: self.config.silence,
+            judge: self.config.judge.clone(),
         });
     }
 

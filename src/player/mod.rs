@@ -41,7 +41,21 @@ use std::sync::Arc;
 
 pub use engine::{Engine, EngineHandle};
 pub use output::AudioMode;
-pub use source::StreamRequest;
+pub use source::{Refusal, StreamRequest};
+
+/// What a [`Refusal`] on a stream means: one of the answer kinds of
+/// [`ErrorKind`] and a sentence for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// Reads a stream's refusal the way every other endpoint's errors are
+/// read. The player does not know the API's error bodies: the layer above
+/// gives it one ([`EngineConfig::judge`]); the default knows only statuses
+/// and a `license_required` code.
+pub type RefusalJudge = Arc<dyn Fn(&Refusal) -> Judgement + Send + Sync>;
 
 /// Identifies one `Load`: state with another id belongs to another playback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -120,16 +134,24 @@ impl Status {
     }
 }
 
+/// Why playback stopped. The kinds a stream's answer can give
+/// (`Unauthorized` … `Http`) are decided by [`EngineConfig::judge`] from a
+/// [`Refusal`], never by the player itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
-    /// 401: the token is missing or expired.
+    /// Log in again (401).
     Unauthorized,
-    /// 403 whose code is license_required: the server's license is not valid.
+    /// The server's license is not valid (`license_required`).
     LicenseRequired,
-    /// Any other 403 on a stream; the message carries the server's body text
-    /// (its first few KiB) for the layer above to judge.
+    /// Any other refusal of access (403); the message carries the server's
+    /// words for the layer above.
     Forbidden,
-    /// 404 or another HTTP failure.
+    /// The chapter does not exist (404).
+    NotFound,
+    /// The identity scope is wrong (409/428/400 `listening_scope_*`).
+    Scope,
+    /// Another HTTP failure, or an answer that is neither audio nor a
+    /// recognised error.
     Http,
     /// Truncated, corrupt or unsupported audio.
     Decode,
@@ -249,6 +271,9 @@ pub struct EngineConfig {
     /// Where mp3 frames are, per stream: learned while playing, or given
     /// by a complete index of a local file (`SeekMaps::index_local_file`).
     pub seek_maps: mpa::SeekMaps,
+    /// What a stream's refusal (an error status, or a body that is not
+    /// audio) means.
+    pub judge: RefusalJudge,
 }
 
 impl EngineConfig {
@@ -263,6 +288,7 @@ impl EngineConfig {
             loudness_target: DEFAULT_LOUDNESS_TARGET,
             silence: silence::SilenceRule::default(),
             seek_maps: mpa::SeekMaps::default(),
+            judge: http_error::default_judge(),
         }
     }
 }

@@ -71,6 +71,7 @@ pub(super) struct Pipeline {
     /// Skip silence, read for every decoded block (the engine sets it).
     pub skip_silence: Arc<AtomicBool>,
     pub silence: SilenceRule,
+    pub judge: super::RefusalJudge,
 }
 
 pub(super) fn spawn(p: Pipeline) {
@@ -83,16 +84,9 @@ pub(super) fn spawn(p: Pipeline) {
 }
 
 fn source_error(e: SourceError, item: &ManifestItem) -> PlaybackError {
-    let kind = match e {
-        SourceError::Unauthorized(_) => ErrorKind::Unauthorized,
-        SourceError::LicenseRequired(_) => ErrorKind::LicenseRequired,
-        SourceError::Forbidden(_) => ErrorKind::Forbidden,
-        SourceError::Http(_) | SourceError::Cancelled => ErrorKind::Http,
-    };
-    let message = match e {
-        // The server's own words, for the layer above to judge.
-        SourceError::Forbidden(body) => body,
-        other => other.to_string(),
+    let (kind, message) = match e {
+        SourceError::Refused { kind, message } => (kind, message),
+        other => (ErrorKind::Http, other.to_string()),
     };
     PlaybackError {
         kind,
@@ -159,7 +153,7 @@ impl Pipeline {
                 let url = req.url.clone();
                 // Until the bitrate is known, download little ahead.
                 let first_ahead = self.read_ahead.min(source::READ_AHEAD_FLOOR);
-                let src = HttpSource::start(req, self.stall_after, first_ahead);
+                let src = HttpSource::start(req, self.stall_after, first_ahead, self.judge.clone());
                 self.shared.set_monitor(src.monitor());
                 if let Err(e) = src.wait_headers() {
                     if e != SourceError::Cancelled {

@@ -10,8 +10,8 @@
 //! A `file://` URL (a downloaded book) is read from disk the same way, with
 //! no network at all.
 
-use super::http_error::{classify_forbidden, json_message};
 use super::mpa::RangeReader;
+use super::{ErrorKind, RefusalJudge};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -25,15 +25,27 @@ pub struct StreamRequest {
     pub headers: Vec<(String, String)>,
 }
 
+/// An answer on a stream that is not audio to play: an error status (a
+/// 4xx other than 416). The judge of the layer above says what it means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// The body's first bytes (at most [`REFUSAL_BODY_MAX`]).
+    pub body: Vec<u8>,
+}
+
+/// Bytes of a refusal's body kept for its judge.
+pub const REFUSAL_BODY_MAX: usize = 64 * 1024;
+
 /// Why a stream cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceError {
-    Unauthorized(String),
-    /// 403 whose body's code says `license_required` (any case style).
-    LicenseRequired(String),
-    /// Any other 403: the server's body text (first few KiB), so the layer
-    /// above can decide what it means.
-    Forbidden(String),
+    /// The server refused the stream; judged by `EngineConfig::judge`.
+    Refused {
+        kind: ErrorKind,
+        message: String,
+    },
     Http(String),
     Cancelled,
 }
@@ -41,10 +53,9 @@ pub enum SourceError {
 impl std::fmt::Display for SourceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SourceError::Unauthorized(m) => write!(f, "not authorized: {m}"),
-            SourceError::LicenseRequired(m) => write!(f, "license required: {m}"),
-            SourceError::Forbidden(m) => write!(f, "forbidden (HTTP 403): {m}"),
-            SourceError::Http(m) => f.write_str(m),
+            SourceError::Refused { message, .. } | SourceError::Http(message) => {
+                f.write_str(message)
+            }
             SourceError::Cancelled => f.write_str("cancelled"),
         }
     }
@@ -118,6 +129,7 @@ struct Shared {
     stall_after: Duration,
     /// Bytes ahead of the reader; set once the bitrate is known.
     read_ahead: AtomicU64,
+    judge: RefusalJudge,
 }
 
 impl Shared {
@@ -197,15 +209,24 @@ impl HttpSource {
     /// Start downloading and wait for the response headers (so the length and
     /// Range support are known). Waits through network failures (reported as
     /// stalled) until the server answers, a fatal status, or `cancel`.
-    pub fn open(req: StreamRequest, stall_after: Duration) -> Result<Self, SourceError> {
-        let src = Self::start(req, stall_after, READ_AHEAD);
+    pub fn open(
+        req: StreamRequest,
+        stall_after: Duration,
+        judge: RefusalJudge,
+    ) -> Result<Self, SourceError> {
+        let src = Self::start(req, stall_after, READ_AHEAD, judge);
         src.wait_headers()?;
         Ok(src)
     }
 
     /// Start downloading without waiting, at most `read_ahead` bytes ahead
     /// of the reader (see [`SourceMonitor::set_read_ahead`]).
-    pub fn start(req: StreamRequest, stall_after: Duration, read_ahead: u64) -> Self {
+    pub fn start(
+        req: StreamRequest,
+        stall_after: Duration,
+        read_ahead: u64,
+        judge: RefusalJudge,
+    ) -> Self {
         let shared = Arc::new(Shared {
             w: Mutex::new(Window {
                 start: 0,
@@ -226,6 +247,7 @@ impl HttpSource {
             wake_task: Notify::new(),
             stall_after,
             read_ahead: AtomicU64::new(read_ahead.max(MIN_READ_AHEAD)),
+            judge,
         });
         let task_shared = shared.clone();
         runtime().spawn(fetch_task(task_shared, req.clone()));
@@ -705,13 +727,8 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             shared.data_ready.notify_all();
             return Outcome::Done;
         }
-        401 => return Outcome::Fatal(SourceError::Unauthorized(error_message(resp).await)),
-        403 => return Outcome::Fatal(forbidden(resp).await),
         500..=599 => return Outcome::Retry,
-        _ => {
-            let msg = error_message(resp).await;
-            return Outcome::Fatal(SourceError::Http(format!("HTTP {status}: {msg}")));
-        }
+        _ => return Outcome::Fatal(refused(shared, resp).await),
     }
     pump(shared, Body::Http(resp), skip, status == 206, generation).await
 }
@@ -790,17 +807,32 @@ async fn pump(
     }
 }
 
-/// A 403: `LicenseRequired` only when the body's code clearly says so,
-/// otherwise `Forbidden` with the body text.
-async fn forbidden(resp: reqwest::Response) -> SourceError {
-    let body = resp.text().await.unwrap_or_default();
-    classify_forbidden(&body)
-}
-
-async fn error_message(resp: reqwest::Response) -> String {
-    let status = resp.status();
-    let body = resp.text().await.unwrap_or_default();
-    json_message(&body).unwrap_or_else(|| format!("HTTP {status}"))
+/// A refusal, judged: its status, type and the body's first bytes (read
+/// within the chunk time-out; a body that does not come is judged empty).
+async fn refused(shared: &Shared, mut resp: reqwest::Response) -> SourceError {
+    let status = resp.status().as_u16();
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let mut body = Vec::new();
+    while body.len() < REFUSAL_BODY_MAX {
+        match tokio::time::timeout(CHUNK_TIMEOUT, resp.chunk()).await {
+            Ok(Ok(Some(c))) => body.extend_from_slice(&c),
+            _ => break,
+        }
+    }
+    body.truncate(REFUSAL_BODY_MAX);
+    let j = (shared.judge)(&Refusal {
+        status,
+        content_type,
+        body,
+    });
+    SourceError::Refused {
+        kind: j.kind,
+        message: j.message,
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ fn corrupt_audio_is_an_error() {
 fn unauthorized_and_license_errors() {
     expect_error("/files/tone.mp3", "wrong-token", ErrorKind::Unauthorized);
     expect_error("/expired/tone.mp3", TOKEN, ErrorKind::LicenseRequired);
-    expect_error("/files/missing.mp3", TOKEN, ErrorKind::Http);
+    expect_error("/files/missing.mp3", TOKEN, ErrorKind::NotFound);
 }
 
 #[test]

@@ -25,6 +25,30 @@ impl Client {
             })
     }
 
+    /// What a chapter stream's answer that is not audio means: an error
+    /// status, or a success whose body is an error answer or no audio at
+    /// all. Read as every other endpoint's errors are read; the player's
+    /// judge (`player::EngineConfig::judge`) is built on this.
+    pub fn stream_refusal(&self, status: u16, content_type: Option<&str>, body: &[u8]) -> ApiError {
+        let st = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::BAD_GATEWAY);
+        if st.is_success() {
+            if let Ok(v) = crate::api::wire::parse_body(content_type, body)
+                && let Some((s, code, msg)) = crate::api::wire::envelope_error(&v)
+            {
+                return ApiError::from_status(s, code, msg, self.inner.base.as_str());
+            }
+            return ApiError::Decode {
+                endpoint: "the chapter stream".into(),
+                field: "body".into(),
+                problem: format!(
+                    "is not audio (HTTP {status}, {})",
+                    content_type.unwrap_or("no content type")
+                ),
+            };
+        }
+        self.error_from_body(st, content_type, body)
+    }
+
     /// URL plus the Bearer header (only for the server's own origin).
     pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
         self.request_to(self.stream_url(item))
