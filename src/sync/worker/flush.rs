@@ -150,9 +150,8 @@ impl Worker {
     }
 
     pub(super) fn done(&mut self, seq: u64) {
-        if let Err(e) = self.outbox.complete(seq) {
-            self.fail_local(e);
-        }
+        let r = self.outbox.complete(seq);
+        self.kept(r);
     }
 
     /// The server's merged record of a book we wrote.
@@ -220,10 +219,9 @@ impl Worker {
     fn refused(&mut self, seq: u64, book: &BookId, message: String, tell_now: bool) {
         tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
         self.last_error = Some(message.clone());
-        let count = match self.outbox.reject(seq, message.clone()) {
-            Ok(Some(n)) => n,
-            Ok(None) => return,
-            Err(e) => return self.fail_local(e),
+        let r = self.outbox.reject(seq, message.clone());
+        let Some(count) = self.kept(r) else {
+            return;
         };
         if tell_now && count == 1 {
             self.notify(Notice::Failed(format!(

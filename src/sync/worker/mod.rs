@@ -13,7 +13,7 @@ use super::cache::Cache;
 use super::client_remote::ClientRemote;
 use super::engine_bridge::EngineBridge;
 use super::listening::Listening;
-use super::outbox::{Op, Outbox, OutboxError, QueuedProgress, Scope};
+use super::outbox::{Journaled, Op, Outbox, OutboxError, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
 use super::session::{
@@ -50,18 +50,25 @@ pub(super) fn spawn(
                 )));
             }
             let listening = Listening::open_in(config.listening_dir.as_deref());
+            let r = listening.recovered();
+            if !r.is_clean() {
+                let _ = notice_tx.send(Notice::Info(format!(
+                    "The listening history was damaged (a crash or a full disk): {} whole record(s) kept, {} damaged record(s) skipped.",
+                    r.records, r.corrupt_skipped
+                )));
+            }
             (o, Cache::load(&config.cache_path), listening)
         }
         Err(e) => {
             tracing::error!("sync: {e}; using an in-memory journal");
-            let why = match e {
-                OutboxError::Locked(_) => "another earmark is using this profile's journal",
-                OutboxError::Io { .. } => "its journal cannot be opened",
-            };
-            let _ = notice_tx.send(Notice::Info(format!(
-                "Progress sync keeps changes in memory only ({why}): quit the other player, or changes made now are lost when you quit."
-            )));
-            let memory = (Outbox::in_memory(), Cache::in_memory(&config.cache_path));
+            let _ = notice_tx.send(Notice::Info(match &e {
+                OutboxError::Locked(_) => "Progress sync keeps changes in memory only (another earmark is using this profile's journal): quit the other player, or changes made now are lost when you quit.".into(),
+                e => not_saved(e),
+            }));
+            let memory = (
+                Outbox::in_memory(e.fault()),
+                Cache::in_memory(&config.cache_path),
+            );
             (memory.0, memory.1, Listening::open_in(None))
         }
     };
@@ -103,6 +110,7 @@ pub(super) fn spawn(
         single_writes: false,
         retry_at: Default::default(),
         forbidden: None,
+        unsaved: None,
     };
     tokio::spawn(worker.run(rx, states));
     (tx, status, notices)
@@ -158,6 +166,16 @@ struct Worker {
     /// A stream answered 403 without the license code: the license status
     /// decides whether it is a license stop or no permission.
     forbidden: Option<String>,
+    /// Why the journal stopped taking changes (said once; cleared when it
+    /// takes them again).
+    unsaved: Option<(crate::durable::Fault, String)>,
+}
+
+/// The notice for a journal that cannot take changes.
+fn not_saved(e: &OutboxError) -> String {
+    format!(
+        "Progress sync cannot save changes on this device ({e}); they are kept in memory and sent while the server is reachable, and lost if earmark quits before that."
+    )
 }
 
 async fn next_state(states: &mut Option<watch::Receiver<PlayerState>>) -> Option<PlayerState> {
@@ -277,10 +295,10 @@ impl Worker {
             }
             Command::PushHeld { reply } => {
                 let n = match &self.scope {
-                    Some(scope) => self.outbox.adopt(scope, now_millis()).unwrap_or_else(|e| {
-                        self.fail_local(e);
-                        0
-                    }),
+                    Some(scope) => {
+                        let r = self.outbox.adopt(scope, now_millis());
+                        self.kept(r)
+                    }
                     None => 0,
                 };
                 self.next_attempt = None;
@@ -289,10 +307,10 @@ impl Worker {
             }
             Command::RetryRefused { reply } => {
                 let n = match &self.scope {
-                    Some(scope) => self.outbox.unpark(scope).unwrap_or_else(|e| {
-                        self.fail_local(e);
-                        0
-                    }),
+                    Some(scope) => {
+                        let r = self.outbox.unpark(scope);
+                        self.kept(r)
+                    }
                     None => 0,
                 };
                 self.retry_at.clear();
@@ -313,7 +331,10 @@ impl Worker {
                 };
                 let n = refused
                     .into_iter()
-                    .filter(|&seq| self.outbox.complete(seq).unwrap_or(false))
+                    .filter(|&seq| {
+                        let r = self.outbox.complete(seq);
+                        self.kept(r)
+                    })
                     .count();
                 let _ = reply.send(n);
             }
@@ -324,7 +345,8 @@ impl Worker {
                 };
                 let mut n = 0;
                 for seq in held {
-                    if self.outbox.complete(seq).unwrap_or(false) {
+                    let r = self.outbox.complete(seq);
+                    if self.kept(r) {
                         n += 1;
                     }
                 }
@@ -427,15 +449,32 @@ impl Worker {
             });
             return;
         };
-        if let Err(e) = self.outbox.push(scope, book, op, now_millis()) {
-            self.fail_local(e);
-        }
+        // Kept in memory when the journal cannot take it: sent all the same.
+        let r = self.outbox.push(scope, book, op, now_millis());
+        self.kept(r);
         self.want_flush = true;
+    }
+
+    /// The outcome of an outbox change; one the journal could not take is
+    /// applied in memory all the same.
+    pub(super) fn kept<T: std::fmt::Debug>(&mut self, r: Journaled<T>) -> T {
+        match r {
+            Ok(v) => v,
+            Err(n) => {
+                self.fail_local(n.error);
+                n.value
+            }
+        }
     }
 
     fn fail_local(&mut self, e: OutboxError) {
         tracing::error!("sync outbox: {e}");
-        self.last_error = Some(e.to_string());
+        let message = e.to_string();
+        if self.unsaved.as_ref().is_none_or(|(f, _)| *f != e.fault()) {
+            self.notify(Notice::Info(not_saved(&e)));
+        }
+        self.unsaved = Some((e.fault(), message.clone()));
+        self.last_error = Some(message);
     }
 
     fn notify(&self, n: Notice) {
@@ -590,6 +629,16 @@ impl Worker {
     }
 
     fn publish(&mut self) {
+        if self.outbox.is_durable()
+            && let Some((_, message)) = self.unsaved.take()
+        {
+            if self.last_error.as_ref() == Some(&message) {
+                self.last_error = None;
+            }
+            self.notify(Notice::Info(
+                "Progress sync saves changes on this device again.".into(),
+            ));
+        }
         let (queued, refused, held) = match &self.scope {
             Some(s) => {
                 let mine = self.outbox.in_scope(s);
