@@ -277,8 +277,9 @@ impl<T: Serialize + DeserializeOwned> RecordLog<T> {
 
     /// Replaces the file with `records` (atomically: a crash or a failed
     /// write leaves the old file or the new one, whole). A log in memory
-    /// after a failed append is durable again when this succeeds; a
-    /// durable log stays durable when it fails (the old file is whole).
+    /// after a failed append is durable again when this succeeds with
+    /// records; a durable log stays durable when it fails (the old file is
+    /// whole).
     pub fn rewrite(&mut self, records: &[T]) -> Result<(), DiskError> {
         if matches!(self.state, State::Memory(_)) {
             return Ok(());
@@ -293,9 +294,16 @@ impl<T: Serialize + DeserializeOwned> RecordLog<T> {
         });
         match result {
             Ok(file) => {
-                self.state = State::Durable {
-                    file,
-                    len: bytes.len() as u64,
+                let before = std::mem::replace(&mut self.state, State::Memory(Fault::DiskFull));
+                self.state = match before {
+                    // An empty file proves no room: the log stays in memory
+                    // until records fit again (else a full disk would come
+                    // and go with every change sent and completed).
+                    State::Lost { why, .. } if records.is_empty() => State::Lost { file, why },
+                    _ => State::Durable {
+                        file,
+                        len: bytes.len() as u64,
+                    },
                 };
                 self.records_in_file = records.len();
                 Ok(())
@@ -430,6 +438,29 @@ mod tests {
             vec![7, 8, 9]
         );
         assert_eq!(log.records_in_file(), 3);
+    }
+
+    #[test]
+    fn a_log_whose_append_failed_is_in_memory_until_a_rewrite_with_records_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.journal");
+        let (mut log, _, _) = open(&path);
+        log.write(&1, Vec::new).unwrap();
+        log.lose(Fault::DiskFull);
+        assert_eq!(log.durability(), Durability::Memory(Fault::DiskFull));
+        log.write(&2, Vec::new).unwrap();
+        assert_eq!(
+            log.durability(),
+            Durability::Memory(Fault::DiskFull),
+            "an empty file proves nothing"
+        );
+        log.write(&3, || vec![1, 3]).unwrap();
+        assert_eq!(log.durability(), Durability::Durable);
+        log.write(&4, Vec::new).unwrap();
+        assert_eq!(
+            RecordLog::<u32>::read(&path, MAGIC).unwrap().0,
+            vec![1, 3, 4]
+        );
     }
 
     #[test]

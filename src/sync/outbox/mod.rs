@@ -55,7 +55,7 @@ pub enum OutboxError {
     Locked(PathBuf),
     /// The journal cannot be opened or written: [`DiskError::fault`] says
     /// why (the disk is full, read-only, no permission).
-    #[error("the sync outbox cannot be saved: {0}")]
+    #[error("{0}")]
     Disk(DiskError),
     #[error("sync outbox {path}: {source}")]
     Read {
