@@ -150,8 +150,7 @@ impl Worker {
     }
 
     pub(super) fn done(&mut self, seq: u64) {
-        let r = self.outbox.complete(seq);
-        self.kept(r);
+        super::local::kept!(self, complete(seq));
     }
 
     /// The server's merged record of a book we wrote.
@@ -219,8 +218,7 @@ impl Worker {
     fn refused(&mut self, seq: u64, book: &BookId, message: String, tell_now: bool) {
         tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
         self.last_error = Some(message.clone());
-        let r = self.outbox.reject(seq, message.clone());
-        let Some(count) = self.kept(r) else {
+        let Some(count) = super::local::kept!(self, reject(seq, message.clone())) else {
             return;
         };
         if tell_now && count == 1 {

@@ -7,13 +7,14 @@
 
 mod flush;
 mod listening;
+mod local;
 mod playback;
 
 use super::cache::Cache;
 use super::client_remote::ClientRemote;
 use super::engine_bridge::EngineBridge;
 use super::listening::Listening;
-use super::outbox::{Journaled, Op, Outbox, OutboxError, QueuedProgress, Scope};
+use super::outbox::{Op, Outbox, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
 use super::session::{
@@ -50,21 +51,14 @@ pub(super) fn spawn(
                 )));
             }
             let listening = Listening::open_in(config.listening_dir.as_deref());
-            let r = listening.recovered();
-            if !r.is_clean() {
-                let _ = notice_tx.send(Notice::Info(format!(
-                    "The listening history was damaged (a crash or a full disk): {} whole record(s) kept, {} damaged record(s) skipped.",
-                    r.records, r.corrupt_skipped
-                )));
+            if let Some(n) = local::recovered(listening.recovered()) {
+                let _ = notice_tx.send(n);
             }
             (o, Cache::load(&config.cache_path), listening)
         }
         Err(e) => {
             tracing::error!("sync: {e}; using an in-memory journal");
-            let _ = notice_tx.send(Notice::Info(match &e {
-                OutboxError::Locked(_) => "Progress sync keeps changes in memory only (another earmark is using this profile's journal): quit the other player, or changes made now are lost when you quit.".into(),
-                e => not_saved(e),
-            }));
+            let _ = notice_tx.send(local::open_failed(&e));
             let memory = (
                 Outbox::in_memory(e.fault()),
                 Cache::in_memory(&config.cache_path),
@@ -169,13 +163,6 @@ struct Worker {
     /// Why the journal stopped taking changes (said once; cleared when it
     /// takes them again).
     unsaved: Option<(crate::durable::Fault, String)>,
-}
-
-/// The notice for a journal that cannot take changes.
-fn not_saved(e: &OutboxError) -> String {
-    format!(
-        "Progress sync cannot save changes on this device ({e}); they are kept in memory and sent while the server is reachable, and lost if earmark quits before that."
-    )
 }
 
 async fn next_state(states: &mut Option<watch::Receiver<PlayerState>>) -> Option<PlayerState> {
@@ -295,10 +282,7 @@ impl Worker {
             }
             Command::PushHeld { reply } => {
                 let n = match &self.scope {
-                    Some(scope) => {
-                        let r = self.outbox.adopt(scope, now_millis());
-                        self.kept(r)
-                    }
+                    Some(scope) => local::kept!(self, adopt(scope, now_millis())),
                     None => 0,
                 };
                 self.next_attempt = None;
@@ -307,10 +291,7 @@ impl Worker {
             }
             Command::RetryRefused { reply } => {
                 let n = match &self.scope {
-                    Some(scope) => {
-                        let r = self.outbox.unpark(scope);
-                        self.kept(r)
-                    }
+                    Some(scope) => local::kept!(self, unpark(scope)),
                     None => 0,
                 };
                 self.retry_at.clear();
@@ -331,10 +312,7 @@ impl Worker {
                 };
                 let n = refused
                     .into_iter()
-                    .filter(|&seq| {
-                        let r = self.outbox.complete(seq);
-                        self.kept(r)
-                    })
+                    .filter(|&seq| local::kept!(self, complete(seq)))
                     .count();
                 let _ = reply.send(n);
             }
@@ -345,8 +323,7 @@ impl Worker {
                 };
                 let mut n = 0;
                 for seq in held {
-                    let r = self.outbox.complete(seq);
-                    if self.kept(r) {
+                    if local::kept!(self, complete(seq)) {
                         n += 1;
                     }
                 }
@@ -450,31 +427,8 @@ impl Worker {
             return;
         };
         // Kept in memory when the journal cannot take it: sent all the same.
-        let r = self.outbox.push(scope, book, op, now_millis());
-        self.kept(r);
+        local::kept!(self, push(scope, book, op, now_millis()));
         self.want_flush = true;
-    }
-
-    /// The outcome of an outbox change; one the journal could not take is
-    /// applied in memory all the same.
-    pub(super) fn kept<T: std::fmt::Debug>(&mut self, r: Journaled<T>) -> T {
-        match r {
-            Ok(v) => v,
-            Err(n) => {
-                self.fail_local(n.error);
-                n.value
-            }
-        }
-    }
-
-    fn fail_local(&mut self, e: OutboxError) {
-        tracing::error!("sync outbox: {e}");
-        let message = e.to_string();
-        if self.unsaved.as_ref().is_none_or(|(f, _)| *f != e.fault()) {
-            self.notify(Notice::Info(not_saved(&e)));
-        }
-        self.unsaved = Some((e.fault(), message.clone()));
-        self.last_error = Some(message);
     }
 
     fn notify(&self, n: Notice) {
@@ -629,16 +583,7 @@ impl Worker {
     }
 
     fn publish(&mut self) {
-        if self.outbox.is_durable()
-            && let Some((_, message)) = self.unsaved.take()
-        {
-            if self.last_error.as_ref() == Some(&message) {
-                self.last_error = None;
-            }
-            self.notify(Notice::Info(
-                "Progress sync saves changes on this device again.".into(),
-            ));
-        }
+        self.saved_again();
         let (queued, refused, held) = match &self.scope {
             Some(s) => {
                 let mine = self.outbox.in_scope(s);
