@@ -7,7 +7,7 @@
 //!   terminal player), `demo` (server + player);
 //! - `sync`, behind one front door; `offline` (downloaded books);
 //! - `player`, `api`, `config`, `server`;
-//! - `domain`.
+//! - `domain`, and `durable` (atomic writes, the file lock, the record log).
 
 pub mod api;
 pub mod cli;
@@ -15,6 +15,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod domain;
+pub mod durable;
 pub mod offline;
 pub mod player;
 pub mod runtime;

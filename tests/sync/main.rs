@@ -2,6 +2,7 @@
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
 mod cli;
+mod disk;
 mod downloads;
 mod listening_cli;
 mod offline_open;
@@ -9,4 +10,5 @@ mod play;
 mod proxy;
 mod queued;
 mod scenarios;
+mod small_disk;
 mod support;
