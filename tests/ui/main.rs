@@ -21,4 +21,5 @@ mod search;
 mod sizes;
 mod sleep;
 mod snapshots;
+mod snapshots_scripts;
 mod sound;

@@ -1,7 +1,7 @@
 //! The library list: a search/filter line, then only the visible rows.
 
 use super::layout::Areas;
-use super::text::{fit, fit_pad, fit_right, put, width};
+use super::text::{clusters, fit, fit_pad, fit_right, put, width};
 use crate::domain::Book;
 use crate::ui::state::library::{Facet, Focus, fraction, sequence_in};
 use crate::ui::state::{App, DownloadMark, Downloads, Library, fmt_time};
@@ -294,18 +294,10 @@ fn title(
     if matches.is_empty() {
         return put(buf, r, x, r.y, &shown, base);
     }
-    // Clusters: a char with width plus the zero-width marks after it, which
-    // is how nucleo split the title into graphemes.
-    let mut clusters: Vec<String> = Vec::new();
-    for c in shown.chars() {
-        match clusters.last_mut() {
-            Some(last) if width(c.encode_utf8(&mut [0; 4])) == 0 => last.push(c),
-            _ => clusters.push(c.to_string()),
-        }
-    }
+    // nucleo numbers the title's grapheme clusters, as `clusters` splits it.
     let clip = Rect::new(x, r.y, (cells as u16).min(r.right().saturating_sub(x)), 1);
     let mut x = x;
-    for (g, cluster) in clusters.iter().enumerate() {
+    for (g, (cluster, _)) in clusters(&shown).enumerate() {
         let style = if matches.binary_search(&(g as u32)).is_ok() {
             base.patch(theme.matched)
         } else {
