@@ -210,7 +210,8 @@ fn rule(buf: &mut Buffer, theme: &Theme, r: Rect, y: u16, left: &str, right: &st
     let w = usize::from(r.width);
     put(buf, r, r.x, y, &"─".repeat(w), theme.dim);
     let right_w = if w >= 40 { width(right).min(w / 2) } else { 0 };
-    let left = fit(&format!(" {left} "), w.saturating_sub(right_w + 3));
+    // `─`, left, right with its spaces, `─`: the cut left keeps its `…`.
+    let left = fit(&format!(" {left} "), w.saturating_sub(right_w + 4));
     put(buf, r, r.x + 1, y, &left, theme.accent);
     if right_w > 0 {
         let right = fit(&format!(" {right} "), right_w + 2);
