@@ -23,6 +23,10 @@ pub struct Cli {
     /// Audio output of the player: the default device, none (paced in real time), or auto.
     #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
     pub audio: crate::player::AudioMode,
+    /// The player for screen readers and braille displays: no borders, bars
+    /// or covers, the state in words (as `[ui] accessible = true`).
+    #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub accessible: bool,
 }
 
 /// Options every client command understands.
@@ -122,7 +126,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(args)) => crate::demo::run(args),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man) => shell::man(),
-        None => crate::runtime::open(&global.select, cli.audio),
+        None => crate::runtime::open(&global.select, cli.audio, cli.accessible),
     }
 }
 
