@@ -75,6 +75,9 @@ pub enum Command {
     History {
         /// The book's id.
         book_id: String,
+        /// Write the history as Markdown or CSV, with chapter titles from the server.
+        #[arg(long, value_enum)]
+        export: Option<crate::commands::export::ExportFormat>,
     },
     /// Time listened on this device: last 30 days, totals, streaks.
     Stats,
@@ -105,9 +108,12 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::sync::run(&global, args)
         }
-        Some(Command::History { book_id }) => {
+        Some(Command::History { book_id, export }) => {
             quiet_on_closed_pipe();
-            crate::commands::listening::history(&global, book_id)
+            match export {
+                Some(f) => crate::commands::export::history(&global, book_id, f),
+                None => crate::commands::listening::history(&global, book_id),
+            }
         }
         Some(Command::Stats) => {
             quiet_on_closed_pipe();

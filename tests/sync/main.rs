@@ -3,6 +3,7 @@
 
 mod cli;
 mod downloads;
+mod export;
 mod listening_cli;
 mod offline_open;
 mod play;
