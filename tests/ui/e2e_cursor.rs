@@ -134,3 +134,21 @@ async fn accessible_says_the_state_in_words_without_rules() {
     .await
     .unwrap();
 }
+
+#[test]
+fn the_demo_takes_accessible_too() {
+    let home = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(
+        home.path(),
+        "",
+        "",
+        &["demo", "--audio", "null", "--accessible"],
+    );
+    tui.wait_for("Aesop");
+    tui.wait_for("Nothing playing · open a book");
+    wait_cursor(&tui, "on the first book", |at, _| at == (2, 0));
+    assert!(!tui.text().contains('─'), "no rule:\n{}", tui.text());
+    tui.keys("Q");
+    let status = tui.wait_exit();
+    assert!(status.success(), "{status:?}");
+}
