@@ -6,6 +6,7 @@
 
 pub mod doctor;
 pub mod downloads;
+pub mod export;
 pub mod listening;
 mod output;
 pub mod password;
@@ -87,9 +88,17 @@ pub enum ClientCommand {
         #[command(subcommand)]
         action: Option<FavoriteAction>,
     },
-    /// List a book's bookmarks, or add/remove one.
+    /// List a book's bookmarks, add/remove one, or export them.
     Bookmarks {
-        book_id: String,
+        /// The book's id (leave it out with --all).
+        #[arg(required_unless_present = "all")]
+        book_id: Option<String>,
+        /// Export the bookmarks of every book (with --export).
+        #[arg(long, requires = "export", conflicts_with = "book_id")]
+        all: bool,
+        /// Write the bookmarks as Markdown or CSV (chapter, times, note, date).
+        #[arg(long, value_enum)]
+        export: Option<export::ExportFormat>,
         #[command(subcommand)]
         action: Option<BookmarkAction>,
     },
@@ -252,6 +261,19 @@ async fn dispatch(
         ClientCommand::Status => status(&profile, out).await,
         ClientCommand::Doctor { password_stdin } => {
             doctor::run(&profile, password_stdin, out).await
+        }
+        ClientCommand::Bookmarks {
+            book_id,
+            export: Some(format),
+            action,
+            ..
+        } => {
+            if action.is_some() {
+                return Err(CommandError::usage(
+                    "--export writes the bookmarks out; it does not go with add or remove",
+                ));
+            }
+            export::bookmarks(global, &profile, book_id.map(BookId::new), format).await
         }
         cmd => {
             let session = Session::load(&profile)?;
@@ -490,8 +512,12 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
                 format!("Removed {id} from the favorites.")
             });
         }
-        ClientCommand::Bookmarks { book_id, action } => {
-            let book = BookId::new(book_id);
+        ClientCommand::Bookmarks {
+            book_id, action, ..
+        } => {
+            let book = BookId::new(
+                book_id.ok_or_else(|| CommandError::usage("which book? give its BOOK_ID"))?,
+            );
             match action {
                 None => {
                     let marks = client.bookmarks(&book).await?;

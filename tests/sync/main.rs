@@ -4,6 +4,7 @@
 mod cli;
 mod disk;
 mod downloads;
+mod export;
 mod listening_cli;
 mod offline_open;
 mod play;
