@@ -170,13 +170,8 @@ pub fn exit_code_of(e: &ApiError) -> u8 {
 
 impl From<ApiError> for CommandError {
     fn from(e: ApiError) -> Self {
-        let code = match &e {
-            // A malformed answer is the server's fault, not the user's.
-            ApiError::Decode { .. } => EXIT_NETWORK,
-            other => exit_code_of(other),
-        };
         CommandError {
-            code,
+            code: exit_code_of(&e),
             message: e.to_string(),
         }
     }
@@ -309,7 +304,7 @@ async fn login(profile: &Profile, password_stdin: bool, out: &mut Out) -> Result
     };
     out.json(json!({
         "profile": s.profile, "server": s.server.as_str(), "user": s.user,
-        "userId": s.user_id.0, "serverId": s.server_id.as_str(),
+        "userId": s.user_id, "serverId": s.server_id.as_str(),
         "tokenStore": s.token_store.to_string(), "license": license_json,
     }));
     out.line(format!(
@@ -381,7 +376,7 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
     let license = client.license_status().await;
     out.json(json!({
         "profile": session.profile, "loggedIn": true, "server": session.server.as_str(),
-        "user": session.user, "userId": session.user_id.0, "serverId": session.server_id.as_str(),
+        "user": session.user, "userId": session.user_id, "serverId": session.server_id.as_str(),
         "tokenStore": session.token_store.to_string(),
         "license": license.as_ref().ok().map(output::license_json),
     }));

@@ -26,7 +26,7 @@ pub(super) fn scope(sh: &Shared) -> Option<cache::Scope> {
     Some(cache::Scope {
         address: s.server.to_string(),
         server_id: s.server_id.clone(),
-        user_id: s.user_id,
+        user_id: s.user_id.clone(),
     })
 }
 

@@ -42,7 +42,7 @@ pub fn authed(addr: &str, o: ClientOptions) -> Client {
         earmark::api::Auth {
             token: earmark::api::Token::new("t"),
             server_id: ServerId::new("s"),
-            user_id: UserId(1),
+            user_id: UserId::from(1),
         },
     )
     .unwrap()

@@ -144,7 +144,7 @@ async fn client_flow(d: Dialect) {
         .unwrap_or_else(|e| panic!("{d:?}: {e}"));
     assert_eq!(
         (login.server_id.as_str(), login.user_id),
-        (SERVER_ID, UserId(USER_ID))
+        (SERVER_ID, UserId::from(USER_ID))
     );
     assert!(c.license_status().await.unwrap().valid, "{d:?}");
 

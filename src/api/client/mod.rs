@@ -213,7 +213,7 @@ impl Client {
         self.set_auth(Some(Auth {
             token: data.token.clone(),
             server_id: data.server_id.clone(),
-            user_id: data.user_id,
+            user_id: data.user_id.clone(),
         }));
         Ok(data)
     }

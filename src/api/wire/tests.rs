@@ -31,6 +31,50 @@ fn bodies_html_empty_garbage_bom() {
 }
 
 #[test]
+fn ids_are_kept_exactly_as_sent() {
+    let big = "123456789012345678901234567890";
+    let body = format!(
+        r#"{{"data": {{"items": [{{"id": {big}, "title": "A \"{big}\" 1", "durationSec": 1e3}},
+            {{"id": 9007199254740993, "title": "B"}}, {{"id": "0042", "title": "C"}},
+            {{"id": -99999999999999999999, "n": [1.5, -2, 18446744073709551615]}}]}}}}"#
+    );
+    let v = parse_body(None, body.as_bytes()).unwrap();
+    let list = find_list(&v, EP).unwrap();
+    let (books, _) = decode_items_skipping(&list, EP, decode_book);
+    let ids: Vec<&str> = books.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [big, "9007199254740993", "0042", "-99999999999999999999"]
+    );
+    assert_eq!(
+        books[0].title,
+        format!("A \"{big}\" 1"),
+        "strings untouched"
+    );
+    assert_eq!(books[0].duration, Some(1000.0), "floats untouched");
+    assert_eq!(
+        v["data"]["items"][3]["n"],
+        json!([1.5, -2, 18446744073709551615u64])
+    );
+    let login = parse_body(
+        None,
+        br#"{"data": {"token": "t", "serverId": 98765432109876543210, "user": {"id": "0042"}}}"#,
+    )
+    .unwrap();
+    let l = decode_login(&login, EP).unwrap();
+    assert_eq!(
+        (l.server_id.as_str(), l.user_id.as_str()),
+        ("98765432109876543210", "0042")
+    );
+    let login = parse_body(
+        None,
+        format!(r#"{{"token": "t", "serverId": "s", "user": {{"id": {big}}}}}"#).as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(decode_login(&login, EP).unwrap().user_id.as_str(), big);
+}
+
+#[test]
 fn error_codes_and_messages_from_every_shape() {
     let cases = [
         (
@@ -92,8 +136,8 @@ fn login_variants() {
     let ours = json!({"data": {"token": "t1", "serverId": "srv_1", "user": {"id": 1, "username": "alice"}}});
     let l = decode_login(&ours, EP).unwrap();
     assert_eq!(
-        (l.token.expose(), l.server_id.as_str(), l.user_id.0),
-        ("t1", "srv_1", 1)
+        (l.token.expose(), l.server_id.as_str(), l.user_id.as_str()),
+        ("t1", "srv_1", "1")
     );
     assert_eq!(l.user_name.as_deref(), Some("alice"));
 
@@ -101,13 +145,13 @@ fn login_variants() {
         "serverId": 77, "user": {"id": "42", "name": "bob"}}});
     let l = decode_login(&nested, EP).unwrap();
     assert_eq!(
-        (l.token.expose(), l.server_id.as_str(), l.user_id.0),
-        ("t2", "77", 42)
+        (l.token.expose(), l.server_id.as_str(), l.user_id.as_str()),
+        ("t2", "77", "42")
     );
 
     let top = json!({"access_token": "t3", "server_id": "s", "userId": 9});
     let l = decode_login(&top, EP).unwrap();
-    assert_eq!((l.token.expose(), l.user_id.0), ("t3", 9));
+    assert_eq!((l.token.expose(), l.user_id.as_str()), ("t3", "9"));
 
     let jwt = json!({"result": {"jwt": "t4", "instanceId": "i", "user": {"userId": 5}}});
     assert_eq!(decode_login(&jwt, EP).unwrap().token.expose(), "t4");
