@@ -80,9 +80,20 @@ impl ClientRemote {
         self.client()?.manifest(book).await.map_err(classify)
     }
 
-    /// The server's place of `book`: a record, none yet, or unreadable.
-    pub async fn fetch(&self, book: &BookId) -> Result<ProgressRead, Failure> {
-        self.client()?.progress_read(book).await.map_err(classify)
+    /// The server's place of `book`: a record, none yet, or unreadable,
+    /// read against the book's manifest (fetched beside it when `manifest`
+    /// is `None`).
+    pub async fn fetch(
+        &self,
+        book: &BookId,
+        manifest: Option<&Manifest>,
+    ) -> Result<ProgressRead, Failure> {
+        let c = self.client()?;
+        match manifest {
+            Some(m) => c.progress_read(book, m).await,
+            None => c.progress_read_fetching_manifest(book).await,
+        }
+        .map_err(classify)
     }
 
     pub async fn write_progress(&self, book: &BookId, p: &QueuedProgress) -> ItemResult {

@@ -95,23 +95,6 @@ pub fn decode_settings_object(
     }))
 }
 
-/// `GET /auth/reading-progress/{bookId}` as two values: an answer we
-/// cannot read is a `Decode` error, never "no progress" (see
-/// [`super::decode_progress_read`] for the three-valued form).
-pub fn decode_progress_state(v: &Value, endpoint: &str) -> Result<ProgressState, ApiError> {
-    let read = super::decode_progress_read(v);
-    read.known().ok_or_else(|| ApiError::Decode {
-        endpoint: endpoint.to_owned(),
-        field: "progress".to_owned(),
-        problem: match read {
-            super::ProgressRead::Unreadable { shape } => format!(
-                "could not be read, so the place on the server is unknown (not empty): {shape}"
-            ),
-            _ => String::new(),
-        },
-    })
-}
-
 /// The answer to a progress write: `{applied, progress}`, a bare progress
 /// object, or an empty body.
 pub fn decode_progress_write(
@@ -127,7 +110,7 @@ pub fn decode_progress_write(
     };
     let applied = boolean(obj, &["applied", "accepted", "updated"]).unwrap_or(true);
     // The write went through; a record we cannot read is "not said".
-    let record = super::decode_progress_read(c).progress().cloned();
+    let record = super::progress_in_answer(c);
     Ok(WriteOutcome { applied, record })
 }
 

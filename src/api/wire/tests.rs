@@ -6,6 +6,26 @@ use serde_json::json;
 
 const EP: &str = "GET /test";
 
+/// A manifest of chapters `(id, seconds)`.
+pub(super) fn chapters(items: &[(&str, f64)]) -> Manifest {
+    Manifest {
+        book_id: BookId::new("b"),
+        items: items
+            .iter()
+            .map(|(id, d)| ManifestItem {
+                chapter_id: ChapterId::new(*id),
+                title: String::new(),
+                duration: Some(*d),
+                url: None,
+                mime_type: None,
+                size_bytes: None,
+                start: 0.0,
+                end: None,
+            })
+            .collect(),
+    }
+}
+
 #[test]
 fn bodies_html_empty_garbage_bom() {
     assert_eq!(parse_body(None, b""), Err(BodyKind::Empty));
@@ -355,29 +375,38 @@ fn progress_variants() {
     let ours = json!({"data": {"bookId": "b", "progress": {"chapterId": "c", "positionSec": 7.5,
         "finished": false, "clientUpdatedAt": 1795000000000i64, "serverUpdatedAt": 1795000000450i64},
         "playbackSettings": {"speed": 1.25, "volume": 0.8, "clientUpdatedAt": 1795000000000i64}}});
-    let s = decode_progress_state(&ours, EP).unwrap();
-    assert_eq!(s.progress.as_ref().unwrap().position, 7.5);
-    assert_eq!(s.settings.as_ref().unwrap().speed, 1.25);
+    let b = BookId::new("b");
+    let m = chapters(&[("c", 100.0), ("4", 100.0)]);
+    let r = decode_progress_read(&ours, &b, &m);
+    assert_eq!(r.progress().unwrap().position, 7.5);
+    assert_eq!(r.settings().unwrap().speed, 1.25);
 
     let none = json!({"data": {"bookId": "b", "progress": null, "playbackSettings": null}});
     assert_eq!(
-        decode_progress_state(&none, EP).unwrap(),
-        ProgressState::default()
+        decode_progress_read(&none, &b, &m),
+        ProgressRead::NoProgress { settings: None }
     );
     assert_eq!(
-        decode_progress_state(&json!({"data": null}), EP).unwrap(),
-        ProgressState::default()
+        decode_progress_read(&json!({"data": null}), &b, &m),
+        ProgressRead::NoProgress { settings: None }
     );
 
     let bare = json!({"chapter_id": 4, "positionMs": 90500, "isFinished": "true"});
-    let p = decode_progress_state(&bare, EP).unwrap().progress.unwrap();
+    let p = decode_progress_read(&bare, &b, &m)
+        .progress()
+        .cloned()
+        .unwrap();
     assert_eq!(
         (p.chapter_id.as_str(), p.position, p.finished),
         ("4", 90.5, true)
     );
 
-    let e = decode_progress_state(&json!({"progress": {"positionSec": 3}}), EP).unwrap_err();
-    assert!(e.to_string().contains("chapterId"), "{e}");
+    let ProgressRead::Unreadable { shape } =
+        decode_progress_read(&json!({"progress": {"positionSec": 3}}), &b, &m)
+    else {
+        panic!()
+    };
+    assert!(shape.contains("position without a chapter"), "{shape}");
 
     let w = decode_progress_write(
         &json!({"data": {"applied": false, "progress": {"chapterId": "c", "positionSec": 9}}}),
@@ -510,8 +539,8 @@ mod properties {
             let _ = decode_license(&v, EP);
             let _ = decode_book(&v, EP);
             let _ = decode_manifest(&v, &BookId::new("b"), EP);
-            let _ = decode_progress_state(&v, EP);
-            let _ = decode_progress_read(&v);
+            let _ = decode_progress_read(&v, &BookId::new("b"), &chapters(&[("c", 5.0)]));
+            let _ = progress_in_answer(&v);
             let _ = error_body(&v);
             let _ = decode_progress_write(&v, EP);
             let _ = decode_batch(&v, EP, "http://h");
