@@ -310,7 +310,17 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
                 "none said (the client reads on until an empty or repeated page)"
             };
             let total = i.total.map(|t| format!(", total {t}")).unwrap_or_default();
-            r.add("paging style", Some(true), format!("{style}{total}"));
+            let size = u64::from(p.page_size.max(1));
+            let numbering = if wire::skipped_first_page(i, list.items.len(), size) {
+                ", pages counted from 0 (the answer to page=1 is not the first page)"
+            } else {
+                ""
+            };
+            r.add(
+                "paging style",
+                Some(true),
+                format!("{style}{total}{numbering}"),
+            );
         }
         Err(e) => {
             r.add(
@@ -323,11 +333,15 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
     }
     let listing = client.books_listing(&BookQuery::default()).await?;
     let skipped = listing.skipped.len();
+    let incomplete = listing
+        .shortfall
+        .map(|s| format!("; the library is INCOMPLETE: {}", s.describe("books")))
+        .unwrap_or_default();
     r.add(
         "books",
-        Some(skipped == 0),
+        Some(skipped == 0 && listing.complete()),
         format!(
-            "{} read, {skipped} could not be read{}",
+            "{} read, {skipped} could not be read{}{incomplete}",
             listing.items.len(),
             listing
                 .skipped

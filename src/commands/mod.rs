@@ -429,9 +429,13 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
             if stream {
                 output::books_stream(out, client.book_pager(&q), &select).await?;
             } else {
-                let mut listing = client.books_listing(&q).await?;
-                select.apply(&mut listing.items);
-                output::books_listing(out, &listing);
+                let listing = client.books_listing(&q).await?;
+                let shown = (!select.is_empty()).then(|| {
+                    let mut books = listing.items.clone();
+                    select.apply(&mut books);
+                    books
+                });
+                output::books_listing(out, &listing, shown.as_deref(), "library");
             }
         }
         ClientCommand::Search { text } => {
@@ -443,8 +447,8 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
                 text: Some(text),
                 ..Default::default()
             };
-            let books = client.search(&q).await?;
-            output::books(out, &books);
+            let listing = client.search_listing(&q).await?;
+            output::books_listing(out, &listing, None, "search result list");
         }
         ClientCommand::Book { book_id } => {
             let book = client.book(&BookId::new(book_id)).await?;

@@ -10,7 +10,7 @@ mod paging;
 mod streams;
 mod transport;
 
-pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager};
+pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
 pub use streams::MAX_COVER_BYTES;
 pub use transport::RawAnswer;
 
@@ -290,9 +290,15 @@ impl Client {
         self.pager(&["books", "search"], query, "GET /books/search", decode)
     }
 
+    /// Every search result, the ones that could not be read, and whether
+    /// the list is all the server says it has.
+    pub async fn search_listing(&self, q: &BookQuery) -> Result<Listing<Book>, ApiError> {
+        self.search_pager(q).collect_all().await
+    }
+
     /// Search: `q.text` is the search text.
     pub async fn search(&self, q: &BookQuery) -> Result<Vec<Book>, ApiError> {
-        Ok(self.search_pager(q).collect_all().await?.items)
+        Ok(self.search_listing(q).await?.items)
     }
 
     fn book_query(&self, q: &BookQuery) -> Vec<(String, String)> {

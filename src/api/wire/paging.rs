@@ -42,6 +42,10 @@ pub struct PageInfo {
     /// relative), as the server gave it.
     pub next_url: Option<String>,
     pub total_pages: Option<u64>,
+    /// `first: true|false` (Spring), when said as a boolean.
+    pub first: Option<bool>,
+    /// Whether a page before this one exists (`hasPrevious`, a `prev` link).
+    pub has_previous: Option<bool>,
 }
 
 /// A `next` value that is a URL rather than an opaque cursor.
@@ -122,11 +126,43 @@ impl PageInfo {
         self.total_pages = self
             .total_pages
             .or_else(|| unsigned(o, &["totalPages", "total_pages", "pages", "pageCount"]));
+        // Strictly a boolean: `first: 0` may be an index.
+        self.first = self.first.or_else(|| {
+            ["first", "isFirst", "is_first", "firstPage"]
+                .iter()
+                .find_map(|k| o.get(*k).and_then(Value::as_bool))
+        });
+        self.has_previous = self.has_previous.or_else(|| {
+            boolean(
+                o,
+                &[
+                    "hasPrevious",
+                    "has_previous",
+                    "hasPrev",
+                    "has_prev",
+                    "hasPreviousPage",
+                ],
+            )
+        });
+        for k in ["prev", "previous"] {
+            match o.get(k) {
+                Some(Value::String(s)) if !s.trim().is_empty() => {
+                    self.has_previous.get_or_insert(true);
+                }
+                Some(Value::Null) => {
+                    self.has_previous.get_or_insert(false);
+                }
+                _ => {}
+            }
+        }
         if depth == 0 {
             return;
         }
         for k in ["links", "_links"] {
             if let Some(links) = o.get(k).and_then(Value::as_object) {
+                if let Some(p) = links.get("prev").or_else(|| links.get("previous")) {
+                    self.has_previous.get_or_insert(!p.is_null());
+                }
                 match links.get("next") {
                     Some(Value::String(s)) if !s.trim().is_empty() => {
                         self.next_url.get_or_insert_with(|| s.trim().to_owned());
@@ -243,9 +279,30 @@ pub fn next_page(
     if let Some(off) = info.offset {
         return Some(NextPage::Offset(off.saturating_add(len)));
     }
-    Some(NextPage::Page(
-        info.page.unwrap_or(requested_page).saturating_add(1),
-    ))
+    // The page after the one asked for, in the numbering the requests use
+    // (an echo may count from 0 or from 1).
+    Some(NextPage::Page(requested_page.saturating_add(1)))
+}
+
+/// Whether the answer to `page=1` says it is not the list's first page,
+/// i.e. the server numbers its pages from 0: a `first: false` or
+/// `hasPrevious` flag, a `prev` link, an offset echo past 0, an echo of
+/// page 2, or counts that fit only a zero-based page (with a total `t` and
+/// a page size `s`, page 1 holds `min(s, t)` items counted from 1 and
+/// `min(s, t - s)` counted from 0).
+pub fn skipped_first_page(info: &PageInfo, page_len: usize, asked_size: u64) -> bool {
+    if info.first == Some(false)
+        || info.has_previous == Some(true)
+        || info.offset.is_some_and(|o| o > 0)
+        || info.page == Some(2)
+    {
+        return true;
+    }
+    let (Some(total), len) = (info.total, page_len as u64) else {
+        return false;
+    };
+    let size = info.page_size.unwrap_or(asked_size).max(1);
+    len != size.min(total) && len == total.saturating_sub(size).min(size)
 }
 
 /// An item of a list that could not be decoded and was left out.
@@ -340,6 +397,38 @@ mod tests {
         assert_eq!(i.next_url.as_deref(), Some("?cursor=x&n=1"));
         let i = info(json!({"items": [1], "next": "b64+/cursor"}));
         assert_eq!(i.cursor.as_deref(), Some("b64+/cursor"));
+    }
+
+    #[test]
+    fn a_zero_based_numbering_is_learned_from_the_first_answer() {
+        let first = |v: Value, n: usize| skipped_first_page(&info(v), n, 100);
+        // Spring: `number` 1 of a zero-based list, `first: false`.
+        assert!(first(
+            json!({"content": [1], "first": false, "last": true, "total": 3}),
+            1
+        ));
+        assert!(first(json!({"items": [1], "hasPrevious": true}), 1));
+        assert!(first(
+            json!({"items": [1], "links": {"prev": "/books?page=0"}}),
+            1
+        ));
+        assert!(first(json!({"items": [1], "offset": 100, "limit": 100}), 1));
+        assert!(first(json!({"items": [1], "page": 2}), 1));
+        // Counts: 3 books, 2 a page; page "1" holds the third.
+        assert!(first(
+            json!({"items": [1], "page": 1, "pageSize": 2, "total": 3}),
+            1
+        ));
+        // A one-based first page says nothing of the kind.
+        for v in [
+            json!({"items": [1, 2], "page": 1, "pageSize": 2, "total": 3, "first": true}),
+            json!({"items": [1], "prev": null, "first": 0}),
+            json!({"items": [1, 2], "total": 5}),
+            json!([1, 2]),
+        ] {
+            let n = v.get("items").map_or(2, |i| i.as_array().unwrap().len());
+            assert!(!first(v.clone(), n), "{v}");
+        }
     }
 
     #[test]
