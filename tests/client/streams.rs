@@ -26,9 +26,7 @@ fn wav(secs: u32) -> Vec<u8> {
     b.extend_from_slice(b"RIFF");
     b.extend_from_slice(&(36 + n).to_le_bytes());
     b.extend_from_slice(b"WAVEfmt ");
-    for v in [16u32] {
-        b.extend_from_slice(&v.to_le_bytes());
-    }
+    b.extend_from_slice(&16u32.to_le_bytes());
     for v in [1u16, 1] {
         b.extend_from_slice(&v.to_le_bytes());
     }
