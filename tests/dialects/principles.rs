@@ -289,3 +289,64 @@ async fn ids_beyond_2_64_and_zero_padded_are_kept_exactly_as_sent() {
         assert_eq!(ch, chapter_id(&d, 1, 2), "{ids_kind:?}");
     }
 }
+
+/// The player's backends (`Live`) against a server that says it has more
+/// books than it sends: what arrived stays, the player says the library
+/// is incomplete with both counts, and the partial list is never taken
+/// for the library.
+#[test]
+fn the_player_says_the_library_is_incomplete_with_both_counts() {
+    use earmark::config::{Dirs, Profile, ProfileSelector};
+    use earmark::ui::event_loop::{Backends, UiSender};
+    use earmark::ui::state::{Answer, Event};
+    use earmark::ui::terminal::LoopEvent;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let s = rt.block_on(DialectServer::start(Dialect {
+        paging: Paging::Overcounts,
+        ..Dialect::default()
+    }));
+    let home = tempfile::tempdir().unwrap();
+    let dirs = Dirs {
+        config: home.path().join("config"),
+        data: home.path().join("data"),
+        cache: home.path().join("cache"),
+    };
+    let select = ProfileSelector {
+        server: Some(s.address.clone()),
+        user: Some(USER.into()),
+        ..Default::default()
+    };
+    let profile = Profile::resolve_in(&select, dirs).unwrap();
+    let done = rt
+        .block_on(earmark::config::login(&profile, None, PASSWORD))
+        .unwrap();
+    let (ui, rx) = UiSender::channel();
+    let mut live = earmark::runtime::Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        earmark::player::AudioMode::Null,
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let why = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(LoopEvent::App(Event::Answer(Answer::LibraryIncomplete(why)))) => break why,
+            Ok(LoopEvent::App(Event::Answer(Answer::Library {
+                from_cache: false,
+                books,
+            }))) => panic!(
+                "a partial list taken for the library: {} books",
+                books.len()
+            ),
+            Ok(_) => {}
+            Err(_) => panic!("timed out waiting for the incomplete library"),
+        }
+    };
+    assert!(
+        why.contains("The library is incomplete: the server reports 7 books, earmark read 5"),
+        "{why}"
+    );
+    live.shutdown();
+}
