@@ -246,3 +246,21 @@ fn stream_refusals_are_read_as_every_endpoints_errors() {
     );
     assert!(e.needs_login(), "{e:?}");
 }
+
+#[tokio::test]
+async fn opening_a_chapter_that_answers_json_or_html_is_its_refusal_never_audio() {
+    let c = logged_in(&stream_server().await);
+    let open = |case: &str| {
+        let c = c.clone();
+        let req = c.stream_request(&item(case));
+        async move { c.open_stream(&req, None).await }
+    };
+    let e = open("json-200").await.unwrap_err();
+    assert!(e.is_license(), "{e:?}");
+    let e = open("html-200").await.unwrap_err();
+    assert!(matches!(e, ApiError::NotAudio { .. }), "{e:?}");
+    let e = open("problem-403").await.unwrap_err();
+    assert!(e.is_license(), "{e:?}");
+    let resp = open("wav").await.unwrap();
+    assert_eq!(&resp.bytes().await.unwrap()[..4], b"RIFF");
+}

@@ -117,10 +117,28 @@ impl Client {
         url
     }
 
-    /// Open a stream (optionally from a byte offset), following redirects
-    /// without leaking the token to another origin. No whole-request
-    /// time-out: audio may take long to download.
+    /// Open a chapter's audio (optionally from a byte offset), following
+    /// redirects without leaking the token to another origin. No
+    /// whole-request time-out: audio may take long to download. A success
+    /// answer typed as JSON or HTML is no audio: it is read and judged as
+    /// [`Client::stream_refusal`] judges it (a download never stores it).
     pub async fn open_stream(
+        &self,
+        req: &StreamRequest,
+        from_byte: Option<u64>,
+    ) -> Result<reqwest::Response, ApiError> {
+        let resp = self.open_resource(req, from_byte).await?;
+        let ct = content_type(&resp);
+        if !ct.as_deref().is_some_and(answer_type) {
+            return Ok(resp);
+        }
+        let status = resp.status().as_u16();
+        let body = read_at_most(resp, 64 * 1024).await;
+        Err(self.stream_refusal(status, ct.as_deref(), &body))
+    }
+
+    /// `open_stream` without looking at what the answer is (covers).
+    async fn open_resource(
         &self,
         req: &StreamRequest,
         from_byte: Option<u64>,
@@ -188,7 +206,7 @@ impl Client {
                 self.request_to(self.inner.base.endpoint(["books", book.as_str(), "cover"]))
             });
         let fetch = async {
-            let mut resp = match self.open_stream(&req, None).await {
+            let mut resp = match self.open_resource(&req, None).await {
                 Ok(r) => r,
                 Err(ApiError::NotFound { .. }) => return Ok(None),
                 Err(e) => return Err(e),
@@ -218,6 +236,26 @@ impl Client {
                 })
             })
     }
+}
+
+/// A type only an API answer has: JSON (a problem document too) or HTML.
+fn answer_type(content_type: &str) -> bool {
+    let t = content_type.to_ascii_lowercase();
+    let t = t.split(';').next().unwrap_or_default().trim();
+    t.ends_with("/json") || t.ends_with("+json") || t == "text/html"
+}
+
+/// The first `max` bytes of a body (what arrives within the time-out).
+async fn read_at_most(mut resp: reqwest::Response, max: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < max {
+        match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
+            Ok(Ok(Some(c))) => body.extend_from_slice(&c),
+            _ => break,
+        }
+    }
+    body.truncate(max);
+    body
 }
 
 /// Covers larger than this are refused (a cover is a picture, not a book).
