@@ -160,9 +160,13 @@ pub fn decode_batch(
             let status = obj
                 .and_then(|o| unsigned(o, &["status", "statusCode"]))
                 .unwrap_or(200) as u16;
+            // Each result is read as an answer of its own: a failure it
+            // reports in any shape is that error.
             let outcome = if status >= 400 {
                 let (code, message) = error_parts(item);
                 Err(ApiError::from_status(status, code, message, address))
+            } else if let Some((st, code, message)) = super::envelope_error(item) {
+                Err(ApiError::from_status(st, code, message, address))
             } else {
                 decode_progress_write(item, &ep)
             };

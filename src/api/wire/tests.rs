@@ -423,8 +423,15 @@ fn batch_results_mix_success_and_errors() {
     let v = json!({"data": {"results": [
         {"bookId": "b1", "status": 200, "applied": true, "progress": {"chapterId": "c", "positionSec": 1}},
         {"bookId": "bk_nope", "status": 404, "code": "not_found", "message": "no such book"},
-        {"bookId": "b3", "status": 403, "code": "license_required", "message": "renew"}]}});
+        {"bookId": "b3", "status": 403, "code": "license_required", "message": "renew"},
+        {"bookId": "b4", "status": "error",
+         "error": {"type": "https://errors.example/listening-scope-mismatch"}}]}});
     let r = decode_batch(&v, EP, "http://h").unwrap();
+    assert!(
+        matches!(r[3].outcome, Err(ApiError::ScopeMismatch { .. })),
+        "a result reporting a failure in any shape is that error: {:?}",
+        r[3].outcome
+    );
     assert!(r[0].outcome.as_ref().unwrap().applied);
     assert!(matches!(r[1].outcome, Err(ApiError::NotFound { .. })));
     assert!(matches!(
