@@ -16,7 +16,6 @@
 //! beyond its chapter's length is not trusted as seconds.
 
 use super::ENVELOPE_KEYS;
-use super::errors::normalize_code;
 use super::fields::*;
 use super::progress::decode_settings_object;
 use crate::domain::{BookId, ChapterId, Manifest, PlaybackSettings, Progress};
@@ -166,14 +165,6 @@ const QUIET_WORDS: &[&str] = &[
 /// Nesting looked into.
 const MAX_DEPTH: u8 = 8;
 
-fn words(key: &str) -> Vec<String> {
-    normalize_code(key)
-        .split(|c: char| c == '_' || !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
 fn has(words: &[String], set: &[&str]) -> bool {
     words.iter().any(|w| set.contains(&w.as_str()))
 }
@@ -264,7 +255,7 @@ fn read(v: &Value, ctx: &Ctx<'_>) -> ProgressRead {
             let env = ENVELOPE_KEYS.iter().find_map(|k| o.get(*k))?;
             // `{"code": 0, "data": 7}`: an envelope around a plain value.
             keys.iter()
-                .all(|k| ENVELOPE_KEYS.contains(&k.as_str()) || has(&words(k), QUIET_WORDS))
+                .all(|k| ENVELOPE_KEYS.contains(&k.as_str()) || has(&key_words(k), QUIET_WORDS))
                 .then_some(env)
         }) {
             Some(inner) => content = inner,
@@ -353,7 +344,7 @@ fn quiet_or_not(key: &str, v: &Value, found: &mut Found) {
     if v.is_null() {
         return;
     }
-    let w = words(key);
+    let w = key_words(key);
     if FINISHED_KEYS.contains(&key) {
         if boolean_value(v) != Some(false) {
             found.say("a finished book without a place");
@@ -380,7 +371,7 @@ fn boolean_value(v: &Value) -> Option<bool> {
 fn other_book(o: &Obj, ctx: &Ctx<'_>) -> Option<&'static str> {
     let book = ctx.book?;
     o.iter()
-        .filter(|(k, _)| book_key(&words(k)))
+        .filter(|(k, _)| book_key(&key_words(k)))
         .filter_map(|(_, v)| id_value(v))
         .any(|id| id != book.as_str())
         .then_some("a record of another book")
@@ -395,7 +386,7 @@ fn chapter_of<'a>(
 ) -> Result<Option<(ChapterId, Option<&'a Obj>)>, &'static str> {
     let mut named = false;
     for (k, v) in o {
-        if !chapter_key(&words(k)) {
+        if !chapter_key(&key_words(k)) {
             continue;
         }
         let (id, inner) = match v {
@@ -425,7 +416,7 @@ fn chapter_of<'a>(
 fn positions(o: &Obj, length: Option<f64>) -> Result<Vec<f64>, &'static str> {
     let mut out = Vec::new();
     for (k, v) in o {
-        let w = words(k);
+        let w = key_words(k);
         if !position_key(&w) || v.is_null() {
             continue;
         }
