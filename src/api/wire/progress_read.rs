@@ -76,7 +76,11 @@ const CHAPTER_WORDS: &[&str] = &["chapter", "track", "episode", "section"];
 /// Words of a key that holds a place in the chapter.
 const POSITION_WORDS: &[&str] = &[
     "position", "pos", "offset", "time", "elapsed", "played", "listened", "resume", "seek",
+    "playhead",
 ];
+/// Words that hold a place only with a unit (`progressSec`): alone they
+/// may be a share of the book (`progress: 0.4`), never trusted as seconds.
+const WEAK_POSITION_WORDS: &[&str] = &["progress", "current", "location", "loc"];
 /// Words that make a key something else: a book-wide or total amount, a
 /// length, an instant, a share, a count, a list index (never an id), a
 /// title.
@@ -179,7 +183,10 @@ fn chapter_key(w: &[String]) -> bool {
 }
 
 fn position_key(w: &[String]) -> bool {
-    has(w, POSITION_WORDS) && !has(w, NOT_A_PLACE) && !has(w, CHAPTER_WORDS)
+    let unit = has(w, MS_WORDS) || has(w, SEC_WORDS);
+    let place =
+        has(w, POSITION_WORDS) || (has(w, WEAK_POSITION_WORDS) && unit) || (unit && w.len() == 1);
+    place && !has(w, NOT_A_PLACE)
 }
 
 /// What the answer is read against.

@@ -57,6 +57,9 @@ fn the_record_is_found_wherever_it_is() {
         json!({"chapter": {"id": "c", "title": "One", "positionSeconds": 30}}),
         json!({"data": {"progress": {"chapterId": "c", "positionSec": 30},
                         "history": {"chapterId": "c", "positionMs": 30000}}}),
+        json!({"currentChapterId": "c", "currentChapterPosition": 30}),
+        json!({"lastListened": {"chapter": {"id": "c"}, "seconds": 30}}),
+        json!({"chapterId": "c", "progressSec": 30, "progress": 0.25}),
     ] {
         assert_eq!(place(v.clone()), ("c".into(), 30.0), "{v}");
     }
@@ -95,6 +98,16 @@ fn anything_else_is_unknown_never_none() {
         (
             json!({"chapterId": "c", "positionSec": 5, "positionMs": 9000}),
             "disagree",
+        ),
+        // A share of the book is no place in a chapter.
+        (
+            json!({"chapterId": "c", "progress": 0.25}),
+            "without a position",
+        ),
+        // Audiobookshelf-like: a time in the whole book, no chapter.
+        (
+            json!({"libraryItemId": "b", "currentTime": 30, "progress": 0.1, "isFinished": false}),
+            "position without a chapter",
         ),
     ] {
         let r = read(v.clone());
