@@ -89,8 +89,11 @@ pub fn quote_big_integers(json: &[u8]) -> std::borrow::Cow<'_, [u8]> {
             i += 1;
         }
         let token = &json[start..i];
-        let integer = token.iter().skip(1).all(u8::is_ascii_digit) && token.len() > 1
-            || token.iter().all(u8::is_ascii_digit);
+        if token.len() <= 18 {
+            continue; // 18 digits always fit
+        }
+        let integer = token.iter().skip(1).all(u8::is_ascii_digit)
+            && (token[0] == b'-' || token[0].is_ascii_digit());
         let fits = std::str::from_utf8(token)
             .is_ok_and(|t| t.parse::<u64>().is_ok() || t.parse::<i64>().is_ok());
         if integer && !fits {
