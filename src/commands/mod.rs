@@ -179,13 +179,8 @@ pub fn exit_code_of(e: &ApiError) -> u8 {
 
 impl From<ApiError> for CommandError {
     fn from(e: ApiError) -> Self {
-        let code = match &e {
-            // A malformed answer is the server's fault, not the user's.
-            ApiError::Decode { .. } => EXIT_NETWORK,
-            other => exit_code_of(other),
-        };
         CommandError {
-            code,
+            code: exit_code_of(&e),
             message: e.to_string(),
         }
     }
@@ -331,7 +326,7 @@ async fn login(profile: &Profile, password_stdin: bool, out: &mut Out) -> Result
     };
     out.json(json!({
         "profile": s.profile, "server": s.server.as_str(), "user": s.user,
-        "userId": s.user_id.0, "serverId": s.server_id.as_str(),
+        "userId": s.user_id, "serverId": s.server_id.as_str(),
         "tokenStore": s.token_store.to_string(), "license": license_json,
     }));
     out.line(format!(
@@ -403,7 +398,7 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
     let license = client.license_status().await;
     out.json(json!({
         "profile": session.profile, "loggedIn": true, "server": session.server.as_str(),
-        "user": session.user, "userId": session.user_id.0, "serverId": session.server_id.as_str(),
+        "user": session.user, "userId": session.user_id, "serverId": session.server_id.as_str(),
         "tokenStore": session.token_store.to_string(),
         "license": license.as_ref().ok().map(output::license_json),
     }));
@@ -456,9 +451,13 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
             if stream {
                 output::books_stream(out, client.book_pager(&q), &select).await?;
             } else {
-                let mut listing = client.books_listing(&q).await?;
-                select.apply(&mut listing.items);
-                output::books_listing(out, &listing);
+                let listing = client.books_listing(&q).await?;
+                let shown = (!select.is_empty()).then(|| {
+                    let mut books = listing.items.clone();
+                    select.apply(&mut books);
+                    books
+                });
+                output::books_listing(out, &listing, shown.as_deref(), "library");
             }
         }
         ClientCommand::Search { text } => {
@@ -470,8 +469,8 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
                 text: Some(text),
                 ..Default::default()
             };
-            let books = client.search(&q).await?;
-            output::books(out, &books);
+            let listing = client.search_listing(&q).await?;
+            output::books_listing(out, &listing, None, "search result list");
         }
         ClientCommand::Book { book_id } => {
             let book = client.book(&BookId::new(book_id)).await?;

@@ -38,7 +38,7 @@ impl Scope {
             "{}\n{}\n{}",
             self.server.as_str(),
             self.server_id.as_str(),
-            self.user_id.0
+            self.user_id
         ))
     }
 }

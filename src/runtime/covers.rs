@@ -203,7 +203,7 @@ impl CoverKey {
             h.update(part);
             h.update([0]);
         }
-        h.update(scope.user_id.0.to_le_bytes());
+        h.update(scope.user_id.as_str().as_bytes());
         h.update([0]);
         h.update(book.as_str().as_bytes());
         CoverKey(hex::encode(&h.finalize()[..16]))
@@ -298,7 +298,7 @@ mod tests {
         Scope {
             address: "http://nas:8686/api/v1".into(),
             server_id: ServerId::new("srv"),
-            user_id: UserId(user),
+            user_id: UserId::from(user),
         }
     }
 

@@ -501,7 +501,8 @@ impl Worker {
             Err(Failure::Retry("sync is paused".into()))
         } else {
             self.requests += 1;
-            self.remote.fetch(&book).await
+            let opened = self.opened.as_ref().filter(|o| o.book == book);
+            self.remote.fetch(&book, opened.map(|o| &o.manifest)).await
         };
         let now = now_millis();
         match result {

@@ -191,7 +191,7 @@ impl Worker {
         }
         self.requests += 2;
         let (progress, manifest) =
-            tokio::join!(self.remote.fetch(&book), self.remote.manifest(&book));
+            tokio::join!(self.remote.fetch(&book, None), self.remote.manifest(&book));
         let offline = matches!(&progress, Err(Failure::Retry(_)));
         if let Err(Failure::License(m)) = &progress {
             self.license_blocked(m.clone());
