@@ -4,10 +4,13 @@
 
 use crate::support::{TOKEN, TestServer};
 use crate::vbr_support::files;
+use earmark::domain::{BookId, ChapterId, Manifest, ManifestItem};
 use earmark::player::decode::{StreamDecoder, StreamHints};
 use earmark::player::mpa::{RangeReader, SeekMaps};
 use earmark::player::source::{HttpSource, READ_AHEAD_FLOOR};
-use earmark::player::{AudioMode, EngineConfig, StreamRequest};
+use earmark::player::{
+    AudioMode, Command, Engine, EngineConfig, EngineHandle, Status, StreamRequest,
+};
 use earmark::server::testing::proxy::{Proxy, Request};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -194,4 +197,111 @@ fn without_a_toc_the_bitrate_probes_are_in_flight_together_then_one_request_land
     // The table is kept: the next far seek needs no probes.
     let again = seek(&proxy, &mut dec, 300.0);
     assert_eq!(again.len(), 1, "{again:?}");
+}
+
+/// An engine streaming through the proxy (paths are the file server's).
+fn engine_via(proxy: &Proxy) -> earmark::player::EngineHandle {
+    let base = format!("http://{}", proxy.addr());
+    let resolve = Arc::new(move |item: &ManifestItem| StreamRequest {
+        url: format!("{base}{}", item.url.as_deref().unwrap_or("")),
+        headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
+    });
+    Engine::spawn(EngineConfig::new(AudioMode::Null, resolve)).expect("an engine")
+}
+
+fn one_chapter(path: &str, duration: f64) -> Manifest {
+    Manifest {
+        book_id: BookId::new("bk"),
+        items: vec![ManifestItem {
+            chapter_id: ChapterId::new("ch"),
+            title: "one".into(),
+            duration: Some(duration),
+            url: Some(path.into()),
+            mime_type: None,
+            size_bytes: None,
+            start: 0.0,
+            end: None,
+        }],
+    }
+}
+
+/// Loads `path` at `at` and waits until it plays; the requests it cost.
+fn load(proxy: &Proxy, e: &EngineHandle, path: &str, duration: f64, at: f64) -> Vec<Request> {
+    proxy.clear();
+    let before = e.state().playback_id;
+    e.send(Command::Load {
+        manifest: one_chapter(path, duration),
+        start: (ChapterId::new("ch"), at),
+        autoplay: true,
+    });
+    e.wait_for(Duration::from_secs(60), |s| {
+        s.playback_id > before && s.landed && s.status == Status::Playing
+    })
+    .expect("playing");
+    proxy.requests()
+}
+
+#[test]
+fn opening_a_long_mp3_stream_costs_one_request() {
+    // symphonia's probe used to read the stream's end first (ID3v1, APE):
+    // three requests in series (the start, the end, the start again).
+    let (_server, proxy, _rt) = slow_link(Duration::from_millis(20));
+    let e = engine_via(&proxy);
+    for path in ["/files/vbr.mp3", "/files/noxing.mp3", "/files/cbr.mp3"] {
+        let seen = load(&proxy, &e, path, 1200.0, 0.0);
+        assert_eq!(seen.len(), 1, "{path}: {seen:?}");
+    }
+    e.send(Command::Shutdown);
+}
+
+#[test]
+fn opening_a_stream_of_every_format_costs_one_request() {
+    let server = TestServer::start(&crate::support::fixtures());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let proxy = rt.block_on(Proxy::start(server.addr));
+    let e = engine_via(&proxy);
+    for f in [
+        "tone.mp3",
+        "tone.m4a",
+        "tone.m4b",
+        "tone-alac.m4a",
+        "tone.flac",
+        "tone.ogg",
+        "tone.opus",
+        "tone.wav",
+    ] {
+        let seen = load(&proxy, &e, &format!("/files/{f}"), 3.0, 0.0);
+        assert_eq!(seen.len(), 1, "{f}: {seen:?}");
+    }
+    e.send(Command::Shutdown);
+}
+
+#[test]
+fn a_seek_in_a_playing_engine_costs_the_streams_head_and_the_landing() {
+    let (_server, proxy, _rt) = slow_link(Duration::from_millis(20));
+    let e = engine_via(&proxy);
+    load(&proxy, &e, "/files/vbr.mp3", 1200.0, 0.0);
+    proxy.clear();
+    let sent = Instant::now();
+    e.send(Command::Seek {
+        chapter: ChapterId::new("ch"),
+        position: 1100.0,
+    });
+    let deadline = sent + Duration::from_secs(60);
+    while e.first_audio_at().is_none_or(|t| t < sent) {
+        assert!(Instant::now() < deadline, "no audio after the seek");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let seen = proxy.requests();
+    // Each seek starts a new pipeline whose stream opens at byte 0 (the
+    // head), then the demuxer lands through the TOC: two requests in
+    // series. Opening at the landing needs the pipeline to know the
+    // stream's TOC before it opens it (issue 23, phase 2).
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].range.as_deref(), Some("bytes=0-"), "{seen:?}");
+    e.send(Command::Shutdown);
 }
