@@ -15,7 +15,7 @@ use symphonia::core::codecs::audio::well_known::{
 };
 use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymError;
-use symphonia::core::formats::probe::Hint;
+use symphonia::core::formats::probe::{Hint, Probe};
 use symphonia::core::formats::{FormatOptions, FormatReader, SeekMode, SeekTo, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
@@ -144,6 +144,30 @@ pub struct StreamDecoder {
     scratch: Vec<f32>,
 }
 
+/// symphonia's formats, and of its tag readers only ID3v2 (at the start).
+/// The others (ID3v1, APE) sit at the end of a file, and with them the
+/// probe reads the stream's end before its start: over HTTP two more
+/// requests in series (the end, then the start again) before any audio,
+/// for tags the player does not read.
+fn probe() -> &'static Probe {
+    use symphonia::default::{formats, meta};
+    static PROBE: std::sync::OnceLock<Probe> = std::sync::OnceLock::new();
+    PROBE.get_or_init(|| {
+        let mut p = Probe::default();
+        p.register_format::<formats::AdtsReader<'_>>();
+        p.register_format::<formats::CafReader<'_>>();
+        p.register_format::<formats::FlacReader<'_>>();
+        p.register_format::<formats::IsoMp4Reader<'_>>();
+        p.register_format::<formats::MpaReader<'_>>();
+        p.register_format::<formats::AiffReader<'_>>();
+        p.register_format::<formats::WavReader<'_>>();
+        p.register_format::<formats::OggReader<'_>>();
+        p.register_format::<formats::MkvReader<'_>>();
+        p.register_metadata::<meta::Id3v2Reader<'_>>();
+        p
+    })
+}
+
 /// symphonia's decoders, plus Opus (libopus) with the `opus` feature.
 fn codecs() -> &'static symphonia::core::codecs::registry::CodecRegistry {
     #[cfg(feature = "opus")]
@@ -181,7 +205,7 @@ impl StreamDecoder {
         if let Some(m) = hints.mime {
             hint.mime_type(m);
         }
-        let format = symphonia::default::get_probe()
+        let format = probe()
             .probe(
                 &hint,
                 mss,
