@@ -9,6 +9,7 @@
 //! an index and seek accurately.
 
 use std::io::{Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use symphonia::core::codecs::audio::well_known::{
     CODEC_ID_AAC, CODEC_ID_ALAC, CODEC_ID_FLAC, CODEC_ID_OPUS,
@@ -52,6 +53,9 @@ pub enum DecodeError {
     Corrupt(String),
     /// Reading the stream failed (network error, cancelled).
     Io(String),
+    /// The decoder panicked, or worked on without producing audio: the
+    /// chapter cannot be decoded (see [`catch_panics`]).
+    Failed(String),
 }
 
 impl std::fmt::Display for DecodeError {
@@ -60,6 +64,7 @@ impl std::fmt::Display for DecodeError {
             DecodeError::Unsupported(m) => write!(f, "unsupported audio: {m}"),
             DecodeError::Corrupt(m) => write!(f, "corrupt audio: {m}"),
             DecodeError::Io(m) => write!(f, "read error: {m}"),
+            DecodeError::Failed(m) => write!(f, "this chapter could not be decoded ({m})"),
         }
     }
 }
@@ -72,6 +77,55 @@ const MPA_PREROLL_FRAMES: f64 = 24.0;
 
 /// Consecutive undecodable packets before the stream is declared corrupt.
 const MAX_BAD_PACKETS: u32 = 20;
+
+/// Packets read in a row with no audio out, no progress in stream time and
+/// no new byte read (empty or repeated decodes, a demuxer going round in
+/// circles) before the stream is given up: a hostile file must not keep a
+/// pipeline busy forever.
+const MAX_IDLE_PACKETS: u32 = 10_000;
+
+thread_local! {
+    /// Set while this thread runs a decoder under [`catch_panics`].
+    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs one decoder call (open, seek, next block) so that a panic in it,
+/// a dependency's bug on a hostile file, becomes [`DecodeError::Failed`]
+/// for this chapter instead of killing the pipeline thread and freezing
+/// the player. Its panic message goes to the log only (see
+/// [`quiet_caught_panics`]). The decoder that panicked must not be used
+/// again.
+pub fn catch_panics<T>(call: impl FnOnce() -> Result<T, DecodeError>) -> Result<T, DecodeError> {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(quiet_caught_panics);
+    let was = CATCHING.replace(true);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call));
+    CATCHING.set(was);
+    result.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(DecodeError::Failed(format!("the decoder failed: {what}")))
+    })
+}
+
+/// Wraps the panic hook so that a panic [`catch_panics`] will catch is only
+/// logged: the hooks installed before (the terminal's, which leaves the
+/// alternate screen, and the default message on stderr) never see it.
+/// [`catch_panics`] installs it on first use; a caller that installs a hook
+/// later (the terminal's) calls this again after it.
+pub fn quiet_caught_panics() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if CATCHING.get() {
+            tracing::error!("decoder panic (caught, its chapter is reported undecodable): {info}");
+        } else {
+            previous(info);
+        }
+    }));
+}
 
 /// What the layer above knows about a stream before opening it.
 #[derive(Default)]
@@ -87,34 +141,52 @@ pub struct StreamHints<'a> {
 }
 
 /// One source read by two owners in turn: symphonia's probe, then the
-/// mp3 demuxer (which always seeks before it reads).
+/// mp3 demuxer (which always seeks before it reads). It keeps the furthest
+/// byte read: reading new bytes is progress (see [`MAX_IDLE_PACKETS`]).
 #[derive(Clone)]
-struct SharedSource(Arc<Mutex<Box<dyn MediaSource>>>);
+struct SharedSource {
+    inner: Arc<Mutex<(Box<dyn MediaSource>, u64)>>,
+    furthest: Arc<AtomicU64>,
+}
 
 impl SharedSource {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn MediaSource>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    fn new(source: Box<dyn MediaSource>) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new((source, 0))),
+            furthest: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Box<dyn MediaSource>, u64)> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Read for SharedSource {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.lock().read(buf)
+        let mut g = self.lock();
+        let n = g.0.read(buf)?;
+        g.1 += n as u64;
+        self.furthest.fetch_max(g.1, Ordering::Relaxed);
+        Ok(n)
     }
 }
 
 impl Seek for SharedSource {
     fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        self.lock().seek(pos)
+        let mut g = self.lock();
+        let at = g.0.seek(pos)?;
+        g.1 = at;
+        Ok(at)
     }
 }
 
 impl MediaSource for SharedSource {
     fn is_seekable(&self) -> bool {
-        self.lock().is_seekable()
+        self.lock().0.is_seekable()
     }
     fn byte_len(&self) -> Option<u64> {
-        self.lock().byte_len()
+        self.lock().0.byte_len()
     }
 }
 
@@ -142,6 +214,8 @@ pub struct StreamDecoder {
     /// mp3: where the valid samples end (encoder padding after it).
     end_time: Option<f64>,
     scratch: Vec<f32>,
+    /// The furthest byte of the stream read so far.
+    furthest_read: Arc<AtomicU64>,
 }
 
 /// symphonia's decoders, plus Opus (libopus) with the `opus` feature.
@@ -172,7 +246,8 @@ fn sym_err(e: SymError) -> DecodeError {
 impl StreamDecoder {
     /// Probe the stream and set up a decoder for its first audio track.
     pub fn open(source: Box<dyn MediaSource>, hints: StreamHints<'_>) -> Result<Self, DecodeError> {
-        let shared = SharedSource(Arc::new(Mutex::new(source)));
+        let shared = SharedSource::new(source);
+        let furthest_read = shared.furthest.clone();
         let mss = MediaSourceStream::new(
             Box::new(shared.clone()),
             MediaSourceStreamOptions::default(),
@@ -256,6 +331,7 @@ impl StreamDecoder {
             duration,
             end_time: None,
             scratch: Vec::new(),
+            furthest_read,
         };
         if is_mpa {
             dec.use_mpa_demuxer(shared, hints)?;
@@ -399,7 +475,23 @@ impl StreamDecoder {
     /// The next decoded run, or `None` at the end of the stream.
     pub fn next_block(&mut self) -> Result<Option<Decoded>, DecodeError> {
         let mut bad = 0u32;
+        let mut idle = 0u32;
+        // The furthest stream time decoded in this call: dropping audio up
+        // to a seek target is progress, decoding the same time again is not.
+        let mut furthest = f64::NEG_INFINITY;
+        let mut read = self.furthest_read.load(Ordering::Relaxed);
         loop {
+            let now_read = self.furthest_read.load(Ordering::Relaxed);
+            if now_read > read {
+                read = now_read;
+                idle = 0;
+            }
+            idle += 1;
+            if idle > MAX_IDLE_PACKETS {
+                return Err(DecodeError::Failed(format!(
+                    "{MAX_IDLE_PACKETS} packets in a row gave no audio"
+                )));
+            }
             let next = match &mut self.demux {
                 Demux::Symphonia(f) => f.next_packet(),
                 Demux::Mpa(m) => match m.next_packet() {
@@ -480,6 +572,10 @@ impl StreamDecoder {
             if let Some(target) = self.skip_until {
                 if end <= target {
                     self.scratch = samples;
+                    if end > furthest {
+                        furthest = end;
+                        idle = 0;
+                    }
                     continue;
                 }
                 if start < target {
@@ -497,5 +593,49 @@ impl StreamDecoder {
                 samples,
             }));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_decoder_panic_fails_its_chapter_and_reaches_no_earlier_panic_hook() {
+        // A hook installed before ours (like the terminal's) counts the
+        // panics of this thread that reach it.
+        let me = std::thread::current().id();
+        let reached = Arc::new(AtomicUsize::new(0));
+        let previous = std::panic::take_hook();
+        let seen = reached.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() == me {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+            previous(info);
+        }));
+        quiet_caught_panics();
+        let r: Result<(), DecodeError> = catch_panics(|| panic!("index out of bounds: 7"));
+        assert_eq!(
+            r,
+            Err(DecodeError::Failed(
+                "the decoder failed: index out of bounds: 7".into()
+            ))
+        );
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "this chapter could not be decoded (the decoder failed: index out of bounds: 7)"
+        );
+        assert_eq!(reached.load(Ordering::SeqCst), 0);
+        // Outside `catch_panics`, a panic still reaches the earlier hook.
+        assert!(std::panic::catch_unwind(|| panic!("not a decoder")).is_err());
+        assert_eq!(reached.load(Ordering::SeqCst), 1);
+        // Results and errors pass through unchanged.
+        assert_eq!(catch_panics(|| Ok(7)), Ok(7));
+        assert_eq!(
+            catch_panics::<()>(|| Err(DecodeError::Io("x".into()))),
+            Err(DecodeError::Io("x".into()))
+        );
     }
 }
