@@ -25,6 +25,10 @@ use symphonia::core::units::{Duration as SymDuration, Time, TimeBase, Timestamp}
 
 use super::mpa::{MpaDemuxer, RangeReader, SharedSeekMap};
 
+mod boundary;
+use boundary::Idle;
+pub use boundary::{catch_panics, quiet_caught_panics};
+
 /// A decoded run of audio.
 #[derive(Debug, Clone)]
 pub struct Decoded {
@@ -78,55 +82,6 @@ const MPA_PREROLL_FRAMES: f64 = 24.0;
 /// Consecutive undecodable packets before the stream is declared corrupt.
 const MAX_BAD_PACKETS: u32 = 20;
 
-/// Packets read in a row with no audio out, no progress in stream time and
-/// no new byte read (empty or repeated decodes, a demuxer going round in
-/// circles) before the stream is given up: a hostile file must not keep a
-/// pipeline busy forever.
-const MAX_IDLE_PACKETS: u32 = 10_000;
-
-thread_local! {
-    /// Set while this thread runs a decoder under [`catch_panics`].
-    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs one decoder call (open, seek, next block) so that a panic in it,
-/// a dependency's bug on a hostile file, becomes [`DecodeError::Failed`]
-/// for this chapter instead of killing the pipeline thread and freezing
-/// the player. Its panic message goes to the log only (see
-/// [`quiet_caught_panics`]). The decoder that panicked must not be used
-/// again.
-pub fn catch_panics<T>(call: impl FnOnce() -> Result<T, DecodeError>) -> Result<T, DecodeError> {
-    static QUIET: std::sync::Once = std::sync::Once::new();
-    QUIET.call_once(quiet_caught_panics);
-    let was = CATCHING.replace(true);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call));
-    CATCHING.set(was);
-    result.unwrap_or_else(|payload| {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".into());
-        Err(DecodeError::Failed(format!("the decoder failed: {what}")))
-    })
-}
-
-/// Wraps the panic hook so that a panic [`catch_panics`] will catch is only
-/// logged: the hooks installed before (the terminal's, which leaves the
-/// alternate screen, and the default message on stderr) never see it.
-/// [`catch_panics`] installs it on first use; a caller that installs a hook
-/// later (the terminal's) calls this again after it.
-pub fn quiet_caught_panics() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if CATCHING.get() {
-            tracing::error!("decoder panic (caught, its chapter is reported undecodable): {info}");
-        } else {
-            previous(info);
-        }
-    }));
-}
-
 /// What the layer above knows about a stream before opening it.
 #[derive(Default)]
 pub struct StreamHints<'a> {
@@ -142,7 +97,7 @@ pub struct StreamHints<'a> {
 
 /// One source read by two owners in turn: symphonia's probe, then the
 /// mp3 demuxer (which always seeks before it reads). It keeps the furthest
-/// byte read: reading new bytes is progress (see [`MAX_IDLE_PACKETS`]).
+/// byte read: reading new bytes is progress (see `boundary`).
 #[derive(Clone)]
 struct SharedSource {
     inner: Arc<Mutex<(Box<dyn MediaSource>, u64)>>,
@@ -475,23 +430,9 @@ impl StreamDecoder {
     /// The next decoded run, or `None` at the end of the stream.
     pub fn next_block(&mut self) -> Result<Option<Decoded>, DecodeError> {
         let mut bad = 0u32;
-        let mut idle = 0u32;
-        // The furthest stream time decoded in this call: dropping audio up
-        // to a seek target is progress, decoding the same time again is not.
-        let mut furthest = f64::NEG_INFINITY;
-        let mut read = self.furthest_read.load(Ordering::Relaxed);
+        let mut idle = Idle::new(self.furthest_read.load(Ordering::Relaxed));
         loop {
-            let now_read = self.furthest_read.load(Ordering::Relaxed);
-            if now_read > read {
-                read = now_read;
-                idle = 0;
-            }
-            idle += 1;
-            if idle > MAX_IDLE_PACKETS {
-                return Err(DecodeError::Failed(format!(
-                    "{MAX_IDLE_PACKETS} packets in a row gave no audio"
-                )));
-            }
+            idle.packet(self.furthest_read.load(Ordering::Relaxed))?;
             let next = match &mut self.demux {
                 Demux::Symphonia(f) => f.next_packet(),
                 Demux::Mpa(m) => match m.next_packet() {
@@ -572,10 +513,7 @@ impl StreamDecoder {
             if let Some(target) = self.skip_until {
                 if end <= target {
                     self.scratch = samples;
-                    if end > furthest {
-                        furthest = end;
-                        idle = 0;
-                    }
+                    idle.reached(end);
                     continue;
                 }
                 if start < target {
@@ -593,49 +531,5 @@ impl StreamDecoder {
                 samples,
             }));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::AtomicUsize;
-
-    #[test]
-    fn a_decoder_panic_fails_its_chapter_and_reaches_no_earlier_panic_hook() {
-        // A hook installed before ours (like the terminal's) counts the
-        // panics of this thread that reach it.
-        let me = std::thread::current().id();
-        let reached = Arc::new(AtomicUsize::new(0));
-        let previous = std::panic::take_hook();
-        let seen = reached.clone();
-        std::panic::set_hook(Box::new(move |info| {
-            if std::thread::current().id() == me {
-                seen.fetch_add(1, Ordering::SeqCst);
-            }
-            previous(info);
-        }));
-        quiet_caught_panics();
-        let r: Result<(), DecodeError> = catch_panics(|| panic!("index out of bounds: 7"));
-        assert_eq!(
-            r,
-            Err(DecodeError::Failed(
-                "the decoder failed: index out of bounds: 7".into()
-            ))
-        );
-        assert_eq!(
-            r.unwrap_err().to_string(),
-            "this chapter could not be decoded (the decoder failed: index out of bounds: 7)"
-        );
-        assert_eq!(reached.load(Ordering::SeqCst), 0);
-        // Outside `catch_panics`, a panic still reaches the earlier hook.
-        assert!(std::panic::catch_unwind(|| panic!("not a decoder")).is_err());
-        assert_eq!(reached.load(Ordering::SeqCst), 1);
-        // Results and errors pass through unchanged.
-        assert_eq!(catch_panics(|| Ok(7)), Ok(7));
-        assert_eq!(
-            catch_panics::<()>(|| Err(DecodeError::Io("x".into()))),
-            Err(DecodeError::Io("x".into()))
-        );
     }
 }
