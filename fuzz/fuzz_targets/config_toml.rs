@@ -22,7 +22,9 @@ fn dirs() -> &'static (tempfile::TempDir, Dirs) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let (_, d) = dirs();
     std::fs::write(d.config_file(), data).unwrap();
     let _ = Profile::resolve_in(&ProfileSelector::default(), d.clone());

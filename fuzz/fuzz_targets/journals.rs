@@ -13,7 +13,9 @@ fn dir() -> &'static tempfile::TempDir {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&pick, file)) = data.split_first() else { return };
+    let Some((&pick, file)) = data.split_first() else {
+        return;
+    };
     let dir = dir().path();
     if pick % 2 == 0 {
         let path = SyncConfig::new(dir).outbox_path;

@@ -5,8 +5,12 @@ use earmark::api::wire;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some(v) = earmark_fuzz::answer(data) else { return };
-    let Ok(list) = wire::find_list(&v, "GET /books") else { return };
+    let Some(v) = earmark_fuzz::answer(data) else {
+        return;
+    };
+    let Ok(list) = wire::find_list(&v, "GET /books") else {
+        return;
+    };
     for (page, size) in [(1, 50), (3, 1), (u64::MAX, u64::MAX)] {
         let _ = wire::next_page(&list.info, list.items.len(), 0, page, size);
     }

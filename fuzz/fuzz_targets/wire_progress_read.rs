@@ -6,7 +6,9 @@ use earmark::domain::BookId;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some(v) = earmark_fuzz::answer(data) else { return };
+    let Some(v) = earmark_fuzz::answer(data) else {
+        return;
+    };
     let _ = wire::decode_progress_read(&v);
     let _ = wire::decode_settings_lenient(&v);
     let _ = wire::describe_shape(&v);

@@ -91,7 +91,9 @@ impl RangeReader for Ranges {
         ranges
             .iter()
             .map(|&(start, len)| {
-                let start = usize::try_from(start).unwrap_or(usize::MAX).min(self.0.len());
+                let start = usize::try_from(start)
+                    .unwrap_or(usize::MAX)
+                    .min(self.0.len());
                 let end = start.saturating_add(len).min(self.0.len());
                 Ok(self.0[start..end].to_vec())
             })
