@@ -2,15 +2,16 @@
 //! password hashes (argon2 reserves ~19 MiB each), and a failure limit per
 //! client address and per user name with exponential back-off. Both answer
 //! 429 `too_many_requests` with `Retry-After`. A login admitted ([`Attempt`])
-//! counts as a failure until it is found right, so a concurrent burst gets
-//! no more guesses hashed than the same logins one after another.
+//! counts as a failure until it is found right, and one that those in
+//! flight could lock out waits for them, so a concurrent burst gets no more
+//! guesses hashed than the same logins one after another.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 /// The limits of one server instance.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +148,14 @@ pub struct LoginGuard {
     rejected_busy: AtomicU64,
     rejected_backoff: AtomicU64,
     ledger: Mutex<Ledger>,
+    /// Woken whenever a login leaves flight (logins waiting in `admit`).
+    left_flight: Notify,
+}
+
+enum Check<'a> {
+    Admitted(Attempt<'a>),
+    Refused(Refusal),
+    InFlight(Duration),
 }
 
 /// One admitted login, counted in flight for its user and address until it
@@ -168,6 +177,7 @@ impl LoginGuard {
             rejected_busy: AtomicU64::new(0),
             rejected_backoff: AtomicU64::new(0),
             ledger: Mutex::new(Ledger::default()),
+            left_flight: Notify::new(),
         }
     }
 
@@ -200,38 +210,68 @@ impl LoginGuard {
         self.limits.max_backoff * 2
     }
 
-    /// Admits a login before any hashing, or refuses it: a locked-out address
-    /// or user, or one with logins in flight that, were they all to fail,
-    /// would lock it out. A burst thus gets no more guesses hashed than the
-    /// same logins one after another: the free failures and the one that
-    /// starts the back-off.
-    pub fn admit(&self, addr: Option<IpAddr>, user: &str) -> Result<Attempt<'_>, Refusal> {
+    /// Admits a login before any hashing, or refuses it. A locked-out
+    /// address or user is refused at once. One with logins in flight that,
+    /// were they all to fail, would lock it out waits (at most `hash_wait`)
+    /// for them to be answered, and is then checked again: after wrong
+    /// passwords it is locked out, after a right one it goes ahead. A burst
+    /// thus gets no more guesses hashed than the same logins one after
+    /// another (the free failures and the one that starts the back-off),
+    /// and right passwords arriving together only wait.
+    pub async fn admit(&self, addr: Option<IpAddr>, user: &str) -> Result<Attempt<'_>, Refusal> {
+        let deadline = tokio::time::Instant::now() + self.limits.hash_wait;
+        loop {
+            // Registered before the check, so a login leaving flight between
+            // the check and the wait still wakes this one.
+            let left = self.left_flight.notified();
+            tokio::pin!(left);
+            left.as_mut().enable();
+            let wait = match self.check(addr, user) {
+                Check::Admitted(attempt) => return Ok(attempt),
+                Check::Refused(refusal) => return Err(self.count(refusal)),
+                Check::InFlight(wait) => wait,
+            };
+            if tokio::time::timeout_at(deadline, left).await.is_err() {
+                return Err(self.count(Refusal::BackOff(wait)));
+            }
+        }
+    }
+
+    fn count(&self, refusal: Refusal) -> Refusal {
+        match refusal {
+            Refusal::BackOff(_) => &self.rejected_backoff,
+            Refusal::Busy => &self.rejected_busy,
+        }
+        .fetch_add(1, Ordering::SeqCst);
+        refusal
+    }
+
+    /// One look at the ledger: admitted (and counted in flight), refused,
+    /// or to wait for the logins in flight (with the back-off they would
+    /// start if they all failed).
+    fn check(&self, addr: Option<IpAddr>, user: &str) -> Check<'_> {
         let now = Instant::now();
         let keys = Self::keys(addr, user);
         let mut ledger = self.ledger();
         if let Some(wait) = ledger.locked_for(&keys, now) {
-            self.rejected_backoff.fetch_add(1, Ordering::SeqCst);
-            return Err(Refusal::BackOff(wait));
+            return Check::Refused(Refusal::BackOff(wait));
         }
-        // Were the logins in flight all to fail, the back-off they would start.
         let presumed = keys
             .iter()
             .filter(|k| ledger.in_flight.contains_key(*k))
             .filter_map(|k| backoff(&self.limits, ledger.presumed(k, now, self.forget_after())))
             .max();
         if let Some(wait) = presumed {
-            self.rejected_backoff.fetch_add(1, Ordering::SeqCst);
-            return Err(Refusal::BackOff(wait));
+            return Check::InFlight(wait);
         }
         if ledger.in_flight.len() >= MAX_KEYS {
             // A flood of distinct names: refuse rather than remember more.
-            self.rejected_busy.fetch_add(1, Ordering::SeqCst);
-            return Err(Refusal::Busy);
+            return Check::Refused(Refusal::Busy);
         }
         for key in &keys {
             *ledger.in_flight.entry(key.clone()).or_insert(0) += 1;
         }
-        Ok(Attempt { guard: self, keys })
+        Check::Admitted(Attempt { guard: self, keys })
     }
 
     /// An attempt counted in flight without the checks (tests only).
@@ -322,10 +362,13 @@ impl Attempt<'_> {
 }
 
 impl Drop for Attempt<'_> {
+    /// Leaves flight (if `failed`/`succeeded` did not) and wakes the logins
+    /// waiting for it, after the ledger's lock is released.
     fn drop(&mut self) {
         if !self.keys.is_empty() {
             self.guard.ledger().leave(&self.keys);
         }
+        self.guard.left_flight.notify_waiters();
     }
 }
 
@@ -345,8 +388,21 @@ mod tests {
         assert_eq!(backoff(&l, 100), Some(Duration::from_secs(300)));
     }
 
+    /// `admit` without the wait: admitted, or why not.
+    fn try_admit<'a>(
+        guard: &'a LoginGuard,
+        ip: IpAddr,
+        user: &str,
+    ) -> Result<Attempt<'a>, Refusal> {
+        match guard.check(Some(ip), user) {
+            Check::Admitted(a) => Ok(a),
+            Check::Refused(r) => Err(guard.count(r)),
+            Check::InFlight(wait) => Err(guard.count(Refusal::BackOff(wait))),
+        }
+    }
+
     fn fail(guard: &LoginGuard, ip: IpAddr, user: &str) {
-        guard.admit(Some(ip), user).expect("admitted").failed();
+        try_admit(guard, ip, user).expect("admitted").failed();
     }
 
     #[test]
@@ -357,17 +413,17 @@ mod tests {
             fail(&guard, ip, "alice");
         }
         assert!(matches!(
-            guard.admit(Some(ip), "bob"),
+            try_admit(&guard, ip, "bob"),
             Err(Refusal::BackOff(_))
         ));
         let other: IpAddr = [10, 0, 0, 2].into();
         assert!(matches!(
-            guard.admit(Some(other), "ALICE "),
+            try_admit(&guard, other, "ALICE "),
             Err(Refusal::BackOff(_))
         ));
-        assert!(guard.admit(Some(other), "bob").is_ok());
+        assert!(try_admit(&guard, other, "bob").is_ok());
         guard.admit_unchecked(Some(ip), "alice").succeeded();
-        assert!(guard.admit(Some(ip), "alice").is_ok());
+        assert!(try_admit(&guard, ip, "alice").is_ok());
         assert_eq!(guard.stats().rejected_backoff, 2);
     }
 
@@ -377,18 +433,18 @@ mod tests {
         let guard = LoginGuard::new(limits.clone());
         let ip: IpAddr = [10, 0, 0, 1].into();
         let admitted: Vec<_> = (0..60)
-            .filter_map(|_| guard.admit(Some(ip), "alice").ok())
+            .filter_map(|_| try_admit(&guard, ip, "alice").ok())
             .collect();
         assert_eq!(admitted.len() as u32, limits.free_failures + 1);
         // Another user from another address is not held up by the burst.
         let other: IpAddr = [10, 0, 0, 2].into();
-        assert!(guard.admit(Some(other), "bob").is_ok());
+        assert!(try_admit(&guard, other, "bob").is_ok());
         for attempt in admitted {
             attempt.failed();
         }
         assert_eq!(guard.stats().keys_in_flight, 0);
         assert!(matches!(
-            guard.admit(Some(ip), "alice"),
+            try_admit(&guard, ip, "alice"),
             Err(Refusal::BackOff(_))
         ));
     }
@@ -398,10 +454,42 @@ mod tests {
         let guard = LoginGuard::new(LoginLimits::default());
         let ip: IpAddr = [10, 0, 0, 1].into();
         for _ in 0..100 {
-            drop(guard.admit(Some(ip), "alice").expect("admitted"));
+            drop(try_admit(&guard, ip, "alice").expect("admitted"));
         }
         assert_eq!(guard.stats().keys_in_flight, 0);
-        assert!(guard.admit(Some(ip), "alice").is_ok());
+        assert!(try_admit(&guard, ip, "alice").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_login_held_by_logins_in_flight_goes_ahead_after_a_right_password() {
+        let guard = LoginGuard::new(LoginLimits::default());
+        let ip: IpAddr = [10, 0, 0, 1].into();
+        let burst: Vec<_> = (0..6)
+            .map(|_| try_admit(&guard, ip, "alice").unwrap())
+            .collect();
+        let waiting = guard.admit(Some(ip), "alice");
+        tokio::pin!(waiting);
+        assert!(futures_util::poll!(&mut waiting).is_pending());
+        let mut burst = burst.into_iter();
+        burst.next().unwrap().succeeded();
+        assert!(waiting.await.is_ok(), "admitted once one was found right");
+    }
+
+    #[tokio::test]
+    async fn a_login_held_by_logins_in_flight_is_refused_once_they_fail() {
+        let guard = LoginGuard::new(LoginLimits::default());
+        let ip: IpAddr = [10, 0, 0, 1].into();
+        let burst: Vec<_> = (0..6)
+            .map(|_| try_admit(&guard, ip, "alice").unwrap())
+            .collect();
+        let waiting = guard.admit(Some(ip), "alice");
+        tokio::pin!(waiting);
+        assert!(futures_util::poll!(&mut waiting).is_pending());
+        for attempt in burst {
+            attempt.failed();
+        }
+        assert!(matches!(waiting.await, Err(Refusal::BackOff(_))));
+        assert_eq!(guard.stats().rejected_backoff, 1);
     }
 
     #[tokio::test]
@@ -413,7 +501,7 @@ mod tests {
         };
         let guard = LoginGuard::new(limits);
         let ip: IpAddr = [10, 0, 0, 1].into();
-        let waiting = guard.admit(Some(ip), "alice").expect("admitted");
+        let waiting = try_admit(&guard, ip, "alice").expect("admitted");
         let held = guard.slots.acquire().await.expect("slot");
         let hash = waiting.hash(|| true);
         tokio::pin!(hash);

@@ -278,3 +278,29 @@ async fn sixty_concurrent_wrong_logins_for_sixty_names_from_one_address_get_six_
     assert_eq!(stats.hashes as usize, wrong, "{stats:?}");
     assert_eq!(stats.keys_in_flight, 0, "{stats:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_right_logins_from_one_address_all_log_in() {
+    let lib = small_library();
+    let server = patient_server(lib.path()).await;
+    let http = reqwest::Client::new();
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (http, base, pw) = (
+                http.clone(),
+                server.base_url().to_owned(),
+                server.password.clone(),
+            );
+            tokio::spawn(async move { login_status(&http, &base, "alice", &pw).await.status })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.unwrap());
+    }
+    // Held while six were in flight, then admitted as they were found right.
+    assert!(statuses.iter().all(|&s| s == 200), "{statuses:?}");
+    let stats = server.login_stats().unwrap();
+    assert_eq!(stats.hashes, 20, "{stats:?}");
+    assert_eq!(stats.keys_in_flight, 0, "{stats:?}");
+}

@@ -64,7 +64,7 @@ pub async fn login(
     }
     let username = req.username.trim().to_owned();
     // In flight for its user and address until answered (or dropped).
-    let attempt = state.login.admit(addr, &username).map_err(refused)?;
+    let attempt = state.login.admit(addr, &username).await.map_err(refused)?;
     let creds = {
         let name = username.clone();
         state
