@@ -35,6 +35,47 @@ fn corrupt_audio_is_an_error() {
     expect_error("/files/garbage.mp3", TOKEN, ErrorKind::Decode);
 }
 
+/// fuzz/found/symphonia-isomp4-stts-add-overflow.m4a: an m4a whose stts
+/// table overflows symphonia's mp4 reader on a seek (a panic where overflow
+/// checks are on, as in this test build; docs/robustness.md).
+#[test]
+fn a_decoder_panic_on_a_hostile_file_fails_its_chapter_and_the_player_plays_on() {
+    let server = TestServer::start(&fixtures());
+    let e = engine(&server, 0.0, TOKEN);
+    // Its header claims 4294967298 frames (149 h at 8 kHz): starting
+    // half-way seeks, where the reader panics.
+    e.load(
+        manifest(&[item("ch_bad", "/files/fuzz-stts-overflow.m4a", 536_870.9)]),
+        "ch_bad",
+        268_435.4,
+    );
+    let s = e.wait(20.0, "an error", |s| {
+        matches!(s.status, Status::Error(_) | Status::Ended)
+    });
+    let Status::Error(err) = s.status else {
+        panic!("expected an error, got {:?}", s.status);
+    };
+    assert_eq!(err.kind, ErrorKind::Decode, "{err}");
+    assert_eq!(err.chapter, Some(ChapterId::new("ch_bad")), "{err}");
+    if cfg!(debug_assertions) {
+        assert!(
+            err.message
+                .contains("this chapter could not be decoded (the decoder failed: attempt to add with overflow)"),
+            "{err}"
+        );
+    }
+    // The same engine plays the next thing it is given.
+    e.load(
+        manifest(&[item("ch_ok", "/files/tone.mp3", 3.0)]),
+        "ch_ok",
+        0.0,
+    );
+    let s = e.wait(20.0, "the next chapter played to its end", |s| {
+        s.chapter_id == Some(ChapterId::new("ch_ok")) && s.status == Status::Ended
+    });
+    assert!(s.position > 2.9, "{s:?}");
+}
+
 #[test]
 fn unauthorized_and_license_errors() {
     expect_error("/files/tone.mp3", "wrong-token", ErrorKind::Unauthorized);
