@@ -2,8 +2,8 @@
 //! commands, the engine's published states and a clock tick, feeds the
 //! reconciler, journals every write in the outbox before sending it,
 //! flushes progress through the batch endpoint, and handles each failure
-//! the way the contract asks (`flush`). Opening books and driving the
-//! engine live in `playback`.
+//! the way the contract asks (`flush`). Opening books and what it asks of
+//! the engine (through the playback owner) live in `playback`.
 
 mod flush;
 mod listening;
@@ -17,7 +17,8 @@ use super::outbox::{Op, Outbox, OutboxError, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
 use super::session::{
-    Command, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig, SyncStatus,
+    Command, EngineAsk, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig,
+    SyncStatus,
 };
 use crate::api::{Client, ProgressRead};
 use crate::domain::{BookId, PlaybackSettings, now_millis};
@@ -119,6 +120,8 @@ struct Opened {
     /// played it, else this device's last place): a restore elsewhere
     /// remembers it in the place history.
     before: Option<(crate::domain::ChapterId, f64)>,
+    /// When this device last saved the book's place, before it opened.
+    saved_at: Option<crate::domain::EpochMillis>,
 }
 
 struct Worker {
@@ -227,10 +230,11 @@ impl Worker {
     }
 
     fn blocked(&self) -> bool {
-        matches!(
-            self.link,
-            Link::NeedsLogin { .. } | Link::LicenseBlocked { .. }
-        )
+        self.cfg.local_only
+            || matches!(
+                self.link,
+                Link::NeedsLogin { .. } | Link::LicenseBlocked { .. }
+            )
     }
 
     async fn command(&mut self, cmd: Command) {
@@ -312,6 +316,14 @@ impl Worker {
                     None => Vec::new(),
                 };
                 let n = refused
+                    .into_iter()
+                    .filter(|&seq| self.outbox.complete(seq).unwrap_or(false))
+                    .count();
+                let _ = reply.send(n);
+            }
+            Command::DiscardAll { reply } => {
+                let all: Vec<u64> = self.outbox.entries().iter().map(|e| e.seq).collect();
+                let n = all
                     .into_iter()
                     .filter(|&seq| self.outbox.complete(seq).unwrap_or(false))
                     .count();
@@ -619,17 +631,17 @@ impl Worker {
         });
     }
 
+    /// The book's saved speed and volume, asked of the engine when the
+    /// book is the opened one.
     fn apply_settings(&mut self, book: &BookId, settings: PlaybackSettings) {
         let ours = self.opened.as_ref().is_some_and(|o| &o.book == book);
         if ours {
             self.asked = (Some(settings.speed), settings.volume.or(self.asked.1));
         }
         if let (true, Some(engine)) = (ours, &self.engine) {
-            engine.send(crate::player::Command::SetSpeed(
-                crate::player::clamp_speed(settings.speed),
-            ));
+            engine.ask(EngineAsk::Speed(settings.speed));
             if let Some(v) = settings.volume {
-                engine.send(crate::player::Command::SetVolume(v.clamp(0.0, 1.0)));
+                engine.ask(EngineAsk::Volume(v));
             }
         }
     }

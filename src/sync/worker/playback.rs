@@ -4,11 +4,11 @@
 
 use super::{Opened, Worker};
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
-use crate::player::{Command as EngineCommand, ErrorKind, PlayerState, Status};
+use crate::player::{ErrorKind, PlayerState, Status};
 use crate::sync::outbox::{Op, QueuedProgress};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
 use crate::sync::remote::Failure;
-use crate::sync::session::{Playing, StartAt, queued_settings};
+use crate::sync::session::{EngineAsk, Playing, StartAt, queued_settings};
 
 impl Worker {
     pub(super) fn open(&mut self, book: BookId, manifest: Manifest, start: StartAt) {
@@ -29,6 +29,11 @@ impl Worker {
         self.asked = (None, None);
         let restart = start == StartAt::Restart;
         let before = self.place_before_opening(&book);
+        let saved_at = self
+            .scope
+            .as_ref()
+            .and_then(|scope| self.cache.progress(scope, &book))
+            .map(|l| l.updated_at);
         self.opened = Some(Opened {
             playback,
             book: book.clone(),
@@ -36,6 +41,7 @@ impl Worker {
             start,
             loaded: false,
             before,
+            saved_at,
         });
         self.event(Event::BookOpened {
             playback,
@@ -76,7 +82,7 @@ impl Worker {
             // A conflict choice (or a restore after an offline open) moves
             // the place under the listener: where they were goes to history.
             self.mark_moved(&start, crate::domain::JumpCause::Restore);
-            engine.send(EngineCommand::Seek {
+            engine.ask(EngineAsk::Seek {
                 chapter: start.0,
                 position: start.1,
             });
@@ -91,6 +97,8 @@ impl Worker {
         let book = opened.book.clone();
         let manifest = opened.manifest.clone();
         let before = opened.before.take();
+        let resumes = matches!(opened.start, StartAt::Resume);
+        let saved_before = opened.saved_at.take();
         self.record_move(book.clone(), before, &start, cause);
         if let Some(spot) = user_seek {
             // The user picked the place: an explicit seek for sync.
@@ -99,9 +107,23 @@ impl Worker {
                 action: Action::Seek(spot),
             });
         }
+        // Resuming: when the place was last saved (before this open, or by
+        // the server's answer since), for smart rewind after a break.
+        let saved_at = match (resumes, &self.scope) {
+            (true, Some(scope)) => self
+                .cache
+                .progress(scope, &book)
+                .map(|l| l.updated_at)
+                .max(saved_before),
+            _ => None,
+        };
         let bridge = &mut self.bridge;
         let id = engine.load(manifest, start, |id| bridge.loading_as(playback, id));
-        self.playing = Some(Playing { book, engine: id });
+        self.playing = Some(Playing {
+            book,
+            engine: id,
+            saved_at,
+        });
         // Whoever draws labels the engine's states with this book: now,
         // not after the network calls of this round.
         self.publish();
@@ -137,15 +159,15 @@ impl Worker {
         self.engine_now = Some(s);
     }
 
-    /// Speed or volume changed by the user: to the engine now, and saved
-    /// for the opened book (the value not given is the engine's).
+    /// Speed or volume changed by the user: asked of the engine now, and
+    /// saved for the opened book (the value not given is the engine's).
     pub(super) fn settings(&mut self, speed: Option<f32>, volume: Option<f32>) {
         if let Some(engine) = &self.engine {
             if let Some(s) = speed {
-                engine.send(EngineCommand::SetSpeed(crate::player::clamp_speed(s)));
+                engine.ask(EngineAsk::Speed(s));
             }
             if let Some(v) = volume {
-                engine.send(EngineCommand::SetVolume(v.clamp(0.0, 1.0)));
+                engine.ask(EngineAsk::Volume(v));
             }
         }
         let Some(book) = self.opened.as_ref().map(|o| o.book.clone()) else {
