@@ -167,6 +167,7 @@ enum Intent {
     },
     Control(Control),
     Stop(Stop),
+    LicenseValid,
     LogIn {
         login: Login,
         done: oneshot::Sender<()>,
@@ -225,6 +226,12 @@ impl Playback {
     /// The server's license status says it is not valid.
     pub fn license_invalid(&self, message: String) {
         self.send(Intent::Stop(Stop::new(StopReason::License, message)));
+    }
+
+    /// The server's license status says it is valid: a license stop is
+    /// over (and sync resumes now, not at its next poll).
+    pub fn license_valid(&self) {
+        self.send(Intent::LicenseValid);
     }
 
     /// A new login (or a logout): the current sync session flushes and

@@ -87,7 +87,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
         playing: None,
         opened: None,
         last_status: None,
-        stopped: None,
+        stopped: HashSet::new(),
         forbidden: false,
     };
     tokio::spawn(worker.run(rx));
@@ -134,8 +134,8 @@ struct Worker {
     opened: Option<BookId>,
     /// The engine's last status of the playing load.
     last_status: Option<Status>,
-    /// The stop in force (a second path to the same stop is not news).
-    stopped: Option<StopReason>,
+    /// The stops in force (a second path to the same stop is not news).
+    stopped: HashSet<StopReason>,
     /// A stream's 403 without the license code: sync checks the license
     /// status and says which stop it is.
     forbidden: bool,
@@ -218,6 +218,10 @@ impl Worker {
             } => self.open(book, manifest, start),
             Intent::Control(c) => self.control(c),
             Intent::Stop(s) => self.stop(s, Seen::Elsewhere),
+            Intent::LicenseValid => {
+                self.sync().recheck_license();
+                self.license_restored();
+            }
             Intent::LogIn { login, done } => {
                 self.log_in(login).await;
                 let _ = done.send(());
@@ -234,9 +238,7 @@ impl Worker {
     ) {
         // A new playback: what stopped the last one is past (the license
         // stays until it is valid again).
-        if self.stopped != Some(StopReason::License) {
-            self.stopped = None;
-        }
+        self.stopped.retain(|r| *r == StopReason::License);
         self.forbidden = false;
         let sound = self.sounds.opening(self.engine.as_ref(), &book);
         self.now
@@ -276,10 +278,9 @@ impl Worker {
     /// The one place a stop is acted on: the engine pauses where it is,
     /// sync stops where the reason says so, and the stop is published.
     fn stop(&mut self, stop: Stop, seen: Seen) {
-        if self.stopped == Some(stop.reason) {
+        if !self.stopped.insert(stop.reason) {
             return;
         }
-        self.stopped = Some(stop.reason);
         self.forbidden = false;
         if let Some(e) = &self.engine {
             engine::pause(e);
@@ -311,13 +312,16 @@ impl Worker {
             Notice::Failed(message) if self.forbidden => {
                 self.stop(Stop::new(StopReason::Forbidden, message), Seen::Sync)
             }
-            Notice::LicenseRestored => {
-                if self.stopped == Some(StopReason::License) {
-                    self.stopped = None;
-                }
-                self.say(Event::Notice(Notice::LicenseRestored));
-            }
+            Notice::LicenseRestored => self.license_restored(),
             other => self.say(Event::Notice(other)),
+        }
+    }
+
+    /// The license stop in force is over: said once, whoever saw it first
+    /// (sync's poll, or a valid status the caller read).
+    fn license_restored(&mut self) {
+        if self.stopped.remove(&StopReason::License) {
+            self.say(Event::Notice(Notice::LicenseRestored));
         }
     }
 
@@ -390,7 +394,7 @@ impl Worker {
         self.notices = Some(notices);
         self.status_out.send_replace(session.status());
         *write(&self.sync) = session;
-        self.stopped = None;
+        self.stopped.clear();
         self.forbidden = false;
     }
 

@@ -166,7 +166,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Ok(s) => {
                     if s.valid {
                         // Valid again: sync resumes now, not at its next poll.
-                        sh.playback.sync().recheck_license();
+                        sh.playback.license_valid();
                     }
                     sh.ui.send(Answer::License(s));
                 }
