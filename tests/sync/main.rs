@@ -3,10 +3,12 @@
 
 mod cli;
 mod downloads;
+mod gate;
 mod listening_cli;
 mod offline_open;
 mod play;
 mod proxy;
 mod queued;
 mod scenarios;
+mod stops;
 mod support;

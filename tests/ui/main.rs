@@ -12,13 +12,17 @@ mod driver;
 mod e2e;
 mod fixtures;
 mod flows;
+#[path = "../sync/gate.rs"]
+mod gate;
 mod history;
 mod listening_backend;
 #[cfg(all(feature = "mpris", target_os = "linux"))]
 mod mpris;
+mod resume;
 mod rewind;
 mod search;
 mod sizes;
 mod sleep;
 mod snapshots;
 mod sound;
+mod stops;
