@@ -1,6 +1,8 @@
-//! The worker's side of playback: opening a book, loading the engine where
-//! the reconciler says, following the engine's states, per-book settings,
-//! and marking a book (playing or not) finished.
+//! The worker's side of playback: opening a book, asking the playback
+//! owner to load the engine where the reconciler says ([`EngineAsk`]),
+//! following the engine's states (a license refusal on a stream stops all
+//! sync; a 403 without the code is checked against the license status),
+//! per-book speed and volume, and marking a book (playing or not) finished.
 
 use super::{Opened, Worker};
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
