@@ -5,12 +5,14 @@
 //! per-book speed and volume, and marking a book (playing or not) finished.
 
 use super::{Opened, Worker};
+use crate::api::ProgressRead;
+use crate::domain::PlaybackSettings;
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
 use crate::player::{ErrorKind, PlayerState, Status};
-use crate::sync::outbox::{Op, QueuedProgress};
+use crate::sync::outbox::{Op, QueuedProgress, Scope};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
 use crate::sync::remote::Failure;
-use crate::sync::session::{EngineAsk, Playing, StartAt, queued_settings};
+use crate::sync::session::{EngineAsk, Notice, Playing, StartAt, queued_settings};
 
 impl Worker {
     pub(super) fn open(&mut self, book: BookId, manifest: Manifest, start: StartAt) {
@@ -282,6 +284,82 @@ impl Worker {
             self.notify(crate::sync::Notice::Info(
                 "Offline: the change is saved here and sent when the server is back.".into(),
             ));
+        }
+    }
+
+    pub(super) async fn fetch(&mut self, playback: PlaybackId, book: BookId) {
+        let result = if self.blocked() {
+            Err(Failure::Retry("sync is paused".into()))
+        } else {
+            self.requests += 1;
+            self.remote.fetch(&book).await
+        };
+        let now = now_millis();
+        match result {
+            Ok(ProgressRead::Unreadable { shape }) => {
+                self.reachable();
+                tracing::warn!(%book, "sync: the server's place could not be read: {shape}");
+                self.notify(Notice::Info(format!(
+                    "The place of book {book} on the server could not be read (an answer earmark does not understand), so nothing is reported for it until you pick a place; see the log."
+                )));
+                let ds = self.rec.handle(Event::ServerUnreadable { playback }, now);
+                self.decide(ds);
+            }
+            Ok(read) => {
+                self.reachable();
+                let (progress, settings) = (read.progress().cloned(), read.settings().cloned());
+                if let Some(scope) = self.scope.clone() {
+                    if let Some(p) = &progress {
+                        let spot = Spot::new(p.chapter_id.clone(), p.position);
+                        let at = p.client_updated_at.unwrap_or(now);
+                        self.cache
+                            .set_progress(&scope, &book, &spot, p.finished, at);
+                    }
+                    if let Some(s) = &settings
+                        && !self.settings_queued(&scope, &book)
+                    {
+                        self.cache.set_settings(&scope, &book, s);
+                    }
+                }
+                let ds = self
+                    .rec
+                    .handle(Event::ServerProgress { playback, progress }, now);
+                self.decide(ds);
+            }
+            Err(f) => {
+                if !self.blocked() {
+                    self.request_failed(f);
+                }
+                let ds = self.rec.handle(Event::ServerFetchFailed { playback }, now);
+                self.decide(ds);
+            }
+        }
+        if let Some(scope) = &self.scope
+            && let Some(settings) = self.cache.settings(scope, &book)
+        {
+            self.apply_settings(&book, settings);
+        }
+    }
+
+    fn settings_queued(&self, scope: &Scope, book: &BookId) -> bool {
+        self.outbox
+            .in_scope(scope)
+            .iter()
+            .any(|e| &e.book == book && matches!(e.op, Op::SettingsWrite(_)))
+    }
+
+    /// The book's saved speed and volume, asked of the engine when the
+    /// book is the opened one.
+    fn apply_settings(&mut self, book: &BookId, settings: PlaybackSettings) {
+        let ours = self.opened.as_ref().is_some_and(|o| &o.book == book);
+        if ours {
+            self.asked = (Some(settings.speed), settings.volume.or(self.asked.1));
+        }
+        if let (true, Some(engine)) = (ours, &self.engine) {
+            engine.ask(EngineAsk::Speed(settings.speed));
+            if let Some(v) = settings.volume {
+                engine.ask(EngineAsk::Volume(v));
+            }
         }
     }
 }
