@@ -59,7 +59,7 @@ impl Who {
 pub(super) struct Sounds {
     store: Arc<SoundBooks>,
     pub who: Who,
-    /// The book whose sound the engine has.
+    /// The book the engine played last (whose sound it got).
     book: Option<BookId>,
     /// The engine's silence count for the current load, already added.
     counted: (u64, f64),
@@ -102,7 +102,6 @@ impl Sounds {
         if let Some(e) = engine {
             engine::sound(e, now.settings);
         }
-        self.book = Some(book.clone());
         now
     }
 
