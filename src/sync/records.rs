@@ -220,3 +220,71 @@ impl Records {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::outbox::{QueuedProgress, QueuedSettings, Rejection, Scope};
+
+    fn entry(op: Op, rejected: Option<Rejection>) -> Entry {
+        Entry {
+            seq: 7,
+            scope: Scope {
+                base: "http://h:8686/api/v1".into(),
+                server_id: ServerId::new("srv_1"),
+                user_id: UserId(3),
+            },
+            book: BookId::new("b1"),
+            op,
+            queued_at: 1_700_000_000_000,
+            rejected,
+        }
+    }
+
+    /// The CLI's JSON is its own type, but says what it said before: the
+    /// journal's record, field for field.
+    #[test]
+    fn a_pending_change_serializes_as_the_journal_entry_did() {
+        let ops = [
+            Op::ProgressWrite(QueuedProgress {
+                chapter_id: ChapterId::new("c2"),
+                position_sec: 12.5,
+                finished: false,
+                reset: true,
+                client_updated_at: 1_700_000_000_001,
+            }),
+            Op::ProgressDelete,
+            Op::SettingsWrite(QueuedSettings {
+                speed: 1.25,
+                volume: Some(0.5),
+                client_updated_at: 1_700_000_000_002,
+            }),
+            Op::SettingsDelete,
+            Op::FavoriteSet { favorite: true },
+            Op::BookmarkCreate {
+                client_id: "earmark-1".into(),
+                chapter_id: ChapterId::new("c1"),
+                position_sec: 3.0,
+                note: Some("here".into()),
+            },
+            Op::BookmarkDelete {
+                bookmark_id: "bm9".into(),
+            },
+        ];
+        for op in ops {
+            for rejected in [
+                None,
+                Some(Rejection {
+                    count: 5,
+                    message: "no".into(),
+                }),
+            ] {
+                let e = entry(op.clone(), rejected);
+                let before = serde_json::to_value(&e).unwrap();
+                let change = PendingChange::of(e.clone());
+                assert_eq!(change.description, e.op.describe());
+                assert_eq!(serde_json::to_value(&change).unwrap(), before);
+            }
+        }
+    }
+}
