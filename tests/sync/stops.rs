@@ -64,6 +64,13 @@ async fn a_refusal_on_the_chapter_stream_exits_with_its_reasons_code() {
             4,
             "license",
         ),
+        // Without the license code, the license status decides: valid.
+        (
+            403,
+            r#"{"code":"forbidden","message":"not in your plan"}"#,
+            3,
+            "no permission",
+        ),
         (
             401,
             r#"{"code":"unauthorized","message":"token revoked"}"#,
