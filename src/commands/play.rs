@@ -101,9 +101,11 @@ fn monotonic_ms(at: Instant) -> Option<f64> {
 }
 
 pub fn run(global: &Invocation, args: PlayArgs, started: Instant) -> ExitCode {
+    // Two: sync's worker may block on a file's fsync while the playback
+    // owner follows the engine.
     let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("earmark-sync")
+        .worker_threads(2)
+        .thread_name("earmark-play")
         .enable_all()
         .build()
     {

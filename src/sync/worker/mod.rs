@@ -508,6 +508,9 @@ impl Worker {
                 break;
             }
         }
+        // The save blocks this thread (fsync): whoever this round woke
+        // (the playback owner following a load) goes first.
+        tokio::task::yield_now().await;
         if let Err(e) = self.cache.save() {
             tracing::warn!("progress cache: {e}");
         }
