@@ -302,7 +302,8 @@ async fn follow(
                     eprintln!("earmark: a queued change for {book} was dropped: {message}");
                 }
                 Some(Event::Notice(Notice::Info(m))) => eprintln!("earmark: {m}"),
-                Some(_) | None => {}
+                Some(_) => {}
+                None => return stop(StopReason::Local.exit_code(), "playback stopped"),
             },
             changed = now.changed() => {
                 if changed.is_err() {
