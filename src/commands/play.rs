@@ -61,7 +61,7 @@ struct Startup {
     manifest: Option<Instant>,
     /// The engine thread and the output started.
     engine: Option<Instant>,
-    /// The engine took the first `Load` (after sync's progress read).
+    /// Sync asked the engine for the first `Load` (after its progress read).
     load: Option<Instant>,
 }
 
@@ -101,10 +101,10 @@ fn monotonic_ms(at: Instant) -> Option<f64> {
 }
 
 pub fn run(global: &Invocation, args: PlayArgs, started: Instant) -> ExitCode {
-    // Two: sync's worker may block on a file's fsync while the playback
-    // owner follows the engine.
+    // One thread for sync's worker and the playback owner; the status
+    // lines are printed from this thread.
     let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .thread_name("earmark-play")
         .enable_all()
         .build()
@@ -267,6 +267,9 @@ async fn follow(
     let began = tokio::time::Instant::now();
     let limit = for_secs.map(|s| began + Duration::from_secs_f64(s.max(0.0)));
     let mut now = playback.now();
+    // Sync's own status: the load is timed where sync asks for it, not
+    // where the owner (on the same thread as sync) relays it.
+    let mut sync = playback.sync().watch();
     let mut lines = tokio::time::interval(Duration::from_secs(1));
     lines.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Created once: a listener made anew each round would miss a signal
@@ -280,7 +283,10 @@ async fn follow(
         ExitCode::from(code)
     };
     loop {
-        let restored = playback.sync_status().borrow().playing.is_some();
+        let restored = sync.borrow().playing.is_some();
+        if restored && startup.load.is_none() {
+            startup.load = Some(Instant::now());
+        }
         let deadline = match (restored, limit) {
             (false, l) => Some(l.map_or(began + RESTORE_WITHIN, |l| l.min(began + RESTORE_WITHIN))),
             (true, l) => l,
@@ -320,9 +326,6 @@ async fn follow(
                     }
                 }
                 let Some(s) = n.state else { continue };
-                if startup.load.is_none() && s.playback_id.0 > 0 {
-                    startup.load = Some(Instant::now());
-                }
                 if !startup_printed && let Some(t) = playback.first_audio_at() {
                     startup_printed = true;
                     let _ = writeln!(out, "{}", startup.json(t));
@@ -330,6 +333,11 @@ async fn follow(
                 if s.status == Status::Ended {
                     let _ = writeln!(out, "{}", status_line(&s, json));
                     return ExitCode::SUCCESS;
+                }
+            }
+            changed = sync.changed() => {
+                if changed.is_err() {
+                    return stop(StopReason::Local.exit_code(), "sync stopped");
                 }
             }
             _ = lines.tick() => {
