@@ -96,10 +96,13 @@ impl Sounds {
         }
     }
 
-    /// A book is about to play: its sound goes to the engine first.
+    /// A book is about to play: its sound goes to the engine first (when
+    /// the engine has another).
     pub fn opening(&mut self, engine: Option<&EngineHandle>, book: &BookId) -> SoundNow {
         let now = self.now(book);
-        if let Some(e) = engine {
+        if let Some(e) = engine
+            && e.state().sound != now.settings
+        {
             engine::sound(e, now.settings);
         }
         now
