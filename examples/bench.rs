@@ -10,8 +10,12 @@
 //! markdown table of medians and ratios. Every loop is bounded in count and
 //! every wait has a deadline; nothing talks to anything but 127.0.0.1.
 
+#[path = "bench/capture.rs"]
+mod capture;
 #[path = "bench/measure.rs"]
 mod measure;
+#[path = "bench/remote.rs"]
+mod remote;
 #[path = "bench/setup.rs"]
 mod setup;
 #[path = "bench/tui.rs"]
@@ -34,8 +38,8 @@ fn cpu_secs() -> f64 {
 fn tui_secs() -> f64 {
     if quick() { 3.0 } else { 20.0 }
 }
-/// `BENCH_ONLY=startup,playing,decode,tui` runs only those sections (the
-/// 100k-book player always runs); by default everything.
+/// `BENCH_ONLY=startup,playing,decode,tui,big,remote` runs only those
+/// sections; by default everything.
 fn wanted(section: &str) -> bool {
     match std::env::var("BENCH_ONLY") {
         Ok(list) => list.split(',').any(|s| s.trim() == section),
@@ -206,10 +210,34 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
         }
     }
 
-    // 5. A cached library of 100k books, server stopped (offline start).
+    // 5. A slow link: earmark and mpv through a delaying proxy.
+    if wanted("remote") {
+        let runs = remote::Runs {
+            first_audio: if quick() { 2 } else { 5 },
+            seeks: if quick() { 1 } else { 3 },
+            screens: if quick() { 2 } else { 6 },
+            playing_secs: if quick() { 10.0 } else { 60.0 },
+        };
+        for row in remote::rows(earmark, &server, &run_dir, &peers, &runs)? {
+            table.push(row);
+        }
+    }
+
+    // 6. A cached library of 100k books, server stopped (offline start).
     drop(server);
+    if wanted("big") {
+        big_library(earmark, &client, &mut table)?;
+    }
+
+    let text = table.render(&setup::load_average());
+    println!("{text}");
+    let _ = std::fs::write(work.join("last.md"), &text);
+    Ok(())
+}
+
+fn big_library(earmark: &Path, client: &setup::Client, table: &mut Table) -> Result<(), String> {
     eprintln!("bench: the player with 100k cached books");
-    let big = tui::big_library(earmark, &client, 100_000)?;
+    let big = tui::big_library(earmark, client, 100_000)?;
     table.push(Row::time(
         "player, 100k cached books: first frame (ms, start of the process to the first book row)",
         big.first_frame_ms,
@@ -234,9 +262,5 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
     let mut last = table.pop_last();
     last.ours = format!("{:.1} / {:.1}", big.key_p50_ms, big.key_p99_ms);
     table.push(last);
-
-    let text = table.render(&setup::load_average());
-    println!("{text}");
-    let _ = std::fs::write(work.join("last.md"), &text);
     Ok(())
 }

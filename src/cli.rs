@@ -23,6 +23,10 @@ pub struct Cli {
     /// Audio output of the player: the default device, none (paced in real time), or auto.
     #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
     pub audio: crate::player::AudioMode,
+    /// The player for screen readers and braille displays: no borders, bars
+    /// or covers, the state in words (as `[ui] accessible = true`).
+    #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub accessible: bool,
 }
 
 /// Options every client command understands.
@@ -71,6 +75,9 @@ pub enum Command {
     History {
         /// The book's id.
         book_id: String,
+        /// Write the history as Markdown or CSV, with chapter titles from the server.
+        #[arg(long, value_enum)]
+        export: Option<crate::commands::export::ExportFormat>,
     },
     /// Time listened on this device: last 30 days, totals, streaks.
     Stats,
@@ -101,9 +108,12 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::sync::run(&global, args)
         }
-        Some(Command::History { book_id }) => {
+        Some(Command::History { book_id, export }) => {
             quiet_on_closed_pipe();
-            crate::commands::listening::history(&global, book_id)
+            match export {
+                Some(f) => crate::commands::export::history(&global, book_id, f),
+                None => crate::commands::listening::history(&global, book_id),
+            }
         }
         Some(Command::Stats) => {
             quiet_on_closed_pipe();
@@ -122,7 +132,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(args)) => crate::demo::run(args),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man) => shell::man(),
-        None => crate::runtime::open(&global.select, cli.audio),
+        None => crate::runtime::open(&global.select, cli.audio, cli.accessible),
     }
 }
 

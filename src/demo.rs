@@ -20,6 +20,9 @@ pub struct DemoArgs {
     /// Audio output of the player: the default device, none (paced in real time), or auto.
     #[arg(long, value_enum, default_value_t = AudioMode::Auto, env = "EARMARK_AUDIO")]
     pub audio: AudioMode,
+    /// The player for screen readers and braille displays (docs/ui.md).
+    #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub accessible: bool,
 }
 
 pub fn run(args: DemoArgs) -> ExitCode {
@@ -27,7 +30,7 @@ pub fn run(args: DemoArgs) -> ExitCode {
         // The player: signals are blocked before any thread starts, and the
         // server's log must not reach the terminal.
         crate::ui::terminal::block_signals();
-        return player(args.library, args.audio);
+        return player(args.library, args.audio, args.accessible);
     }
     server::cli::init_logging();
     let result = tokio::runtime::Runtime::new()
@@ -59,7 +62,7 @@ pub fn run(args: DemoArgs) -> ExitCode {
 /// `earmark demo`: the demo server on a loopback port, a throw-away
 /// profile in its data dir (nothing of the user's config is touched), a
 /// login as the demo user, then the player.
-fn player(library: Option<PathBuf>, audio: AudioMode) -> ExitCode {
+fn player(library: Option<PathBuf>, audio: AudioMode, accessible: bool) -> ExitCode {
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -91,7 +94,14 @@ fn player(library: Option<PathBuf>, audio: AudioMode) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let config = crate::ui::UiConfig::default();
+    let no_color = crate::ui::theme::Theme::no_color_env();
+    let config = match crate::ui::UiConfig::from_toml("", no_color, accessible) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("earmark demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let code = crate::runtime::run(config, profile, Some(session), audio);
     rt.block_on(demo.shutdown());
     code

@@ -10,7 +10,7 @@
 //!   `earmark play`;
 //! - `offline` (downloaded books); `sync`, behind one front door;
 //! - `ui` (the pure terminal player), `player`, `api`, `config`, `server`;
-//! - `domain`.
+//! - `domain`, and `durable` (atomic writes, the file lock, the record log).
 
 pub mod api;
 pub mod cli;
@@ -18,6 +18,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod domain;
+pub mod durable;
 pub mod offline;
 pub mod playback;
 pub mod player;

@@ -82,6 +82,9 @@ pub struct Audio {
     pub quarter: PathBuf,
 }
 
+/// Seconds of each chapter of the seam book (two tones, no silence).
+pub const SEAM_CHAPTER_SECS: f64 = 4.0;
+
 impl Audio {
     /// Generates what is missing; kept between runs.
     pub fn generate(dir: &Path) -> Result<Audio, String> {
@@ -156,23 +159,64 @@ impl Audio {
         if !quarter.exists() {
             ff(&["-i", &s(&hour), "-t", "900", "-c", "copy", &s(&quarter)])?;
         }
-        if !long.exists() {
-            let list: String = (0..11).map(|_| format!("file '{}'\n", s(&hour))).collect();
-            let list_path = dir.join("eleven.txt");
+        let concat = |of: &Path, times: usize, to: &Path, extra: &[&str]| -> Result<(), String> {
+            if to.exists() {
+                return Ok(());
+            }
+            std::fs::create_dir_all(to.parent().unwrap()).map_err(|e| e.to_string())?;
+            let list: String = (0..times).map(|_| format!("file '{}'\n", s(of))).collect();
+            let list_path = dir.join("concat.txt");
             std::fs::write(&list_path, list).map_err(|e| e.to_string())?;
-            let tmp = dir.join("long.tmp.mp3");
+            let tmp = dir.join("concat.tmp.mp3");
+            let mut args = vec!["-f", "concat", "-safe", "0", "-i"];
+            let (list_s, tmp_s) = (s(&list_path), s(&tmp));
+            args.extend([list_s.as_str(), "-c", "copy"]);
+            args.extend(extra);
+            args.push(&tmp_s);
+            ff(&args)?;
+            std::fs::rename(&tmp, to).map_err(|e| e.to_string())
+        };
+        concat(&hour, 11, &long, &[])?;
+        // The slow-link rows (issue 23): a 10 h VBR book with the Xing TOC
+        // ffmpeg writes, the same frames without it, and a book of two
+        // tone chapters whose seam is the only place a gap can be.
+        let hour_vbr = dir.join("hour-vbr.mp3");
+        if !hour_vbr.exists() {
+            let tmp = dir.join("hour-vbr.tmp.mp3");
+            ff(&["-i", &s(&hour), "-c:a", "libmp3lame", "-q:a", "6", &s(&tmp)])?;
+            std::fs::rename(&tmp, &hour_vbr).map_err(|e| e.to_string())?;
+        }
+        concat(&hour_vbr, 10, &lib.join("Bench Seek TOC/seek.mp3"), &[])?;
+        concat(
+            &hour_vbr,
+            10,
+            &lib.join("Bench Seek No TOC/seek.mp3"),
+            &["-write_xing", "0"],
+        )?;
+        for (i, hz) in [440, 550].into_iter().enumerate() {
+            let ch = lib.join(format!("Bench Seam/{:02}.mp3", i + 1));
+            if ch.exists() {
+                continue;
+            }
+            std::fs::create_dir_all(ch.parent().unwrap()).map_err(|e| e.to_string())?;
+            let src = format!("sine=frequency={hz}:duration={SEAM_CHAPTER_SECS}");
             ff(&[
                 "-f",
-                "concat",
-                "-safe",
-                "0",
+                "lavfi",
                 "-i",
-                &s(&list_path),
-                "-c",
-                "copy",
-                &s(&tmp),
+                &src,
+                "-af",
+                "volume=0.5",
+                "-ac",
+                "2",
+                "-ar",
+                "44100",
+                "-c:a",
+                "libmp3lame",
+                "-b:a",
+                "64k",
+                &s(&ch),
             ])?;
-            std::fs::rename(&tmp, &long).map_err(|e| e.to_string())?;
         }
         Ok(Audio {
             library: lib,
@@ -185,6 +229,7 @@ impl Audio {
 pub struct Server {
     child: Child,
     pub url: String,
+    pub addr: std::net::SocketAddr,
 }
 
 pub const USER: &str = "bench";
@@ -234,6 +279,7 @@ impl Server {
         let server = Server {
             child,
             url: format!("http://127.0.0.1:{port}/api/v1"),
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
         };
         // Ready once it answers (the first scan reads the three files).
         let deadline = Instant::now() + Duration::from_secs(120);
@@ -254,10 +300,14 @@ impl Drop for Server {
     }
 }
 
-/// A book of the bench library: its id and only chapter.
+/// A book of the bench library: its id and chapters (`chapter`: the first).
+#[derive(Default)]
 pub struct Book {
     pub id: String,
     pub chapter: String,
+    pub chapters: Vec<String>,
+    /// The first chapter's duration, as the server says.
+    pub duration: Option<f64>,
 }
 
 /// A logged-in `earmark` under its own XDG directories.
@@ -269,40 +319,36 @@ pub struct Client {
     pub small: Book,
     pub hour: Book,
     pub long: Book,
+    /// 10 h of VBR speech with a Xing TOC, and the same without one.
+    pub seek_toc: Book,
+    pub seek_no_toc: Book,
+    /// Two tone chapters of [`SEAM_CHAPTER_SECS`].
+    pub seam: Book,
 }
 
 impl Client {
     pub fn login(earmark: &Path, server: &Server, run_dir: &Path) -> Result<Client, String> {
-        let home = run_dir.join("client");
-        std::fs::create_dir_all(&home).map_err(|e| e.to_string())?;
+        Client::login_at(earmark, &server.url, &run_dir.join("client"))
+    }
+
+    /// A client of the server at `url` (a proxy's, say) in `home`.
+    pub fn login_at(earmark: &Path, url: &str, home: &Path) -> Result<Client, String> {
+        std::fs::create_dir_all(home).map_err(|e| e.to_string())?;
         let mut c = Client {
             earmark: earmark.to_owned(),
-            home,
-            server_url: server.url.clone(),
+            home: home.to_owned(),
+            server_url: url.to_owned(),
             token: String::new(),
-            small: Book {
-                id: String::new(),
-                chapter: String::new(),
-            },
-            hour: Book {
-                id: String::new(),
-                chapter: String::new(),
-            },
-            long: Book {
-                id: String::new(),
-                chapter: String::new(),
-            },
+            small: Book::default(),
+            hour: Book::default(),
+            long: Book::default(),
+            seek_toc: Book::default(),
+            seek_no_toc: Book::default(),
+            seam: Book::default(),
         };
         let mut login = c.command();
         login
-            .args([
-                "login",
-                "--server",
-                &server.url,
-                "--user",
-                USER,
-                "--password-stdin",
-            ])
+            .args(["login", "--server", url, "--user", USER, "--password-stdin"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null());
         with_password(&mut login, "earmark login")?;
@@ -324,20 +370,34 @@ impl Client {
             let (m, _) = run(c.command().args(["--json", "manifest", &id]))?;
             let m: serde_json::Value = serde_json::from_str(&m).map_err(|e| e.to_string())?;
             let items = m["items"].as_array().ok_or("manifest: no items")?;
-            let chapter = items[0]["chapterId"]
-                .as_str()
-                .or_else(|| items[0]["chapter_id"].as_str())
-                .unwrap_or_default()
-                .to_owned();
-            let book = Book { id, chapter };
+            let chapters: Vec<String> = items
+                .iter()
+                .map(|i| {
+                    i["chapterId"]
+                        .as_str()
+                        .or_else(|| i["chapter_id"].as_str())
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+                .collect();
+            let book = Book {
+                id,
+                chapter: chapters.first().cloned().unwrap_or_default(),
+                chapters,
+                duration: items[0]["durationSec"].as_f64(),
+            };
             match title {
                 t if t.contains("Small") => c.small = book,
                 t if t.contains("Hour") => c.hour = book,
                 t if t.contains("Long") => c.long = book,
+                t if t.contains("Seek No TOC") => c.seek_no_toc = book,
+                t if t.contains("Seek TOC") => c.seek_toc = book,
+                t if t.contains("Seam") => c.seam = book,
                 _ => {}
             }
         }
-        if [&c.small, &c.hour, &c.long].iter().any(|b| b.id.is_empty()) {
+        let all = [&c.small, &c.hour, &c.long, &c.seek_toc, &c.seek_no_toc];
+        if all.iter().any(|b| b.id.is_empty()) || c.seam.chapters.len() != 2 {
             return Err(format!(
                 "the bench library's books were not all listed: {books}"
             ));
@@ -360,13 +420,31 @@ impl Client {
     }
 
     pub fn stream_url(&self, book: &Book) -> String {
+        self.chapter_url(&book.chapter)
+    }
+
+    /// The chapter's raw stream with the token in the URL (for peers).
+    pub fn chapter_url(&self, chapter: &str) -> String {
         format!(
-            "{}/chapters/{}/play?raw=1&access_token={}",
-            self.server_url, book.chapter, self.token
+            "{}/chapters/{chapter}/play?raw=1&access_token={}",
+            self.server_url, self.token
         )
     }
 
     fn play(&self, book: &Book, at: f64, speed: f64, secs: f64) -> Result<Played, String> {
+        self.play_on(book, at, speed, secs, "null")
+    }
+
+    /// `earmark play` of `book` from its first chapter's `at` for `secs`
+    /// to `audio` (`null`, or `device`: ALSA's default device).
+    fn play_on(
+        &self,
+        book: &Book,
+        at: f64,
+        speed: f64,
+        secs: f64,
+        audio: &str,
+    ) -> Result<Played, String> {
         let spawned = crate::measure::monotonic_ms();
         let (out, cost) = run(self.command().args([
             "--json",
@@ -381,7 +459,7 @@ impl Client {
             "--for",
             &secs.to_string(),
             "--audio",
-            "null",
+            audio,
         ]))?;
         let last = out
             .lines()
@@ -421,6 +499,12 @@ impl Client {
 
     pub fn playing(&self, book: &Book, speed: f64, secs: f64) -> Result<Cost, String> {
         self.play(book, 0.0, speed, secs).map(|p| p.cost)
+    }
+
+    /// `book` from its start for `secs` on ALSA's default device (what
+    /// $HOME/.asoundrc of this client makes of it).
+    pub fn play_on_device(&self, book: &Book, secs: f64) -> Result<(), String> {
+        self.play_on(book, 0.0, 1.0, secs, "device").map(|_| ())
     }
 }
 

@@ -126,6 +126,24 @@ impl Pty {
         ))
     }
 
+    /// Waits (at most 60 s) until the screen's text passes `done`;
+    /// returns when the bytes that made it so arrived.
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> Result<Instant, String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            let s = self.screen.lock().unwrap();
+            if done(&s.parser.screen().contents()) {
+                return Ok(s.last_output.unwrap_or_else(Instant::now));
+            }
+            drop(s);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Err(format!(
+            "the player never showed {what}; screen:\n{}",
+            self.text()
+        ))
+    }
+
     /// Writes `bytes`; returns when it started writing (a fast frame can
     /// be read back before the write call returns).
     fn keys(&mut self, bytes: &str) -> Result<Instant, String> {
@@ -198,6 +216,35 @@ pub fn states(
         ("playing", playing),
         ("paused", paused),
     ])
+}
+
+/// The book screen opened `runs` times from the library, the first two
+/// rows in turn (so each open loads a book not on screen): when Enter was
+/// written, and when the screen was complete (its chapter list in place of
+/// "Loading chapters…").
+pub fn book_screens(client: &Client, runs: usize) -> Result<Vec<(Instant, Instant)>, String> {
+    let mut tui = Pty::start(client)?;
+    tui.wait_for("Bench Small")?;
+    // Let the start-up work (cache write, license check) settle.
+    std::thread::sleep(Duration::from_secs(2));
+    let mut opens = Vec::new();
+    for i in 0..runs {
+        if i > 0 {
+            tui.keys(if i % 2 == 1 { "j" } else { "k" })?;
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        let enter = tui.keys("\r")?;
+        let done = tui.wait_until("a complete book screen", |s| {
+            s.contains("[Chapters]") && !s.contains("Loading chapters")
+        })?;
+        opens.push((enter, done));
+        std::thread::sleep(Duration::from_millis(300));
+        tui.keys("\x1b")?;
+        tui.wait_until("the library again", |s| !s.contains("[Chapters]"))?;
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    tui.quit();
+    Ok(opens)
 }
 
 pub struct Big {

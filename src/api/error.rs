@@ -98,6 +98,18 @@ pub enum ApiError {
         status: u16,
         kind: BodyKind,
     },
+    /// A chapter stream answered with a success status and a body that is
+    /// not audio and names no error earmark knows: a page (`kind`), or a
+    /// JSON answer (`kind` is `None`).
+    #[error(
+        "the server at {address} answered the chapter stream with {} (HTTP {status}) instead of audio; check the address and gateway prefix",
+        not_audio_text(.kind)
+    )]
+    NotAudio {
+        address: String,
+        status: u16,
+        kind: Option<BodyKind>,
+    },
     /// JSON arrived but a required field is missing or has the wrong type.
     #[error("unexpected answer from {endpoint}: {field} {problem}")]
     Decode {
@@ -123,6 +135,13 @@ fn rate_limited_text(after: &Option<std::time::Duration>, message: &str) -> Stri
     }
 }
 
+fn not_audio_text(kind: &Option<BodyKind>) -> String {
+    match kind {
+        Some(k) => k.to_string(),
+        None => "a JSON answer that names no error earmark knows".into(),
+    }
+}
+
 fn unauthorized_text(code: Option<&str>, message: &str) -> String {
     if code == Some("invalid_credentials") {
         format!("wrong user name or password ({message})")
@@ -134,7 +153,7 @@ fn unauthorized_text(code: Option<&str>, message: &str) -> String {
 /// Coarse classes of errors, for exit codes and UI decisions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
-    /// The request itself was wrong (400, 413, decode problems).
+    /// The request itself was wrong (400, 413, another 4xx).
     Request,
     /// Log in again (401).
     Auth,
@@ -143,7 +162,9 @@ pub enum ErrorClass {
     /// 403 general.
     Forbidden,
     NotFound,
-    /// The server could not be reached, failed, or answered something that is not the API.
+    /// The server could not be reached, failed, or answered something
+    /// that is not the API or that earmark cannot read (a malformed answer
+    /// is the server's fault, not the user's).
     NetworkOrServer,
     /// Identity headers wrong or missing (409/428/400 scope).
     Scope,
@@ -152,7 +173,7 @@ pub enum ErrorClass {
 impl ApiError {
     pub fn class(&self) -> ErrorClass {
         match self {
-            ApiError::BadRequest { .. } | ApiError::Decode { .. } => ErrorClass::Request,
+            ApiError::BadRequest { .. } => ErrorClass::Request,
             ApiError::Status { status, .. } if *status < 500 => ErrorClass::Request,
             ApiError::Status { .. } => ErrorClass::NetworkOrServer,
             ApiError::Unauthorized { .. } | ApiError::NotLoggedIn => ErrorClass::Auth,
@@ -167,7 +188,27 @@ impl ApiError {
             ApiError::Server { .. }
             | ApiError::Network { .. }
             | ApiError::NotJson { .. }
+            | ApiError::NotAudio { .. }
+            | ApiError::Decode { .. }
             | ApiError::Redirect { .. } => ErrorClass::NetworkOrServer,
+        }
+    }
+
+    /// The code the server named (normalized to `snake_case`): the
+    /// contract's for its own variants, the body's for the others.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ApiError::LicenseRequired { .. } => Some("license_required"),
+            ApiError::ScopeMismatch { .. } => Some("listening_scope_mismatch"),
+            ApiError::ScopeRequired { .. } | ApiError::IdentityHeadersIgnored { .. } => {
+                Some("listening_scope_required")
+            }
+            ApiError::ScopeInvalid { .. } => Some("listening_scope_invalid"),
+            ApiError::BadRequest { code, .. }
+            | ApiError::Unauthorized { code, .. }
+            | ApiError::Forbidden { code, .. }
+            | ApiError::Status { code, .. } => code.as_deref(),
+            _ => None,
         }
     }
 
@@ -183,6 +224,8 @@ impl ApiError {
             | ApiError::Redirect { .. }
             | ApiError::RateLimited { .. } => true,
             ApiError::Status { status, .. } => *status >= 500 || *status == 408,
+            // A page where audio was expected: a gateway in the way.
+            ApiError::NotAudio { kind, .. } => kind.is_some(),
             _ => false,
         }
     }
@@ -248,7 +291,8 @@ impl ApiError {
             ApiError::RateLimited { .. } => 429,
             ApiError::Server { status, .. }
             | ApiError::Status { status, .. }
-            | ApiError::NotJson { status, .. } => *status,
+            | ApiError::NotJson { status, .. }
+            | ApiError::NotAudio { status, .. } => *status,
             _ => return None,
         })
     }
@@ -418,6 +462,22 @@ mod tests {
         assert!(
             m.contains("try again in 30 s") && !m.contains("password"),
             "{m}"
+        );
+    }
+
+    #[test]
+    fn an_answer_earmark_cannot_read_is_the_servers_fault() {
+        let d = ApiError::Decode {
+            endpoint: "GET /books".into(),
+            field: "items".into(),
+            problem: "is missing".into(),
+        };
+        assert_eq!(d.class(), ErrorClass::NetworkOrServer);
+        assert!(!d.is_transient() && d.is_rejection());
+        assert_eq!(e(400, Some("bad_request")).code(), Some("bad_request"));
+        assert_eq!(
+            e(403, Some("license_required")).code(),
+            Some("license_required")
         );
     }
 

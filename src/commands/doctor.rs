@@ -89,8 +89,8 @@ async fn checks(
     license_check(&client, r).await?;
     let first = books_checks(&client, r).await?;
     if let Some(book) = &first {
-        book_checks(&client, book, r).await;
-        progress_check(&client, book, r).await?;
+        let manifest = book_checks(&client, book, r).await;
+        progress_check(&client, book, manifest.as_ref(), r).await?;
     } else {
         r.add(
             "progress shape",
@@ -310,7 +310,17 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
                 "none said (the client reads on until an empty or repeated page)"
             };
             let total = i.total.map(|t| format!(", total {t}")).unwrap_or_default();
-            r.add("paging style", Some(true), format!("{style}{total}"));
+            let size = u64::from(p.page_size.max(1));
+            let numbering = if wire::skipped_first_page(i, list.items.len(), size) {
+                ", pages counted from 0 (the answer to page=1 is not the first page)"
+            } else {
+                ""
+            };
+            r.add(
+                "paging style",
+                Some(true),
+                format!("{style}{total}{numbering}"),
+            );
         }
         Err(e) => {
             r.add(
@@ -323,11 +333,15 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
     }
     let listing = client.books_listing(&BookQuery::default()).await?;
     let skipped = listing.skipped.len();
+    let incomplete = listing
+        .shortfall
+        .map(|s| format!("; the library is INCOMPLETE: {}", s.describe("books")))
+        .unwrap_or_default();
     r.add(
         "books",
-        Some(skipped == 0),
+        Some(skipped == 0 && listing.complete()),
         format!(
-            "{} read, {skipped} could not be read{}",
+            "{} read, {skipped} could not be read{}{incomplete}",
             listing.items.len(),
             listing
                 .skipped
@@ -339,32 +353,44 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
     Ok(listing.items.first().map(|b| b.id.clone()))
 }
 
-async fn book_checks(client: &Client, book: &BookId, r: &mut Report) {
+/// The first book's details and manifest; the manifest, when it decodes.
+async fn book_checks(client: &Client, book: &BookId, r: &mut Report) -> Option<Manifest> {
     match client.book(book).await {
         Ok(_) => r.add("book details", Some(true), format!("book {book}")),
         Err(e) => r.add("book details", Some(false), e.to_string()),
     }
     match client.manifest(book).await {
-        Ok(m) => r.add(
-            "manifest",
-            Some(true),
-            format!("{} chapters", m.items.len()),
-        ),
-        Err(e) => r.add("manifest", Some(false), e.to_string()),
+        Ok(m) => {
+            r.add(
+                "manifest",
+                Some(true),
+                format!("{} chapters", m.items.len()),
+            );
+            Some(m)
+        }
+        Err(e) => {
+            r.add("manifest", Some(false), e.to_string());
+            None
+        }
     }
 }
 
 async fn progress_check(
     client: &Client,
     book: &BookId,
+    manifest: Option<&Manifest>,
     r: &mut Report,
 ) -> Result<(), CommandError> {
     let segs = ["auth", "reading-progress", book.as_str()];
     let a = client.probe(Method::GET, &segs, &[], None, true).await?;
-    let (ok, detail) = match (&a.body, a.status) {
-        (_, 404) => (Some(true), "no progress yet (HTTP 404)".to_owned()),
-        (_, 204) => (Some(true), "no progress yet (HTTP 204)".to_owned()),
-        (Ok(v), 200..=299) => match wire::decode_progress_read(v) {
+    let (ok, detail) = match (&a.body, a.status, manifest) {
+        (_, 404, _) => (Some(true), "no progress yet (HTTP 404)".to_owned()),
+        (_, 204, _) => (Some(true), "no progress yet (HTTP 204)".to_owned()),
+        (Ok(_), 200..=299, None) => (
+            None,
+            "not checked: a progress answer is read against the book's manifest, which could not be read".to_owned(),
+        ),
+        (Ok(v), 200..=299, Some(m)) => match wire::decode_progress_read(v, book, m) {
             ProgressRead::Record { progress, settings } => (
                 Some(true),
                 format!(
@@ -389,7 +415,7 @@ async fn progress_check(
                 ),
             ),
         },
-        (body, status) => (None, format!("HTTP {status}: {}", describe(body))),
+        (body, status, _) => (None, format!("HTTP {status}: {}", describe(body))),
     };
     r.add("progress shape", ok, detail);
     Ok(())

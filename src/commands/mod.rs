@@ -6,6 +6,7 @@
 
 pub mod doctor;
 pub mod downloads;
+pub mod export;
 pub mod listening;
 mod output;
 pub mod password;
@@ -87,9 +88,17 @@ pub enum ClientCommand {
         #[command(subcommand)]
         action: Option<FavoriteAction>,
     },
-    /// List a book's bookmarks, or add/remove one.
+    /// List a book's bookmarks, add/remove one, or export them.
     Bookmarks {
-        book_id: String,
+        /// The book's id (leave it out with --all).
+        #[arg(required_unless_present = "all")]
+        book_id: Option<String>,
+        /// Export the bookmarks of every book (with --export).
+        #[arg(long, requires = "export", conflicts_with = "book_id")]
+        all: bool,
+        /// Write the bookmarks as Markdown or CSV (chapter, times, note, date).
+        #[arg(long, value_enum)]
+        export: Option<export::ExportFormat>,
         #[command(subcommand)]
         action: Option<BookmarkAction>,
     },
@@ -244,6 +253,19 @@ async fn dispatch(
         ClientCommand::Doctor { password_stdin } => {
             doctor::run(&profile, password_stdin, out).await
         }
+        ClientCommand::Bookmarks {
+            book_id,
+            export: Some(format),
+            action,
+            ..
+        } => {
+            if action.is_some() {
+                return Err(CommandError::usage(
+                    "--export writes the bookmarks out; it does not go with add or remove",
+                ));
+            }
+            export::bookmarks(global, &profile, book_id.map(BookId::new), format).await
+        }
         cmd => {
             let session = Session::load(&profile)?;
             let client = session.client(&profile)?;
@@ -300,7 +322,7 @@ async fn login(profile: &Profile, password_stdin: bool, out: &mut Out) -> Result
     };
     out.json(json!({
         "profile": s.profile, "server": s.server.as_str(), "user": s.user,
-        "userId": s.user_id.0, "serverId": s.server_id.as_str(),
+        "userId": s.user_id, "serverId": s.server_id.as_str(),
         "tokenStore": s.token_store.to_string(), "license": license_json,
     }));
     out.line(format!(
@@ -372,7 +394,7 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
     let license = client.license_status().await;
     out.json(json!({
         "profile": session.profile, "loggedIn": true, "server": session.server.as_str(),
-        "user": session.user, "userId": session.user_id.0, "serverId": session.server_id.as_str(),
+        "user": session.user, "userId": session.user_id, "serverId": session.server_id.as_str(),
         "tokenStore": session.token_store.to_string(),
         "license": license.as_ref().ok().map(output::license_json),
     }));
@@ -425,9 +447,13 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
             if stream {
                 output::books_stream(out, client.book_pager(&q), &select).await?;
             } else {
-                let mut listing = client.books_listing(&q).await?;
-                select.apply(&mut listing.items);
-                output::books_listing(out, &listing);
+                let listing = client.books_listing(&q).await?;
+                let shown = (!select.is_empty()).then(|| {
+                    let mut books = listing.items.clone();
+                    select.apply(&mut books);
+                    books
+                });
+                output::books_listing(out, &listing, shown.as_deref(), "library");
             }
         }
         ClientCommand::Search { text } => {
@@ -439,8 +465,8 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
                 text: Some(text),
                 ..Default::default()
             };
-            let books = client.search(&q).await?;
-            output::books(out, &books);
+            let listing = client.search_listing(&q).await?;
+            output::books_listing(out, &listing, None, "search result list");
         }
         ClientCommand::Book { book_id } => {
             let book = client.book(&BookId::new(book_id)).await?;
@@ -481,8 +507,12 @@ async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(
                 format!("Removed {id} from the favorites.")
             });
         }
-        ClientCommand::Bookmarks { book_id, action } => {
-            let book = BookId::new(book_id);
+        ClientCommand::Bookmarks {
+            book_id, action, ..
+        } => {
+            let book = BookId::new(
+                book_id.ok_or_else(|| CommandError::usage("which book? give its BOOK_ID"))?,
+            );
             match action {
                 None => {
                     let marks = client.bookmarks(&book).await?;

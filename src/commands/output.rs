@@ -1,7 +1,7 @@
 //! Text and JSON output of the client commands. JSON shapes are documented
 //! in docs/cli.md and kept stable: camelCase keys, seconds as numbers.
 
-use crate::api::{ApiError, Client, Listing, Pager, ProgressState, SkippedItem};
+use crate::api::{ApiError, Client, Listing, Pager, ProgressState, Shortfall, SkippedItem};
 use crate::domain::*;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -143,13 +143,34 @@ fn warn_skipped(out: &Out, s: &[SkippedItem]) {
     }
 }
 
-/// The whole list as one document, with the items that could not be read.
-pub fn books_listing(out: &mut Out, l: &Listing<Book>) {
-    books(out, &l.items);
+/// The whole list as one document: the items (`shown`: after the
+/// command's own selection, else all), `total` (the server's count
+/// whenever it gave one and nothing was selected, else the items shown),
+/// `read` (books read from the server), `complete` (false when the
+/// server's own counts or flags say books are missing) and the items that
+/// could not be read. `what`: "library", "search results".
+pub fn books_listing(out: &mut Out, l: &Listing<Book>, shown: Option<&[Book]>, what: &str) {
+    let items = shown.unwrap_or(&l.items);
+    books(out, items);
     if let Some(Value::Object(doc)) = out.doc.as_mut() {
+        let total = match shown {
+            None => l.total.unwrap_or(items.len() as u64),
+            Some(s) => s.len() as u64,
+        };
+        doc.insert("total".into(), json!(total));
+        doc.insert("read".into(), json!(l.read));
+        doc.insert("complete".into(), json!(l.complete()));
         doc.insert("skipped".into(), skipped_json(&l.skipped));
     }
     warn_skipped(out, &l.skipped);
+    warn_incomplete(out, l.shortfall, what);
+}
+
+/// An incomplete list is never silent: one sentence on stderr.
+fn warn_incomplete(out: &Out, short: Option<Shortfall>, what: &str) {
+    if let (false, Some(s)) = (out.json, short) {
+        eprintln!("earmark: the {what} is incomplete: {}", s.describe("books"));
+    }
 }
 
 /// Pages as they arrive: text lines, or one JSON line per page
@@ -185,6 +206,11 @@ pub async fn books_stream(
         out.line("No books.");
     }
     warn_skipped(out, pager.skipped());
+    let short = pager.shortfall();
+    if let (true, Some(s)) = (out.json, short) {
+        out.json_line(&json!({"complete": false, "total": s.reported, "read": s.read}));
+    }
+    warn_incomplete(out, short, "library");
     Ok(())
 }
 

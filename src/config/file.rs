@@ -35,7 +35,7 @@ pub struct Config {
     pub theme: Option<toml::Table>,
     #[serde(default)]
     pub player: Option<toml::Table>,
-    /// `[ui]`: `covers` (`ui::UiConfig::from_toml` checks it).
+    /// `[ui]`: `covers`, `accessible` (`ui::UiConfig::from_toml` checks them).
     #[serde(default)]
     pub ui: Option<toml::Table>,
     #[serde(default)]

@@ -65,7 +65,7 @@ impl Session {
         Auth {
             token: self.token.clone(),
             server_id: self.server_id.clone(),
-            user_id: self.user_id,
+            user_id: self.user_id.clone(),
         }
     }
 
@@ -183,7 +183,7 @@ pub async fn login(
     let record = SessionRecord {
         server: server.clone(),
         server_id: data.server_id.clone(),
-        user_id: data.user_id,
+        user_id: data.user_id.clone(),
         user: data.user_name.clone().unwrap_or_else(|| user.clone()),
         token_store: saved.kind,
         logged_in_at: now_millis(),

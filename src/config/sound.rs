@@ -11,6 +11,7 @@
 //! so the player and `earmark sound` never undo each other.
 
 use crate::domain::{BookId, SoundSettings};
+use crate::durable::{LockFile, Wait, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -83,7 +84,7 @@ fn move_aside(path: &Path, why: &str) -> Result<PathBuf, String> {
 pub struct SoundBooks {
     path: PathBuf,
     stored: Mutex<Stored>,
-    /// One save at a time (they share the temp file).
+    /// One save at a time in this process (each reads, merges, writes).
     saving: Mutex<()>,
     damaged: Option<PathBuf>,
     /// Why the file could not be read (then it is never written).
@@ -165,15 +166,17 @@ impl SoundBooks {
     }
 
     /// Writes this store's changes over what the file holds now, under a
-    /// lock file (temp file, fsync, rename), and takes in what others
-    /// wrote. Blocking.
+    /// lock file, atomically (a failed write, e.g. on a full disk, leaves
+    /// the old file whole and keeps the changes for the next save), and
+    /// takes in what others wrote. Blocking. The error names the file and
+    /// why ("the disk is full: cannot write …").
     pub fn save(&self) -> Result<(), String> {
         if let Some(why) = &self.unreadable {
             return Err(format!("{why}; not overwriting it"));
         }
         let _one = self.saving.lock().unwrap_or_else(|e| e.into_inner());
-        let fail = |e: std::io::Error| format!("cannot save {}: {e}", self.path.display());
-        let _file_lock = FileLock::take(&self.path.with_extension("json.lock")).map_err(fail)?;
+        let lock_path = self.path.with_extension("json.lock");
+        let _file_lock = LockFile::take(&lock_path, Wait::Yes).map_err(|e| e.to_string())?;
         let mut books = match read_books(&self.path) {
             Read::Books(b) => b,
             Read::Damaged(why) => {
@@ -190,7 +193,7 @@ impl SoundBooks {
         apply(&mut books, &set, &added);
         let written = serde_json::to_vec_pretty(&books)
             .map_err(|e| e.to_string())
-            .and_then(|bytes| write_atomic(&self.path, &bytes).map_err(fail));
+            .and_then(|bytes| write_atomic(&self.path, &bytes).map_err(|e| e.to_string()));
         let mut s = lock(&self.stored);
         match written {
             Ok(()) => {
@@ -229,44 +232,6 @@ fn apply(
     for (k, v) in added {
         books.entry(k.clone()).or_default().silence_saved_sec += v;
     }
-}
-
-/// An exclusive `flock` on a lock file beside `sound.json`, held while a
-/// save reads, merges and replaces it (the player and `earmark sound` may
-/// save at once).
-struct FileLock {
-    _file: std::fs::File,
-}
-
-impl FileLock {
-    fn take(path: &Path) -> std::io::Result<Self> {
-        use std::os::fd::AsRawFd;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)?;
-        // SAFETY: flock on a descriptor we own; released when it closes.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Self { _file: f })
-    }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension(format!("json.tmp.{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

@@ -2,12 +2,16 @@
 //! through the play endpoint (the client's stream request, so the token
 //! and the license rule are the API's), into `.part` files that resume
 //! with a Range request, checked against the announced length, then
-//! renamed. The size limit is checked before the first audio byte.
+//! renamed. The size limit and the free space are checked before the
+//! first audio byte; a disk that fills up on the way stops the download
+//! with a clear message and removes the unfinished file (a `.part` is
+//! never counted complete).
 
 use super::plan::{Resume, human_bytes, plan, resume_from};
 use super::store::{Download, DownloadState, FileEntry, Scope, Snapshot, Store, StoreError};
 use crate::api::{ApiError, Client, StreamRequest};
 use crate::domain::{BookId, now_millis};
+use crate::durable::{DiskError, Fault, LockFile, Wait};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
@@ -64,30 +68,28 @@ pub struct Outcome {
 }
 
 /// Holds an exclusive lock on a book directory while it is downloaded.
-struct DirLock(#[allow(dead_code)] std::fs::File);
-
-fn lock_dir(dir: &Path) -> Result<DirLock, DownloadError> {
-    use std::os::fd::AsRawFd;
-    let path = dir.join(".lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| write_error(&path, e))?;
-    // SAFETY: flock on a descriptor this function owns.
-    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r != 0 {
-        return Err(DownloadError::Busy);
-    }
-    Ok(DirLock(f))
+fn lock_dir(dir: &Path) -> Result<LockFile, DownloadError> {
+    LockFile::take(&dir.join(".lock"), Wait::No).map_err(|e| match e.fault {
+        Fault::Locked => DownloadError::Busy,
+        _ => StoreError::Disk(e).into(),
+    })
 }
 
-fn write_error(path: &Path, e: impl std::fmt::Display) -> DownloadError {
-    DownloadError::Write {
-        path: path.display().to_string(),
-        message: e.to_string(),
+fn write_error(path: &Path, e: std::io::Error) -> DownloadError {
+    StoreError::Disk(DiskError::new(path, e)).into()
+}
+
+/// A write to a `.part` failed. On a full disk the part is removed: its
+/// space goes back to the rest of the system (the sync journal first).
+fn part_failed(part: &Path, e: std::io::Error) -> DownloadError {
+    let e = DiskError::new(part, e);
+    if e.fault == Fault::DiskFull {
+        if let Err(r) = std::fs::remove_file(part) {
+            tracing::warn!("download: cannot remove {}: {r}", part.display());
+        }
+        return StoreError::Full(e).into();
     }
+    StoreError::Disk(e).into()
 }
 
 /// Downloads (or resumes, or updates) `book` for `scope`.
@@ -164,6 +166,13 @@ pub async fn download(
             }
             return Err(DownloadError::TooLarge { need, used, limit });
         }
+    }
+    if let Err(e) = store.check_room(&dir, total.saturating_sub(on_disk)) {
+        if !had_files || replaced {
+            drop(_lock);
+            let _ = store.remove(scope, book);
+        }
+        return Err(e.into());
     }
     store.save_snapshot(&dir, &snapshot)?;
     let mut meter = Meter {
@@ -377,7 +386,7 @@ async fn fetch_file(
             .truncate(!append)
             .open(&part)
             .await
-            .map_err(|e| write_error(&part, e))?;
+            .map_err(|e| part_failed(&part, e))?;
         // Few large writes; flushed every second, so an interrupted
         // download keeps (and resumes from) nearly all it received.
         let mut file = tokio::io::BufWriter::with_capacity(1 << 20, file);
@@ -400,11 +409,11 @@ async fn fetch_file(
                     }
                     file.write_all(&bytes)
                         .await
-                        .map_err(|e| write_error(&part, e))?;
+                        .map_err(|e| part_failed(&part, e))?;
                     written += bytes.len() as u64;
                     // A rate-limited download waits after each chunk: write it first.
                     if meter.rate.is_some() || flushed.elapsed() >= Duration::from_secs(1) {
-                        file.flush().await.map_err(|e| write_error(&part, e))?;
+                        file.flush().await.map_err(|e| part_failed(&part, e))?;
                         flushed = Instant::now();
                     }
                     meter.add(bytes.len() as u64).await;
@@ -418,11 +427,11 @@ async fn fetch_file(
                 }
             }
         }
-        file.flush().await.map_err(|e| write_error(&part, e))?;
+        file.flush().await.map_err(|e| part_failed(&part, e))?;
         file.get_ref()
             .sync_all()
             .await
-            .map_err(|e| write_error(&part, e))?;
+            .map_err(|e| part_failed(&part, e))?;
         drop(file);
         if written == total {
             return finish(&part, &done, total, entry).map(|_| changed);
@@ -460,5 +469,13 @@ fn finish(part: &Path, done: &Path, total: u64, entry: &FileEntry) -> Result<(),
             message: format!("the file on disk is not {total} bytes long"),
         });
     }
-    std::fs::rename(part, done).map_err(|e| write_error(done, e))
+    std::fs::rename(part, done).map_err(|e| write_error(done, e))?;
+    // The rename survives a power cut (else the file would come back as
+    // a whole `.part`, which the next run renames).
+    if let Some(dir) = done.parent()
+        && let Err(e) = crate::durable::sync_dir(dir)
+    {
+        tracing::warn!("download: cannot flush {}: {e}", dir.display());
+    }
+    Ok(())
 }

@@ -33,7 +33,7 @@ impl Scope {
         Scope {
             server: session.server.clone(),
             server_id: session.server_id.clone(),
-            user_id: session.user_id,
+            user_id: session.user_id.clone(),
         }
     }
 }

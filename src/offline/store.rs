@@ -9,10 +9,15 @@
 //!       <file key>.audio    a complete file (its length is in the snapshot)
 //!       <file key>.part     a file still being downloaded: never played
 //! ```
-//! Keys are hashes, so server-chosen ids never become path names.
+//! Keys are hashes, so server-chosen ids never become path names. The
+//! snapshot and scope files are written atomically and fsynced
+//! (`durable::write_atomic`), so a power cut never leaves a torn snapshot;
+//! a write that fails says why ([`StoreError::Disk`]: the disk is full,
+//! read-only, no permission).
 
 use crate::api::BaseUrl;
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, ServerId, UserId};
+use crate::durable::{DiskError, write_atomic};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -33,7 +38,7 @@ impl Scope {
             "{}\n{}\n{}",
             self.server.as_str(),
             self.server_id.as_str(),
-            self.user_id.0
+            self.user_id
         ))
     }
 }
@@ -133,6 +138,18 @@ pub enum StoreError {
     },
     #[error("{path} cannot be read ({message}); remove the download and download it again")]
     Corrupt { path: PathBuf, message: String },
+    /// A file of the download cannot be written.
+    #[error("{0}")]
+    Disk(#[from] DiskError),
+    /// The disk filled up while a file was downloaded: its unfinished
+    /// part was removed to give the space back.
+    #[error(
+        "{0}; the unfinished file was removed to free its space: free some space, then download the book again"
+    )]
+    Full(DiskError),
+    /// Checked before the first audio byte.
+    #[error("the disk is full: this book needs {} more but {} has only {} free; free some space or remove a download (`earmark downloads remove BOOK_ID`)", crate::offline::human_bytes(*.need), .dir.display(), crate::offline::human_bytes(*.free))]
+    NoRoom { dir: PathBuf, need: u64, free: u64 },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -167,7 +184,7 @@ impl Store {
     /// Creates the book's directory (and writes the scope file).
     pub fn prepare(&self, scope: &Scope, book: &BookId) -> Result<PathBuf, StoreError> {
         let dir = self.book_dir(scope, book);
-        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        std::fs::create_dir_all(&dir).map_err(|e| DiskError::new(&dir, e))?;
         let scope_file = self.root.join(scope.key()).join("scope.json");
         if !scope_file.exists() {
             let text = serde_json::to_vec_pretty(scope).expect("a scope serializes");
@@ -179,7 +196,21 @@ impl Store {
     /// Writes the snapshot next to the files (atomically).
     pub fn save_snapshot(&self, dir: &Path, snapshot: &Snapshot) -> Result<(), StoreError> {
         let text = serde_json::to_vec_pretty(snapshot).expect("a snapshot serializes");
-        write_atomic(&dir.join("snapshot.json"), &text)
+        Ok(write_atomic(&dir.join("snapshot.json"), &text)?)
+    }
+
+    /// Fails with [`StoreError::NoRoom`] unless the file system of `dir`
+    /// has `need` bytes free for this user. A file system that cannot
+    /// tell is taken at its word: the writes themselves say so.
+    pub fn check_room(&self, dir: &Path, need: u64) -> Result<(), StoreError> {
+        match free_bytes(dir) {
+            Some(free) if free < need => Err(StoreError::NoRoom {
+                dir: dir.to_owned(),
+                need,
+                free,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The download of `book` in `scope`, if there is one.
@@ -319,11 +350,17 @@ pub fn state_of(files: &[(Option<u64>, Option<u64>, Option<u64>)]) -> DownloadSt
     }
 }
 
-/// Write to a temporary name in the same directory, then rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
+/// Bytes an unprivileged user may still write on `dir`'s file system.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs reads the NUL-terminated path and writes only into
+    // the struct we own.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 #[cfg(test)]

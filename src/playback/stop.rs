@@ -30,7 +30,11 @@ pub fn of_api(e: &ApiError) -> StopReason {
 /// says the server's own words).
 pub fn stop_of_api(e: &ApiError) -> Stop {
     let message = match e {
-        ApiError::LicenseRequired { message } => message.clone(),
+        // The server's own words, when they say what the stop is.
+        ApiError::LicenseRequired { message } if message.to_lowercase().contains("license") => {
+            message.clone()
+        }
+        ApiError::LicenseRequired { message } => format!("the license is required: {message}"),
         e => e.to_string(),
     };
     Stop::new(of_api(e), message)
@@ -44,14 +48,14 @@ pub fn of_engine(kind: ErrorKind) -> StopReason {
         ErrorKind::Forbidden => StopReason::Forbidden,
         ErrorKind::Scope => StopReason::Scope,
         ErrorKind::NotFound => StopReason::NotFound,
+        ErrorKind::Rejected => StopReason::Rejected,
         ErrorKind::Http => StopReason::Network,
         ErrorKind::Decode | ErrorKind::Output | ErrorKind::UnknownChapter => StopReason::Local,
     }
 }
 
 /// The engine's kind for a stream refused for `reason` (the inverse of
-/// [`of_engine`]; a refused request has no kind of its own and counts as
-/// the server's failure).
+/// [`of_engine`]).
 fn engine_kind(reason: StopReason) -> ErrorKind {
     match reason {
         StopReason::License => ErrorKind::LicenseRequired,
@@ -59,7 +63,8 @@ fn engine_kind(reason: StopReason) -> ErrorKind {
         StopReason::Forbidden => ErrorKind::Forbidden,
         StopReason::Scope => ErrorKind::Scope,
         StopReason::NotFound => ErrorKind::NotFound,
-        StopReason::Network | StopReason::Rejected => ErrorKind::Http,
+        StopReason::Rejected => ErrorKind::Rejected,
+        StopReason::Network => ErrorKind::Http,
         StopReason::Local => ErrorKind::Decode,
     }
 }
@@ -120,11 +125,7 @@ mod tests {
     #[test]
     fn a_stream_refusal_reaches_the_engine_as_the_same_reason() {
         for reason in StopReason::ALL {
-            let back = of_engine(engine_kind(reason));
-            match reason {
-                StopReason::Rejected => assert_eq!(back, StopReason::Network),
-                r => assert_eq!(back, r),
-            }
+            assert_eq!(of_engine(engine_kind(reason)), reason);
         }
     }
 

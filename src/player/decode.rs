@@ -9,13 +9,14 @@
 //! an index and seek accurately.
 
 use std::io::{Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use symphonia::core::codecs::audio::well_known::{
     CODEC_ID_AAC, CODEC_ID_ALAC, CODEC_ID_FLAC, CODEC_ID_OPUS,
 };
 use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymError;
-use symphonia::core::formats::probe::Hint;
+use symphonia::core::formats::probe::{Hint, Probe};
 use symphonia::core::formats::{FormatOptions, FormatReader, SeekMode, SeekTo, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
@@ -23,6 +24,10 @@ use symphonia::core::packet::Packet;
 use symphonia::core::units::{Duration as SymDuration, Time, TimeBase, Timestamp};
 
 use super::mpa::{MpaDemuxer, RangeReader, SharedSeekMap};
+
+mod boundary;
+use boundary::Idle;
+pub use boundary::{catch_panics, quiet_caught_panics};
 
 /// A decoded run of audio.
 #[derive(Debug, Clone)]
@@ -52,6 +57,9 @@ pub enum DecodeError {
     Corrupt(String),
     /// Reading the stream failed (network error, cancelled).
     Io(String),
+    /// The decoder panicked, or worked on without producing audio: the
+    /// chapter cannot be decoded (see [`catch_panics`]).
+    Failed(String),
 }
 
 impl std::fmt::Display for DecodeError {
@@ -60,6 +68,7 @@ impl std::fmt::Display for DecodeError {
             DecodeError::Unsupported(m) => write!(f, "unsupported audio: {m}"),
             DecodeError::Corrupt(m) => write!(f, "corrupt audio: {m}"),
             DecodeError::Io(m) => write!(f, "read error: {m}"),
+            DecodeError::Failed(m) => write!(f, "this chapter could not be decoded ({m})"),
         }
     }
 }
@@ -87,34 +96,52 @@ pub struct StreamHints<'a> {
 }
 
 /// One source read by two owners in turn: symphonia's probe, then the
-/// mp3 demuxer (which always seeks before it reads).
+/// mp3 demuxer (which always seeks before it reads). It keeps the furthest
+/// byte read: reading new bytes is progress (see `boundary`).
 #[derive(Clone)]
-struct SharedSource(Arc<Mutex<Box<dyn MediaSource>>>);
+struct SharedSource {
+    inner: Arc<Mutex<(Box<dyn MediaSource>, u64)>>,
+    furthest: Arc<AtomicU64>,
+}
 
 impl SharedSource {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn MediaSource>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    fn new(source: Box<dyn MediaSource>) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new((source, 0))),
+            furthest: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Box<dyn MediaSource>, u64)> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Read for SharedSource {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.lock().read(buf)
+        let mut g = self.lock();
+        let n = g.0.read(buf)?;
+        g.1 += n as u64;
+        self.furthest.fetch_max(g.1, Ordering::Relaxed);
+        Ok(n)
     }
 }
 
 impl Seek for SharedSource {
     fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        self.lock().seek(pos)
+        let mut g = self.lock();
+        let at = g.0.seek(pos)?;
+        g.1 = at;
+        Ok(at)
     }
 }
 
 impl MediaSource for SharedSource {
     fn is_seekable(&self) -> bool {
-        self.lock().is_seekable()
+        self.lock().0.is_seekable()
     }
     fn byte_len(&self) -> Option<u64> {
-        self.lock().byte_len()
+        self.lock().0.byte_len()
     }
 }
 
@@ -142,6 +169,32 @@ pub struct StreamDecoder {
     /// mp3: where the valid samples end (encoder padding after it).
     end_time: Option<f64>,
     scratch: Vec<f32>,
+    /// The furthest byte of the stream read so far.
+    furthest_read: Arc<AtomicU64>,
+}
+
+/// symphonia's formats, and of its tag readers only ID3v2 (at the start).
+/// The others (ID3v1, APE) sit at the end of a file, and with them the
+/// probe reads the stream's end before its start: over HTTP two more
+/// requests in series (the end, then the start again) before any audio,
+/// for tags the player does not read.
+fn probe() -> &'static Probe {
+    use symphonia::default::{formats, meta};
+    static PROBE: std::sync::OnceLock<Probe> = std::sync::OnceLock::new();
+    PROBE.get_or_init(|| {
+        let mut p = Probe::default();
+        p.register_format::<formats::AdtsReader<'_>>();
+        p.register_format::<formats::CafReader<'_>>();
+        p.register_format::<formats::FlacReader<'_>>();
+        p.register_format::<formats::IsoMp4Reader<'_>>();
+        p.register_format::<formats::MpaReader<'_>>();
+        p.register_format::<formats::AiffReader<'_>>();
+        p.register_format::<formats::WavReader<'_>>();
+        p.register_format::<formats::OggReader<'_>>();
+        p.register_format::<formats::MkvReader<'_>>();
+        p.register_metadata::<meta::Id3v2Reader<'_>>();
+        p
+    })
 }
 
 /// symphonia's decoders, plus Opus (libopus) with the `opus` feature.
@@ -172,7 +225,8 @@ fn sym_err(e: SymError) -> DecodeError {
 impl StreamDecoder {
     /// Probe the stream and set up a decoder for its first audio track.
     pub fn open(source: Box<dyn MediaSource>, hints: StreamHints<'_>) -> Result<Self, DecodeError> {
-        let shared = SharedSource(Arc::new(Mutex::new(source)));
+        let shared = SharedSource::new(source);
+        let furthest_read = shared.furthest.clone();
         let mss = MediaSourceStream::new(
             Box::new(shared.clone()),
             MediaSourceStreamOptions::default(),
@@ -181,7 +235,7 @@ impl StreamDecoder {
         if let Some(m) = hints.mime {
             hint.mime_type(m);
         }
-        let format = symphonia::default::get_probe()
+        let format = probe()
             .probe(
                 &hint,
                 mss,
@@ -256,6 +310,7 @@ impl StreamDecoder {
             duration,
             end_time: None,
             scratch: Vec::new(),
+            furthest_read,
         };
         if is_mpa {
             dec.use_mpa_demuxer(shared, hints)?;
@@ -399,7 +454,9 @@ impl StreamDecoder {
     /// The next decoded run, or `None` at the end of the stream.
     pub fn next_block(&mut self) -> Result<Option<Decoded>, DecodeError> {
         let mut bad = 0u32;
+        let mut idle = Idle::new(self.furthest_read.load(Ordering::Relaxed));
         loop {
+            idle.packet(self.furthest_read.load(Ordering::Relaxed))?;
             let next = match &mut self.demux {
                 Demux::Symphonia(f) => f.next_packet(),
                 Demux::Mpa(m) => match m.next_packet() {
@@ -480,6 +537,7 @@ impl StreamDecoder {
             if let Some(target) = self.skip_until {
                 if end <= target {
                     self.scratch = samples;
+                    idle.reached(end);
                     continue;
                 }
                 if start < target {

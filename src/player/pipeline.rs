@@ -3,9 +3,11 @@
 //! audio into the renderer. Consecutive items that share a stream (embedded
 //! chapters) continue on the same decoder without reopening it. With skip
 //! silence on, each chapter's audio goes through a `SilenceTrimmer` on its
-//! way to the renderer.
+//! way to the renderer. A decoder that panics or works on without output
+//! fails its chapter ("this chapter could not be decoded"), never the
+//! player.
 
-use super::decode::{DecodeError, Decoded, StreamDecoder, StreamHints};
+use super::decode::{DecodeError, Decoded, StreamDecoder, StreamHints, catch_panics};
 use super::mpa::SeekMaps;
 use super::render::{Block, Renderer};
 use super::silence::{SilenceRule, SilenceTrimmer, Span};
@@ -181,7 +183,9 @@ impl Pipeline {
                     seek_map: Some(Box::new(move |first| maps.get(&key, len, first))),
                     ranges,
                 };
-                let mut dec = match StreamDecoder::open(Box::new(src), hints) {
+                // Every decoder call is a chapter boundary: a panic in it
+                // fails this chapter, not the player (`catch_panics`).
+                let mut dec = match catch_panics(|| StreamDecoder::open(Box::new(src), hints)) {
                     Ok(d) => d,
                     Err(e) => return self.fail(e, &monitor, item),
                 };
@@ -192,7 +196,7 @@ impl Pipeline {
                 monitor.set_read_ahead(source::read_ahead_for(bytes_per_sec, self.read_ahead));
                 let target = item.start + offset;
                 if target > 0.0
-                    && let Err(e) = dec.seek(target)
+                    && let Err(e) = catch_panics(|| dec.seek(target))
                 {
                     return self.fail(e, &monitor, item);
                 }
@@ -211,7 +215,7 @@ impl Pipeline {
             loop {
                 let d = match carry.take() {
                     Some(d) => d,
-                    None => match dec.next_block() {
+                    None => match catch_panics(|| dec.next_block()) {
                         Ok(Some(d)) => d,
                         Ok(None) => {
                             hit_eof = true;

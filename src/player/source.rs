@@ -5,11 +5,14 @@
 //! that window and waits on a condvar. Seeks outside the window restart the
 //! download with a Range request (`bytes=N-`); servers that ignore Range get
 //! a progressive download that skips to the offset. A broken connection is
-//! retried with back-off from the same byte offset. 401/403/404 are fatal;
-//! a 403 is a license stop only when its body's code says `license_required`.
+//! retried with back-off from the same byte offset. A refusal (an error
+//! status, or a success whose body is not audio by its first bytes or its
+//! type, see `http_error::sniff`) is never decoded: the judge of the layer
+//! above (`EngineConfig::judge`) says what it means, and it is fatal.
 //! A `file://` URL (a downloaded book) is read from disk the same way, with
 //! no network at all.
 
+use super::http_error::{self, Sniff};
 use super::mpa::RangeReader;
 use super::{ErrorKind, RefusalJudge};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -26,7 +29,9 @@ pub struct StreamRequest {
 }
 
 /// An answer on a stream that is not audio to play: an error status (a
-/// 4xx other than 416). The judge of the layer above says what it means.
+/// 4xx other than 416), or a success whose body is not audio (`{`, `[`,
+/// `<` first, or a JSON, HTML or text type without an audio signature).
+/// The judge of the layer above says what it means.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub status: u16,
@@ -114,6 +119,8 @@ struct Window {
     /// Bounded range reads are running: the reader is about to jump, so the
     /// download pauses (hangs up) until the reader reads again.
     hold: bool,
+    /// The content type of the answer accepted as audio from byte 0.
+    accepted_type: Option<String>,
 }
 
 impl Window {
@@ -242,6 +249,7 @@ impl HttpSource {
                 stalled: false,
                 generation: 0,
                 hold: false,
+                accepted_type: None,
             }),
             data_ready: Condvar::new(),
             wake_task: Notify::new(),
@@ -387,6 +395,9 @@ async fn read_range(req: &StreamRequest, at: u64, len: usize) -> io::Result<Vec<
         206 => {}
         416 => return Ok(Vec::new()),
         s => return Err(io::Error::other(format!("range read: HTTP {s}"))),
+    }
+    if content_type(&resp).is_some_and(|t| http_error::not_audio_type(&t)) {
+        return Err(io::Error::other("range read: the answer is not audio"));
     }
     let starts_at = resp
         .headers()
@@ -621,14 +632,18 @@ fn parse_content_range_total(v: &str) -> Option<u64> {
 
 /// Where a fetch reads its bytes from.
 enum Body {
-    Http(reqwest::Response),
+    /// An answer, and its first bytes when they were read to look at them.
+    Http(reqwest::Response, Option<bytes::Bytes>),
     File(tokio::fs::File),
 }
 
 impl Body {
     async fn chunk(&mut self) -> Result<Option<bytes::Bytes>, String> {
         match self {
-            Body::Http(r) => r.chunk().await.map_err(|e| e.to_string()),
+            Body::Http(r, head) => match head.take().filter(|h| !h.is_empty()) {
+                Some(h) => Ok(Some(h)),
+                None => r.chunk().await.map_err(|e| e.to_string()),
+            },
             Body::File(f) => {
                 use tokio::io::AsyncReadExt;
                 let mut buf = vec![0u8; 64 * 1024];
@@ -688,6 +703,16 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
     };
     let status = resp.status().as_u16();
     let mut skip: u64 = 0;
+    // Before any of the body is read (the hint shrinks as it is).
+    let length = resp.content_length();
+    let (resp, head) = if matches!(status, 200 | 206) {
+        match look_before_decoding(shared, resp, status == 200 || offset == 0).await {
+            Ok(answer) => answer,
+            Err(o) => return o,
+        }
+    } else {
+        (resp, None)
+    };
     match status {
         206 => {
             let total = resp
@@ -705,7 +730,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
         }
         200 => {
             // Range ignored: the body starts at byte 0.
-            let total = resp.content_length();
+            let total = length;
             let mut w = shared.lock();
             if total.is_some() {
                 w.total = total;
@@ -728,9 +753,61 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             return Outcome::Done;
         }
         500..=599 => return Outcome::Retry,
-        _ => return Outcome::Fatal(refused(shared, resp).await),
+        _ => {
+            let ct = content_type(&resp);
+            return Outcome::Fatal(refused(shared, status, ct, Vec::new(), resp).await);
+        }
     }
-    pump(shared, Body::Http(resp), skip, status == 206, generation).await
+    let body = Body::Http(resp, head);
+    pump(shared, body, skip, status == 206, generation).await
+}
+
+/// A success answer is audio only when it looks like audio: from byte 0
+/// (`at_start`) by its first bytes (read here, and handed on with the
+/// answer), later by its type. Anything else is judged as a refusal.
+async fn look_before_decoding(
+    shared: &Shared,
+    mut resp: reqwest::Response,
+    at_start: bool,
+) -> Result<(reqwest::Response, Option<bytes::Bytes>), Outcome> {
+    let status = resp.status().as_u16();
+    let ct = content_type(&resp);
+    if !at_start {
+        let accepted = shared.lock().accepted_type.clone();
+        if http_error::midstream_not_audio(ct.as_deref(), accepted.as_deref()) {
+            return Err(Outcome::Fatal(
+                refused(shared, status, ct, Vec::new(), resp).await,
+            ));
+        }
+        return Ok((resp, None));
+    }
+    let mut head = Vec::new();
+    let mut complete = false;
+    while http_error::sniff(ct.as_deref(), &head, complete) == Sniff::NeedMore {
+        match tokio::time::timeout(CHUNK_TIMEOUT, resp.chunk()).await {
+            Ok(Ok(Some(c))) => head.extend_from_slice(&c),
+            Ok(Ok(None)) => complete = true,
+            Ok(Err(e)) => {
+                tracing::debug!("stream interrupted: {e}");
+                return Err(Outcome::Retry);
+            }
+            Err(_) => return Err(Outcome::Retry),
+        }
+    }
+    if http_error::sniff(ct.as_deref(), &head, complete) == Sniff::NotAudio {
+        return Err(Outcome::Fatal(
+            refused(shared, status, ct, head, resp).await,
+        ));
+    }
+    shared.lock().accepted_type = ct;
+    Ok((resp, Some(head.into())))
+}
+
+fn content_type(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// Copies `body` into the window (skipping `skip` bytes first), with
@@ -807,16 +884,16 @@ async fn pump(
     }
 }
 
-/// A refusal, judged: its status, type and the body's first bytes (read
-/// within the chunk time-out; a body that does not come is judged empty).
-async fn refused(shared: &Shared, mut resp: reqwest::Response) -> SourceError {
-    let status = resp.status().as_u16();
-    let content_type = resp
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let mut body = Vec::new();
+/// A refusal, judged: its status, type and the body's first bytes (`body`
+/// already read, the rest within the chunk time-out; a body that does not
+/// come is judged as far as it came).
+async fn refused(
+    shared: &Shared,
+    status: u16,
+    content_type: Option<String>,
+    mut body: Vec<u8>,
+    mut resp: reqwest::Response,
+) -> SourceError {
     while body.len() < REFUSAL_BODY_MAX {
         match tokio::time::timeout(CHUNK_TIMEOUT, resp.chunk()).await {
             Ok(Ok(Some(c))) => body.extend_from_slice(&c),

@@ -341,8 +341,9 @@ fn retry_delay(e: &ApiError, attempt: u32) -> Duration {
 
 /// Reads the whole library page by page, sending each page to the UI as
 /// it arrives. A failed page is asked again (transient failures only);
-/// when it still fails the UI is told that the rest is missing and `None`
-/// is returned: a part of the list is never passed off as the library.
+/// when it still fails, or the list ends short of what the server says it
+/// has, the UI is told that the rest is missing and `None` is returned: a
+/// part of the list is never passed off as the library.
 /// `None` too when a newer load has started.
 async fn stream_books(sh: &Arc<Shared>, c: &Client, load: u64) -> Option<Listing<Book>> {
     let mut pager = c.book_pager(&BookQuery::default());
@@ -399,9 +400,11 @@ async fn stream_books(sh: &Arc<Shared>, c: &Client, load: u64) -> Option<Listing
             }
         }
     }
-    Some(Listing {
-        items,
-        skipped: pager.skipped().to_vec(),
-        total: pager.total(),
-    })
+    if let Some(short) = pager.shortfall() {
+        // What arrived stays on screen and is not cached.
+        let why = format!("The library is incomplete: {}.", short.describe("books"));
+        sh.ui.send(Answer::LibraryIncomplete(why));
+        return None;
+    }
+    Some(pager.into_listing(items))
 }

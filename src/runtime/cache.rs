@@ -26,7 +26,7 @@ pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
     h.update([0]);
     h.update(scope.server_id.as_str().as_bytes());
     h.update([0]);
-    h.update(scope.user_id.0.to_le_bytes());
+    h.update(scope.user_id.as_str().as_bytes());
     let name = hex::encode(&h.finalize()[..12]);
     dir.join(format!("library-{name}.tsv"))
 }
@@ -92,7 +92,7 @@ fn header(scope: &Scope) -> String {
     h.push('\t');
     esc(scope.server_id.as_str(), &mut h);
     h.push('\t');
-    h.push_str(&scope.user_id.0.to_string());
+    h.push_str(scope.user_id.as_str());
     h
 }
 
@@ -272,7 +272,7 @@ mod tests {
         let scope = Scope {
             address: "http://a/api/v1".into(),
             server_id: ServerId::new("s1"),
-            user_id: UserId(7),
+            user_id: UserId::from(7),
         };
         let books = vec![
             Book {
@@ -316,7 +316,7 @@ mod tests {
         assert_eq!(loaded[1], books[0]);
         assert_eq!(load_head(dir.path(), &scope, 1).unwrap(), loaded[..1]);
         let other = Scope {
-            user_id: UserId(8),
+            user_id: UserId::from(8),
             ..scope.clone()
         };
         assert!(load(dir.path(), &other).is_none());

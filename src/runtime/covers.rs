@@ -27,8 +27,11 @@ use std::time::SystemTime;
 
 /// All cached covers together.
 pub const CACHE_CAP: u64 = 64 << 20;
-/// Bigger pictures are refused before decoding (memory).
-const MAX_SIDE: u32 = 12_000;
+/// Bigger pictures are refused from their header, before decoding: a side
+/// in pixels, and what the decoder may allocate (a 2,400 px square RGB
+/// cover decodes to 16.5 MiB; the player's RSS is ~20 MB).
+pub const MAX_SIDE: u32 = 4096;
+pub const MAX_DECODE_BYTES: u64 = 32 << 20;
 
 pub(crate) struct Covers {
     picker: RwLock<Picker>,
@@ -182,9 +185,15 @@ pub fn decode(bytes: &[u8]) -> Result<image::DynamicImage, String> {
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_SIDE);
     limits.max_image_height = Some(MAX_SIDE);
-    limits.max_alloc = Some(512 << 20);
+    limits.max_alloc = Some(MAX_DECODE_BYTES);
     reader.limits(limits);
-    reader.decode().map_err(|e| e.to_string())
+    reader.decode().map_err(|e| match e {
+        image::ImageError::Limits(_) => format!(
+            "the picture is too big to show (over {MAX_SIDE} px a side or {} MiB decoded)",
+            MAX_DECODE_BYTES >> 20
+        ),
+        e => e.to_string(),
+    })
 }
 
 fn describe(bytes: &[u8]) -> String {
@@ -213,7 +222,7 @@ impl CoverKey {
             h.update(part);
             h.update([0]);
         }
-        h.update(scope.user_id.0.to_le_bytes());
+        h.update(scope.user_id.as_str().as_bytes());
         h.update([0]);
         h.update(book.as_str().as_bytes());
         CoverKey(hex::encode(&h.finalize()[..16]))
@@ -308,7 +317,7 @@ mod tests {
         Scope {
             address: "http://nas:8686/api/v1".into(),
             server_id: ServerId::new("srv"),
-            user_id: UserId(user),
+            user_id: UserId::from(user),
         }
     }
 
@@ -366,5 +375,70 @@ mod tests {
         // A JPEG header with nothing after it.
         let cut = decode(&[0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, b'J', b'F']).unwrap_err();
         assert!(!cut.is_empty());
+    }
+
+    /// A PNG whose header claims `w`×`h` RGBA, with `idat` as its data.
+    fn png_header(w: u32, h: u32, idat: &[u8]) -> Vec<u8> {
+        fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+            out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+            out.extend_from_slice(kind);
+            out.extend_from_slice(data);
+            let mut crc = crc32fast::Hasher::new();
+            crc.update(kind);
+            crc.update(data);
+            out.extend_from_slice(&crc.finalize().to_be_bytes());
+        }
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        let mut ihdr = Vec::new();
+        ihdr.extend_from_slice(&w.to_be_bytes());
+        ihdr.extend_from_slice(&h.to_be_bytes());
+        ihdr.extend_from_slice(&[8, 6, 0, 0, 0]); // 8-bit RGBA
+        chunk(&mut png, b"IHDR", &ihdr);
+        chunk(&mut png, b"IDAT", idat);
+        chunk(&mut png, b"IEND", &[]);
+        png
+    }
+
+    /// A baseline JPEG whose frame header claims `w`×`h`, three components.
+    fn jpeg_header(w: u16, h: u16) -> Vec<u8> {
+        let mut j = vec![0xff, 0xd8];
+        // DQT: one table of ones.
+        j.extend_from_slice(&[0xff, 0xdb, 0x00, 0x43, 0x00]);
+        j.extend_from_slice(&[1u8; 64]);
+        // SOF0: 8-bit, h×w, three components using table 0.
+        j.extend_from_slice(&[0xff, 0xc0, 0x00, 0x11, 0x08]);
+        j.extend_from_slice(&h.to_be_bytes());
+        j.extend_from_slice(&w.to_be_bytes());
+        j.extend_from_slice(&[3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0]);
+        // SOS, a few bytes of scan, EOI.
+        j.extend_from_slice(&[0xff, 0xda, 0x00, 0x0c, 3, 1, 0, 2, 0, 3, 0, 0, 63, 0]);
+        j.extend_from_slice(&[0u8; 16]);
+        j.extend_from_slice(&[0xff, 0xd9]);
+        j
+    }
+
+    #[test]
+    fn a_header_claiming_60000_by_60000_is_refused_before_decoding() {
+        let png = decode(&png_header(60_000, 60_000, &[0x78, 0x9c, 0x03, 0x00])).unwrap_err();
+        assert!(png.contains("too big to show"), "{png}");
+        let jpeg = decode(&jpeg_header(60_000, 60_000)).unwrap_err();
+        assert!(jpeg.contains("too big to show"), "{jpeg}");
+        // Within the side limit but over what it may allocate: 4000² RGBA
+        // is 61 MiB.
+        let big = decode(&png_header(4000, 4000, &[0x78, 0x9c, 0x03, 0x00])).unwrap_err();
+        assert!(big.contains("too big to show"), "{big}");
+    }
+
+    #[test]
+    fn a_cover_of_2400_by_2400_still_decodes() {
+        let img = image::RgbImage::from_pixel(2400, 2400, image::Rgb([200, 30, 30]));
+        let mut jpeg = Vec::new();
+        img.write_to(
+            &mut std::io::Cursor::new(&mut jpeg),
+            image::ImageFormat::Jpeg,
+        )
+        .unwrap();
+        let back = decode(&jpeg).unwrap();
+        assert_eq!((back.width(), back.height()), (2400, 2400));
     }
 }

@@ -36,7 +36,8 @@ fn keep_heap_compact() {
     }
 }
 
-pub fn open(global: &ProfileSelector, audio: AudioMode) -> ExitCode {
+/// `accessible`: `--accessible` (docs/ui.md, "The accessible mode").
+pub fn open(global: &ProfileSelector, audio: AudioMode, accessible: bool) -> ExitCode {
     let profile = match Profile::resolve(global) {
         Ok(p) => p,
         Err(e) => {
@@ -44,10 +45,8 @@ pub fn open(global: &ProfileSelector, audio: AudioMode) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = match std::fs::read_to_string(profile.dirs.config_file()) {
-        Ok(text) => UiConfig::from_toml(&text, Theme::no_color_env()),
-        Err(_) => Ok(UiConfig::default()),
-    };
+    let text = std::fs::read_to_string(profile.dirs.config_file()).unwrap_or_default();
+    let config = UiConfig::from_toml(&text, Theme::no_color_env(), accessible);
     let config = match config {
         Ok(c) => c,
         Err(e) => {

@@ -60,7 +60,7 @@ impl Shared {
         Some(cache::Scope {
             address: s.server.to_string(),
             server_id: s.server_id.clone(),
-            user_id: s.user_id,
+            user_id: s.user_id.clone(),
         })
     }
 

@@ -1,6 +1,9 @@
 //! Helpers for tests of every area: a real server on 127.0.0.1 with a temp
 //! data dir, one user and a valid license, that can stop and restart on
-//! the same port.
+//! the same port; and a TCP [`proxy`] that slows, cuts and counts the
+//! traffic to it.
+
+pub mod proxy;
 
 use super::{RunningServer, ServerConfig};
 use std::net::SocketAddr;

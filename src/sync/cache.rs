@@ -1,13 +1,14 @@
 //! This device's last known progress and playback settings per book, so a
 //! book opens at once (marked unconfirmed) and still opens offline. Kept
-//! in one small JSON file replaced atomically; a damaged file is ignored.
+//! in one small JSON file replaced atomically (`durable::write_atomic`); a
+//! damaged file is ignored.
 
 use super::outbox::Scope;
 use super::reconciler::{LocalProgress, Spot};
 use crate::domain::{BookId, ChapterId, EpochMillis, PlaybackSettings};
+use crate::durable::{DiskError, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -117,29 +118,18 @@ impl Cache {
         }
     }
 
-    /// Writes the cache if it changed: temp file, fsync, rename.
-    pub fn save(&mut self) -> std::io::Result<()> {
+    /// Writes the cache if it changed, atomically; a failure leaves the
+    /// old file and keeps the change for the next save.
+    pub fn save(&mut self) -> Result<(), DiskError> {
         let Some(path) = &self.path else {
             return Ok(());
         };
         if !self.dirty {
             return Ok(());
         }
-        write_atomic(path, &serde_json::to_vec(&self.books)?)?;
+        let bytes = serde_json::to_vec(&self.books).expect("the cache serializes");
+        write_atomic(path, &bytes)?;
         self.dirty = false;
         Ok(())
     }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
 }

@@ -4,7 +4,9 @@
 
 use super::outbox::{QueuedProgress, QueuedSettings, Scope};
 use super::remote::{Failure, ItemResult};
-use crate::api::{ApiError, Client, NewBookmark, ProgressRead, ProgressWrite, SettingsWrite};
+use crate::api::{
+    ApiError, Client, ErrorClass, NewBookmark, ProgressRead, ProgressWrite, SettingsWrite,
+};
 use crate::domain::{BookId, BookmarkId, ChapterId, LicenseState, Manifest, PlaybackSettings};
 
 #[derive(Debug, Clone)]
@@ -44,31 +46,26 @@ pub(super) fn scope_of(client: &Client) -> Option<Scope> {
     })
 }
 
-/// How sync handles an error of the client.
+/// How sync handles an error of the client: read from the error's one
+/// classification (`ApiError::class` and its predicates), never decided here.
 fn classify(e: ApiError) -> Failure {
     let message = e.to_string();
     if e.is_transient() {
         return Failure::Retry(message);
     }
-    match e {
-        ApiError::Network { .. }
-        | ApiError::Server { .. }
-        | ApiError::NotJson { .. }
-        | ApiError::Redirect { .. }
-        | ApiError::RateLimited { .. } => Failure::Retry(message),
-        ApiError::Unauthorized { .. } | ApiError::NotLoggedIn => Failure::Unauthorized(message),
-        ApiError::LicenseRequired { .. } => Failure::License(message),
-        ApiError::ScopeMismatch { .. } => Failure::ScopeMismatch(message),
-        ApiError::ScopeRequired { .. }
-        | ApiError::ScopeInvalid { .. }
-        | ApiError::IdentityHeadersIgnored { .. } => Failure::ScopeBug(message),
-        ApiError::NotFound { .. } => Failure::NotFound(message),
-        ApiError::BadRequest { code, .. } => Failure::Rejected { code, message },
-        ApiError::Forbidden { code, .. } | ApiError::Status { code, .. } => {
-            Failure::Rejected { code, message }
-        }
-        ApiError::Decode { .. } => Failure::Rejected {
-            code: None,
+    if e.is_license() {
+        return Failure::License(message);
+    }
+    match e.class() {
+        ErrorClass::Auth => Failure::Unauthorized(message),
+        ErrorClass::Scope if e.needs_login() => Failure::ScopeMismatch(message),
+        ErrorClass::Scope => Failure::ScopeBug(message),
+        ErrorClass::NotFound => Failure::NotFound(message),
+        ErrorClass::License
+        | ErrorClass::Request
+        | ErrorClass::Forbidden
+        | ErrorClass::NetworkOrServer => Failure::Rejected {
+            code: e.code().map(str::to_owned),
             message,
         },
     }
@@ -83,9 +80,20 @@ impl ClientRemote {
         self.client()?.manifest(book).await.map_err(classify)
     }
 
-    /// The server's place of `book`: a record, none yet, or unreadable.
-    pub async fn fetch(&self, book: &BookId) -> Result<ProgressRead, Failure> {
-        self.client()?.progress_read(book).await.map_err(classify)
+    /// The server's place of `book`: a record, none yet, or unreadable,
+    /// read against the book's manifest (fetched beside it when `manifest`
+    /// is `None`).
+    pub async fn fetch(
+        &self,
+        book: &BookId,
+        manifest: Option<&Manifest>,
+    ) -> Result<ProgressRead, Failure> {
+        let c = self.client()?;
+        match manifest {
+            Some(m) => c.progress_read(book, m).await,
+            None => c.progress_read_fetching_manifest(book).await,
+        }
+        .map_err(classify)
     }
 
     pub async fn write_progress(&self, book: &BookId, p: &QueuedProgress) -> ItemResult {

@@ -232,7 +232,7 @@ mod tests {
             scope: Scope {
                 base: "http://h:8686/api/v1".into(),
                 server_id: ServerId::new("srv_1"),
-                user_id: UserId(3),
+                user_id: UserId::from(3),
             },
             book: BookId::new("b1"),
             op,

@@ -20,7 +20,8 @@ use state::UiSettings;
 use theme::Theme;
 
 /// The UI's part of config.toml: `[keys]`, `[theme]`, `[player]`
-/// (`short_skip`, `long_skip` in listened seconds) and `[ui]` (`covers`).
+/// (`short_skip`, `long_skip` in listened seconds) and `[ui]` (`covers`,
+/// `accessible`).
 #[derive(Debug, Clone)]
 pub struct UiConfig {
     pub keymap: Keymap,
@@ -29,9 +30,10 @@ pub struct UiConfig {
 }
 
 impl UiConfig {
-    /// Reads the UI tables from config.toml's text. Errors name the table
-    /// and the setting that is wrong.
-    pub fn from_toml(text: &str, no_color: bool) -> Result<UiConfig, String> {
+    /// Reads the UI tables from config.toml's text (`""` when there is no
+    /// file); `accessible` is `--accessible`, the same as `[ui] accessible
+    /// = true`. Errors name the table and the setting that is wrong.
+    pub fn from_toml(text: &str, no_color: bool, accessible: bool) -> Result<UiConfig, String> {
         let doc: toml::Table = text
             .parse()
             .map_err(|e: toml::de::Error| format!("config.toml is not valid TOML: {e}"))?;
@@ -70,14 +72,7 @@ impl UiConfig {
             }
             player_config::read(p, &mut settings)?;
         }
-        if let Some(u) = table("ui")? {
-            if let Some(key) = u.keys().find(|k| k.as_str() != "covers") {
-                return Err(format!("[ui] in config.toml: unknown setting `{key}`"));
-            }
-            if let Some(v) = u.get("covers") {
-                settings.covers = covers::CoverMode::parse(v)?;
-            }
-        }
+        player_config::read_ui(table("ui")?, accessible, &mut settings)?;
         Ok(UiConfig {
             keymap,
             theme,
@@ -101,7 +96,7 @@ mod tests {
     #[test]
     fn player_tables_beside_profiles_are_read() {
         let text = "default_profile = \"home\"\n[profiles.home]\nserver = \"nas.local\"\n[keys]\nfavorite = \"F\"\n[theme]\naccent = \"yellow\"\n[player]\nshort_skip = 15\n";
-        let ui = super::UiConfig::from_toml(text, true).expect("the UI reads them");
+        let ui = super::UiConfig::from_toml(text, true, false).expect("the UI reads them");
         assert_eq!(ui.settings.short_skip, 15.0);
     }
 }

@@ -1,6 +1,8 @@
 //! The `[player]` settings of config.toml for smart rewind and the sleep
-//! timer (docs/ui.md). Errors name the setting and what it must be.
+//! timer, and the `[ui]` table (docs/ui.md). Errors name the setting and
+//! what it must be.
 
+use super::covers::CoverMode;
 use super::state::UiSettings;
 use super::state::rewind::RewindCurve;
 
@@ -74,6 +76,40 @@ pub(super) fn read(p: &toml::Table, s: &mut UiSettings) -> Result<(), String> {
     Ok(())
 }
 
+/// Reads `[ui]`: `covers` and `accessible` (`flag` is `--accessible`).
+/// The accessible mode has no covers unless `covers` says otherwise: a
+/// half-block picture is rows of `▀` to a screen reader.
+pub(super) fn read_ui(
+    u: Option<&toml::Table>,
+    flag: bool,
+    s: &mut UiSettings,
+) -> Result<(), String> {
+    let empty = toml::Table::new();
+    let u = u.unwrap_or(&empty);
+    if let Some(key) = u
+        .keys()
+        .find(|k| !["covers", "accessible"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "[ui] in config.toml: unknown setting `{key}` (known: covers, accessible)"
+        ));
+    }
+    let accessible = match u.get("accessible") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(_) => {
+            return Err("[ui] in config.toml: `accessible` must be true or false".into());
+        }
+    };
+    s.accessible = accessible || flag;
+    s.covers = match u.get("covers") {
+        Some(v) => CoverMode::parse(v)?,
+        None if s.accessible => CoverMode::Off,
+        None => CoverMode::default(),
+    };
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +155,28 @@ mod tests {
         assert!(e.contains("sleep_fade") && e.contains("seconds"), "{e}");
         let e = read_text("sleep_while_paused = \"sometimes\"").unwrap_err();
         assert!(e.contains("sleep_while_paused"), "{e}");
+    }
+
+    fn read_ui_text(text: &str, flag: bool) -> Result<UiSettings, String> {
+        let t: toml::Table = text.parse().unwrap();
+        let mut s = UiSettings::default();
+        read_ui(Some(&t), flag, &mut s).map(|_| s)
+    }
+
+    #[test]
+    fn the_accessible_mode_is_read_and_turns_covers_off_unless_asked() {
+        let s = read_ui_text("", false).unwrap();
+        assert!(!s.accessible);
+        assert_eq!(s.covers, CoverMode::Auto);
+        let s = read_ui_text("accessible = true", false).unwrap();
+        assert!(s.accessible);
+        assert_eq!(s.covers, CoverMode::Off);
+        let s = read_ui_text("covers = \"halfblocks\"", true).unwrap();
+        assert!(s.accessible, "--accessible");
+        assert_eq!(s.covers, CoverMode::Halfblocks, "asked for");
+        let e = read_ui_text("accessible = \"yes\"", false).unwrap_err();
+        assert!(e.contains("`accessible` must be true or false"), "{e}");
+        let e = read_ui_text("acessible = true", false).unwrap_err();
+        assert!(e.contains("acessible"), "{e}");
     }
 }

@@ -24,8 +24,9 @@ pub enum LoopEvent {
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-/// Enters raw mode and the alternate screen; hides the cursor; enables
-/// mouse and bracketed paste.
+/// Enters raw mode and the alternate screen; hides the cursor until the
+/// first frame puts it on the selection (`views::render`); enables mouse
+/// and bracketed paste.
 pub fn enter() -> io::Result<()> {
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);

@@ -52,7 +52,7 @@ fn logged_in(addr: &str) -> earmark::api::Client {
     c.set_auth(Some(Auth {
         token: Token::new("t"),
         server_id: ServerId::new("s"),
-        user_id: UserId(1),
+        user_id: UserId::from(1),
     }));
     c
 }

@@ -93,7 +93,7 @@ async fn family_a_gateway_spring_envelopes() {
             login.server_id.as_str(),
             login.user_id
         ),
-        ("tokA", "77", UserId(42))
+        ("tokA", "77", UserId::from(42))
     );
     assert!(c.license_status().await.unwrap().valid);
 
@@ -219,7 +219,7 @@ async fn family_b_bare_offset_custom_names() {
     let l = c.login("bob", "pw").await.unwrap();
     assert_eq!(
         (l.token.expose(), l.server_id.as_str(), l.user_id),
-        ("tokB", "srv-b", UserId(7))
+        ("tokB", "srv-b", UserId::from(7))
     );
     let books = c.books(&BookQuery::default()).await.unwrap();
     assert_eq!(
@@ -266,7 +266,7 @@ async fn family_b_bare_offset_custom_names() {
 
     // A stale identity is a typed scope mismatch.
     let mut auth = c.auth().unwrap();
-    auth.user_id = UserId(8);
+    auth.user_id = UserId::from(8);
     c.set_auth(Some(auth));
     let e = c
         .post_progress(&BookId::new("3"), &write("a", 1.0))
@@ -343,7 +343,7 @@ async fn family_c_cursor_and_gateway_failures() {
     let l = c.login("carol", "pw").await.unwrap();
     assert_eq!(
         (l.token.expose(), l.server_id.as_str(), l.user_id),
-        ("tokC", "i-1", UserId(5))
+        ("tokC", "i-1", UserId::from(5))
     );
 
     let books = c.books(&BookQuery::default()).await.unwrap();

@@ -9,4 +9,5 @@ mod redirect;
 mod reference;
 mod security;
 mod shell;
+mod streams;
 mod support;

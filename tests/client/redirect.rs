@@ -92,7 +92,7 @@ async fn token_never_follows_a_redirect_to_another_host() {
     c.set_auth(Some(Auth {
         token: Token::new("secret-token"),
         server_id: ServerId::new("s"),
-        user_id: UserId(1),
+        user_id: UserId::from(1),
     }));
 
     // Cross-host: the request arrives, without the token.

@@ -349,7 +349,7 @@ async fn sync_and_stream_calls_against_the_reference_server() {
     };
     let c = Client::new(base.clone(), opts).unwrap();
     let login = c.login(&server.username, &server.password).await.unwrap();
-    assert_eq!(login.user_id, UserId(server.user_id));
+    assert_eq!(login.user_id, UserId::from(server.user_id));
     assert!(c.license_status().await.unwrap().valid);
 
     let books = c.books(&Default::default()).await.unwrap();

@@ -75,18 +75,16 @@ pub fn text(o: &Output) -> String {
 }
 
 /// Every write carries both identity headers under `prefix`, naming the
-/// logged-in server and user (no write crosses scope).
-pub fn assert_writes_in_scope(writes: &[Write], prefix: &str) {
+/// logged-in server and `user` with exactly the server's digits (no write
+/// crosses scope).
+pub fn assert_writes_in_scope(writes: &[Write], prefix: &str, user: &str) {
     let p = prefix.to_ascii_lowercase();
     for w in writes {
         let sid = w.headers.get(&format!("{p}-expected-server-id"));
         let uid = w.headers.get(&format!("{p}-expected-user-id"));
         assert_eq!(
             (sid.map(String::as_str), uid.map(String::as_str)),
-            (
-                Some(server::SERVER_ID),
-                Some(server::USER_ID.to_string().as_str())
-            ),
+            (Some(server::SERVER_ID), Some(user)),
             "a write without both identity headers or out of scope: {w:?}"
         );
     }

@@ -18,6 +18,10 @@ pub enum TokenKey {
 pub enum Ids {
     Strings,
     Numbers,
+    /// JSON numbers beyond 2^64 (a float would lose their digits).
+    Big,
+    /// Zero-padded digit strings (`"0042"`), user id included.
+    Padded,
 }
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListKey {
@@ -39,6 +43,16 @@ pub enum Paging {
     IgnoresPageSize,
     /// The whole list on every request.
     None,
+    /// Pages numbered from 0, each echoing its `page` number, `first` and
+    /// `last` flags and the `total` (issue 20: "page 1" is the second).
+    ZeroBasedEcho,
+    /// Pages numbered from 0, two a page whatever `pageSize` says, and the
+    /// total only in the outer wrapper: nothing echoed.
+    ZeroBasedTotalOnly,
+    /// One-based pages with the total only in the outer wrapper.
+    TotalInWrapper,
+    /// Says there are two books more than it has (a clear "incomplete").
+    Overcounts,
 }
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorShape {
@@ -50,6 +64,23 @@ pub enum ErrorShape {
     NumericCodeAndError,
     /// HTTP 200 with `{"success": false, "code": N, …}`.
     In200Envelope,
+    /// RFC 7807, `application/problem+json`: the code only as the last
+    /// segment of the `type` URI.
+    ProblemUri,
+    /// The code only as the fragment of a documentation link.
+    UriFragment,
+}
+/// How a refused chapter stream answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamRefusal {
+    /// The error status with the dialect's error body.
+    Status,
+    /// HTTP 200 with the dialect's error body as JSON.
+    Json200,
+    /// HTTP 200 with an HTML page linking to the code's URI.
+    Html200,
+    /// The error status with such an HTML page.
+    Html4xx,
 }
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CodeStyle {
@@ -65,6 +96,8 @@ pub enum NoProgress {
     Null,
     EmptyObject,
     EmptyRecord,
+    /// `[]` in the envelope.
+    EmptyList,
 }
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProgressShape {
@@ -72,10 +105,18 @@ pub enum ProgressShape {
     Bare,
     /// `{"lastProgress": {chapterId, positionSec}, "playbackSettings": {no speed}}`.
     LastProgress,
-    /// Not recognisable: a list under `data`.
+    /// A list under `data` holding the one record of this book.
     ListUnderData,
-    /// Not recognisable: `{"state": {"track", "offset_s"}}`.
+    /// `{"state": {"track", "offset_s"}}`.
     UnknownWrapper,
+    /// A list of every book's record; this book's among them.
+    ListOfAllBooks,
+    /// Not readable: the place in a form no key names (`"loc": "c@30"`).
+    Opaque,
+    /// Not readable: a chapter index (never an id) and a position.
+    ChapterIndex,
+    /// Not readable: milliseconds under a key without a unit.
+    BareMillis,
 }
 /// How a book names its authors, narrators and series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +158,7 @@ pub struct Dialect {
     pub prefix: &'static str,
     /// Serve under `/gw/api/v1`, but hand out root-relative `/api/v1/…` URLs.
     pub gateway: bool,
+    pub stream_refusal: StreamRefusal,
 }
 
 impl Default for Dialect {
@@ -135,6 +177,7 @@ impl Default for Dialect {
             people: People::Ours,
             prefix: "X-Service",
             gateway: false,
+            stream_refusal: StreamRefusal::Status,
         }
     }
 }
@@ -143,7 +186,15 @@ impl Dialect {
     pub fn progress_readable(&self) -> bool {
         !matches!(
             self.progress,
-            ProgressShape::ListUnderData | ProgressShape::UnknownWrapper
+            ProgressShape::Opaque | ProgressShape::ChapterIndex | ProgressShape::BareMillis
         )
+    }
+
+    /// The books the server says it has (more than it has when it overcounts).
+    pub fn reported_books(&self) -> Option<usize> {
+        match self.paging {
+            Paging::Overcounts => Some(crate::server::BOOKS + 2),
+            _ => None,
+        }
     }
 }

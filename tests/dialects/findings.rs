@@ -42,7 +42,7 @@ pub fn authed(addr: &str, o: ClientOptions) -> Client {
         earmark::api::Auth {
             token: earmark::api::Token::new("t"),
             server_id: ServerId::new("s"),
-            user_id: UserId(1),
+            user_id: UserId::from(1),
         },
     )
     .unwrap()
@@ -50,7 +50,11 @@ pub fn authed(addr: &str, o: ClientOptions) -> Client {
 
 #[tokio::test]
 async fn an_unreadable_progress_answer_is_unknown_not_none() {
-    for shape in [ProgressShape::ListUnderData, ProgressShape::UnknownWrapper] {
+    for shape in [
+        ProgressShape::Opaque,
+        ProgressShape::ChapterIndex,
+        ProgressShape::BareMillis,
+    ] {
         let s = DialectServer::start(Dialect {
             progress: shape,
             ..Dialect::default()
@@ -58,7 +62,7 @@ async fn an_unreadable_progress_answer_is_unknown_not_none() {
         .await;
         let c = logged_in(&s).await;
         let r = c
-            .progress_read(&BookId::new(book_id(&s.dialect, 1)))
+            .progress_read_fetching_manifest(&BookId::new(book_id(&s.dialect, 1)))
             .await
             .unwrap();
         let ProgressRead::Unreadable { shape: raw } = &r else {
@@ -74,16 +78,23 @@ async fn an_unreadable_progress_answer_is_unknown_not_none() {
             .unwrap_err();
         assert!(matches!(e, ApiError::Decode { .. }), "{e:?}");
     }
-    // A wrapper we cannot map safely is never guessed.
-    let app = Router::new().route(
-        "/auth/reading-progress/{id}",
-        get(|| async {
-            axum::Json(json!({"data": {"lastProgress": {"chapter": 3, "seconds": 40}}}))
-        }),
-    );
+    // A chapter that is not one of this book's is never guessed.
+    let app = Router::new()
+        .route(
+            "/auth/reading-progress/{id}",
+            get(|| async {
+                axum::Json(json!({"data": {"lastProgress": {"chapter": 3, "seconds": 40}}}))
+            }),
+        )
+        .route(
+            "/books/{id}/download-manifest",
+            get(|| async {
+                axum::Json(json!({"items": [{"chapterId": "c1"}, {"chapterId": "c2"}]}))
+            }),
+        );
     let c = authed(&serve(app).await, opts("X-Service"));
     assert!(
-        c.progress_read(&BookId::new("b"))
+        c.progress_read_fetching_manifest(&BookId::new("b"))
             .await
             .unwrap()
             .is_unreadable()
@@ -93,7 +104,7 @@ async fn an_unreadable_progress_answer_is_unknown_not_none() {
 #[tokio::test]
 async fn earmark_progress_says_an_unreadable_place_could_not_be_read() {
     let s = DialectServer::start(Dialect {
-        progress: ProgressShape::ListUnderData,
+        progress: ProgressShape::Opaque,
         ..Dialect::default()
     })
     .await;
@@ -114,7 +125,7 @@ async fn earmark_progress_says_an_unreadable_place_could_not_be_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn earmark_play_writes_nothing_for_a_book_whose_place_is_unreadable() {
     let s = DialectServer::start(Dialect {
-        progress: ProgressShape::ListUnderData,
+        progress: ProgressShape::Opaque,
         ..Dialect::default()
     })
     .await;
@@ -153,7 +164,7 @@ async fn every_no_progress_answer_is_a_valid_none() {
             let c = logged_in(&s).await;
             let b2 = BookId::new(book_id(&s.dialect, 2));
             let r = c
-                .progress_read(&b2)
+                .progress_read_fetching_manifest(&b2)
                 .await
                 .unwrap_or_else(|e| panic!("{np:?}: {e}"));
             assert!(
@@ -174,7 +185,7 @@ async fn playback_settings_without_speed_do_not_fail_the_progress_read() {
     .await;
     let c = logged_in(&s).await;
     let r = c
-        .progress_read(&BookId::new(book_id(&s.dialect, 1)))
+        .progress_read_fetching_manifest(&BookId::new(book_id(&s.dialect, 1)))
         .await
         .unwrap();
     assert_eq!(r.progress().unwrap().position, 30.0);
@@ -322,7 +333,7 @@ async fn a_428_although_both_headers_were_sent_names_the_header_prefix_setting()
             && t.contains("\"X-Service\""),
         "{t}"
     );
-    assert_writes_in_scope(&s.writes(), "X-Service");
+    assert_writes_in_scope(&s.writes(), "X-Service", &user_id(&s.dialect));
 }
 
 #[tokio::test]

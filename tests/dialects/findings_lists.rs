@@ -218,7 +218,7 @@ async fn a_rate_limited_login_says_try_again_never_wrong_password() {
 #[tokio::test]
 async fn doctor_reports_what_it_did_not_recognise_and_writes_once_without_identity_headers() {
     let d = Dialect {
-        progress: ProgressShape::ListUnderData,
+        progress: ProgressShape::Opaque,
         prefix: "X-Acme",
         ..Dialect::default()
     };
@@ -337,5 +337,5 @@ async fn body_field_names_come_from_the_profile() {
         w.body.get("positionSec").is_none() && w.body.get("clientId").is_none(),
         "{w:?}"
     );
-    assert_writes_in_scope(&writes, "X-Service");
+    assert_writes_in_scope(&writes, "X-Service", &user_id(&s.dialect));
 }

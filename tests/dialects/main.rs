@@ -1,12 +1,18 @@
-//! The dialect matrix (issue 16): a test server whose answers are picked
-//! from variants along each axis the contract leaves "not shown", driven
-//! over real HTTP on 127.0.0.1 through `earmark::api::Client` and through
-//! the `earmark` binary, with proptest choosing the combinations; plus one
-//! named test per finding of issue 16 that the api layer owns.
+//! The dialect matrix (issues 16 and 20): a test server whose answers are
+//! picked from variants along each axis the contract leaves "not shown"
+//! (envelopes, ids, paging and its numbering, error shapes and codes inside
+//! URIs, refusals on the stream, progress shapes), driven over real HTTP on
+//! 127.0.0.1 through `earmark::api::Client` and through the `earmark`
+//! binary, with proptest choosing the combinations; one named test per
+//! finding the api layer owns; and every exit code through each path that
+//! can raise it.
 
+mod answers;
 mod cli;
 mod dialect;
+mod exit_codes;
 mod findings;
 mod findings_lists;
 mod matrix;
+mod principles;
 mod server;

@@ -1,11 +1,14 @@
 //! Many dialects, chosen by proptest: the flow works, or fails closed with
-//! a clear message; no write moves stored progress back; every write has
-//! both identity headers; no write crosses scope.
+//! a clear message; every book exactly once, or a clear "incomplete" with
+//! both counts; no write moves stored progress back; every write has both
+//! identity headers with the server's own digits; no write crosses scope;
+//! a license code anywhere (the stream included) is a license stop and a
+//! scope mismatch asks to log in again, whatever the error's shape.
 
 use crate::cli::{Home, assert_no_regress, assert_writes_in_scope, text};
 use crate::server::*;
 use earmark::api::{
-    ApiError, BaseUrl, BookQuery, Client, ClientOptions, ProgressRead, ProgressWrite,
+    ApiError, Auth, BaseUrl, BookQuery, Client, ClientOptions, ProgressRead, ProgressWrite,
 };
 use earmark::domain::*;
 use proptest::prelude::*;
@@ -25,7 +28,12 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
             Just(TokenKey::NestedAuth),
             Just(TokenKey::Jwt)
         ],
-        prop_oneof![Just(Ids::Strings), Just(Ids::Numbers)],
+        prop_oneof![
+            Just(Ids::Strings),
+            Just(Ids::Numbers),
+            Just(Ids::Big),
+            Just(Ids::Padded)
+        ],
         prop_oneof![
             Just(ListKey::Items),
             Just(ListKey::Content),
@@ -41,7 +49,11 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
             Just(Paging::NextRelative),
             Just(Paging::LinksNext),
             Just(Paging::IgnoresPageSize),
-            Just(Paging::None)
+            Just(Paging::None),
+            Just(Paging::ZeroBasedEcho),
+            Just(Paging::ZeroBasedTotalOnly),
+            Just(Paging::TotalInWrapper),
+            Just(Paging::Overcounts)
         ],
         prop_oneof![
             Just(ErrorShape::CodeMessage),
@@ -50,7 +62,9 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
             Just(ErrorShape::JsonApi),
             Just(ErrorShape::NumericCodeAndErrorCode),
             Just(ErrorShape::NumericCodeAndError),
-            Just(ErrorShape::In200Envelope)
+            Just(ErrorShape::In200Envelope),
+            Just(ErrorShape::ProblemUri),
+            Just(ErrorShape::UriFragment)
         ],
     );
     let b = (
@@ -65,14 +79,19 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
             Just(NoProgress::NoContent),
             Just(NoProgress::Null),
             Just(NoProgress::EmptyObject),
-            Just(NoProgress::EmptyRecord)
+            Just(NoProgress::EmptyRecord),
+            Just(NoProgress::EmptyList)
         ],
         prop_oneof![
             Just(ProgressShape::Ours),
             Just(ProgressShape::Bare),
             Just(ProgressShape::LastProgress),
             Just(ProgressShape::ListUnderData),
-            Just(ProgressShape::UnknownWrapper)
+            Just(ProgressShape::UnknownWrapper),
+            Just(ProgressShape::ListOfAllBooks),
+            Just(ProgressShape::Opaque),
+            Just(ProgressShape::ChapterIndex),
+            Just(ProgressShape::BareMillis)
         ],
         prop_oneof![
             Just(LicenseWords::StatusValid),
@@ -89,11 +108,17 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
             Just(People::SeriesList),
             Just(People::Unreadable)
         ],
+        prop_oneof![
+            Just(StreamRefusal::Status),
+            Just(StreamRefusal::Json200),
+            Just(StreamRefusal::Html200),
+            Just(StreamRefusal::Html4xx)
+        ],
     );
     (a, b).prop_map(
         |(
             (envelope, token, ids, list_key, paging, error),
-            (code_style, no_progress, progress, license, prefix, gateway, people),
+            (code_style, no_progress, progress, license, prefix, gateway, people, stream_refusal),
         )| {
             Dialect {
                 envelope,
@@ -109,9 +134,33 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
                 people,
                 prefix,
                 gateway,
+                stream_refusal,
             }
         },
     )
+}
+
+/// Every book exactly once, in server order; or, from a server that says
+/// it has more than it sends, a clear shortfall with both counts.
+fn assert_every_book_or_incomplete(d: &Dialect, l: &earmark::api::Listing<Book>) {
+    let ids: Vec<String> = l.items.iter().map(|b| b.id.to_string()).collect();
+    let want: Vec<String> = (1..=BOOKS).map(|i| book_id(d, i)).collect();
+    assert_eq!(
+        ids, want,
+        "every book once, in order, each id as sent: {d:?}"
+    );
+    match d.reported_books() {
+        Some(n) => {
+            let s = l.shortfall.unwrap_or_else(|| panic!("{d:?}: no shortfall"));
+            assert_eq!(
+                (s.read, s.reported),
+                (BOOKS as u64, Some(n as u64)),
+                "{d:?}"
+            );
+            assert!(!l.complete());
+        }
+        None => assert!(l.complete(), "{d:?}: {:?}", l.shortfall),
+    }
 }
 
 fn options(prefix: &str) -> ClientOptions {
@@ -143,15 +192,13 @@ async fn client_flow(d: Dialect) {
         .await
         .unwrap_or_else(|e| panic!("{d:?}: {e}"));
     assert_eq!(
-        (login.server_id.as_str(), login.user_id),
-        (SERVER_ID, UserId(USER_ID))
+        (login.server_id.as_str(), login.user_id.as_str()),
+        (SERVER_ID, user_id(&d).as_str())
     );
     assert!(c.license_status().await.unwrap().valid, "{d:?}");
 
     let listing = c.books_listing(&BookQuery::default()).await.unwrap();
-    let ids: Vec<String> = listing.items.iter().map(|b| b.id.to_string()).collect();
-    let want: Vec<String> = (1..=BOOKS).map(|i| book_id(&d, i)).collect();
-    assert_eq!(ids, want, "every book once, in order: {d:?}");
+    assert_every_book_or_incomplete(&d, &listing);
     assert!(listing.skipped.is_empty(), "{:?}", listing.skipped);
     for (i, b) in (1..).zip(&listing.items) {
         let labels: Vec<String> = b.series.iter().map(SeriesRef::label).collect();
@@ -183,12 +230,14 @@ async fn client_flow(d: Dialect) {
 
     assert!(
         matches!(
-            c.progress_read(&b2).await.unwrap(),
+            c.progress_read(&b2, &c.manifest(&b2).await.unwrap())
+                .await
+                .unwrap(),
             ProgressRead::NoProgress { .. }
         ),
         "{d:?}"
     );
-    let r = c.progress_read(&b1).await.unwrap();
+    let r = c.progress_read(&b1, &m).await.unwrap();
     if d.progress_readable() {
         let p = r.progress().unwrap_or_else(|| panic!("{d:?}: {r:?}"));
         assert_eq!(
@@ -224,7 +273,43 @@ async fn client_flow(d: Dialect) {
     let right_before = s.writes().len();
     c.post_progress(&b2, &w).await.unwrap();
     assert_eq!(s.stored(b2.as_str()).unwrap().1, 12.0);
-    assert_writes_in_scope(&s.writes()[right_before..], d.prefix);
+    assert_writes_in_scope(&s.writes()[right_before..], d.prefix, &user_id(&d));
+
+    // Another instance's id on a write: a scope mismatch, in whatever shape
+    // the server says it, asks to log in again.
+    let stale = Auth {
+        server_id: ServerId::new("another-instance"),
+        ..c.auth().unwrap()
+    };
+    let other = Client::with_auth(c.base().clone(), options(d.prefix), stale).unwrap();
+    let e = other.post_progress(&b2, &w).await.unwrap_err();
+    assert!(
+        e.needs_login() && matches!(e, ApiError::ScopeMismatch { .. }),
+        "{d:?}: {e:?}"
+    );
+    assert_eq!(s.stored(b2.as_str()).unwrap().1, 12.0, "nothing written");
+
+    // A license refusal on the stream, in the dialect's stream form, is
+    // read as a license stop (never decoded as audio).
+    s.trigger(Trigger {
+        place: Place::Stream,
+        status: 403,
+        code: "license_required",
+    });
+    let req = c.stream_request(&m.items[0]);
+    let mut get = reqwest::Client::new().get(req.url.clone());
+    for (k, v) in &req.headers {
+        get = get.header(k, v);
+    }
+    let resp = get.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let body = resp.bytes().await.unwrap();
+    let e = c.stream_refusal(status, ct.as_deref(), &body);
+    assert!(e.is_license(), "{d:?}: {status} {ct:?} → {e:?}");
 }
 
 proptest! {
@@ -248,7 +333,24 @@ async fn cli_flow(d: Dialect) {
     let o = home.run(&["books", "--json"], None).await;
     assert!(o.status.success(), "{d:?}: {}", text(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["items"].as_array().unwrap().len(), BOOKS, "{doc}");
+    let ids: Vec<String> = doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_owned())
+        .collect();
+    let want: Vec<String> = (1..=BOOKS).map(|i| book_id(&d, i)).collect();
+    assert_eq!(ids, want, "{d:?}: {doc}");
+    let total = d.reported_books().unwrap_or(BOOKS);
+    assert_eq!(
+        (&doc["total"], &doc["read"], &doc["complete"]),
+        (
+            &serde_json::json!(total),
+            &serde_json::json!(BOOKS),
+            &serde_json::json!(d.reported_books().is_none())
+        ),
+        "{d:?}: {doc}"
+    );
     let b1 = book_id(&d, 1);
     let b2 = book_id(&d, 2);
     let o = home.run(&["progress", &b2], None).await;
@@ -265,7 +367,7 @@ async fn cli_flow(d: Dialect) {
         .run(&["play", &b1, "--for", "1", "--audio", "null"], None)
         .await;
     let writes = s.writes();
-    assert_writes_in_scope(&writes, d.prefix);
+    assert_writes_in_scope(&writes, d.prefix, &user_id(&d));
     assert_no_regress(&s, &before, &writes);
     if d.progress_readable() {
         assert!(o.status.success(), "{d:?}: {}", text(&o));

@@ -2,7 +2,9 @@
 //! from variants along each axis the contract leaves "not shown". It has NO
 //! zero guard and no merge policy (a real server may have none): it stores
 //! what a write says, and records every write with its headers so a test
-//! can check what the client sent.
+//! can check what the client sent. A [`Trigger`] makes it refuse one kind
+//! of request (an API read, the stream, a write) with a given status and
+//! code, for the exit-code tests. The answers' shapes are in `answers`.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -17,7 +19,6 @@ pub use crate::dialect::*;
 
 pub const TOKEN: &str = "tok-dialect-1";
 pub const SERVER_ID: &str = "7";
-pub const USER_ID: u64 = 42;
 pub const USER: &str = "alice";
 pub const PASSWORD: &str = "pw-dialect";
 pub const BOOKS: usize = 5;
@@ -36,12 +37,32 @@ pub struct Write {
     pub status: u16,
 }
 
+/// Which requests a [`Trigger`] refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Reads of a book: details, chapters, manifest, progress.
+    Api,
+    /// The chapter stream.
+    Stream,
+    /// Every write.
+    Write,
+}
+
+/// Refuse every request at `place` with `status` and `code` ("" for none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trigger {
+    pub place: Place,
+    pub status: u16,
+    pub code: &'static str,
+}
+
 #[derive(Default)]
 pub struct Store {
     /// book id → (chapter id, position in seconds).
     pub progress: HashMap<String, (String, f64)>,
     pub writes: Vec<Write>,
     pub requests: Vec<String>,
+    pub trigger: Option<Trigger>,
 }
 
 pub struct DialectServer {
@@ -53,11 +74,11 @@ pub struct DialectServer {
     pub store: Arc<Mutex<Store>>,
 }
 
-struct Ctx {
-    d: Dialect,
-    origin: String,
-    store: Arc<Mutex<Store>>,
-    wav: Bytes,
+pub(crate) struct Ctx {
+    pub d: Dialect,
+    pub origin: String,
+    pub store: Arc<Mutex<Store>>,
+    pub wav: Bytes,
 }
 
 /// Book `i`'s place in the series "Saga": 1, 1.5, 2, 10, 11 (so a text
@@ -81,6 +102,8 @@ pub fn book_id(d: &Dialect, i: usize) -> String {
     match d.ids {
         Ids::Strings => format!("bk{i}"),
         Ids::Numbers => format!("{}", 100 + i),
+        Ids::Big => format!("123456789012345678901{i:02}"),
+        Ids::Padded => format!("{i:06}"),
     }
 }
 
@@ -88,14 +111,47 @@ pub fn chapter_id(d: &Dialect, book: usize, ch: usize) -> String {
     match d.ids {
         Ids::Strings => format!("bk{book}-c{ch}"),
         Ids::Numbers => format!("{}", (100 + book) * 10 + ch),
+        Ids::Big => format!("98765432109876543210{book:02}{ch}"),
+        Ids::Padded => format!("{book:04}{ch:02}"),
     }
 }
 
-fn id_value(d: &Dialect, s: &str) -> Value {
+/// The user id as the server writes it (and wants it back in the header).
+pub fn user_id(d: &Dialect) -> String {
     match d.ids {
-        Ids::Strings => json!(s),
-        Ids::Numbers => json!(s.parse::<u64>().unwrap()),
+        Ids::Strings | Ids::Numbers => "42".into(),
+        Ids::Big => "98765432109876543210987".into(),
+        Ids::Padded => "0042".into(),
     }
+}
+
+/// An id as this dialect writes it: a string, or a JSON number (beyond
+/// 2^64 for `Big`, written as digits by [`json_response`]).
+pub(crate) fn id_value(d: &Dialect, s: &str) -> Value {
+    match d.ids {
+        Ids::Strings | Ids::Padded => json!(s),
+        Ids::Numbers => json!(s.parse::<u64>().unwrap()),
+        Ids::Big => json!(format!("{BIG}{s}")),
+    }
+}
+
+/// Marks a string that [`json_response`] writes as a bare number.
+const BIG: &str = "#number:";
+
+/// JSON text of `v` with every marked string written as the number it holds.
+fn unmark(text: String) -> String {
+    let quoted = format!("\"{BIG}");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(&quoted) {
+        out.push_str(&rest[..at]);
+        let digits = &rest[at + quoted.len()..];
+        let end = digits.find('"').unwrap();
+        out.push_str(&digits[..end]);
+        rest = &digits[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl DialectServer {
@@ -162,7 +218,7 @@ fn wav(secs: u32) -> Vec<u8> {
     b
 }
 
-fn styled(style: CodeStyle, code: &str) -> String {
+pub(crate) fn styled(style: CodeStyle, code: &str) -> String {
     match style {
         CodeStyle::Snake => code.to_owned(),
         CodeStyle::Upper => code.to_ascii_uppercase(),
@@ -179,89 +235,17 @@ fn styled(style: CodeStyle, code: &str) -> String {
     }
 }
 
-fn json_response(status: StatusCode, v: Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        v.to_string(),
-    )
-        .into_response()
+pub(crate) fn json_response(status: StatusCode, v: Value) -> Response {
+    typed_response(status, "application/json", v)
 }
 
-impl Ctx {
-    fn wrap(&self, v: Value) -> Value {
-        match self.d.envelope {
-            Envelope::Data => json!({ "data": v }),
-            Envelope::CodeData => json!({"code": 0, "msg": "ok", "data": v}),
-            Envelope::Result => json!({"success": true, "result": v}),
-            Envelope::Bare => v,
-        }
-    }
-
-    fn ok(&self, v: Value) -> Response {
-        json_response(StatusCode::OK, self.wrap(v))
-    }
-
-    fn err(&self, status: u16, code: &str, message: &str) -> Response {
-        let c = styled(self.d.code_style, code);
-        let (http, body) = match self.d.error {
-            ErrorShape::CodeMessage => (status, json!({"code": c, "message": message})),
-            ErrorShape::Nested => (status, json!({"error": {"code": c, "message": message}})),
-            ErrorShape::FastApiDetail => (status, json!({"detail": {"code": c, "msg": message}})),
-            ErrorShape::JsonApi => (
-                status,
-                json!({"errors": [{"status": status.to_string(), "code": c, "title": message}]}),
-            ),
-            ErrorShape::NumericCodeAndErrorCode => (
-                status,
-                json!({"code": status, "errorCode": c, "message": message}),
-            ),
-            ErrorShape::NumericCodeAndError => {
-                (status, json!({"code": status, "error": c, "msg": message}))
-            }
-            ErrorShape::In200Envelope => (
-                200,
-                json!({"success": false, "code": status, "errorCode": c, "message": message}),
-            ),
-        };
-        json_response(StatusCode::from_u16(http).unwrap(), body)
-    }
-
-    fn book(&self, i: usize) -> Value {
-        let id = book_id(&self.d, i);
-        let mut b = json!({"id": id_value(&self.d, &id), "title": format!("Book {i}"), "author": "Ann",
-               "durationSec": 2 * CHAPTER_SECS, "data": {"extra": true}});
-        let o = b.as_object_mut().unwrap();
-        let people = match self.d.people {
-            People::Ours => json!({}),
-            People::FlatStrings => json!({"narrator": "Ned", "series": "Saga",
-                "seriesSequence": format!("#{}", series_number(i))}),
-            People::SnakeNumbers => json!({"author": null, "authors": [{"name": "Ann"}],
-                "narrators": ["Ned", "Nia"], "series_name": "Saga",
-                "series_index": series_number(i).parse::<f64>().unwrap()}),
-            People::SeriesList => json!({"narrators": [{"name": "Ned"}],
-                "series": [{"id": "s1", "name": "Saga", "sequence": series_number(i)}]}),
-            People::Unreadable => json!({"series": {"id": "s1", "seq": 3}}),
-        };
-        o.extend(people.as_object().unwrap().clone());
-        b
-    }
-
-    fn list(&self, items: Vec<Value>, extra: Value) -> Value {
-        let key = match self.d.list_key {
-            ListKey::Items => "items",
-            ListKey::Content => "content",
-            ListKey::Records => "records",
-            ListKey::Data => "data",
-        };
-        let mut o = extra.as_object().cloned().unwrap_or_default();
-        o.insert(key.into(), Value::Array(items));
-        Value::Object(o)
-    }
-
-    fn api_path(&self) -> &'static str {
-        "/api/v1"
-    }
+pub(crate) fn typed_response(status: StatusCode, ct: &str, v: Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, ct.to_owned())],
+        unmark(v.to_string()),
+    )
+        .into_response()
 }
 
 async fn handle(
@@ -307,6 +291,10 @@ async fn handle(
     if !(bearer || stream_with_query_token) {
         return ctx.err(401, "unauthorized", "not logged in");
     }
+    let trigger = ctx.store.lock().unwrap().trigger;
+    if let Some(t) = trigger.filter(|t| Some(t.place) == place_of(&method, &segs)) {
+        return ctx.refuse(t);
+    }
     match (method.clone(), segs.as_slice()) {
         (Method::GET, ["license", "status"]) => ctx.ok(match ctx.d.license {
             LicenseWords::StatusValid => json!({"status": "valid"}),
@@ -314,7 +302,7 @@ async fn handle(
             LicenseWords::ValidFlag => json!({"valid": true}),
             LicenseWords::Licensed => json!({"licensed": true, "message": "ok"}),
         }),
-        (Method::GET, ["books"]) => books(&ctx, &query),
+        (Method::GET, ["books"]) => crate::answers::books(&ctx, &query),
         (Method::GET, ["books", "locked"]) => {
             ctx.err(403, "license_required", "Renew the license.")
         }
@@ -345,7 +333,7 @@ async fn handle(
         (Method::GET, ["chapters", _, "play"]) => {
             ([(header::CONTENT_TYPE, "audio/wav")], ctx.wav.clone()).into_response()
         }
-        (Method::GET, ["auth", "reading-progress", id]) => progress_read(&ctx, id),
+        (Method::GET, ["auth", "reading-progress", id]) => crate::answers::progress_read(&ctx, id),
         (m, ["auth", "reading-progress", ..])
         | (m, ["auth", "playback-settings", ..])
         | (m, ["auth", "favorites", ..])
@@ -358,7 +346,24 @@ async fn handle(
     }
 }
 
-fn index_of(d: &Dialect, id: &str) -> Option<usize> {
+/// What kind of request this is, for a [`Trigger`]; `None` for the rest.
+fn place_of(method: &Method, segs: &[&str]) -> Option<Place> {
+    Some(match (method, segs) {
+        (&Method::GET, ["chapters", _, "play"]) => Place::Stream,
+        (&Method::GET, ["books", _, ..] | ["auth", "reading-progress", _]) => Place::Api,
+        (m, _) if m != Method::GET => Place::Write,
+        _ => return None,
+    })
+}
+
+impl DialectServer {
+    /// From now on, refuse every request at `t.place` as `t` says.
+    pub fn trigger(&self, t: Trigger) {
+        self.store.lock().unwrap().trigger = Some(t);
+    }
+}
+
+pub(crate) fn index_of(d: &Dialect, id: &str) -> Option<usize> {
     (1..=BOOKS).find(|i| book_id(d, *i) == id)
 }
 
@@ -366,10 +371,7 @@ fn login(ctx: &Ctx, body: &Value) -> Response {
     if body["username"] != USER || body["password"] != PASSWORD {
         return ctx.err(401, "invalid_credentials", "wrong user name or password");
     }
-    let uid = match ctx.d.ids {
-        Ids::Strings => json!(USER_ID.to_string()),
-        Ids::Numbers => json!(USER_ID),
-    };
+    let uid = id_value(&ctx.d, &user_id(&ctx.d));
     let v = match ctx.d.token {
         TokenKey::Token => json!({"token": TOKEN, "serverId": SERVER_ID, "user": {"id": uid}}),
         TokenKey::AccessToken => {
@@ -383,114 +385,6 @@ fn login(ctx: &Ctx, body: &Value) -> Response {
     ctx.ok(v)
 }
 
-fn books(ctx: &Ctx, q: &HashMap<String, String>) -> Response {
-    let all: Vec<Value> = (1..=BOOKS).map(|i| ctx.book(i)).collect();
-    let per = 2usize;
-    let num = |k: &str, d: usize| q.get(k).and_then(|v| v.parse::<usize>().ok()).unwrap_or(d);
-    let slice = |from: usize, n: usize| all.iter().skip(from).take(n).cloned().collect::<Vec<_>>();
-    let next_link = |p: usize| -> Value {
-        if (p - 1) * per >= BOOKS {
-            return Value::Null;
-        }
-        let api = if ctx.d.gateway {
-            "/gw/api/v1"
-        } else {
-            "/api/v1"
-        };
-        json!(match ctx.d.paging {
-            Paging::NextAbsolute | Paging::LinksNext => format!("{}{api}/books?p={p}", ctx.origin),
-            // Root-relative as a server unaware of the gateway writes it.
-            Paging::NextRootRelative => format!("/api/v1/books?p={p}"),
-            _ => format!("?p={p}"),
-        })
-    };
-    let v = match ctx.d.paging {
-        Paging::Page => {
-            let p = num("page", 1);
-            ctx.list(
-                slice((p - 1) * per, per),
-                json!({"page": p, "pageSize": per, "total": BOOKS}),
-            )
-        }
-        Paging::Offset => {
-            let o = num("offset", 0);
-            ctx.list(
-                slice(o, per),
-                json!({"offset": o, "limit": per, "total": BOOKS}),
-            )
-        }
-        Paging::Cursor => {
-            let from: usize = q
-                .get("cursor")
-                .and_then(|c| c.strip_prefix("cur-"))
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(0);
-            let more = from + per < BOOKS;
-            ctx.list(
-                slice(from, per),
-                json!({"nextCursor": if more { json!(format!("cur-{}", from + per)) } else { Value::Null },
-                       "hasMore": more}),
-            )
-        }
-        Paging::NextAbsolute | Paging::NextRootRelative | Paging::NextRelative => {
-            let p = num("p", 1);
-            ctx.list(slice((p - 1) * per, per), json!({"next": next_link(p + 1)}))
-        }
-        Paging::LinksNext => {
-            let p = num("p", 1);
-            ctx.list(
-                slice((p - 1) * per, per),
-                json!({"links": {"next": next_link(p + 1)}, "meta": {"total": BOOKS}}),
-            )
-        }
-        Paging::IgnoresPageSize => {
-            let p = num("page", 1);
-            ctx.list(slice((p - 1) * 3, 3), json!({}))
-        }
-        Paging::None => ctx.list(all.clone(), json!({})),
-    };
-    ctx.ok(v)
-}
-
-fn progress_read(ctx: &Ctx, id: &str) -> Response {
-    let Some(i) = index_of(&ctx.d, id) else {
-        return ctx.err(404, "not_found", "no such book");
-    };
-    let stored = ctx.store.lock().unwrap().progress.get(id).cloned();
-    let Some((ch, pos)) = stored else {
-        return match ctx.d.no_progress {
-            NoProgress::NotFound => ctx.err(404, "not_found", "no progress"),
-            NoProgress::NoContent => StatusCode::NO_CONTENT.into_response(),
-            NoProgress::Null => match ctx.d.envelope {
-                Envelope::Bare => json_response(StatusCode::OK, Value::Null),
-                _ => ctx.ok(Value::Null),
-            },
-            NoProgress::EmptyObject => ctx.ok(json!({})),
-            NoProgress::EmptyRecord => ctx.ok(
-                json!({"bookId": id_value(&ctx.d, id), "chapterId": null, "positionSec": null}),
-            ),
-        };
-    };
-    let _ = i;
-    let cid = id_value(&ctx.d, &ch);
-    match ctx.d.progress {
-        ProgressShape::Ours => ctx.ok(json!({"bookId": id_value(&ctx.d, id),
-            "progress": {"chapterId": cid, "positionSec": pos, "finished": false},
-            "playbackSettings": null})),
-        ProgressShape::Bare => {
-            ctx.ok(json!({"chapterId": cid, "positionMs": (pos * 1000.0).round() as i64}))
-        }
-        ProgressShape::LastProgress => ctx.ok(json!({
-            "lastProgress": {"chapterId": cid, "positionSec": pos},
-            "playbackSettings": {"volume": 0.5, "equalizer": "flat"}})),
-        ProgressShape::ListUnderData => json_response(
-            StatusCode::OK,
-            json!({"data": [{"chapterId": cid, "positionSec": pos}]}),
-        ),
-        ProgressShape::UnknownWrapper => ctx.ok(json!({"state": {"track": cid, "offset_s": pos}})),
-    }
-}
-
 fn write(ctx: &Ctx, method: &Method, path: &str, headers: &HeaderMap, body: Value) -> Response {
     let hs: HashMap<String, String> = headers
         .iter()
@@ -501,7 +395,7 @@ fn write(ctx: &Ctx, method: &Method, path: &str, headers: &HeaderMap, body: Valu
     let uid = hs.get(&format!("{p}-expected-user-id")).cloned();
     let status = match (&sid, &uid) {
         (None, _) | (_, None) => 428,
-        (Some(s), Some(u)) if s != SERVER_ID || *u != USER_ID.to_string() => 409,
+        (Some(s), Some(u)) if s != SERVER_ID || *u != user_id(&ctx.d) => 409,
         _ => 200,
     };
     ctx.store.lock().unwrap().writes.push(Write {

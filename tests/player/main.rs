@@ -10,6 +10,7 @@ mod oracle;
 mod positions;
 mod queue;
 mod reference;
+mod round_trips;
 mod seam;
 mod sound;
 mod speed;

@@ -35,6 +35,59 @@ fn corrupt_audio_is_an_error() {
     expect_error("/files/garbage.mp3", TOKEN, ErrorKind::Decode);
 }
 
+/// Plays `path` from `start` (a chapter of `duration` s) where the decoder
+/// panics, then a good chapter on the same engine.
+fn panics_then_plays_on(path: &str, duration: f64, start: f64, panic: &str) {
+    let server = TestServer::start(&fixtures());
+    let e = engine(&server, 0.0, TOKEN);
+    e.load(manifest(&[item("ch_bad", path, duration)]), "ch_bad", start);
+    let s = e.wait(20.0, "an error", |s| {
+        matches!(s.status, Status::Error(_) | Status::Ended)
+    });
+    let Status::Error(err) = s.status else {
+        panic!("{path}: expected an error, got {:?}", s.status);
+    };
+    assert_eq!(err.kind, ErrorKind::Decode, "{path}: {err}");
+    assert_eq!(err.chapter, Some(ChapterId::new("ch_bad")), "{path}: {err}");
+    // The panics are overflow checks, on in this (test) build.
+    if cfg!(debug_assertions) {
+        let said = format!("this chapter could not be decoded (the decoder failed: {panic})");
+        assert!(err.message.contains(&said), "{path}: {err}");
+    }
+    // The same engine plays the next thing it is given.
+    e.load(
+        manifest(&[item("ch_ok", "/files/tone.mp3", 3.0)]),
+        "ch_ok",
+        0.0,
+    );
+    let s = e.wait(20.0, "the next chapter played to its end", |s| {
+        s.chapter_id == Some(ChapterId::new("ch_ok")) && s.status == Status::Ended
+    });
+    assert!(s.position > 2.9, "{path}: {s:?}");
+}
+
+/// Files `cargo fuzz` found (fuzz/found/, docs/robustness.md): symphonia
+/// panics on them where overflow checks are on.
+#[test]
+fn a_decoder_panic_on_a_hostile_file_fails_its_chapter_and_the_player_plays_on() {
+    // An m4a whose stts table overflows the mp4 reader on a seek. Its
+    // header claims 4294967298 frames (149 h at 8 kHz): starting half-way
+    // seeks.
+    panics_then_plays_on(
+        "/files/fuzz-stts-overflow.m4a",
+        536_870.9,
+        268_435.4,
+        "attempt to add with overflow",
+    );
+    // A wav whose fmt chunk overflows the riff reader while it is probed.
+    panics_then_plays_on(
+        "/files/fuzz-fmt-overflow.wav",
+        0.2,
+        0.0,
+        "attempt to multiply with overflow",
+    );
+}
+
 #[test]
 fn unauthorized_and_license_errors() {
     expect_error("/files/tone.mp3", "wrong-token", ErrorKind::Unauthorized);

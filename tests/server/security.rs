@@ -199,3 +199,108 @@ async fn repeated_failures_back_off_with_429_then_a_good_login_works_again() {
         .await
         .expect_error(401, "invalid_credentials");
 }
+
+/// Fires `n` wrong logins at once (user names from `user`) and returns their
+/// statuses.
+async fn wrong_login_burst(base: &str, n: usize, user: fn(usize) -> String) -> Vec<u16> {
+    let http = reqwest::Client::new();
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let (http, base) = (http.clone(), base.to_owned());
+            tokio::spawn(async move {
+                login_status(&http, &base, &user(i), &format!("wrong {i}"))
+                    .await
+                    .status
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.unwrap());
+    }
+    statuses
+}
+
+/// A server whose hash slots never run out during a burst, so every 429 is
+/// the failure limit's.
+async fn patient_server(lib: &std::path::Path) -> TestServer {
+    TestServer::start_with(lib, |c| c.login.hash_wait = Duration::from_secs(60))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_concurrent_wrong_logins_for_one_user_get_six_hashes_then_the_right_password_works() {
+    let lib = small_library();
+    let server = patient_server(lib.path()).await;
+    let free = earmark::server::login::LoginLimits::default().free_failures as usize;
+    let statuses = wrong_login_burst(server.base_url(), 60, |_| "alice".to_owned()).await;
+    let wrong = statuses.iter().filter(|&&s| s == 401).count();
+    let refused = statuses.iter().filter(|&&s| s == 429).count();
+    // As many guesses as the same logins one after another: the free
+    // failures and the one that starts the back-off.
+    assert_eq!(wrong, free + 1, "{statuses:?}");
+    assert_eq!(refused, 60 - wrong, "only 401 or 429: {statuses:?}");
+    let stats = server.login_stats().unwrap();
+    assert_eq!(stats.hashes as usize, wrong, "{stats:?}");
+    assert_eq!(stats.rejected_backoff as usize, refused, "{stats:?}");
+    // Bounded memory: nothing left in flight, one name and one address remembered.
+    assert_eq!(stats.keys_in_flight, 0, "{stats:?}");
+    assert_eq!(stats.keys_remembered, 2, "{stats:?}");
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = login_status(&http, server.base_url(), "alice", &server.password).await;
+        if r.status == 200 {
+            break;
+        }
+        assert_eq!(r.status, 429, "{}", r.body);
+        assert!(Instant::now() < deadline, "still locked out");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        server.login_stats().unwrap().hashes as usize,
+        wrong + 1,
+        "the back-off polls were never hashed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_concurrent_wrong_logins_for_sixty_names_from_one_address_get_six_hashes() {
+    let lib = small_library();
+    let server = patient_server(lib.path()).await;
+    let free = earmark::server::login::LoginLimits::default().free_failures as usize;
+    let statuses = wrong_login_burst(server.base_url(), 60, |i| format!("user{i}")).await;
+    let wrong = statuses.iter().filter(|&&s| s == 401).count();
+    assert_eq!(wrong, free + 1, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|&&s| s == 429).count(), 60 - wrong);
+    let stats = server.login_stats().unwrap();
+    assert_eq!(stats.hashes as usize, wrong, "{stats:?}");
+    assert_eq!(stats.keys_in_flight, 0, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_right_logins_from_one_address_all_log_in() {
+    let lib = small_library();
+    let server = patient_server(lib.path()).await;
+    let http = reqwest::Client::new();
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (http, base, pw) = (
+                http.clone(),
+                server.base_url().to_owned(),
+                server.password.clone(),
+            );
+            tokio::spawn(async move { login_status(&http, &base, "alice", &pw).await.status })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.unwrap());
+    }
+    // Held while six were in flight, then admitted as they were found right.
+    assert!(statuses.iter().all(|&s| s == 200), "{statuses:?}");
+    let stats = server.login_stats().unwrap();
+    assert_eq!(stats.hashes, 20, "{stats:?}");
+    assert_eq!(stats.keys_in_flight, 0, "{stats:?}");
+}

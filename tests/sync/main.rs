@@ -2,7 +2,9 @@
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
 mod cli;
+mod disk;
 mod downloads;
+mod export;
 mod gate;
 mod listening_cli;
 mod offline_open;
@@ -10,5 +12,6 @@ mod play;
 mod proxy;
 mod queued;
 mod scenarios;
+mod small_disk;
 mod stops;
 mod support;

@@ -168,7 +168,7 @@ async fn child_process_client() {
         Auth {
             token: earmark::api::Token::new(var("EARMARK_SYNC_CHILD_TOKEN")),
             server_id: earmark::domain::ServerId::new(var("EARMARK_SYNC_CHILD_SERVER")),
-            user_id: earmark::domain::UserId(var("EARMARK_SYNC_CHILD_USER").parse().unwrap()),
+            user_id: earmark::domain::UserId::parse(&var("EARMARK_SYNC_CHILD_USER")).unwrap(),
         },
     )
     .unwrap();

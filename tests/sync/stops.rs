@@ -136,7 +136,7 @@ async fn a_revoked_token_exits_3() {
     c.set_auth(Some(Auth {
         token: Token::new(token.trim()),
         server_id: ServerId::new(session.server_id),
-        user_id: UserId(session.user_id),
+        user_id: UserId::from(session.user_id),
     }));
     c.logout().await.unwrap();
     let o = play(&home, alpha.as_str(), "20", &[]);

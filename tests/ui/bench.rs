@@ -47,7 +47,7 @@ fn bench_start_to_first_frame_100k_cached() {
     let scope = cache::Scope {
         address: "http://127.0.0.1:8686/api/v1".into(),
         server_id: ServerId::new("s"),
-        user_id: UserId(1),
+        user_id: UserId::from(1),
     };
     cache::save(dir.path(), &scope, &big_library(100_000)).unwrap();
     let size = std::fs::metadata(cache::path(dir.path(), &scope))

@@ -300,7 +300,7 @@ fn small_screens_have_no_cover_box_until_the_terminal_grows() {
 /// whole width.
 #[test]
 fn covers_off_fetches_nothing_and_draws_no_box() {
-    let ui = earmark::ui::UiConfig::from_toml("[ui]\ncovers = \"off\"\n", true).unwrap();
+    let ui = earmark::ui::UiConfig::from_toml("[ui]\ncovers = \"off\"\n", true, false).unwrap();
     assert_eq!(ui.settings.covers, CoverMode::Off);
     let mut app = App::new(Default::default(), ui.settings);
     app.update(Event::Answer(Answer::LoggedIn(SessionInfo {
@@ -323,7 +323,8 @@ fn covers_off_fetches_nothing_and_draws_no_box() {
     let screen = render(&mut app, 80, 24);
     assert!(!screen.contains('╭'));
     assert!(screen.contains("\" Moby Dick ♥"), "{screen}");
-    let bad = earmark::ui::UiConfig::from_toml("[ui]\ncovers = \"sixel\"\n", true).unwrap_err();
+    let bad =
+        earmark::ui::UiConfig::from_toml("[ui]\ncovers = \"sixel\"\n", true, false).unwrap_err();
     assert!(
         bad.contains("covers") && bad.contains("halfblocks"),
         "{bad}"

@@ -17,7 +17,7 @@ pub(crate) struct Tui {
 }
 
 impl Tui {
-    fn start(home: &std::path::Path, server: &str, user: &str, extra: &[&str]) -> Tui {
+    pub(crate) fn start(home: &std::path::Path, server: &str, user: &str, extra: &[&str]) -> Tui {
         Tui::start_on_bus(home, server, user, extra, None)
     }
 
@@ -96,6 +96,19 @@ impl Tui {
 
     pub(crate) fn text(&self) -> String {
         self.screen.lock().unwrap().screen().contents()
+    }
+
+    /// The terminal cursor (row, column) and the text of its row, while
+    /// it is shown.
+    pub(crate) fn cursor(&self) -> Option<((u16, u16), String)> {
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        if screen.hide_cursor() {
+            return None;
+        }
+        let (row, col) = screen.cursor_position();
+        let text = screen.rows(0, 80).nth(usize::from(row)).unwrap_or_default();
+        Some(((row, col), text))
     }
 
     /// Waits until the player has written `bytes` (an escape sequence).

@@ -10,7 +10,7 @@ mod paging;
 mod streams;
 mod transport;
 
-pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager};
+pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
 pub use streams::MAX_COVER_BYTES;
 pub use transport::RawAnswer;
 
@@ -213,7 +213,7 @@ impl Client {
         self.set_auth(Some(Auth {
             token: data.token.clone(),
             server_id: data.server_id.clone(),
-            user_id: data.user_id,
+            user_id: data.user_id.clone(),
         }));
         Ok(data)
     }
@@ -290,9 +290,15 @@ impl Client {
         self.pager(&["books", "search"], query, "GET /books/search", decode)
     }
 
+    /// Every search result, the ones that could not be read, and whether
+    /// the list is all the server says it has.
+    pub async fn search_listing(&self, q: &BookQuery) -> Result<Listing<Book>, ApiError> {
+        self.search_pager(q).collect_all().await
+    }
+
     /// Search: `q.text` is the search text.
     pub async fn search(&self, q: &BookQuery) -> Result<Vec<Book>, ApiError> {
-        Ok(self.search_pager(q).collect_all().await?.items)
+        Ok(self.search_listing(q).await?.items)
     }
 
     fn book_query(&self, q: &BookQuery) -> Vec<(String, String)> {
@@ -404,21 +410,29 @@ impl Client {
 
     // ------------------------------------------------------------ progress
 
-    /// `GET /auth/reading-progress/{bookId}`, three-valued: a record, no
-    /// progress yet (404, 204, `null`, `{}`, an empty record), or an
-    /// answer we cannot read. Unreadable is logged with its raw shape.
-    pub async fn progress_read(&self, book: &BookId) -> Result<ProgressRead, ApiError> {
-        let v = match self
+    /// `GET /auth/reading-progress/{bookId}` as it came; a 404 is `null`
+    /// (no progress yet), as a 204 is.
+    async fn progress_answer(&self, book: &BookId) -> Result<Value, ApiError> {
+        match self
             .get(&["auth", "reading-progress", book.as_str()], &[])
             .await
         {
-            Ok(v) => v,
-            Err(ApiError::NotFound { .. }) => {
-                return Ok(ProgressRead::NoProgress { settings: None });
-            }
-            Err(e) => return Err(e),
-        };
-        let read = wire::decode_progress_read(&v);
+            Err(ApiError::NotFound { .. }) => Ok(Value::Null),
+            other => other,
+        }
+    }
+
+    /// `GET /auth/reading-progress/{bookId}`, three-valued, read against
+    /// the book's `manifest` (its chapters and their lengths): a record,
+    /// no progress yet (404, 204, `null`, `{}`, `[]`, an empty record), or
+    /// an answer we cannot read (logged with its raw shape).
+    pub async fn progress_read(
+        &self,
+        book: &BookId,
+        manifest: &Manifest,
+    ) -> Result<ProgressRead, ApiError> {
+        let v = self.progress_answer(book).await?;
+        let read = wire::decode_progress_read(&v, book, manifest);
         if let ProgressRead::Unreadable { shape } = &read {
             tracing::warn!(
                 "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
@@ -427,10 +441,37 @@ impl Client {
         Ok(read)
     }
 
-    /// The progress read as two values; an unreadable answer is a
-    /// `Decode` error (fails closed), never "no progress".
+    /// [`Client::progress_read`] for a caller without the manifest: it is
+    /// fetched beside the answer, and needed only when the answer is not
+    /// empty (then its failure is this read's).
+    pub async fn progress_read_fetching_manifest(
+        &self,
+        book: &BookId,
+    ) -> Result<ProgressRead, ApiError> {
+        let (answer, manifest) = tokio::join!(self.progress_answer(book), self.manifest(book));
+        let v = answer?;
+        let read = if wire::says_nothing(&v) {
+            let none = Manifest {
+                book_id: book.clone(),
+                items: Vec::new(),
+            };
+            wire::decode_progress_read(&v, book, &none)
+        } else {
+            wire::decode_progress_read(&v, book, &manifest?)
+        };
+        if let ProgressRead::Unreadable { shape } = &read {
+            tracing::warn!(
+                "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
+            );
+        }
+        Ok(read)
+    }
+
+    /// The progress read as two values (see
+    /// [`Client::progress_read_fetching_manifest`]); an unreadable answer
+    /// is a `Decode` error (fails closed), never "no progress".
     pub async fn progress(&self, book: &BookId) -> Result<ProgressState, ApiError> {
-        match self.progress_read(book).await? {
+        match self.progress_read_fetching_manifest(book).await? {
             ProgressRead::Unreadable { shape } => Err(ApiError::Decode {
                 endpoint: "GET /auth/reading-progress/{bookId}".into(),
                 field: "progress".into(),

@@ -5,6 +5,13 @@
 //! that fails is asked again by the next call (the caller retries). A `next`
 //! URL is followed only on the server's own origin, so the token never
 //! leaves it. Items that cannot be decoded are skipped and counted.
+//!
+//! What arrived is counted against what the server says: the first answer
+//! teaches the numbering (an answer to `page=1` that says it is not the
+//! first page means pages count from 0: the list starts over at page 0),
+//! and an ended list whose total, `hasMore` or page count says there is
+//! more asks page 0 once (what a zero-based server keeps there), then says
+//! what is missing ([`Shortfall`]); never a silent partial list.
 
 use super::Client;
 use super::transport::Access;
@@ -38,6 +45,40 @@ pub struct Listing<T> {
     pub skipped: Vec<SkippedItem>,
     /// The total the server reported, if it did.
     pub total: Option<u64>,
+    /// Items read from the server, each once (readable or skipped).
+    pub read: u64,
+    /// What the server says is missing; `None`: the list is complete as
+    /// far as anything the server said can tell.
+    pub shortfall: Option<Shortfall>,
+}
+
+impl<T> Listing<T> {
+    pub fn complete(&self) -> bool {
+        self.shortfall.is_none()
+    }
+}
+
+/// A list that ended with less than the server says it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shortfall {
+    /// Items read, each once.
+    pub read: u64,
+    /// The server's own count, when it gave one (else its `hasMore` or
+    /// page count said there is more).
+    pub reported: Option<u64>,
+}
+
+impl Shortfall {
+    /// "the server reports 3 books, earmark read 1", with `items` naming them.
+    pub fn describe(&self, items: &str) -> String {
+        match self.reported {
+            Some(t) => format!("the server reports {t} {items}, earmark read {}", self.read),
+            None => format!(
+                "the server says it has more {items} than the {} earmark read",
+                self.read
+            ),
+        }
+    }
 }
 
 /// What to list: path, filters and the item decoder.
@@ -60,6 +101,17 @@ pub struct Pager<T> {
     seen_pages: HashSet<NextPage>,
     skipped: Vec<SkippedItem>,
     total: Option<u64>,
+    /// The latest `hasMore` (or `last`) a page said.
+    more_said: Option<bool>,
+    /// The latest page count a page said, and pages that held items.
+    total_pages: Option<u64>,
+    pages_with_items: u64,
+    /// Every request so far asked by page number.
+    numbered: bool,
+    /// Page 0 was asked (the numbering was learned, or to fetch what is missing).
+    asked_page_zero: bool,
+    /// Pages are now those asked after the list first ended (they go before).
+    went_back: bool,
 }
 
 impl<T> std::fmt::Debug for Pager<T> {
@@ -84,15 +136,87 @@ impl<T> Pager<T> {
             seen_pages: HashSet::new(),
             skipped: Vec::new(),
             total: None,
+            more_said: None,
+            total_pages: None,
+            pages_with_items: 0,
+            numbered: true,
+            asked_page_zero: false,
+            went_back: false,
         }
     }
 
-    /// The next page, `Ok(None)` when the list is complete. Items already
+    /// What the server says is missing from what was read so far.
+    pub fn shortfall(&self) -> Option<Shortfall> {
+        let read = self.seen_items.len() as u64;
+        let short = self.total.is_some_and(|t| read < t)
+            || self.more_said == Some(true)
+            || self
+                .total_pages
+                .is_some_and(|tp| self.numbered && self.pages_with_items < tp);
+        short.then_some(Shortfall {
+            read,
+            reported: self.total.filter(|t| *t > read),
+        })
+    }
+
+    /// The page to ask when the list ended short: page 0, once, of a
+    /// list asked by page number (a zero-based server keeps items there).
+    fn missing_page(&self) -> Option<NextPage> {
+        (self.numbered && !self.asked_page_zero && self.shortfall().is_some())
+            .then_some(NextPage::Page(0))
+    }
+
+    /// The whole list from the items handed out (in the order to show).
+    pub fn into_listing(self, items: Vec<T>) -> Listing<T> {
+        Listing {
+            items,
+            read: self.seen_items.len() as u64,
+            shortfall: self.shortfall(),
+            skipped: self.skipped,
+            total: self.total,
+        }
+    }
+
+    /// The next page, `Ok(None)` when the list has ended (see
+    /// [`Pager::shortfall`] for whether it is complete). Items already
     /// handed out are not repeated.
     pub async fn next_page(&mut self) -> Result<Option<ListPage<T>>, ApiError> {
-        let Some(at) = self.at.take() else {
-            return Ok(None);
-        };
+        loop {
+            let Some(at) = self.at.take() else {
+                match self.missing_page() {
+                    Some(zero) => {
+                        tracing::info!(
+                            "{}: the list ended short ({}); asking page 0",
+                            self.req.endpoint,
+                            self.shortfall()
+                                .map(|s| s.describe("items"))
+                                .unwrap_or_default()
+                        );
+                        self.asked_page_zero = true;
+                        self.went_back = true;
+                        self.at = Some(zero);
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
+            };
+            match self.fetch_at(at).await {
+                Ok(Some(page)) => return Ok(Some(page)),
+                Ok(None) => {}
+                // A server that refuses page 0 has nothing there: the list
+                // ends as it was, short (a transient failure is asked again).
+                Err(e) if self.went_back && !e.is_transient() => {
+                    tracing::info!("{}: page 0 refused: {e}", self.req.endpoint);
+                    self.at = None;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// One page at `at`: `Ok(None)` when it holds nothing new (the list
+    /// ends or starts over; `self.at` says where it goes on).
+    async fn fetch_at(&mut self, at: NextPage) -> Result<Option<ListPage<T>>, ApiError> {
         // The cap stops a server that never ends a list; a library whose
         // reported total needs more pages than the cap is not cut short.
         let per_page = if self.pages == 0 {
@@ -128,10 +252,31 @@ impl<T> Pager<T> {
                 return Err(e);
             }
         };
+        self.numbered &= matches!(at, NextPage::Page(_));
+        let size = u64::from(self.client.inner.opts.paths.page_size.max(1));
+        if self.pages == 0
+            && at == NextPage::Page(1)
+            && !self.asked_page_zero
+            && wire::skipped_first_page(&raw.info, raw.entries.len(), size)
+        {
+            // Nothing of this page was handed out: start over at page 0.
+            tracing::info!(
+                "{}: the answer to page 1 is not the first page; this server counts pages from 0",
+                self.req.endpoint
+            );
+            self.asked_page_zero = true;
+            self.at = Some(NextPage::Page(0));
+            return Ok(None);
+        }
         self.pages += 1;
         self.seen_pages.insert(at.clone());
         self.fetched += raw.entries.len() as u64;
         self.total = raw.total.or(self.total);
+        self.more_said = raw.info.has_more.or(self.more_said);
+        self.total_pages = raw.info.total_pages.or(self.total_pages);
+        if !raw.entries.is_empty() {
+            self.pages_with_items += 1;
+        }
         let fresh: Vec<bool> = raw
             .entries
             .iter()
@@ -182,17 +327,26 @@ impl<T> Pager<T> {
         self.total
     }
 
-    /// Every remaining page, collected.
+    /// Every remaining page, collected; what was fetched after the list
+    /// first ended (page 0 of a zero-based server) goes before the rest.
     pub async fn collect_all(mut self) -> Result<Listing<T>, ApiError> {
-        let mut items = Vec::new();
+        let (mut front, mut items) = (Vec::new(), Vec::new());
         while let Some(p) = self.next_page().await? {
-            items.extend(p.items);
+            if self.went_back {
+                front.extend(p.items);
+            } else {
+                items.extend(p.items);
+            }
         }
-        Ok(Listing {
-            items,
-            skipped: self.skipped,
-            total: self.total,
-        })
+        front.extend(items);
+        if let Some(short) = self.shortfall() {
+            tracing::warn!(
+                "{} is incomplete: {}",
+                self.req.endpoint,
+                short.describe("items")
+            );
+        }
+        Ok(self.into_listing(front))
     }
 }
 
@@ -202,6 +356,8 @@ pub(super) struct RawPage<T> {
     pub entries: Vec<(String, Result<T, SkippedItem>)>,
     pub total: Option<u64>,
     pub next: Option<NextPage>,
+    /// The paging facts the answer gave.
+    pub info: wire::PageInfo,
 }
 
 impl Client {
@@ -259,13 +415,15 @@ impl Client {
                 (wire::item_key(item), decoded)
             })
             .collect();
-        let before = match at {
-            NextPage::Offset(o) => *o,
-            NextPage::Page(n) => list
-                .info
-                .page_size
-                .unwrap_or(size)
-                .saturating_mul(n.saturating_sub(1)),
+        // Items before this page: what was counted, or what the server's
+        // page size says; the size asked for only for a page asked alone
+        // (a server may ignore it).
+        let before = match (at, list.info.page_size) {
+            (NextPage::Offset(o), _) => *o,
+            (NextPage::Page(n), Some(s)) => s.saturating_mul(n.saturating_sub(1)),
+            (NextPage::Page(n), None) if fetched_before == 0 => {
+                size.saturating_mul(n.saturating_sub(1))
+            }
             _ => 0,
         }
         .max(fetched_before);
@@ -278,6 +436,7 @@ impl Client {
             entries,
             total: list.info.total,
             next,
+            info: list.info,
         })
     }
 

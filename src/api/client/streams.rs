@@ -3,6 +3,7 @@
 use super::transport::{MAX_REDIRECTS, content_type, redirect_target};
 use super::{Client, StreamRequest};
 use crate::api::error::ApiError;
+use crate::api::wire;
 use crate::domain::{Book, BookId, ManifestItem};
 use reqwest::header;
 use url::Url;
@@ -25,28 +26,60 @@ impl Client {
             })
     }
 
-    /// What a chapter stream's answer that is not audio means: an error
-    /// status, or a success whose body is an error answer or no audio at
-    /// all. Read as every other endpoint's errors are read; the player's
-    /// judge (`player::EngineConfig::judge`) is built on this.
+    /// What a chapter stream's answer that is not audio means, read as
+    /// every other endpoint's errors are read (the player's judge,
+    /// `player::EngineConfig::judge`, is built on this): an error status
+    /// by its status and body; a success status whose body is an error
+    /// answer (an envelope that reports a failure, a problem document, or
+    /// any JSON or page naming a known code) as that error; any other
+    /// success body that is not audio as [`ApiError::NotAudio`].
     pub fn stream_refusal(&self, status: u16, content_type: Option<&str>, body: &[u8]) -> ApiError {
         let st = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::BAD_GATEWAY);
-        if st.is_success() {
-            if let Ok(v) = crate::api::wire::parse_body(content_type, body)
-                && let Some((s, code, msg)) = crate::api::wire::envelope_error(&v)
-            {
-                return ApiError::from_status(s, code, msg, self.inner.base.as_str());
-            }
-            return ApiError::Decode {
-                endpoint: "the chapter stream".into(),
-                field: "body".into(),
-                problem: format!(
-                    "is not audio (HTTP {status}, {})",
-                    content_type.unwrap_or("no content type")
-                ),
-            };
+        if !st.is_success() {
+            return self.error_from_body(st, content_type, body);
         }
-        self.error_from_body(st, content_type, body)
+        let address = self.inner.base.as_str();
+        let from_code = |code: Option<String>, message: Option<String>, said: Option<u16>| {
+            let st = said
+                .filter(|s| *s >= 400)
+                .or_else(|| code.as_deref().and_then(wire::status_of_code))?;
+            Some(ApiError::from_status(st, code, message, address))
+        };
+        let kind = match wire::parse_body(content_type, body) {
+            Ok(v) => {
+                if let Some((s, code, msg)) = wire::envelope_error(&v) {
+                    return ApiError::from_status(s, code, msg, address);
+                }
+                // Audio was asked for: any JSON is an answer about it.
+                let b = wire::error_body(&v);
+                if let Some(e) = from_code(b.code, b.message, b.status) {
+                    return e;
+                }
+                tracing::warn!(
+                    "the chapter stream answered HTTP {status} with JSON: {}",
+                    wire::describe_shape(&v)
+                );
+                None
+            }
+            Err(kind) => {
+                let text = String::from_utf8_lossy(body);
+                let code = wire::contract_code_in_text(&text).map(str::to_owned);
+                let message = code.as_deref().map(|c| {
+                    format!(
+                        "the server answered the chapter stream with {kind} naming {c} (HTTP {status})"
+                    )
+                });
+                if let Some(e) = from_code(code, message, None) {
+                    return e;
+                }
+                Some(kind)
+            }
+        };
+        ApiError::NotAudio {
+            address: address.to_owned(),
+            status,
+            kind,
+        }
     }
 
     /// URL plus the Bearer header (only for the server's own origin).
@@ -86,10 +119,28 @@ impl Client {
         url
     }
 
-    /// Open a stream (optionally from a byte offset), following redirects
-    /// without leaking the token to another origin. No whole-request
-    /// time-out: audio may take long to download.
+    /// Open a chapter's audio (optionally from a byte offset), following
+    /// redirects without leaking the token to another origin. No
+    /// whole-request time-out: audio may take long to download. A success
+    /// answer typed as JSON or HTML is no audio: it is read and judged as
+    /// [`Client::stream_refusal`] judges it (a download never stores it).
     pub async fn open_stream(
+        &self,
+        req: &StreamRequest,
+        from_byte: Option<u64>,
+    ) -> Result<reqwest::Response, ApiError> {
+        let resp = self.open_resource(req, from_byte).await?;
+        let ct = content_type(&resp);
+        if !ct.as_deref().is_some_and(answer_type) {
+            return Ok(resp);
+        }
+        let status = resp.status().as_u16();
+        let body = read_at_most(resp, 64 * 1024).await;
+        Err(self.stream_refusal(status, ct.as_deref(), &body))
+    }
+
+    /// `open_stream` without looking at what the answer is (covers).
+    async fn open_resource(
         &self,
         req: &StreamRequest,
         from_byte: Option<u64>,
@@ -157,7 +208,7 @@ impl Client {
                 self.request_to(self.inner.base.endpoint(["books", book.as_str(), "cover"]))
             });
         let fetch = async {
-            let mut resp = match self.open_stream(&req, None).await {
+            let mut resp = match self.open_resource(&req, None).await {
                 Ok(r) => r,
                 Err(ApiError::NotFound { .. }) => return Ok(None),
                 Err(e) => return Err(e),
@@ -187,6 +238,26 @@ impl Client {
                 })
             })
     }
+}
+
+/// A type only an API answer has: JSON (a problem document too) or HTML.
+fn answer_type(content_type: &str) -> bool {
+    let t = content_type.to_ascii_lowercase();
+    let t = t.split(';').next().unwrap_or_default().trim();
+    t.ends_with("/json") || t.ends_with("+json") || t == "text/html"
+}
+
+/// The first `max` bytes of a body (what arrives within the time-out).
+async fn read_at_most(mut resp: reqwest::Response, max: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < max {
+        match tokio::time::timeout(std::time::Duration::from_secs(5), resp.chunk()).await {
+            Ok(Ok(Some(c))) => body.extend_from_slice(&c),
+            _ => break,
+        }
+    }
+    body.truncate(max);
+    body
 }
 
 /// Covers larger than this are refused (a cover is a picture, not a book).

@@ -141,6 +141,17 @@ impl Client {
                 let e = ApiError::from_status(st, code, msg, self.inner.base.as_str());
                 return Err(self.refine(e, retry_after, identity_sent));
             }
+            if ct.as_deref().is_some_and(is_problem) {
+                // RFC 7807 says what it is, whatever the status.
+                let b = wire::error_body(&v);
+                let st = b
+                    .status
+                    .filter(|s| *s >= 400)
+                    .or_else(|| b.code.as_deref().and_then(wire::status_of_code))
+                    .unwrap_or(400);
+                let e = ApiError::from_status(st, b.code, b.message, self.inner.base.as_str());
+                return Err(self.refine(e, retry_after, identity_sent));
+            }
             return Ok(v);
         }
         Err(self.bad_redirect(&url))
@@ -156,8 +167,9 @@ impl Client {
         let (code, message) = match wire::parse_body(ct, body) {
             Ok(v) => wire::error_parts(&v),
             Err(BodyKind::Empty) => (None, None),
+            // A page is no error body, but a contract code in it still counts.
             Err(kind) => (
-                None,
+                wire::contract_code_in_text(&String::from_utf8_lossy(body)).map(str::to_owned),
                 Some(format!(
                     "it answered with {kind}; check the address and gateway prefix"
                 )),
@@ -229,6 +241,13 @@ pub(super) enum Access {
     Token,
     /// Token plus identity headers.
     Write,
+}
+
+/// `application/problem+json` (RFC 7807): an error answer by its type.
+pub(super) fn is_problem(content_type: &str) -> bool {
+    content_type
+        .to_ascii_lowercase()
+        .contains("application/problem+")
 }
 
 pub(super) fn content_type(resp: &reqwest::Response) -> Option<String> {

@@ -1,6 +1,11 @@
-//! Error bodies in whatever shape a server uses: the code and message are
-//! looked for in every common place, codes are compared in any case style,
-//! and a success status whose envelope reports a failure is that failure.
+//! Error bodies in whatever shape a server uses. A code is a word anywhere
+//! in an error answer: [`code_words`] splits every string (URIs into their
+//! path segments, query and fragment; sentences into words) and compares
+//! the words in any case style with the known codes. A contract code
+//! (`license_required`, `listening_scope_*`) named anywhere decides the
+//! error; other codes count where an answer names its code (code keys,
+//! RFC 7807 `type` URIs, a text that is only the code). A success status
+//! whose envelope reports a failure is that failure.
 
 use super::fields::*;
 use serde_json::Value;
@@ -15,18 +20,44 @@ pub struct ErrorBody {
     pub message: Option<String>,
 }
 
-/// Codes the client acts on; found anywhere in the body, they win over
-/// any other string code.
-pub const KNOWN_CODES: &[&str] = &[
+/// The codes of the contract's error table: named anywhere in an error
+/// answer (a key, a message, a URI segment), one of them decides it. In
+/// order of precedence: a license stop is never hidden by another code.
+pub const CONTRACT_CODES: &[&str] = &[
     "license_required",
-    "listening_scope_invalid",
     "listening_scope_mismatch",
     "listening_scope_required",
+    "listening_scope_invalid",
+];
+
+/// Codes the client acts on: the contract's, then generic ones that count
+/// only where an answer names its code.
+pub const KNOWN_CODES: &[&str] = &[
+    "license_required",
+    "listening_scope_mismatch",
+    "listening_scope_required",
+    "listening_scope_invalid",
     "invalid_credentials",
     "too_many_requests",
     "unauthorized",
     "not_found",
 ];
+
+/// Keys whose string value names a code. `type` is RFC 7807's problem URI.
+const CODE_KEYS: &[&str] = &[
+    "code",
+    "errorCode",
+    "error_code",
+    "error",
+    "errorType",
+    "error_type",
+    "type",
+];
+/// Keys whose text may be a code (or a URI ending in one), else a message.
+const TEXT_KEYS: &[&str] = &["reason", "detail", "message", "msg", "title", "description"];
+/// Strings and keys looked at in one answer: an error answer is small; a
+/// huge one is not searched to its end.
+const MAX_STRINGS: usize = 4096;
 
 /// Any case style to `snake_case`: `LicenseRequired`, `LICENSE_REQUIRED`,
 /// `license-required` and `licenseRequired` all become `license_required`.
@@ -67,6 +98,96 @@ fn code_like(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// The words of `text` that may be codes, each normalized: the text is
+/// split at anything but letters, digits, `_` and `-`, so a URI gives its
+/// path segments, query and fragment words, and a sentence its words.
+pub fn code_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|w| code_like(w))
+        .map(normalize_code)
+}
+
+/// The contract code named in `text` (an HTML page, a plain-text body),
+/// by precedence when it names several.
+pub fn contract_code_in_text(text: &str) -> Option<&'static str> {
+    let mut best: Option<usize> = None;
+    rank_words(text, &mut best);
+    best.map(|i| CONTRACT_CODES[i])
+}
+
+fn rank_words(text: &str, best: &mut Option<usize>) {
+    for w in code_words(text) {
+        if let Some(i) = CONTRACT_CODES.iter().position(|c| *c == w) {
+            *best = Some(best.map_or(i, |b| b.min(i)));
+        }
+    }
+}
+
+/// The contract code named anywhere in an error answer: in any key or
+/// string at any depth, URIs included.
+pub fn contract_code(v: &Value) -> Option<&'static str> {
+    let mut best: Option<usize> = None;
+    let mut budget = MAX_STRINGS;
+    visit_strings(v, &mut budget, &mut |s| rank_words(s, &mut best));
+    best.map(|i| CONTRACT_CODES[i])
+}
+
+fn visit_strings(v: &Value, budget: &mut usize, f: &mut dyn FnMut(&str)) {
+    match v {
+        Value::String(s) if *budget > 0 => {
+            *budget -= 1;
+            f(s);
+        }
+        Value::Array(a) => {
+            for x in a {
+                visit_strings(x, budget, f);
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                if *budget == 0 {
+                    return;
+                }
+                *budget -= 1;
+                f(k);
+                visit_strings(x, budget, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The code a text names: the whole text when it is code-like, else the
+/// fragment or last path segment of a URI (RFC 7807's
+/// `https://errors.example/license-required`, `urn:problem:quota-exceeded`).
+fn code_of_text(s: &str) -> Option<String> {
+    let s = s.trim();
+    if code_like(s) {
+        return Some(normalize_code(s));
+    }
+    let uri = s.contains("://") || s.starts_with(['/', '#']) || s.starts_with("urn:");
+    if !uri || s.contains(char::is_whitespace) {
+        return None;
+    }
+    let (rest, fragment) = match s.split_once('#') {
+        Some((r, f)) => (r, Some(f)),
+        None => (s, None),
+    };
+    if let Some(f) = fragment.filter(|f| code_like(f)) {
+        return Some(normalize_code(f));
+    }
+    let rest = rest.split('?').next().unwrap_or_default();
+    // The path of `scheme://host/path`; a bare origin names nothing.
+    let path = match rest.split_once("://") {
+        Some((_, after)) => after.split_once('/').map_or("", |(_, p)| p),
+        None => rest,
+    };
+    path.rsplit(['/', ':'])
+        .find(|seg| !seg.is_empty())
+        .filter(|seg| code_like(seg))
+        .map(normalize_code)
+}
+
 fn status_of(v: &Value) -> Option<u16> {
     let n = match v {
         Value::Number(n) => n.as_u64()?,
@@ -76,22 +197,27 @@ fn status_of(v: &Value) -> Option<u16> {
     u16::try_from(n).ok().filter(|s| (100..600).contains(s))
 }
 
-/// Read an error body. String codes are gathered from `code`, `errorCode`,
-/// `error_code`, `error` (string or `{code,type}`), `detail` (string or
-/// object), `errors[]`, `type`, `reason` and `message`; a known contract
-/// code anywhere wins, else the first code-like value of the code keys.
+/// Read an error body: its numeric status, its code and its message. The
+/// code is a contract code named anywhere ([`contract_code`]); else the
+/// first known code where the answer names its code (`code`, `errorCode`,
+/// `error`, `type`, … at the top, under `error`/`detail` and in
+/// `errors[]`, or a `reason`/`detail`/`message`/`title` that is only a
+/// code or a URI ending in one); else the first code-like value of the
+/// code keys.
 pub fn error_body(v: &Value) -> ErrorBody {
+    let contract = contract_code(v).map(str::to_owned);
     let Some(obj) = v.as_object() else {
         return ErrorBody {
+            code: contract,
             message: v.as_str().map(str::to_owned),
             ..ErrorBody::default()
         };
     };
-    let mut primary: Vec<&str> = Vec::new(); // keys that name a code
-    let mut secondary: Vec<&str> = Vec::new(); // texts that may be a code
+    let mut named: Vec<&str> = Vec::new(); // values of code keys
+    let mut texts: Vec<&str> = Vec::new(); // texts that may be a code
     let mut messages: Vec<&str> = Vec::new();
     let mut status = None;
-    scan(obj, &mut primary, &mut status);
+    scan(obj, &mut named, &mut status);
     let nested: Vec<&Obj> = ["error", "detail"]
         .iter()
         .filter_map(|k| obj.get(*k).and_then(Value::as_object))
@@ -104,16 +230,13 @@ pub fn error_body(v: &Value) -> ErrorBody {
         )
         .collect();
     for n in &nested {
-        scan(n, &mut primary, &mut status);
-        for k in ["type", "reason", "title"] {
-            if let Some(s) = n.get(k).and_then(Value::as_str) {
-                secondary.push(s);
-            }
-        }
-        for k in ["message", "msg", "detail", "title", "description"] {
-            if let Some(s) = n.get(k).and_then(Value::as_str) {
-                secondary.push(s);
-                messages.push(s);
+        scan(n, &mut named, &mut status);
+        for k in TEXT_KEYS {
+            if let Some(s) = n.get(*k).and_then(Value::as_str) {
+                texts.push(s);
+                if *k != "reason" {
+                    messages.push(s);
+                }
             }
         }
     }
@@ -124,27 +247,24 @@ pub fn error_body(v: &Value) -> ErrorBody {
         .flatten()
     {
         if let Some(s) = e.as_str() {
-            secondary.push(s);
+            texts.push(s);
             messages.push(s);
         }
     }
-    for k in ["type", "reason", "detail", "message", "msg", "title"] {
-        if let Some(s) = obj.get(k).and_then(Value::as_str) {
-            secondary.push(s);
+    for k in TEXT_KEYS {
+        if let Some(s) = obj.get(*k).and_then(Value::as_str) {
+            texts.push(s);
         }
     }
-    let all = primary.iter().chain(secondary.iter());
-    let known = all
-        .clone()
-        .filter(|s| code_like(s))
-        .map(|s| normalize_code(s))
-        .find(|c| KNOWN_CODES.contains(&c.as_str()));
-    let code = known.or_else(|| {
-        primary
-            .iter()
-            .find(|s| code_like(s))
-            .map(|s| normalize_code(s))
-    });
+    let code = contract
+        .or_else(|| {
+            named
+                .iter()
+                .chain(texts.iter())
+                .filter_map(|s| code_of_text(s))
+                .find(|c| KNOWN_CODES.contains(&c.as_str()))
+        })
+        .or_else(|| named.iter().find_map(|s| code_of_text(s)));
     let top_message = string(
         obj,
         &["message", "msg", "errorMessage", "error_description"],
@@ -154,7 +274,7 @@ pub fn error_body(v: &Value) -> ErrorBody {
         .or_else(|| {
             obj.get("error")
                 .and_then(Value::as_str)
-                .filter(|s| !code_like(s))
+                .filter(|s| code_of_text(s).is_none())
                 .map(str::to_owned)
         })
         .or_else(|| {
@@ -171,20 +291,18 @@ pub fn error_body(v: &Value) -> ErrorBody {
     }
 }
 
-fn scan<'a>(o: &'a Obj, primary: &mut Vec<&'a str>, status: &mut Option<u16>) {
-    for k in [
-        "code",
-        "errorCode",
-        "error_code",
-        "error",
-        "statusCode",
-        "status",
-    ] {
-        match o.get(k) {
-            // A `status` word ("error", "fail") is not a code.
-            Some(Value::String(s)) if k != "status" && k != "statusCode" => primary.push(s),
-            Some(n) if status.is_none() => *status = status_of(n),
-            _ => {}
+fn scan<'a>(o: &'a Obj, named: &mut Vec<&'a str>, status: &mut Option<u16>) {
+    for k in CODE_KEYS {
+        if let Some(Value::String(s)) = o.get(*k) {
+            named.push(s);
+        }
+    }
+    // A `status` word ("error", "fail") is not a code.
+    for k in ["code", "statusCode", "status"] {
+        if status.is_none()
+            && let Some(n) = o.get(k).filter(|n| n.is_number() || k != "code")
+        {
+            *status = status_of(n);
         }
     }
 }
@@ -201,7 +319,6 @@ pub fn error_parts(v: &Value) -> (Option<String>, Option<String>) {
 /// (from the number, else from a known code, else 400), code and message.
 pub fn envelope_error(v: &Value) -> Option<(u16, Option<String>, Option<String>)> {
     let obj = v.as_object()?;
-    let b = error_body(v);
     let numeric = ["code", "status", "statusCode"]
         .iter()
         .filter_map(|k| obj.get(*k))
@@ -226,6 +343,8 @@ pub fn envelope_error(v: &Value) -> Option<(u16, Option<String>, Option<String>)
     if !failed {
         return None;
     }
+    // Only now: a success answer's strings are never searched for codes.
+    let b = error_body(v);
     let status = numeric
         .filter(|s| *s >= 400)
         .or_else(|| b.code.as_deref().and_then(status_of_code))
@@ -346,6 +465,72 @@ mod tests {
         assert_eq!(b.message.as_deref(), Some("Not enough rights for this."));
         let b = error_body(&json!({"error": "Token has expired"}));
         assert_eq!(b.message.as_deref(), Some("Token has expired"));
+    }
+
+    #[test]
+    fn a_code_is_a_word_anywhere_uris_included() {
+        let cases = [
+            json!({"type": "https://errors.example/license-required", "title": "Forbidden", "status": 403}),
+            json!({"type": "https://errors.example/problems#LicenseRequired"}),
+            json!({"type": "urn:problem:LICENSE_REQUIRED"}),
+            json!({"error": {"links": {"about": "/docs/errors/license_required?lang=en"}}}),
+            json!({"message": "Playback refused (license_required). Renew it."}),
+            json!({"meta": {"problems": [{"href": "https://x.example/a/b/license-required#top"}]}}),
+            json!({"license-required": true}),
+            json!(["LicenseRequired"]),
+            json!("see https://errors.example/license-required"),
+        ];
+        for v in cases {
+            assert_eq!(
+                error_body(&v).code.as_deref(),
+                Some("license_required"),
+                "{v}"
+            );
+        }
+        let b = error_body(&json!({
+            "type": "https://errors.example/listening-scope-mismatch", "status": 409}));
+        assert_eq!(
+            (b.status, b.code.as_deref()),
+            (Some(409), Some("listening_scope_mismatch"))
+        );
+        // A license stop is never hidden by another contract code.
+        let b = error_body(&json!({"code": "listening_scope_mismatch",
+            "detail": "https://errors.example/license-required"}));
+        assert_eq!(b.code.as_deref(), Some("license_required"));
+    }
+
+    #[test]
+    fn generic_codes_count_only_where_the_answer_names_its_code() {
+        let b = error_body(&json!({"type": "https://errors.example/not-found"}));
+        assert_eq!(b.code.as_deref(), Some("not_found"));
+        let b = error_body(&json!({"type": "https://errors.example/quota-exceeded"}));
+        assert_eq!(b.code.as_deref(), Some("quota_exceeded"));
+        // A word of a sentence is not the code of the answer.
+        let b = error_body(&json!({"code": "forbidden",
+            "message": "you are unauthorized to open this not_found book"}));
+        assert_eq!(b.code.as_deref(), Some("forbidden"));
+        for v in [
+            json!({"type": "about:blank", "title": "Forbidden"}),
+            json!({"type": "https://errors.example/", "title": "Forbidden"}),
+            json!({"message": "no license required here"}),
+        ] {
+            assert_eq!(error_body(&v).code, None, "{v}");
+        }
+    }
+
+    #[test]
+    fn contract_codes_are_found_in_text_bodies() {
+        assert_eq!(
+            contract_code_in_text("<html><p>Error: LICENSE_REQUIRED</p></html>"),
+            Some("license_required")
+        );
+        assert_eq!(
+            contract_code_in_text(
+                "<a href=\"https://errors.example/listening-scope-mismatch\">log in</a>"
+            ),
+            Some("listening_scope_mismatch")
+        );
+        assert_eq!(contract_code_in_text("<h1>502 Bad Gateway</h1>"), None);
     }
 
     #[test]

@@ -6,6 +6,34 @@ use serde_json::{Map, Value};
 
 pub type Obj = Map<String, Value>;
 
+/// The words of a key in any case style, lowercased: `nextPageToken`,
+/// `next_page_token`, `NEXT-PAGE-TOKEN` and `@odata.nextPageToken` all
+/// give `next`, `page`, `token`.
+pub fn key_words(key: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut prev: Option<char> = None;
+    for c in key.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+        } else {
+            let upper_after_lower = c.is_ascii_uppercase()
+                && prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit());
+            if upper_after_lower && !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            cur.push(c.to_ascii_lowercase());
+        }
+        prev = Some(c);
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
 /// The first of `keys` present in `obj` with a non-null value.
 pub fn get<'a>(obj: &'a Obj, keys: &[&str]) -> Option<&'a Value> {
     keys.iter()
@@ -161,6 +189,24 @@ mod tests {
 
     fn obj(v: Value) -> Obj {
         v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn key_words_in_any_case_style() {
+        for k in [
+            "nextPageToken",
+            "next_page_token",
+            "NEXT-PAGE-TOKEN",
+            "@odata.nextPageToken",
+        ] {
+            let w = key_words(k);
+            assert!(
+                w.ends_with(&["next".into(), "page".into(), "token".into()]),
+                "{k}: {w:?}"
+            );
+        }
+        assert_eq!(key_words("chapterID"), ["chapter", "id"]);
+        assert_eq!(key_words("offset_s"), ["offset", "s"]);
     }
 
     #[test]

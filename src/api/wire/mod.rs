@@ -49,10 +49,68 @@ pub fn parse_body(content_type: Option<&str>, body: &[u8]) -> Result<Value, Body
     if trimmed.starts_with(b"<") {
         return Err(BodyKind::Html);
     }
-    match serde_json::from_slice(trimmed) {
+    match serde_json::from_slice(&quote_big_integers(trimmed)) {
         Ok(v) => Ok(v),
         Err(_) if content_type.is_some_and(|c| c.contains("html")) => Err(BodyKind::Html),
         Err(_) => Err(BodyKind::Garbage),
+    }
+}
+
+/// JSON text with every integer that no 64-bit integer holds written as a
+/// string of its digits: serde_json would read it as a float and lose
+/// digits, and an id is kept exactly as sent (a number field still reads
+/// the string as a number). Borrowed unchanged when there is none.
+pub fn quote_big_integers(json: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut copied, mut in_string) = (0, 0, false);
+    while i < json.len() {
+        let b = json[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if !(b == b'-' || b.is_ascii_digit()) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < json.len() && matches!(json[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+            i += 1;
+        }
+        let token = &json[start..i];
+        if token.len() <= 18 {
+            continue; // 18 digits always fit
+        }
+        let integer = token.iter().skip(1).all(u8::is_ascii_digit)
+            && (token[0] == b'-' || token[0].is_ascii_digit());
+        let fits = std::str::from_utf8(token)
+            .is_ok_and(|t| t.parse::<u64>().is_ok() || t.parse::<i64>().is_ok());
+        if integer && !fits {
+            let o = out.get_or_insert_with(|| Vec::with_capacity(json.len() + 8));
+            o.extend_from_slice(&json[copied..start]);
+            o.push(b'"');
+            o.extend_from_slice(token);
+            o.push(b'"');
+            copied = i;
+        }
+    }
+    match out {
+        Some(mut o) => {
+            o.extend_from_slice(&json[copied..]);
+            std::borrow::Cow::Owned(o)
+        }
+        None => std::borrow::Cow::Borrowed(json),
     }
 }
 
@@ -157,12 +215,12 @@ pub fn decode_login(v: &Value, endpoint: &str) -> Result<LoginData, ApiError> {
         .and_then(|u| get(u, &["id", "userId", "user_id", "uid"]))
         .or_else(|| get(data, &["userId", "user_id", "uid"]))
         .ok_or_else(|| missing(endpoint, "data.user.id"))?;
+    // The server's digits exactly: `"0042"` stays `0042`.
     let user_id = match raw_uid {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse::<u64>().ok(),
+        Value::Number(n) => n.as_u64().map(UserId::from),
+        Value::String(s) => UserId::parse(s),
         _ => None,
     }
-    .map(UserId)
     .ok_or_else(|| ApiError::Decode {
         endpoint: endpoint.to_owned(),
         field: "data.user.id".to_owned(),

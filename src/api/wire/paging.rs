@@ -42,6 +42,10 @@ pub struct PageInfo {
     /// relative), as the server gave it.
     pub next_url: Option<String>,
     pub total_pages: Option<u64>,
+    /// `first: true|false` (Spring), when said as a boolean.
+    pub first: Option<bool>,
+    /// Whether a page before this one exists (`hasPrevious`, a `prev` link).
+    pub has_previous: Option<bool>,
 }
 
 /// A `next` value that is a URL rather than an opaque cursor.
@@ -55,78 +59,140 @@ pub fn url_like(s: &str) -> bool {
         || (s.contains('?') && s.contains('='))
 }
 
+/// What a key of a list answer says about paging, by its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fact {
+    /// A count of items; `rank` 0 names a total (`totalItems`), 1 only a
+    /// count (`count`), which may count this page's items.
+    Total {
+        rank: u8,
+    },
+    TotalPages,
+    Page,
+    PageSize,
+    Offset,
+    HasMore,
+    /// `last: true|false`, or Laravel's `last_page` (a page count).
+    Last,
+    First,
+    Previous,
+    Next,
+}
+
+fn fact(key: &str) -> Option<Fact> {
+    let w = key_words(key);
+    let has = |x: &str| w.iter().any(|y| y == x);
+    let only = |x: &str| w.len() == 1 && w[0] == x;
+    Some(if has("prev") || has("previous") {
+        Fact::Previous
+    } else if has("more") || (has("has") && has("next")) {
+        Fact::HasMore
+    } else if has("next") || only("cursor") {
+        Fact::Next
+    } else if has("last") {
+        Fact::Last
+    } else if has("first") {
+        Fact::First
+    } else if only("pages")
+        || (has("pages") || has("page")) && ["total", "count", "num", "nb"].iter().any(|x| has(x))
+    {
+        Fact::TotalPages
+    } else if has("total") {
+        Fact::Total { rank: 0 }
+    } else if has("count") {
+        Fact::Total { rank: 1 }
+    } else if has("size") || has("limit") || has("per") {
+        Fact::PageSize
+    } else if only("offset") || only("skip") || only("start") {
+        Fact::Offset
+    } else if has("page")
+        && (w.len() == 1
+            || ["current", "number", "num", "no", "index"]
+                .iter()
+                .any(|x| has(x)))
+    {
+        Fact::Page
+    } else {
+        return None;
+    })
+}
+
 impl PageInfo {
+    /// The paging facts of one object of a list answer, read by the words
+    /// of its keys (`total`, `totalElements`, `per_page`, `next_page_url`,
+    /// `@odata.nextLink`, `hasPreviousPage`, …); what an outer level said
+    /// first is kept.
     fn absorb(&mut self, o: &Obj, depth: u8) {
-        self.total = self.total.or_else(|| {
-            unsigned(
-                o,
-                &[
-                    "total",
-                    "totalCount",
-                    "total_count",
-                    "totalElements",
-                    "count",
-                    "totalItems",
-                    "totalResults",
-                ],
-            )
-        });
-        self.page = self.page.or_else(|| {
-            unsigned(
-                o,
-                &["page", "pageNum", "pageNumber", "currentPage", "page_no"],
-            )
-        });
-        self.page_size = self.page_size.or_else(|| {
-            unsigned(
-                o,
-                &[
-                    "pageSize",
-                    "page_size",
-                    "perPage",
-                    "per_page",
-                    "size",
-                    "limit",
-                ],
-            )
-        });
-        self.offset = self
-            .offset
-            .or_else(|| unsigned(o, &["offset", "skip", "start"]));
-        self.has_more = self.has_more.or_else(|| {
-            boolean(o, &["hasMore", "has_more", "hasNext", "has_next", "more"])
-                .or_else(|| boolean(o, &["last", "isLast"]).map(|l| !l))
-        });
-        for k in [
-            "nextCursor",
-            "next_cursor",
-            "nextPageToken",
-            "cursor",
-            "next",
-        ] {
-            match o.get(k) {
-                Some(Value::String(s)) if !s.trim().is_empty() => {
-                    if url_like(s) {
-                        self.next_url.get_or_insert_with(|| s.trim().to_owned());
-                    } else {
-                        self.cursor.get_or_insert_with(|| s.clone());
+        let mut total: Option<(u8, u64)> = None;
+        let number = |v: &Value| {
+            let mut one = Obj::new();
+            one.insert("n".into(), v.clone());
+            unsigned(&one, &["n"])
+        };
+        let flag = |v: &Value| {
+            let mut one = Obj::new();
+            one.insert("b".into(), v.clone());
+            boolean(&one, &["b"])
+        };
+        for (k, v) in o {
+            let Some(f) = fact(k) else { continue };
+            match f {
+                Fact::Total { rank } => {
+                    if let Some(n) = number(v)
+                        && total.is_none_or(|(r, _)| rank < r)
+                    {
+                        total = Some((rank, n));
                     }
                 }
-                // `"next": null` is how link-style servers say "last page".
-                Some(Value::Null) if k == "next" && self.has_more.is_none() => {
-                    self.has_more = Some(false)
+                Fact::TotalPages => {
+                    self.total_pages = self.total_pages.or_else(|| number(v));
                 }
-                _ => {}
+                Fact::Page => self.page = self.page.or_else(|| number(v)),
+                Fact::PageSize => self.page_size = self.page_size.or_else(|| number(v)),
+                Fact::Offset => self.offset = self.offset.or_else(|| number(v)),
+                Fact::HasMore => self.has_more = self.has_more.or_else(|| flag(v)),
+                Fact::Last => match v {
+                    Value::Bool(last) => {
+                        self.has_more.get_or_insert(!last);
+                    }
+                    other => self.total_pages = self.total_pages.or_else(|| number(other)),
+                },
+                // Strictly a boolean: `first: 0` may be an index.
+                Fact::First => self.first = self.first.or_else(|| v.as_bool()),
+                Fact::Previous => {
+                    let before = match v {
+                        Value::Null => Some(false),
+                        Value::Bool(b) => Some(*b),
+                        Value::String(s) => Some(!s.trim().is_empty()),
+                        Value::Number(_) | Value::Object(_) => Some(true),
+                        Value::Array(_) => None,
+                    };
+                    self.has_previous = self.has_previous.or(before);
+                }
+                Fact::Next => match v {
+                    Value::String(s) if url_like(s) => {
+                        self.next_url.get_or_insert_with(|| s.trim().to_owned());
+                    }
+                    Value::String(s) if !s.trim().is_empty() => {
+                        self.cursor.get_or_insert_with(|| s.clone());
+                    }
+                    // A `null` next is how link-style servers say "last page".
+                    Value::Null => {
+                        self.has_more.get_or_insert(false);
+                    }
+                    _ => {}
+                },
             }
         }
-        self.total_pages = self
-            .total_pages
-            .or_else(|| unsigned(o, &["totalPages", "total_pages", "pages", "pageCount"]));
+        self.total = self.total.or(total.map(|(_, n)| n));
         if depth == 0 {
             return;
         }
         for k in ["links", "_links"] {
             if let Some(links) = o.get(k).and_then(Value::as_object) {
+                if let Some(p) = links.get("prev").or_else(|| links.get("previous")) {
+                    self.has_previous.get_or_insert(!p.is_null());
+                }
                 match links.get("next") {
                     Some(Value::String(s)) if !s.trim().is_empty() => {
                         self.next_url.get_or_insert_with(|| s.trim().to_owned());
@@ -175,7 +241,8 @@ pub fn find_list<'a>(v: &'a Value, endpoint: &str) -> Result<RawList<'a>, ApiErr
                             .iter()
                             .filter_map(|k| o.get(*k))
                             .find(|x| x.is_object())
-                    });
+                    })
+                    .or_else(|| the_one_list(o));
                 match next {
                     Some(n) => cur = n,
                     None => break,
@@ -189,6 +256,18 @@ pub fn find_list<'a>(v: &'a Value, endpoint: &str) -> Result<RawList<'a>, ApiErr
         field: "items".to_owned(),
         problem: "is missing: no list found in the answer".to_owned(),
     })
+}
+
+/// The list of an answer that keeps it under a key earmark does not
+/// know (`value`, `hits`, …): its only array, when it holds objects (or
+/// nothing).
+fn the_one_list(o: &Obj) -> Option<&Value> {
+    let mut arrays = o.values().filter(|v| v.is_array());
+    let one = arrays.next()?;
+    let objects = one
+        .as_array()
+        .is_some_and(|a| a.iter().all(Value::is_object));
+    (arrays.next().is_none() && objects).then_some(one)
 }
 
 /// Where the next page starts, in the style the server answered with.
@@ -243,9 +322,30 @@ pub fn next_page(
     if let Some(off) = info.offset {
         return Some(NextPage::Offset(off.saturating_add(len)));
     }
-    Some(NextPage::Page(
-        info.page.unwrap_or(requested_page).saturating_add(1),
-    ))
+    // The page after the one asked for, in the numbering the requests use
+    // (an echo may count from 0 or from 1).
+    Some(NextPage::Page(requested_page.saturating_add(1)))
+}
+
+/// Whether the answer to `page=1` says it is not the list's first page,
+/// i.e. the server numbers its pages from 0: a `first: false` or
+/// `hasPrevious` flag, a `prev` link, an offset echo past 0, an echo of
+/// page 2, or counts that fit only a zero-based page (with a total `t` and
+/// a page size `s`, page 1 holds `min(s, t)` items counted from 1 and
+/// `min(s, t - s)` counted from 0).
+pub fn skipped_first_page(info: &PageInfo, page_len: usize, asked_size: u64) -> bool {
+    if info.first == Some(false)
+        || info.has_previous == Some(true)
+        || info.offset.is_some_and(|o| o > 0)
+        || info.page == Some(2)
+    {
+        return true;
+    }
+    let (Some(total), len) = (info.total, page_len as u64) else {
+        return false;
+    };
+    let size = info.page_size.unwrap_or(asked_size).max(1);
+    len != size.min(total) && len == total.saturating_sub(size).min(size)
 }
 
 /// An item of a list that could not be decoded and was left out.
@@ -340,6 +440,79 @@ mod tests {
         assert_eq!(i.next_url.as_deref(), Some("?cursor=x&n=1"));
         let i = info(json!({"items": [1], "next": "b64+/cursor"}));
         assert_eq!(i.cursor.as_deref(), Some("b64+/cursor"));
+    }
+
+    #[test]
+    fn paging_facts_are_read_by_the_words_of_their_keys() {
+        // Laravel
+        let i = info(
+            json!({"data": [{"id": 1}], "current_page": 1, "last_page": 3,
+            "per_page": 15, "total": 40, "next_page_url": "http://h/api/v1/books?page=2",
+            "prev_page_url": null, "from": 1, "to": 15}),
+        );
+        assert_eq!(
+            (i.page, i.total_pages, i.page_size, i.total, i.has_previous),
+            (Some(1), Some(3), Some(15), Some(40), Some(false))
+        );
+        assert_eq!(i.next_url.as_deref(), Some("http://h/api/v1/books?page=2"));
+        // OData: the list under `value`, the link and count under `@odata.…`
+        let i = info(json!({"value": [{"id": 1}], "@odata.count": 9,
+            "@odata.nextLink": "https://h/api/v1/books?$skip=1"}));
+        assert_eq!((i.total, i.next_url.is_some()), (Some(9), true));
+        // nestjs-paginate: a page's item count never passes for the total
+        let i = info(json!({"data": [{"id": 1}],
+            "meta": {"itemCount": 1, "totalItems": 50, "itemsPerPage": 1, "totalPages": 50,
+                     "currentPage": 1}}));
+        assert_eq!(
+            (i.total, i.page_size, i.total_pages, i.page),
+            (Some(50), Some(1), Some(50), Some(1))
+        );
+        // Spring
+        let i = info(
+            json!({"content": [{"id": 1}], "totalElements": 3, "totalPages": 2,
+            "size": 2, "number": 1, "first": false, "last": true, "numberOfElements": 1}),
+        );
+        assert_eq!(
+            (i.total, i.first, i.has_more, i.page_size),
+            (Some(3), Some(false), Some(false), Some(2))
+        );
+        // Algolia-like: an unknown list key, the only array
+        let v = json!({"hits": [{"id": 1}], "nbPages": 2, "hitsPerPage": 1});
+        let i = find_list(&v, "GET /t").unwrap();
+        assert_eq!((i.items.len(), i.info.total_pages), (1, Some(2)));
+        assert!(find_list(&json!({"a": [1], "b": [2]}), "GET /t").is_err());
+    }
+
+    #[test]
+    fn a_zero_based_numbering_is_learned_from_the_first_answer() {
+        let first = |v: Value, n: usize| skipped_first_page(&info(v), n, 100);
+        // Spring: `number` 1 of a zero-based list, `first: false`.
+        assert!(first(
+            json!({"content": [1], "first": false, "last": true, "total": 3}),
+            1
+        ));
+        assert!(first(json!({"items": [1], "hasPrevious": true}), 1));
+        assert!(first(
+            json!({"items": [1], "links": {"prev": "/books?page=0"}}),
+            1
+        ));
+        assert!(first(json!({"items": [1], "offset": 100, "limit": 100}), 1));
+        assert!(first(json!({"items": [1], "page": 2}), 1));
+        // Counts: 3 books, 2 a page; page "1" holds the third.
+        assert!(first(
+            json!({"items": [1], "page": 1, "pageSize": 2, "total": 3}),
+            1
+        ));
+        // A one-based first page says nothing of the kind.
+        for v in [
+            json!({"items": [1, 2], "page": 1, "pageSize": 2, "total": 3, "first": true}),
+            json!({"items": [1], "prev": null, "first": 0}),
+            json!({"items": [1, 2], "total": 5}),
+            json!([1, 2]),
+        ] {
+            let n = v.get("items").map_or(2, |i| i.as_array().unwrap().len());
+            assert!(!first(v.clone(), n), "{v}");
+        }
     }
 
     #[test]

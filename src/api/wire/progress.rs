@@ -95,23 +95,6 @@ pub fn decode_settings_object(
     }))
 }
 
-/// `GET /auth/reading-progress/{bookId}` as two values: an answer we
-/// cannot read is a `Decode` error, never "no progress" (see
-/// [`super::decode_progress_read`] for the three-valued form).
-pub fn decode_progress_state(v: &Value, endpoint: &str) -> Result<ProgressState, ApiError> {
-    let read = super::decode_progress_read(v);
-    read.known().ok_or_else(|| ApiError::Decode {
-        endpoint: endpoint.to_owned(),
-        field: "progress".to_owned(),
-        problem: match read {
-            super::ProgressRead::Unreadable { shape } => format!(
-                "could not be read, so the place on the server is unknown (not empty): {shape}"
-            ),
-            _ => String::new(),
-        },
-    })
-}
-
 /// The answer to a progress write: `{applied, progress}`, a bare progress
 /// object, or an empty body.
 pub fn decode_progress_write(
@@ -127,7 +110,7 @@ pub fn decode_progress_write(
     };
     let applied = boolean(obj, &["applied", "accepted", "updated"]).unwrap_or(true);
     // The write went through; a record we cannot read is "not said".
-    let record = super::decode_progress_read(c).progress().cloned();
+    let record = super::progress_in_answer(c);
     Ok(WriteOutcome { applied, record })
 }
 
@@ -177,9 +160,13 @@ pub fn decode_batch(
             let status = obj
                 .and_then(|o| unsigned(o, &["status", "statusCode"]))
                 .unwrap_or(200) as u16;
+            // Each result is read as an answer of its own: a failure it
+            // reports in any shape is that error.
             let outcome = if status >= 400 {
                 let (code, message) = error_parts(item);
                 Err(ApiError::from_status(status, code, message, address))
+            } else if let Some((st, code, message)) = super::envelope_error(item) {
+                Err(ApiError::from_status(st, code, message, address))
             } else {
                 decode_progress_write(item, &ep)
             };

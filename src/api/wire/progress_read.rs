@@ -1,12 +1,24 @@
-//! The progress read, three-valued: a record, "no progress yet", or an
-//! answer we cannot read. Unknown is never none: a shape we do not
-//! recognise is `Unreadable` (with a short description of the raw shape for
-//! the log), so no caller can mistake it for "start at the beginning".
+//! The progress read, three-valued and found by what the answer says, not
+//! where it says it. A **candidate** is any object, at any depth (a bare
+//! record, a wrapper, an item of a list), that names a chapter of this
+//! book's manifest and carries a position-like number; an object naming
+//! another book is not this book's. Exactly one candidate (or several
+//! saying the same place) is the progress; an answer that is empty
+//! (`null`, `{}`, `[]`, nulls, ids and status fields) is "no progress
+//! yet"; anything else is `Unreadable`, never "none", so no caller can
+//! mistake an unknown place for "start at the beginning".
+//!
+//! Keys are read by their words in any case style: a chapter key names a
+//! chapter or track (`chapterId`, `track`, `chapter: {id}`), a position key
+//! a position, offset, time, elapsed or played amount (`positionSec`,
+//! `offset_s`, `currentTime`); `…Ms`, `…_ms`, `…Millis` are milliseconds.
+//! A number under a key without a unit (`position`, `currentTime`) that is
+//! beyond its chapter's length is not trusted as seconds.
 
 use super::ENVELOPE_KEYS;
 use super::fields::*;
-use super::progress::{POSITION_MS, POSITION_SEC, decode_progress_object, decode_settings_object};
-use crate::domain::{PlaybackSettings, Progress};
+use super::progress::decode_settings_object;
+use crate::domain::{BookId, ChapterId, Manifest, PlaybackSettings, Progress};
 use serde_json::Value;
 
 /// What `GET /auth/reading-progress/{bookId}` said.
@@ -17,8 +29,8 @@ pub enum ProgressRead {
         progress: Progress,
         settings: Option<PlaybackSettings>,
     },
-    /// No progress yet: a 404 on the read, 204, `null`, `{}` or an empty
-    /// record. A valid answer: starting at the beginning is right.
+    /// No progress yet: a 404 on the read, 204, `null`, `{}`, `[]` or an
+    /// empty record. A valid answer: starting at the beginning is right.
     NoProgress { settings: Option<PlaybackSettings> },
     /// An answer we do not recognise. Nothing may be reported for the book
     /// while its place is unknown; `shape` says what arrived, for the log.
@@ -58,26 +70,67 @@ impl ProgressRead {
     }
 }
 
-const CHAPTER_KEYS: &[&str] = &["chapterId", "chapter_id", "chapterID"];
 const SETTINGS_KEYS: &[&str] = &["playbackSettings", "playback_settings", "settings"];
-/// Keys that may wrap a progress record. Mapped only when exactly one is
-/// present and it holds a chapter id and a position.
-const WRAPPERS: &[&str] = &[
-    "progress",
-    "readingProgress",
-    "reading_progress",
-    "lastProgress",
-    "last_progress",
-    "record",
-    "listeningProgress",
+/// Words of a key that names a chapter (by id, or as an object with one).
+const CHAPTER_WORDS: &[&str] = &["chapter", "track", "episode", "section"];
+/// Words of a key that holds a place in the chapter.
+const POSITION_WORDS: &[&str] = &[
+    "position", "pos", "offset", "time", "elapsed", "played", "listened", "resume", "seek",
+    "playhead",
 ];
-/// Keys that say nothing about a place: an object holding only these (and
-/// null values) is an empty record.
-const HARMLESS: &[&str] = &[
-    "bookId",
-    "book_id",
-    "userId",
-    "user_id",
+/// Words that hold a place only with a unit (`progressSec`): alone they
+/// may be a share of the book (`progress: 0.4`), never trusted as seconds.
+const WEAK_POSITION_WORDS: &[&str] = &["progress", "current", "location", "loc"];
+/// Words that make a key something else: a book-wide or total amount, a
+/// length, an instant, a share, a count, a list index (never an id), a
+/// title.
+const NOT_A_PLACE: &[&str] = &[
+    "book",
+    "total",
+    "duration",
+    "length",
+    "updated",
+    "created",
+    "modified",
+    "timestamp",
+    "date",
+    "at",
+    "start",
+    "end",
+    "remaining",
+    "left",
+    "percent",
+    "pct",
+    "percentage",
+    "ratio",
+    "fraction",
+    "count",
+    "index",
+    "idx",
+    "number",
+    "num",
+    "no",
+    "title",
+    "name",
+    "url",
+    "size",
+    "zone",
+    "utc",
+    "tz",
+    "update",
+    "create",
+    "modify",
+    "last",
+];
+const MS_WORDS: &[&str] = &["ms", "millis", "milliseconds", "msec", "msecs"];
+const SEC_WORDS: &[&str] = &["s", "sec", "secs", "second", "seconds"];
+const FINISHED_KEYS: &[&str] = &["finished", "isFinished", "completed", "done"];
+/// Words of keys that say nothing about a place: ids, envelope and status
+/// fields, bookkeeping, the paging facts of a list.
+const QUIET_WORDS: &[&str] = &[
+    "id",
+    "ids",
+    "uuid",
     "code",
     "message",
     "msg",
@@ -85,117 +138,372 @@ const HARMLESS: &[&str] = &[
     "ok",
     "status",
     "timestamp",
-    "requestId",
-    "request_id",
-    "traceId",
-    "updatedAt",
-    "updated_at",
-    "serverUpdatedAt",
+    "request",
+    "trace",
     "revision",
-    "deviceId",
+    "updated",
+    "created",
+    "modified",
+    "device",
+    "version",
+    "user",
+    "server",
+    "total",
+    "count",
+    "page",
+    "pages",
+    "size",
+    "limit",
+    "has",
+    "more",
+    "next",
+    "prev",
+    "previous",
+    "first",
+    "last",
+    "number",
+    "elements",
+    "empty",
+    "sorted",
 ];
+/// Nesting looked into.
+const MAX_DEPTH: u8 = 8;
 
-/// Decode the answer to a progress read. Never fails: what it cannot read
-/// is `Unreadable`.
-pub fn decode_progress_read(v: &Value) -> ProgressRead {
-    let unreadable = |why: &str| ProgressRead::Unreadable {
-        shape: format!("{why}: {}", describe_shape(v)),
-    };
-    let mut cur = v;
-    for _ in 0..3 {
-        let Some(o) = cur.as_object() else { break };
-        if get(o, CHAPTER_KEYS).is_some() || WRAPPERS.iter().any(|k| o.contains_key(*k)) {
-            break;
-        }
-        match ENVELOPE_KEYS.iter().find_map(|k| o.get(*k)) {
-            Some(Value::Null) => return ProgressRead::NoProgress { settings: None },
-            Some(inner @ Value::Object(_)) => cur = inner,
-            Some(Value::Array(_)) => return unreadable("a list where one record was expected"),
-            Some(_) => return unreadable("a plain value where a record was expected"),
-            None => break,
-        }
-    }
-    let obj = match cur {
-        Value::Null => return ProgressRead::NoProgress { settings: None },
-        Value::Object(o) => o,
-        Value::Array(_) => return unreadable("a list where one record was expected"),
-        _ => return unreadable("a plain value where a record was expected"),
-    };
-    let settings = get(obj, SETTINGS_KEYS).and_then(decode_settings_lenient);
-    let wrappers: Vec<(&str, &Value)> = WRAPPERS
-        .iter()
-        .filter_map(|k| obj.get(*k).map(|v| (*k, v)))
-        .filter(|(_, v)| !v.is_null())
-        .collect();
-    let record = match wrappers.as_slice() {
-        [] if WRAPPERS.iter().any(|k| obj.contains_key(*k)) => {
-            return ProgressRead::NoProgress { settings };
-        }
-        [] => record_of(obj, true),
-        [(_, Value::Object(inner))] => match record_of(inner, false) {
-            // `{"record": {"progress": {…}}}`: one more level, same rules.
-            Err(_) if WRAPPERS.iter().any(|k| inner.contains_key(*k)) => {
-                match decode_progress_read(&Value::Object(inner.clone())) {
-                    ProgressRead::Record { progress, .. } => Ok(Some(progress)),
-                    ProgressRead::NoProgress { .. } => Ok(None),
-                    ProgressRead::Unreadable { .. } => Err("a nested progress object"),
-                }
-            }
-            other => other,
-        },
-        [(_, _)] => Err("a progress key that holds no object"),
-        _ => Err("several progress keys"),
-    };
-    match record {
-        Ok(Some(progress)) => ProgressRead::Record { progress, settings },
-        Ok(None) => ProgressRead::NoProgress { settings },
-        Err(why) => unreadable(why),
+fn has(words: &[String], set: &[&str]) -> bool {
+    words.iter().any(|w| set.contains(&w.as_str()))
+}
+
+/// A key naming this book (`bookId`, `book_id`).
+fn book_key(w: &[String]) -> bool {
+    w.len() == 2 && w[0] == "book" && matches!(w[1].as_str(), "id" | "uuid")
+}
+
+fn chapter_key(w: &[String]) -> bool {
+    has(w, CHAPTER_WORDS) && !has(w, NOT_A_PLACE) && !has(w, POSITION_WORDS)
+}
+
+fn position_key(w: &[String]) -> bool {
+    let unit = has(w, MS_WORDS) || has(w, SEC_WORDS);
+    let place =
+        has(w, POSITION_WORDS) || (has(w, WEAK_POSITION_WORDS) && unit) || (unit && w.len() == 1);
+    place && !has(w, NOT_A_PLACE)
+}
+
+/// What the answer is read against.
+struct Ctx<'a> {
+    book: Option<&'a BookId>,
+    /// The chapters (and lengths) of the book; `None`: not known here.
+    manifest: Option<&'a Manifest>,
+}
+
+/// What a walk over the answer found.
+#[derive(Default)]
+struct Found {
+    candidates: Vec<Progress>,
+    /// Why the answer is not simply empty, when it is not (first reason).
+    said: Option<&'static str>,
+}
+
+impl Found {
+    fn say(&mut self, why: &'static str) {
+        self.said.get_or_insert(why);
     }
 }
 
-/// A record in `o`: `Ok(Some)` with a chapter id and a position, `Ok(None)`
-/// when empty, `Err` when it holds something we cannot map safely.
-fn record_of(o: &Obj, top: bool) -> Result<Option<Progress>, &'static str> {
-    let chapter = get(o, CHAPTER_KEYS).is_some();
-    let position = seconds(o, POSITION_SEC, POSITION_MS).is_some();
-    match (chapter, position) {
-        (true, true) => {
-            return decode_progress_object(&Value::Object(o.clone()), "")
-                .map_err(|_| "a progress record we cannot read");
-        }
-        (true, false) => return Err("a progress object without a position"),
-        (false, true) => return Err("a progress object without a chapterId"),
-        (false, false) => {}
-    }
-    let finished = boolean(o, &["finished", "isFinished", "completed", "done"]) == Some(true);
-    let place_keys = CHAPTER_KEYS
-        .iter()
-        .chain(POSITION_SEC)
-        .chain(POSITION_MS)
-        .chain(
-            [
-                "finished",
-                "isFinished",
-                "completed",
-                "done",
-                "bookPositionSec",
-            ]
-            .iter(),
-        );
-    let place_keys: Vec<&str> = place_keys.copied().collect();
-    let known = |k: &str| {
-        place_keys.contains(&k)
-            || HARMLESS.contains(&k)
-            || (top && (SETTINGS_KEYS.contains(&k) || ENVELOPE_KEYS.contains(&k)))
+/// Decode the answer to a progress read of `book`, whose manifest is
+/// `manifest`. Never fails: what it cannot read is `Unreadable`.
+pub fn decode_progress_read(v: &Value, book: &BookId, manifest: &Manifest) -> ProgressRead {
+    read(
+        v,
+        &Ctx {
+            book: Some(book),
+            manifest: Some(manifest),
+        },
+    )
+}
+
+/// The place a write's answer holds, when it holds exactly one: read
+/// without the manifest (any chapter id counts, lengths unchecked).
+pub fn progress_in_answer(v: &Value) -> Option<Progress> {
+    read(
+        v,
+        &Ctx {
+            book: None,
+            manifest: None,
+        },
+    )
+    .progress()
+    .cloned()
+}
+
+/// True when the answer says nothing at all: no record can be in it.
+pub fn says_nothing(v: &Value) -> bool {
+    matches!(
+        read(
+            v,
+            &Ctx {
+                book: None,
+                manifest: None
+            }
+        ),
+        ProgressRead::NoProgress { .. }
+    )
+}
+
+fn read(v: &Value, ctx: &Ctx<'_>) -> ProgressRead {
+    let unreadable = |why: &str| ProgressRead::Unreadable {
+        shape: format!("{why}: {}", describe_shape(v)),
     };
-    let unknown = o.iter().any(|(k, v)| !v.is_null() && !known(k));
-    if finished {
-        Err("a finished book without a place")
-    } else if unknown {
-        Err("an object earmark does not recognise as progress")
+    let settings = find_settings(v, 3);
+    let mut content = v;
+    for _ in 0..3 {
+        match content.as_object().and_then(|o| {
+            let keys: Vec<&String> = o.keys().filter(|k| !o[*k].is_null()).collect();
+            let env = ENVELOPE_KEYS.iter().find_map(|k| o.get(*k))?;
+            // `{"code": 0, "data": 7}`: an envelope around a plain value.
+            keys.iter()
+                .all(|k| ENVELOPE_KEYS.contains(&k.as_str()) || has(&key_words(k), QUIET_WORDS))
+                .then_some(env)
+        }) {
+            Some(inner) => content = inner,
+            None => break,
+        }
+    }
+    match content {
+        Value::Null | Value::Object(_) | Value::Array(_) => {}
+        _ => return unreadable("a plain value where a record was expected"),
+    }
+    let mut found = Found::default();
+    walk(content, ctx, &mut found, MAX_DEPTH, false);
+    let mut places: Vec<Progress> = Vec::new();
+    for c in found.candidates {
+        if !places
+            .iter()
+            .any(|p| p.chapter_id == c.chapter_id && (p.position - c.position).abs() < 0.5)
+        {
+            places.push(c);
+        }
+    }
+    match (places.as_slice(), found.said) {
+        ([one], _) => ProgressRead::Record {
+            progress: one.clone(),
+            settings,
+        },
+        ([], None) => ProgressRead::NoProgress { settings },
+        ([], Some(why)) => unreadable(why),
+        _ => unreadable("several places for this book"),
+    }
+}
+
+/// Looks at every object for candidates and notes what else says
+/// something; `in_list`: `v` is an item of a list.
+fn walk(v: &Value, ctx: &Ctx<'_>, found: &mut Found, depth: u8, in_list: bool) {
+    if depth == 0 {
+        return found.say("an answer nested deeper than earmark looks");
+    }
+    match v {
+        Value::Array(a) => {
+            for x in a {
+                walk(x, ctx, found, depth - 1, true);
+            }
+        }
+        Value::Object(o) => {
+            if let Some(other) = other_book(o, ctx) {
+                // Another book's record in a list is no concern of this
+                // one; an answer about another book is not understood.
+                if !in_list {
+                    found.say(other);
+                }
+                return;
+            }
+            // A candidate's own fields are its record; anything else is
+            // looked at key by key.
+            let own = match candidate(o, ctx) {
+                Ok(Some(p)) => {
+                    found.candidates.push(p);
+                    true
+                }
+                Ok(None) => false,
+                Err(why) => {
+                    found.say(why);
+                    false
+                }
+            };
+            for (k, x) in o {
+                if SETTINGS_KEYS.contains(&k.as_str()) {
+                    continue;
+                }
+                match x {
+                    Value::Object(_) | Value::Array(_) => walk(x, ctx, found, depth - 1, false),
+                    _ if own => {}
+                    _ => quiet_or_not(k, x, found),
+                }
+            }
+        }
+        Value::Null => {}
+        _ => found.say("a plain value in a list"),
+    }
+}
+
+/// A scalar outside any candidate: nulls, ids, status fields and a
+/// `finished: false` say nothing; anything else is not understood.
+fn quiet_or_not(key: &str, v: &Value, found: &mut Found) {
+    if v.is_null() {
+        return;
+    }
+    let w = key_words(key);
+    if FINISHED_KEYS.contains(&key) {
+        if boolean_value(v) != Some(false) {
+            found.say("a finished book without a place");
+        }
+    } else if chapter_key(&w) {
+        found.say("a chapter that is not in this book's manifest");
+    } else if position_key(&w) {
+        // A 0 without a chapter is no place (a list's `offset: 0`).
+        if number_value(v) != Some(0.0) {
+            found.say("a position without a chapter of this book");
+        }
+    } else if !has(&w, QUIET_WORDS) && !book_key(&w) {
+        found.say("an answer earmark does not recognise as progress");
+    }
+}
+
+fn boolean_value(v: &Value) -> Option<bool> {
+    let mut o = Obj::new();
+    o.insert("b".into(), v.clone());
+    boolean(&o, &["b"])
+}
+
+/// The reason an object is another book's, when it names one.
+fn other_book(o: &Obj, ctx: &Ctx<'_>) -> Option<&'static str> {
+    let book = ctx.book?;
+    o.iter()
+        .filter(|(k, _)| book_key(&key_words(k)))
+        .filter_map(|(_, v)| id_value(v))
+        .any(|id| id != book.as_str())
+        .then_some("a record of another book")
+}
+
+/// The chapter an object names: the value of a chapter key (an id, or an
+/// object with an `id`, returned too) that is a chapter of the manifest.
+/// `Err` when it names chapters, none of them this book's.
+fn chapter_of<'a>(
+    o: &'a Obj,
+    ctx: &Ctx<'_>,
+) -> Result<Option<(ChapterId, Option<&'a Obj>)>, &'static str> {
+    let mut named = false;
+    for (k, v) in o {
+        if !chapter_key(&key_words(k)) {
+            continue;
+        }
+        let (id, inner) = match v {
+            Value::Object(c) => (
+                get(c, &["id", "chapterId", "chapter_id", "uuid"]).and_then(id_value),
+                Some(c),
+            ),
+            other => (id_value(other), None),
+        };
+        let Some(id) = id else { continue };
+        named = true;
+        let id = ChapterId::new(id);
+        match ctx.manifest {
+            Some(m) if m.item(&id).is_none() => {}
+            _ => return Ok(Some((id, inner))),
+        }
+    }
+    if named {
+        Err("a chapter that is not in this book's manifest")
     } else {
         Ok(None)
     }
+}
+
+/// The places an object's position keys give, in seconds: `Err` when a
+/// value is not a number or cannot be seconds in a chapter `length` long.
+fn positions(o: &Obj, length: Option<f64>) -> Result<Vec<f64>, &'static str> {
+    let mut out = Vec::new();
+    for (k, v) in o {
+        let w = key_words(k);
+        if !position_key(&w) || v.is_null() {
+            continue;
+        }
+        let raw = match v {
+            Value::String(s) => clock_seconds(s),
+            other => number_value(other),
+        }
+        .filter(|n| *n >= 0.0)
+        .ok_or("a position that is not a number")?;
+        let secs = if has(&w, MS_WORDS) { raw / 1000.0 } else { raw };
+        // A key without a unit is taken as seconds only where seconds fit
+        // (a little slack: a length and a position are measured apart).
+        let bare = !has(&w, MS_WORDS) && !has(&w, SEC_WORDS);
+        if bare && length.is_some_and(|l| secs > l + 1.0 + l * 0.01) {
+            return Err("a position beyond the chapter's length (not trusted as seconds)");
+        }
+        out.push(secs);
+    }
+    Ok(out)
+}
+
+/// `Ok(Some)`: this object is a candidate; `Ok(None)`: it names no place
+/// of this book; `Err`: it names one that cannot be read safely.
+fn candidate(o: &Obj, ctx: &Ctx<'_>) -> Result<Option<Progress>, &'static str> {
+    let (chapter, inner) = match chapter_of(o, ctx) {
+        Ok(Some(c)) => c,
+        // Reported by the scalars it holds (a position without a chapter).
+        Ok(None) => return Ok(None),
+        Err(why) => return Err(why),
+    };
+    let length = ctx
+        .manifest
+        .and_then(|m| m.item(&chapter))
+        .and_then(|i| i.duration);
+    let mut places = positions(o, length)?;
+    if let (true, Some(c)) = (places.is_empty(), inner) {
+        // `{"chapter": {"id": …, "position": …}}`
+        places = positions(c, length)?;
+    }
+    let Some(&position) = places.first() else {
+        return Err("a chapter without a position");
+    };
+    if places.iter().any(|p| (p - position).abs() > 1.0) {
+        return Err("positions that disagree");
+    }
+    Ok(Some(Progress {
+        chapter_id: chapter,
+        position,
+        book_position: seconds(
+            o,
+            &["bookPositionSec", "book_position_sec", "bookPosition"],
+            &["bookPositionMs"],
+        ),
+        finished: boolean(o, FINISHED_KEYS).unwrap_or(false),
+        client_updated_at: instant_millis(
+            o,
+            &[
+                "clientUpdatedAt",
+                "client_updated_at",
+                "updatedAt",
+                "updated_at",
+            ],
+        ),
+        server_updated_at: instant_millis(o, &["serverUpdatedAt", "server_updated_at"]),
+    }))
+}
+
+/// Playback settings under a settings key, at the top or in envelopes.
+fn find_settings(v: &Value, depth: u8) -> Option<PlaybackSettings> {
+    let o = v.as_object()?;
+    if let Some(s) = get(o, SETTINGS_KEYS) {
+        return decode_settings_lenient(s);
+    }
+    if depth == 0 {
+        return None;
+    }
+    ENVELOPE_KEYS
+        .iter()
+        .filter_map(|k| o.get(*k))
+        .find_map(|x| find_settings(x, depth - 1))
 }
 
 /// Playback settings as far as they can be read: no speed (or no object)
@@ -258,85 +566,4 @@ fn shape_into(v: &Value, depth: u8, out: &mut String) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn read(v: Value) -> ProgressRead {
-        decode_progress_read(&v)
-    }
-
-    #[test]
-    fn every_no_progress_answer_is_none() {
-        for v in [
-            json!(null),
-            json!({}),
-            json!({"data": null}),
-            json!({"data": {}}),
-            json!({"code": 0, "data": null, "msg": "ok"}),
-            json!({"data": {"bookId": "b", "progress": null, "playbackSettings": null}}),
-            json!({"data": {"bookId": "b", "chapterId": null, "positionSec": null}}),
-            json!({"lastProgress": null}),
-            json!({"progress": {}}),
-        ] {
-            assert!(
-                matches!(read(v.clone()), ProgressRead::NoProgress { .. }),
-                "{v}"
-            );
-        }
-    }
-
-    #[test]
-    fn unrecognised_progress_shapes_are_unreadable_not_none() {
-        for v in [
-            json!({"data": [{"chapterId": "c", "positionSec": 5}]}),
-            json!([{"chapterId": "c", "positionSec": 5}]),
-            json!({"lastProgress": {"chapter": 3, "seconds": 5}}),
-            json!({"record": {"track": "c", "pos": 5}}),
-            json!({"data": {"state": {"chapterId": "c", "positionSec": 5}}}),
-            json!({"progress": {"positionSec": 3}}),
-            json!({"progress": {"chapterId": "c"}}),
-            json!({"progress": {"chapterId": "c", "positionSec": 1}, "lastProgress": {"chapterId": "d", "positionSec": 2}}),
-            json!({"data": {"finished": true}}),
-            json!({"data": "c:5"}),
-        ] {
-            let r = read(v.clone());
-            let ProgressRead::Unreadable { shape } = &r else {
-                panic!("{v} read as {r:?}");
-            };
-            assert!(!shape.is_empty());
-        }
-        let ProgressRead::Unreadable { shape } = read(json!({"data": [1, 2, 3]})) else {
-            panic!()
-        };
-        assert!(shape.contains("[3 items"), "{shape}");
-    }
-
-    #[test]
-    fn wrappers_holding_a_chapter_and_position_are_mapped() {
-        for v in [
-            json!({"data": {"lastProgress": {"chapterId": "c", "positionSec": 5}}}),
-            json!({"record": {"chapter_id": "c", "positionMs": 5000}}),
-            json!({"data": {"progress": {"chapterId": "c", "position": 5, "extra": [1]}}}),
-            json!({"record": {"progress": {"chapterId": "c", "positionSec": 5}}}),
-            json!({"chapterId": "c", "positionSec": 5, "bookId": "b"}),
-        ] {
-            let p = read(v.clone())
-                .progress()
-                .cloned()
-                .unwrap_or_else(|| panic!("{v}"));
-            assert_eq!((p.chapter_id.as_str(), p.position), ("c", 5.0), "{v}");
-        }
-    }
-
-    #[test]
-    fn settings_without_speed_or_with_unknown_fields_never_fail_the_read() {
-        let v = json!({"data": {"progress": {"chapterId": "c", "positionSec": 5},
-            "playbackSettings": {"volume": 0.5, "eq": "rock"}}});
-        let r = read(v);
-        assert!(r.progress().is_some());
-        assert!(r.settings().is_none());
-        let v = json!({"data": {"progress": null, "playbackSettings": {"speed": 1.5, "pitch": 2}}});
-        assert_eq!(read(v).settings().unwrap().speed, 1.5);
-    }
-}
+mod tests;

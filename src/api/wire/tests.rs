@@ -6,6 +6,26 @@ use serde_json::json;
 
 const EP: &str = "GET /test";
 
+/// A manifest of chapters `(id, seconds)`.
+pub(super) fn chapters(items: &[(&str, f64)]) -> Manifest {
+    Manifest {
+        book_id: BookId::new("b"),
+        items: items
+            .iter()
+            .map(|(id, d)| ManifestItem {
+                chapter_id: ChapterId::new(*id),
+                title: String::new(),
+                duration: Some(*d),
+                url: None,
+                mime_type: None,
+                size_bytes: None,
+                start: 0.0,
+                end: None,
+            })
+            .collect(),
+    }
+}
+
 #[test]
 fn bodies_html_empty_garbage_bom() {
     assert_eq!(parse_body(None, b""), Err(BodyKind::Empty));
@@ -28,6 +48,50 @@ fn bodies_html_empty_garbage_bom() {
         parse_body(None, b"\xEF\xBB\xBF{\"a\":1}"),
         Ok(json!({"a": 1}))
     );
+}
+
+#[test]
+fn ids_are_kept_exactly_as_sent() {
+    let big = "123456789012345678901234567890";
+    let body = format!(
+        r#"{{"data": {{"items": [{{"id": {big}, "title": "A \"{big}\" 1", "durationSec": 1e3}},
+            {{"id": 9007199254740993, "title": "B"}}, {{"id": "0042", "title": "C"}},
+            {{"id": -99999999999999999999, "n": [1.5, -2, 18446744073709551615]}}]}}}}"#
+    );
+    let v = parse_body(None, body.as_bytes()).unwrap();
+    let list = find_list(&v, EP).unwrap();
+    let (books, _) = decode_items_skipping(&list, EP, decode_book);
+    let ids: Vec<&str> = books.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [big, "9007199254740993", "0042", "-99999999999999999999"]
+    );
+    assert_eq!(
+        books[0].title,
+        format!("A \"{big}\" 1"),
+        "strings untouched"
+    );
+    assert_eq!(books[0].duration, Some(1000.0), "floats untouched");
+    assert_eq!(
+        v["data"]["items"][3]["n"],
+        json!([1.5, -2, 18446744073709551615u64])
+    );
+    let login = parse_body(
+        None,
+        br#"{"data": {"token": "t", "serverId": 98765432109876543210, "user": {"id": "0042"}}}"#,
+    )
+    .unwrap();
+    let l = decode_login(&login, EP).unwrap();
+    assert_eq!(
+        (l.server_id.as_str(), l.user_id.as_str()),
+        ("98765432109876543210", "0042")
+    );
+    let login = parse_body(
+        None,
+        format!(r#"{{"token": "t", "serverId": "s", "user": {{"id": {big}}}}}"#).as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(decode_login(&login, EP).unwrap().user_id.as_str(), big);
 }
 
 #[test]
@@ -92,8 +156,8 @@ fn login_variants() {
     let ours = json!({"data": {"token": "t1", "serverId": "srv_1", "user": {"id": 1, "username": "alice"}}});
     let l = decode_login(&ours, EP).unwrap();
     assert_eq!(
-        (l.token.expose(), l.server_id.as_str(), l.user_id.0),
-        ("t1", "srv_1", 1)
+        (l.token.expose(), l.server_id.as_str(), l.user_id.as_str()),
+        ("t1", "srv_1", "1")
     );
     assert_eq!(l.user_name.as_deref(), Some("alice"));
 
@@ -101,13 +165,13 @@ fn login_variants() {
         "serverId": 77, "user": {"id": "42", "name": "bob"}}});
     let l = decode_login(&nested, EP).unwrap();
     assert_eq!(
-        (l.token.expose(), l.server_id.as_str(), l.user_id.0),
-        ("t2", "77", 42)
+        (l.token.expose(), l.server_id.as_str(), l.user_id.as_str()),
+        ("t2", "77", "42")
     );
 
     let top = json!({"access_token": "t3", "server_id": "s", "userId": 9});
     let l = decode_login(&top, EP).unwrap();
-    assert_eq!((l.token.expose(), l.user_id.0), ("t3", 9));
+    assert_eq!((l.token.expose(), l.user_id.as_str()), ("t3", "9"));
 
     let jwt = json!({"result": {"jwt": "t4", "instanceId": "i", "user": {"userId": 5}}});
     assert_eq!(decode_login(&jwt, EP).unwrap().token.expose(), "t4");
@@ -311,29 +375,38 @@ fn progress_variants() {
     let ours = json!({"data": {"bookId": "b", "progress": {"chapterId": "c", "positionSec": 7.5,
         "finished": false, "clientUpdatedAt": 1795000000000i64, "serverUpdatedAt": 1795000000450i64},
         "playbackSettings": {"speed": 1.25, "volume": 0.8, "clientUpdatedAt": 1795000000000i64}}});
-    let s = decode_progress_state(&ours, EP).unwrap();
-    assert_eq!(s.progress.as_ref().unwrap().position, 7.5);
-    assert_eq!(s.settings.as_ref().unwrap().speed, 1.25);
+    let b = BookId::new("b");
+    let m = chapters(&[("c", 100.0), ("4", 100.0)]);
+    let r = decode_progress_read(&ours, &b, &m);
+    assert_eq!(r.progress().unwrap().position, 7.5);
+    assert_eq!(r.settings().unwrap().speed, 1.25);
 
     let none = json!({"data": {"bookId": "b", "progress": null, "playbackSettings": null}});
     assert_eq!(
-        decode_progress_state(&none, EP).unwrap(),
-        ProgressState::default()
+        decode_progress_read(&none, &b, &m),
+        ProgressRead::NoProgress { settings: None }
     );
     assert_eq!(
-        decode_progress_state(&json!({"data": null}), EP).unwrap(),
-        ProgressState::default()
+        decode_progress_read(&json!({"data": null}), &b, &m),
+        ProgressRead::NoProgress { settings: None }
     );
 
     let bare = json!({"chapter_id": 4, "positionMs": 90500, "isFinished": "true"});
-    let p = decode_progress_state(&bare, EP).unwrap().progress.unwrap();
+    let p = decode_progress_read(&bare, &b, &m)
+        .progress()
+        .cloned()
+        .unwrap();
     assert_eq!(
         (p.chapter_id.as_str(), p.position, p.finished),
         ("4", 90.5, true)
     );
 
-    let e = decode_progress_state(&json!({"progress": {"positionSec": 3}}), EP).unwrap_err();
-    assert!(e.to_string().contains("chapterId"), "{e}");
+    let ProgressRead::Unreadable { shape } =
+        decode_progress_read(&json!({"progress": {"positionSec": 3}}), &b, &m)
+    else {
+        panic!()
+    };
+    assert!(shape.contains("position without a chapter"), "{shape}");
 
     let w = decode_progress_write(
         &json!({"data": {"applied": false, "progress": {"chapterId": "c", "positionSec": 9}}}),
@@ -350,8 +423,15 @@ fn batch_results_mix_success_and_errors() {
     let v = json!({"data": {"results": [
         {"bookId": "b1", "status": 200, "applied": true, "progress": {"chapterId": "c", "positionSec": 1}},
         {"bookId": "bk_nope", "status": 404, "code": "not_found", "message": "no such book"},
-        {"bookId": "b3", "status": 403, "code": "license_required", "message": "renew"}]}});
+        {"bookId": "b3", "status": 403, "code": "license_required", "message": "renew"},
+        {"bookId": "b4", "status": "error",
+         "error": {"type": "https://errors.example/listening-scope-mismatch"}}]}});
     let r = decode_batch(&v, EP, "http://h").unwrap();
+    assert!(
+        matches!(r[3].outcome, Err(ApiError::ScopeMismatch { .. })),
+        "a result reporting a failure in any shape is that error: {:?}",
+        r[3].outcome
+    );
     assert!(r[0].outcome.as_ref().unwrap().applied);
     assert!(matches!(r[1].outcome, Err(ApiError::NotFound { .. })));
     assert!(matches!(
@@ -466,8 +546,8 @@ mod properties {
             let _ = decode_license(&v, EP);
             let _ = decode_book(&v, EP);
             let _ = decode_manifest(&v, &BookId::new("b"), EP);
-            let _ = decode_progress_state(&v, EP);
-            let _ = decode_progress_read(&v);
+            let _ = decode_progress_read(&v, &BookId::new("b"), &chapters(&[("c", 5.0)]));
+            let _ = progress_in_answer(&v);
             let _ = error_body(&v);
             let _ = decode_progress_write(&v, EP);
             let _ = decode_batch(&v, EP, "http://h");

@@ -366,8 +366,9 @@ impl<R: Read + Seek> MpaDemuxer<R> {
                 self.exact = true;
             }
             Plan::Estimate { .. } => {
-                if !lock(&self.map).has_table() {
-                    // No TOC: measure the bitrate along the stream first.
+                if !lock(&self.map).has_table() && !self.cbr() {
+                    // No TOC: measure the bitrate along the stream first
+                    // (an `Info` tag's constant bitrate needs no measure).
                     self.profile()?;
                 }
                 // The start of the 10 s cell holding the target.
@@ -394,6 +395,12 @@ impl<R: Read + Seek> MpaDemuxer<R> {
             Plan::Estimate { byte } => byte,
         };
         let byte = self.len.map_or(byte, |l| byte.min(l.saturating_sub(4)));
+        // One read for the landing and the pre-roll before it: the frames
+        // back to `want` (and two for the rounding) come in the same
+        // request as the landing, not in a second one after it.
+        let back = (cell.saturating_sub(want) + 2) * self.max_frame_size() as u64;
+        let from = byte.saturating_sub(back).max(lock(&self.map).first_byte());
+        self.src.get(from, (byte - from) as usize + RESYNC_WINDOW)?;
         let Some(b) = self.resync(byte)? else {
             // Nothing decodable there: the end.
             self.next = self.len.unwrap_or(byte);

@@ -63,7 +63,8 @@ pub async fn login(
         ));
     }
     let username = req.username.trim().to_owned();
-    state.login.admit(addr, &username).map_err(refused)?;
+    // In flight for its user and address until answered (or dropped).
+    let attempt = state.login.admit(addr, &username).await.map_err(refused)?;
     let creds = {
         let name = username.clone();
         state
@@ -76,8 +77,7 @@ pub async fn login(
         None => (None, None),
     };
     let password = req.password;
-    let ok = state
-        .login
+    let ok = attempt
         .hash(move || {
             let hash: &str = match &hash {
                 Some(hash) => hash,
@@ -90,7 +90,7 @@ pub async fn login(
     let user_id = match (ok, user_id) {
         (true, Some(id)) => id,
         _ => {
-            state.login.record_failure(addr, &username);
+            attempt.failed();
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "invalid_credentials",
@@ -98,7 +98,7 @@ pub async fn login(
             ));
         }
     };
-    state.login.record_success(addr, &username);
+    attempt.succeeded();
     let (token, expires_at) = state
         .run(move |state| Ok(state.db.issue_token(user_id)?))
         .await?;

@@ -4,16 +4,17 @@
 //! per book) and the time listened per day and per book, plus which books
 //! were finished here. Facts are only added; the log is compacted on open.
 //!
-//! - `log`: the framed record log;
+//! - the log is a `durable::RecordLog` (magic `EMLG`): a torn tail is
+//!   cut, a damaged record skipped and counted ([`Listening::recovered`]),
+//!   and a failed append is kept in memory and said once (`failed`);
 //! - `stats`: the pure tally and summary;
 //! - the place history's rule is `domain::push_place_mark` (the player's
 //!   screen keeps the same list with the same rule).
 
-mod log;
 pub mod stats;
 
 use crate::domain::{BookId, EpochMillis, ListeningStats, PlaceMark, civil_date, push_place_mark};
-use log::Log;
+use crate::durable::{Fault, RecordLog, Recovery};
 use serde::{Deserialize, Serialize};
 use stats::Days;
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 /// Compact when the log holds this many more records than it needs.
 const COMPACT_SLACK: usize = 512;
+const MAGIC: [u8; 4] = *b"EMLG";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
@@ -114,10 +116,13 @@ impl Facts {
 
 /// The writer (the sync worker owns the only one per profile).
 pub struct Listening {
-    log: Log<Rec>,
+    log: RecordLog<Rec>,
     facts: Facts,
     /// Set when a write failed: said once, then kept in memory.
     pub failed: Option<String>,
+    /// A write failed and nothing was written since (said once).
+    unsaved: bool,
+    recovered: Recovery,
 }
 
 impl Listening {
@@ -125,10 +130,10 @@ impl Listening {
     /// `failed` says why).
     pub fn open(dir: &Path) -> Listening {
         let path = path_in(dir);
-        match Log::open(&path) {
-            Ok((log, records, damage)) => {
-                if damage.skipped > 0 {
-                    tracing::warn!(path = %path.display(), skipped = damage.skipped, "listening log: skipped damaged records");
+        match RecordLog::open(&path, MAGIC, false) {
+            Ok((log, records, recovered)) => {
+                if recovered.corrupt_skipped > 0 {
+                    tracing::warn!(path = %path.display(), skipped = recovered.corrupt_skipped, "listening log: skipped damaged records");
                 }
                 let n = records.len();
                 let facts = Facts::of(records);
@@ -136,6 +141,8 @@ impl Listening {
                     log,
                     facts,
                     failed: None,
+                    unsaved: false,
+                    recovered,
                 };
                 let needed = me.facts.compacted();
                 if n > needed.len() + COMPACT_SLACK
@@ -146,14 +153,13 @@ impl Listening {
                 me
             }
             Err(e) => {
-                tracing::error!(path = %path.display(), "listening log: {e}");
+                tracing::error!("listening log: {e}");
                 Listening {
-                    log: Log::in_memory(),
+                    log: RecordLog::in_memory(e.fault.clone()),
                     facts: Facts::default(),
-                    failed: Some(format!(
-                        "the listening history cannot be saved ({}: {e})",
-                        path.display()
-                    )),
+                    failed: Some(format!("the listening history cannot be saved ({e})")),
+                    unsaved: true,
+                    recovered: Recovery::default(),
                 }
             }
         }
@@ -166,18 +172,35 @@ impl Listening {
 
     pub fn in_memory() -> Listening {
         Listening {
-            log: Log::in_memory(),
+            log: RecordLog::in_memory(Fault::Other("no data directory".into())),
             facts: Facts::default(),
             failed: None,
+            unsaved: false,
+            recovered: Recovery::default(),
         }
     }
 
+    /// What opening the log found: whole records kept, damaged ones
+    /// skipped, a torn tail cut off.
+    pub fn recovered(&self) -> &Recovery {
+        &self.recovered
+    }
+
+    /// Applies `r`, then appends it; when the file cannot take it, the fact
+    /// stays in memory (the log is rewritten whole once it can).
     fn write(&mut self, r: Rec) {
-        if let Err(e) = self.log.append(&r) {
-            tracing::error!("listening log: {e}");
-            self.failed = Some(format!("the listening history cannot be saved: {e}"));
+        self.facts.apply(r.clone());
+        let facts = &self.facts;
+        match self.log.write(&r, || facts.compacted()) {
+            Ok(()) => self.unsaved = false,
+            Err(e) => {
+                tracing::error!("listening log: {e}");
+                if !self.unsaved {
+                    self.unsaved = true;
+                    self.failed = Some(format!("the listening history cannot be saved ({e})"));
+                }
+            }
         }
-        self.facts.apply(r);
     }
 
     /// Records the place before a jump. False when it was folded into the
@@ -223,10 +246,10 @@ impl Listening {
 /// while a player may be running). Errors name the file.
 fn read_facts(dir: &Path) -> Result<Facts, String> {
     let path = path_in(dir);
-    let (records, damage) =
-        Log::<Rec>::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if damage.skipped > 0 {
-        tracing::warn!(path = %path.display(), skipped = damage.skipped, "listening log: skipped damaged records");
+    let (records, recovered) = RecordLog::<Rec>::read(&path, MAGIC)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if recovered.corrupt_skipped > 0 {
+        tracing::warn!(path = %path.display(), skipped = recovered.corrupt_skipped, "listening log: skipped damaged records");
     }
     Ok(Facts::of(records))
 }
@@ -310,7 +333,7 @@ mod tests {
         assert_eq!(l.stats(3).total_media_secs, 10.0);
         assert_eq!(l.stats(3).books_finished, 1);
         // Compacted on open: 50 marks, 1 day, 1 finished.
-        assert_eq!(l.log.records_in_file, 52);
+        assert_eq!(l.log.records_in_file(), 52);
         assert_eq!(read_history(dir.path(), &b).unwrap(), h);
     }
 

@@ -5,7 +5,7 @@ fn scope(server: &str) -> Scope {
     Scope {
         base: "http://127.0.0.1:8686/api/v1".into(),
         server_id: ServerId::new(server),
-        user_id: UserId(1),
+        user_id: UserId::from(1),
     }
 }
 

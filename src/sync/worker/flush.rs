@@ -150,9 +150,7 @@ impl Worker {
     }
 
     pub(super) fn done(&mut self, seq: u64) {
-        if let Err(e) = self.outbox.complete(seq) {
-            self.fail_local(e);
-        }
+        super::local::kept!(self, complete(seq));
     }
 
     /// The server's merged record of a book we wrote.
@@ -220,10 +218,8 @@ impl Worker {
     fn refused(&mut self, seq: u64, book: &BookId, message: String, tell_now: bool) {
         tracing::error!(%book, "sync: the server refused a queued write (kept): {message}");
         self.last_error = Some(message.clone());
-        let count = match self.outbox.reject(seq, message.clone()) {
-            Ok(Some(n)) => n,
-            Ok(None) => return,
-            Err(e) => return self.fail_local(e),
+        let Some(count) = super::local::kept!(self, reject(seq, message.clone())) else {
+            return;
         };
         if tell_now && count == 1 {
             self.notify(Notice::ScopeRefused {

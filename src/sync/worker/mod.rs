@@ -8,13 +8,14 @@
 
 mod flush;
 mod listening;
+mod local;
 mod playback;
 
 use super::cache::Cache;
 use super::client_remote::ClientRemote;
 use super::engine_bridge::EngineBridge;
 use super::listening::Listening;
-use super::outbox::{Op, Outbox, OutboxError, QueuedProgress, Scope};
+use super::outbox::{Op, Outbox, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
 use super::session::{
@@ -51,18 +52,18 @@ pub(super) fn spawn(
                 )));
             }
             let listening = Listening::open_in(config.listening_dir.as_deref());
+            if let Some(n) = local::recovered(listening.recovered()) {
+                let _ = notice_tx.send(n);
+            }
             (o, Cache::load(&config.cache_path), listening)
         }
         Err(e) => {
             tracing::error!("sync: {e}; using an in-memory journal");
-            let why = match e {
-                OutboxError::Locked(_) => "another earmark is using this profile's journal",
-                OutboxError::Io { .. } => "its journal cannot be opened",
-            };
-            let _ = notice_tx.send(Notice::Info(format!(
-                "Progress sync keeps changes in memory only ({why}): quit the other player, or changes made now are lost when you quit."
-            )));
-            let memory = (Outbox::in_memory(), Cache::in_memory(&config.cache_path));
+            let _ = notice_tx.send(local::open_failed(&e));
+            let memory = (
+                Outbox::in_memory(e.fault()),
+                Cache::in_memory(&config.cache_path),
+            );
             (memory.0, memory.1, Listening::open_in(None))
         }
     };
@@ -104,6 +105,7 @@ pub(super) fn spawn(
         single_writes: false,
         retry_at: Default::default(),
         forbidden: None,
+        unsaved: None,
     };
     tokio::spawn(worker.run(rx, states));
     (tx, status, notices)
@@ -161,6 +163,9 @@ struct Worker {
     /// A stream answered 403 without the license code: the license status
     /// decides whether it is a license stop or no permission.
     forbidden: Option<String>,
+    /// Why the journal stopped taking changes (said once; cleared when it
+    /// takes them again).
+    unsaved: Option<(crate::durable::Fault, String)>,
 }
 
 async fn next_state(states: &mut Option<watch::Receiver<PlayerState>>) -> Option<PlayerState> {
@@ -281,10 +286,7 @@ impl Worker {
             }
             Command::PushHeld { reply } => {
                 let n = match &self.scope {
-                    Some(scope) => self.outbox.adopt(scope, now_millis()).unwrap_or_else(|e| {
-                        self.fail_local(e);
-                        0
-                    }),
+                    Some(scope) => local::kept!(self, adopt(scope, now_millis())),
                     None => 0,
                 };
                 self.next_attempt = None;
@@ -293,10 +295,7 @@ impl Worker {
             }
             Command::RetryRefused { reply } => {
                 let n = match &self.scope {
-                    Some(scope) => self.outbox.unpark(scope).unwrap_or_else(|e| {
-                        self.fail_local(e);
-                        0
-                    }),
+                    Some(scope) => local::kept!(self, unpark(scope)),
                     None => 0,
                 };
                 self.retry_at.clear();
@@ -340,7 +339,7 @@ impl Worker {
     /// Drops these entries; how many were there.
     fn discard(&mut self, seqs: Vec<u64>) -> usize {
         seqs.into_iter()
-            .filter(|&seq| self.outbox.complete(seq).unwrap_or(false))
+            .filter(|&seq| local::kept!(self, complete(seq)))
             .count()
     }
 
@@ -437,15 +436,9 @@ impl Worker {
             });
             return;
         };
-        if let Err(e) = self.outbox.push(scope, book, op, now_millis()) {
-            self.fail_local(e);
-        }
+        // Kept in memory when the journal cannot take it: sent all the same.
+        local::kept!(self, push(scope, book, op, now_millis()));
         self.want_flush = true;
-    }
-
-    fn fail_local(&mut self, e: OutboxError) {
-        tracing::error!("sync outbox: {e}");
-        self.last_error = Some(e.to_string());
     }
 
     fn notify(&self, n: Notice) {
@@ -542,6 +535,7 @@ impl Worker {
     }
 
     fn publish(&mut self) {
+        self.saved_again();
         let (queued, refused, held) = match &self.scope {
             Some(s) => {
                 let mine = self.outbox.in_scope(s);

@@ -217,7 +217,7 @@ impl Worker {
         }
         self.requests += 2;
         let (progress, manifest) =
-            tokio::join!(self.remote.fetch(&book), self.remote.manifest(&book));
+            tokio::join!(self.remote.fetch(&book, None), self.remote.manifest(&book));
         let offline = matches!(&progress, Err(Failure::Retry(_)));
         if let Err(Failure::License(m)) = &progress {
             self.license_blocked(m.clone());
@@ -292,7 +292,8 @@ impl Worker {
             Err(Failure::Retry("sync is paused".into()))
         } else {
             self.requests += 1;
-            self.remote.fetch(&book).await
+            let opened = self.opened.as_ref().filter(|o| o.book == book);
+            self.remote.fetch(&book, opened.map(|o| &o.manifest)).await
         };
         let now = now_millis();
         match result {

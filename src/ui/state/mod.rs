@@ -42,6 +42,9 @@ pub struct UiSettings {
     pub sleep: SleepSettings,
     /// `[ui] covers`: the book screen's cover box, and how it is drawn.
     pub covers: crate::ui::covers::CoverMode,
+    /// `[ui] accessible` / `--accessible`: no borders, bars or covers; the
+    /// player's state in words (docs/ui.md).
+    pub accessible: bool,
 }
 
 impl Default for UiSettings {
@@ -53,6 +56,7 @@ impl Default for UiSettings {
             rewind_past_chapter_start: false,
             sleep: SleepSettings::default(),
             covers: Default::default(),
+            accessible: false,
         }
     }
 }

@@ -5,11 +5,13 @@ use super::text::{fit, fit_pad, fit_right, put, width, wrap};
 use crate::ui::state::{App, BookPane, fmt_time, history::ago, library::fraction};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 
-pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
+/// Draws the book screen; returns where the cursor goes: the selected row
+/// of the chapters, bookmarks or history (else the title line).
+pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Position> {
     if r.height == 0 || r.width == 0 {
-        return;
+        return None;
     }
     let (cover_box, r) = super::cover::split(app.settings.covers, r);
     if let Some(frame) = cover_box {
@@ -17,6 +19,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     }
     let w = usize::from(r.width);
     let inner = w.saturating_sub(2);
+    let title_line = Some(Position::new(r.x + 1, r.y));
     let Some(book) = app.library.get(&app.book.id) else {
         put(
             buf,
@@ -26,7 +29,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
             &fit("Loading the book…", inner),
             theme.dim,
         );
-        return;
+        return title_line;
     };
     let mut y = r.y;
     let fav = if book.favorite { " ♥" } else { "" };
@@ -34,7 +37,10 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     let download = app
         .downloads
         .mark(&book.id)
-        .map(|m| m.describe(if w >= 60 { 10 } else { 5 }))
+        .map(|m| match (app.settings.accessible, w >= 60) {
+            (true, _) => m.describe(0).replace("  ", " "),
+            (false, wide) => m.describe(if wide { 10 } else { 5 }),
+        })
         .filter(|d| width(d) + 12 <= inner)
         .unwrap_or_default();
     let title_w = inner.saturating_sub(width(&download) + usize::from(!download.is_empty()));
@@ -137,7 +143,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         y += 1;
     }
     if y >= r.bottom() {
-        return;
+        return title_line;
     }
     let marks = app.history.of(&app.book.id);
     let (nb, nh) = (app.book.bookmarks.len(), marks.len());
@@ -157,7 +163,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     y += 1;
     let rows = usize::from(r.bottom().saturating_sub(y));
     if rows == 0 {
-        return;
+        return title_line;
     }
     let current = playing.and_then(|np| np.chapter_index());
     let lines: Vec<(String, String)> = match app.book.pane {
@@ -169,7 +175,12 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
                 .iter()
                 .enumerate()
                 .map(|(i, item)| {
-                    let mark = if Some(i) == current { "▶" } else { " " };
+                    // The accessible mode says "now" instead of the glyph.
+                    let now = Some(i) == current;
+                    let mark = match (now, app.settings.accessible) {
+                        (true, false) => "▶",
+                        _ => " ",
+                    };
                     let dur = item.duration.map(fmt_time).unwrap_or_default();
                     let right = match (Some(i) == current, playing) {
                         (true, Some(np)) => {
@@ -179,7 +190,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
                                     format!(" -{}", fmt_time(app.shown_left((d - pos).max(0.0))))
                                 })
                                 .unwrap_or_default();
-                            format!("{} / {dur}{left}", fmt_time(pos))
+                            let said = if app.settings.accessible { "now " } else { "" };
+                            format!("{said}{} / {dur}{left}", fmt_time(pos))
                         }
                         _ => dur,
                     };
@@ -255,4 +267,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         }
         put(buf, r, r.x + 1, yy, &text, style);
     }
+    Some(Position::new(
+        r.x + 1,
+        y + cursor.saturating_sub(offset) as u16,
+    ))
 }

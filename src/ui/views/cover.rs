@@ -35,7 +35,18 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, frame: Rect) {
     if w < 2 || h < 2 {
         return;
     }
-    let line = "─".repeat(w - 2);
+    // The accessible mode (covers asked for there) keeps the place, not
+    // the frame.
+    if !app.settings.accessible {
+        frame_lines(theme, buf, frame);
+    }
+    let inner = Rect::new(frame.x + 1, frame.y + 1, frame.width - 2, frame.height - 2);
+    image(app, theme, buf, inner);
+}
+
+/// The box's rounded frame.
+fn frame_lines(theme: &Theme, buf: &mut Buffer, frame: Rect) {
+    let line = "─".repeat(usize::from(frame.width) - 2);
     put(
         buf,
         frame,
@@ -50,7 +61,10 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, frame: Rect) {
     }
     let bottom = frame.bottom() - 1;
     put(buf, frame, frame.x, bottom, &format!("╰{line}╯"), theme.dim);
-    let inner = Rect::new(frame.x + 1, frame.y + 1, frame.width - 2, frame.height - 2);
+}
+
+/// The cover, or its placeholder, inside the frame.
+fn image(app: &App, theme: &Theme, buf: &mut Buffer, inner: Rect) {
     let CoverState::Shown(image) = &app.book.cover else {
         placeholder(app, theme, buf, inner);
         return;

@@ -1,29 +1,37 @@
 //! The library list: a search/filter line, then only the visible rows.
 
 use super::layout::Areas;
-use super::text::{fit, fit_pad, fit_right, put, width};
+use super::text::{clusters, fit, fit_pad, fit_right, put, width};
 use crate::domain::Book;
 use crate::ui::state::library::{Facet, Focus, fraction, sequence_in};
 use crate::ui::state::{App, DownloadMark, Downloads, Library, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 
-pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
+/// Draws the library; returns where the cursor goes: the end of the search
+/// line while it is typed in, else the selected row (or the message that
+/// stands for an empty list).
+pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Option<Position> {
     let main = areas.main;
     if main.height == 0 {
-        return;
+        return None;
     }
-    top_line(app, theme, buf, main);
+    let caret = top_line(app, theme, buf, main);
     let list = areas.list();
     // The server is away: only complete downloads can play.
     let offline = app.sync.offline;
     let lib = &mut app.library;
     lib.scroll_into_view(usize::from(list.height));
+    let typing = app.search_focus && lib.search.is_some();
+    let selected_row = (lib.cursor >= lib.offset
+        && lib.cursor - lib.offset < usize::from(list.height))
+    .then(|| Position::new(list.x, list.y + (lib.cursor - lib.offset) as u16));
+    let at = if typing { caret } else { selected_row };
     if lib.showing_groups() && !lib.is_empty() {
         group_rows(lib, theme, buf, list);
-        return;
+        return at;
     }
     if lib.is_empty() {
         let failed = lib.arrival.as_ref().and_then(|a| a.failed.as_deref());
@@ -48,7 +56,8 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
             &fit(msg, usize::from(list.width).saturating_sub(1)),
             theme.dim,
         );
-        return;
+        let on_message = (list.height > 0).then(|| Position::new(list.x + 1, list.y));
+        return if typing { caret } else { on_message };
     }
     // In a series, each book's place in it comes before the title.
     let series = match &lib.focus {
@@ -71,17 +80,34 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
             Some(seq) => format!("#{} ", seq.shown()),
             None => "#? ".to_owned(),
         });
-        book_row(&book, place.as_deref(), &matches, selected, theme, buf, r);
+        let bars = !app.settings.accessible;
+        book_row(
+            &book,
+            place.as_deref(),
+            &matches,
+            selected,
+            bars,
+            theme,
+            buf,
+            r,
+        );
         offline_mark(&app.downloads, offline, &book, selected, theme, buf, r);
     }
+    at
 }
 
-fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
+/// The filter line, or the search line; returns the end of the typed
+/// search text.
+fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) -> Option<Position> {
     let lib = &app.library;
     let w = usize::from(main.width);
     if let Some(search) = &lib.search {
-        let cursor = if app.search_focus { "▏" } else { "" };
-        let s = format!(" / {}{cursor}", search.query);
+        // The terminal's cursor stands at the end; the drawn bar is for
+        // eyes (left out in the accessible mode, where it would be read).
+        let bar = app.search_focus && !app.settings.accessible;
+        let typed = format!(" / {}", search.query);
+        let caret = Position::new(main.x + width(&typed).min(w) as u16, main.y);
+        let s = format!("{typed}{}", if bar { "▏" } else { "" });
         let x = put(buf, main, main.x, main.y, &fit(&s, w), theme.accent);
         // While pages arrive, say that the search covers only them.
         let info = match lib.arrival.as_ref().filter(|a| a.shown) {
@@ -94,7 +120,7 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
             None => format!("  {} found", lib.len()),
         };
         put(buf, main, x, main.y, &info, theme.dim);
-        return;
+        return Some(caret);
     }
     // The count of an arriving list comes first: it matters most then.
     let arriving = lib
@@ -118,6 +144,7 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) {
     }
     s.push_str("   / search");
     put(buf, main, main.x, main.y, &fit(&s, w), theme.dim);
+    None
 }
 
 /// The group list: one row per author, narrator or series, with its count.
@@ -151,12 +178,15 @@ fn group_rows(lib: &Library, theme: &Theme, buf: &mut Buffer, list: Rect) {
 }
 
 /// One book: mark, its place in the series shown (`#2 `), title (matched
-/// letters highlighted), author, duration, progress.
+/// letters highlighted), author, duration, progress (a bar beside the
+/// percentage when `bars` and there is room).
+#[allow(clippy::too_many_arguments)]
 fn book_row(
     book: &Book,
     place: Option<&str>,
     matches: &[u32],
     selected: bool,
+    bars: bool,
     theme: &Theme,
     buf: &mut Buffer,
     r: Rect,
@@ -175,7 +205,7 @@ fn book_row(
         if selected { base } else { theme.favorite },
     );
     let dur = book.duration.map(fmt_time).unwrap_or_default();
-    let prog = progress_text(book, if w >= 70 { 10 } else { 0 });
+    let prog = progress_text(book, if w >= 70 && bars { 10 } else { 0 });
     let prog = if w >= 50 && prog == "done" {
         "finished".to_owned()
     } else {
@@ -294,18 +324,10 @@ fn title(
     if matches.is_empty() {
         return put(buf, r, x, r.y, &shown, base);
     }
-    // Clusters: a char with width plus the zero-width marks after it, which
-    // is how nucleo split the title into graphemes.
-    let mut clusters: Vec<String> = Vec::new();
-    for c in shown.chars() {
-        match clusters.last_mut() {
-            Some(last) if width(c.encode_utf8(&mut [0; 4])) == 0 => last.push(c),
-            _ => clusters.push(c.to_string()),
-        }
-    }
+    // nucleo numbers the title's grapheme clusters, as `clusters` splits it.
     let clip = Rect::new(x, r.y, (cells as u16).min(r.right().saturating_sub(x)), 1);
     let mut x = x;
-    for (g, cluster) in clusters.iter().enumerate() {
+    for (g, (cluster, _)) in clusters(&shown).enumerate() {
         let style = if matches.binary_search(&(g as u32)).is_ok() {
             base.patch(theme.matched)
         } else {

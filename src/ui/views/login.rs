@@ -1,16 +1,19 @@
 //! The login form and the license screen.
 
-use super::text::{fit, fit_pad, put, wrap};
+use super::text::{fit, fit_pad, put, width, wrap};
 use crate::domain::LicenseState;
 use crate::ui::state::{App, LoginField, LoginForm};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 
-pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
+/// Draws the login form; returns where the cursor goes: the end of the
+/// focused field's text (the profile switch: its start).
+pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Position> {
     if r.height == 0 {
-        return;
+        return None;
     }
+    let mut caret = None;
     let form = &app.login;
     let w = usize::from(r.width).min(70);
     let x = r.x + (r.width.saturating_sub(w as u16)) / 2;
@@ -27,10 +30,14 @@ pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     );
     y += 1 + u16::from(r.height >= 10);
     let masked = "•".repeat(form.password.expose().chars().count());
-    let profile = match (&form.profile, form.profiles.len()) {
-        (_, 0) => "(none yet: saved after login)".to_owned(),
-        (Some(p), n) => format!("◀ {p} ▶  ({n})"),
-        (None, n) => format!("◀ new ▶  ({n})"),
+    let profile = match (&form.profile, form.profiles.len(), app.settings.accessible) {
+        (_, 0, _) => "(none yet: saved after login)".to_owned(),
+        (Some(p), n, false) => format!("◀ {p} ▶  ({n})"),
+        (None, n, false) => format!("◀ new ▶  ({n})"),
+        (p, n, true) => format!(
+            "{} (of {n}; left and right arrows switch)",
+            p.as_deref().unwrap_or("new")
+        ),
     };
     for (i, field) in LoginForm::FIELDS.iter().enumerate() {
         let (label, value) = match field {
@@ -49,11 +56,18 @@ pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
             &fit_pad(label, label_w),
             if focused { theme.accent } else { theme.dim },
         );
-        let cursor = if focused && *field != LoginField::Profile {
+        let typed = focused && *field != LoginField::Profile;
+        // The terminal's cursor stands at the end; the drawn bar is for
+        // eyes (left out in the accessible mode, where it would be read).
+        let cursor = if typed && !app.settings.accessible {
             "▏"
         } else {
             ""
         };
+        if focused {
+            let after = if typed { width(value).min(field_w) } else { 0 };
+            caret = Some(Position::new(x + (label_w + after) as u16, y));
+        }
         let shown = fit_pad(&format!("{value}{cursor}"), field_w);
         put(
             buf,
@@ -83,9 +97,11 @@ pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         let note = "The password is sent once and never stored; the session token is.";
         put(buf, r, x, r.bottom() - 1, &fit(note, w), theme.dim);
     }
+    caret
 }
 
-pub fn render_license(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
+/// Draws the license screen; the cursor goes to its first line.
+pub fn render_license(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Position> {
     let w = usize::from(r.width).saturating_sub(2);
     let mut y = r.y;
     put(buf, r, r.x + 1, y, &fit("Server license", w), theme.title);
@@ -121,4 +137,5 @@ pub fn render_license(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
             y += 1;
         }
     }
+    Some(Position::new(r.x + 1, r.y))
 }

@@ -1,5 +1,11 @@
 //! Rendering with ratatui: one pure function of the app state per screen.
 //! Views never panic on small terminals; every write is clipped.
+//!
+//! Every frame places the terminal cursor where the user's attention is
+//! (the selected row, the field or search line being typed in, the chosen
+//! line of a box), so screen readers and braille displays follow the
+//! selection. With `[ui] accessible` the views also leave out borders and
+//! bars and say the player's state in words (`spoken`).
 
 mod book;
 mod book_links;
@@ -9,6 +15,7 @@ mod library;
 mod login;
 mod overlays;
 mod player_bar;
+pub mod spoken;
 mod stats;
 pub mod text;
 
@@ -17,9 +24,11 @@ use crate::ui::theme::Theme;
 use layout::Areas;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
 use text::{clear_row, fit, fit_right, put, width};
 
-/// Draws the whole frame.
+/// Draws the whole frame and puts the terminal cursor where the user's
+/// attention is (ratatui shows it there; with no position it hides it).
 pub fn render(app: &mut App, theme: &Theme, frame: &mut Frame) {
     let area = frame.area();
     let areas = Areas::compute(area.width, area.height);
@@ -28,15 +37,27 @@ pub fn render(app: &mut App, theme: &Theme, frame: &mut Frame) {
         return;
     }
     header(app, theme, buf, &areas);
-    match app.screen {
+    let on_screen = match app.screen {
         Screen::Login => login::render_login(app, theme, buf, areas.main),
         Screen::Library => library::render(app, theme, buf, &areas),
         Screen::Book => book::render(app, theme, buf, areas.main),
         Screen::License => login::render_license(app, theme, buf, areas.main),
         Screen::Stats => stats::render(app, theme, buf, areas.main),
-    }
+    };
     player_bar::render(app, theme, buf, &areas);
-    overlays::render(app, theme, buf, &areas);
+    let in_box = overlays::render(app, theme, buf, &areas);
+    // Nothing to select (or no room for it): the screen's first line.
+    let fallback = Position::new(areas.main.x, areas.main.y);
+    let at = in_box.or(on_screen).unwrap_or(fallback);
+    frame.set_cursor_position(inside(at, area));
+}
+
+/// `at`, moved into `area` (its last cell when it is past an edge).
+fn inside(at: Position, area: Rect) -> Position {
+    Position::new(
+        at.x.clamp(area.left(), area.right().saturating_sub(1)),
+        at.y.clamp(area.top(), area.bottom().saturating_sub(1)),
+    )
 }
 
 fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {

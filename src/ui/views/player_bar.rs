@@ -1,8 +1,10 @@
 //! The player bar, always at the bottom: state, title, chapter, a chapter
 //! bar, a whole-book bar with chapter ticks, times at the current speed,
-//! speed, volume, sleep countdown and sync state.
+//! speed, volume, sleep countdown and sync state. In the accessible mode
+//! the rule has no `─`, the state is a sentence and the bars are text.
 
 use super::layout::{Areas, bar_margins};
+use super::spoken;
 use super::text::{fit, fit_right, put, width};
 use crate::ui::keymap::Action;
 use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
@@ -16,17 +18,19 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         return;
     }
     let w = usize::from(r.width);
+    let said = app.settings.accessible;
     let status = status_text(app);
     let Some(np) = &app.playing else {
         let line = format!(
-            "■ Nothing playing{}",
+            "{}Nothing playing{}",
+            if said { "" } else { "■ " },
             if w >= 50 {
                 " · open a book, Enter plays"
             } else {
                 ""
             }
         );
-        rule(buf, theme, r, r.y, &line, &status);
+        rule(buf, theme, r, r.y, &line, &status, said);
         let hints = [
             "Space play/pause · ←/→ skip · h/l long skip · [ ] speed",
             "/ search · Enter open · t filter · o sort · f favorite",
@@ -48,7 +52,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         }
         return;
     };
-    let state = state_label(np, app);
+    let state = if said {
+        spoken::sentence(app, np)
+    } else {
+        state_label(np, app)
+    };
     let title = match np.chapter_title() {
         Some(ch) => format!("{} · {ch}", np.book.title),
         None => np.book.title.clone(),
@@ -72,7 +80,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     }
     let mut y = r.y;
     if r.height >= 4 {
-        rule(buf, theme, r, y, &state, &status);
+        rule(buf, theme, r, y, &state, &status, said);
         y += 1;
         // Boost, normalisation, skip silence: right of the title.
         let sound = match app.sound.book.as_ref() == Some(&np.book.id) && w >= 40 {
@@ -90,9 +98,43 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         }
     } else {
         // Compact: state and title share the first line.
-        rule(buf, theme, r, y, &format!("{state} {title}"), &status);
+        let sep = if said { ": " } else { " " };
+        rule(
+            buf,
+            theme,
+            r,
+            y,
+            &format!("{state}{sep}{title}"),
+            &status,
+            said,
+        );
     }
     y += 1;
+    if said {
+        let chapter_left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
+        let book_left = match (bpos, bdur) {
+            (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
+            _ => None,
+        };
+        let lines = [
+            spoken::progress("chapter", Some(cpos), cdur, chapter_left),
+            spoken::progress("book", bpos, bdur, book_left),
+        ];
+        for (i, line) in lines.iter().enumerate() {
+            let yy = y + i as u16;
+            if yy < r.bottom() {
+                put(
+                    buf,
+                    r,
+                    r.x + 1,
+                    yy,
+                    &fit(line, w.saturating_sub(2)),
+                    theme.base,
+                );
+            }
+        }
+        return;
+    }
     let ch_times = match cdur {
         Some(d) => format!("{} / {}", fmt_time(cpos), fmt_time(d)),
         None => fmt_time(cpos),
@@ -157,12 +199,23 @@ fn state_label(np: &NowPlaying, app: &App) -> String {
 
 /// Speed, volume, sleep countdown, sync state: the right side of the rule.
 fn status_text(app: &App) -> String {
-    let mut parts = vec![
-        format!("{:.2}×", app.speed),
-        format!("vol {:.0}%", app.volume * 100.0),
-    ];
+    let said = app.settings.accessible;
+    let mut parts = if said {
+        vec![
+            format!("speed {:.2}×", app.speed),
+            format!("volume {:.0}%", app.volume * 100.0),
+        ]
+    } else {
+        vec![
+            format!("{:.2}×", app.speed),
+            format!("vol {:.0}%", app.volume * 100.0),
+        ]
+    };
     if let Some(t) = sleep_label(app) {
-        parts.push(t);
+        parts.push(match said {
+            true => t.replace(" ⏸", " held while paused"),
+            false => t,
+        });
     }
     if app.media_times && app.speed != 1.0 {
         parts.push("left in book time".into());
@@ -182,7 +235,7 @@ fn status_text(app: &App) -> String {
     if s.unconfirmed {
         parts.push("unconfirmed".into());
     }
-    parts.join(" · ")
+    parts.join(if said { ", " } else { " · " })
 }
 
 /// The sleep timer's countdown, as the bar shows it.
@@ -205,12 +258,26 @@ fn sleep_label(app: &App) -> Option<String> {
     })
 }
 
-/// `─ left ──────── right ─`, the bar's first line.
-fn rule(buf: &mut Buffer, theme: &Theme, r: Rect, y: u16, left: &str, right: &str) {
+/// `─ left ──────── right ─`, the bar's first line. In the accessible mode
+/// (`said`) a plain line, and the state (left) goes first: the speed and
+/// the rest get what is left over.
+fn rule(buf: &mut Buffer, theme: &Theme, r: Rect, y: u16, left: &str, right: &str, said: bool) {
     let w = usize::from(r.width);
+    if said {
+        let left = fit(left, w.saturating_sub(2));
+        let x = put(buf, r, r.x + 1, y, &left, theme.accent);
+        let room = usize::from(r.right().saturating_sub(x)).saturating_sub(4);
+        if room >= 8 {
+            let right = fit(right, room);
+            let at = r.right().saturating_sub(width(&right) as u16 + 1);
+            put(buf, r, at, y, &right, theme.base);
+        }
+        return;
+    }
     put(buf, r, r.x, y, &"─".repeat(w), theme.dim);
     let right_w = if w >= 40 { width(right).min(w / 2) } else { 0 };
-    let left = fit(&format!(" {left} "), w.saturating_sub(right_w + 3));
+    // `─`, left, right with its spaces, `─`: the cut left keeps its `…`.
+    let left = fit(&format!(" {left} "), w.saturating_sub(right_w + 4));
     put(buf, r, r.x + 1, y, &left, theme.accent);
     if right_w > 0 {
         let right = fit(&format!(" {right} "), right_w + 2);

@@ -6,7 +6,7 @@ use super::text::{fit, fit_pad, fit_right, put, width};
 use crate::ui::state::{App, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Sparkline, Widget};
 
 /// Hours and minutes for totals: "12 h 05 min", "25 min".
@@ -19,10 +19,12 @@ pub fn fmt_hours(secs: f64) -> String {
     }
 }
 
-pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
+/// Draws the statistics; the cursor goes to their first line.
+pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Position> {
     if r.height == 0 || r.width < 4 {
-        return;
+        return None;
     }
+    let first = Some(Position::new(r.x + 1, r.y));
     let inner = usize::from(r.width).saturating_sub(2);
     let Some(s) = &app.stats else {
         put(
@@ -33,7 +35,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
             &fit("Reading the statistics…", inner),
             theme.dim,
         );
-        return;
+        return first;
     };
     let mut y = r.y;
     let today = s.last_30.last().map_or(0.0, |d| d.wall_secs);
@@ -67,7 +69,27 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
     let chart_h = r
         .bottom()
         .saturating_sub(y + 1 + books_rows as u16 + u16::from(books_rows > 0));
-    if chart_h >= 2 {
+    if chart_h >= 2 && app.settings.accessible {
+        // The days in words instead of bars: newest first, those listened.
+        let days = s
+            .last_30
+            .iter()
+            .rev()
+            .enumerate()
+            .filter(|(_, d)| d.wall_secs > 0.0);
+        let start = y;
+        for (ago, d) in days.take(usize::from(chart_h) + 1) {
+            let when = match ago {
+                0 => "today".to_owned(),
+                1 => "yesterday".to_owned(),
+                n => format!("{n} days ago"),
+            };
+            let line = format!("{when}: {}", fmt_hours(d.wall_secs));
+            put(buf, r, r.x + 1, y, &fit(&line, inner), theme.base);
+            y += 1;
+        }
+        y = start + chart_h + 1;
+    } else if chart_h >= 2 {
         let area = Rect::new(r.x + 1, y, r.width.saturating_sub(2), chart_h);
         let minutes: Vec<u64> = s
             .last_30
@@ -117,7 +139,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         let right = format!(
             "{}{}",
             fmt_time(b.wall_secs),
-            if b.finished { " ✓" } else { "" }
+            match (b.finished, app.settings.accessible) {
+                (true, false) => " ✓",
+                (true, true) => " finished",
+                (false, _) => "",
+            }
         );
         let right_w = width(&right).min(inner / 2);
         let text = format!(
@@ -128,6 +154,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) {
         put(buf, r, r.x + 1, y, &text, theme.base);
         y += 1;
     }
+    first
 }
 
 #[cfg(test)]

@@ -1,41 +1,47 @@
-//! Width-aware text helpers: every width is measured in terminal cells with
-//! unicode-width, so CJK (2 cells) and combining marks (0 cells) line up.
+//! Width-aware text helpers. Text is cut only between grapheme clusters
+//! (a base letter with its combining marks, an emoji with its modifiers and
+//! joiners, a flag's two letters stay whole), and every width is measured
+//! in terminal cells the way ratatui's buffer will draw the cluster
+//! (`CellWidth`, unicode-width underneath): CJK takes two cells, combining
+//! marks none, so columns line up in every script.
 
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, CellWidth};
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::UnicodeSegmentation;
 
-pub fn width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
+/// The grapheme clusters of `s` that are drawn, with their widths in
+/// cells. Clusters holding a control character are not drawn (the buffer
+/// drops them too), nor are stray zero-width ones.
+pub fn clusters(s: &str) -> impl Iterator<Item = (&str, usize)> {
+    s.graphemes(true)
+        .filter(|g| !g.contains(char::is_control))
+        .map(|g| (g, usize::from(g.cell_width())))
+        .filter(|(_, w)| *w > 0)
 }
 
-fn char_width(c: char) -> usize {
-    if c.is_control() {
-        0
-    } else {
-        c.width().unwrap_or(0)
-    }
+pub fn width(s: &str) -> usize {
+    clusters(s).map(|(_, w)| w).sum()
 }
 
 /// Cuts `s` to at most `max` cells, ending in `…` when something was cut.
-/// Combining marks stay with their base character.
+/// Never splits a grapheme cluster; a wide one that does not fit whole is
+/// left out.
 pub fn fit(s: &str, max: usize) -> String {
     if width(s) <= max {
-        return s.chars().filter(|c| !c.is_control()).collect();
+        return clusters(s).map(|(g, _)| g).collect();
     }
     if max == 0 {
         return String::new();
     }
     let mut out = String::new();
     let mut used = 0;
-    for c in s.chars().filter(|c| !c.is_control()) {
-        let w = char_width(c);
+    for (g, w) in clusters(s) {
         if used + w > max - 1 {
             break;
         }
         used += w;
-        out.push(c);
+        out.push_str(g);
     }
     out.push('…');
     out
@@ -96,14 +102,13 @@ pub fn wrap(s: &str, cells: usize) -> Vec<String> {
                 w = 0;
             }
             if ww > cells {
-                for c in word.chars() {
-                    let cw = char_width(c);
-                    if w + cw > cells {
+                for (g, gw) in clusters(word) {
+                    if w > 0 && w + gw > cells {
                         lines.push(std::mem::take(&mut line));
                         w = 0;
                     }
-                    line.push(c);
-                    w += cw;
+                    line.push_str(g);
+                    w += gw;
                 }
                 continue;
             }
@@ -133,6 +138,44 @@ mod tests {
         assert_eq!(fit_pad("三", 4), "三  ");
         assert_eq!(fit_right("ab", 4), "  ab");
         assert_eq!(fit("abc", 0), "");
+    }
+
+    #[test]
+    fn never_splits_a_grapheme_cluster() {
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"; // 👨‍👩‍👧
+        let flag = "\u{1F1E9}\u{1F1EA}"; // 🇩🇪
+        let heart = "\u{2764}\u{FE0F}"; // ❤️ (emoji presentation)
+        for g in [family, flag, heart, "\u{1F44D}\u{1F3FD}"] {
+            assert_eq!(width(g), 2, "{g:?}");
+        }
+        assert_eq!(width(&format!("a{family}b")), 4);
+        // A cut in the middle of the cluster's code points would leave a
+        // lone man or a lone regional indicator: the whole cluster goes.
+        assert_eq!(fit(&format!("ab{family}cd"), 4), "ab…");
+        assert_eq!(fit(&format!("ab{family}cd"), 5), format!("ab{family}…"));
+        assert_eq!(
+            fit(&format!("{flag}{flag}{flag}"), 5),
+            format!("{flag}{flag}…")
+        );
+        // Several combining marks stay on their letter.
+        let e = "e\u{301}\u{323}";
+        assert_eq!(width(e), 1);
+        assert_eq!(fit(&format!("{e}{e}{e}{e}"), 3), format!("{e}{e}…"));
+        assert_eq!(fit_pad(&format!("{family}x"), 4), format!("{family}x "));
+        assert_eq!(wrap(&format!("{flag}{flag}{flag}"), 3), [flag, flag, flag]);
+        // Control characters are not drawn and take no cell.
+        assert_eq!(fit("a\tb\nc", 9), "abc");
+    }
+
+    #[test]
+    fn widths_are_what_the_buffer_draws() {
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}";
+        for s in ["三体 · x", "Cafe\u{301}", family, "🇯🇵 東京", "ｶﾞ"] {
+            let mut buf = Buffer::empty(Rect::new(0, 0, 20, 1));
+            let area = buf.area;
+            let end = put(&mut buf, area, 0, 0, s, Style::default());
+            assert_eq!(usize::from(end), width(s), "{s:?}");
+        }
     }
 
     #[test]

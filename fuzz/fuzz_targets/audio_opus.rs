@@ -1,0 +1,7 @@
+//! A opus chapter through the player's decode path.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    earmark_fuzz::decode_chapter(data, "audio/opus");
+});

@@ -1,0 +1,82 @@
+//! This device's files as the worker sees them. A change the journal
+//! cannot take (a full disk, a read-only file system) is applied in memory
+//! all the same and sent as usual; the user is told once why, and told
+//! again when the journal takes changes again. Only a lock held by another
+//! process is "another player".
+
+use super::Worker;
+use crate::durable::Recovery;
+use crate::sync::outbox::{Journaled, OutboxError};
+use crate::sync::session::Notice;
+
+/// An outbox change (`self.outbox.$call`), its failure to be journaled
+/// said through [`Worker::kept`]; gives the call's value.
+macro_rules! kept {
+    ($w:expr, $($call:tt)+) => {{
+        let r = $w.outbox.$($call)+;
+        $w.kept(r)
+    }};
+}
+pub(super) use kept;
+
+fn not_saved(what: &str, e: &OutboxError) -> String {
+    format!(
+        "Progress sync cannot save {what} on this device ({e}); changes are kept in memory and sent while the server is reachable, and lost if earmark quits before that."
+    )
+}
+
+/// The first notice when the journal cannot be opened.
+pub(super) fn open_failed(e: &OutboxError) -> Notice {
+    Notice::Info(match e {
+        OutboxError::Locked(_) => "Progress sync keeps changes in memory only (another earmark is using this profile's journal): quit the other player, or changes made now are lost when you quit.".into(),
+        e => not_saved("changes or the listening history", e),
+    })
+}
+
+/// What opening the listening log recovered, when it was damaged.
+pub(super) fn recovered(r: &Recovery) -> Option<Notice> {
+    (!r.is_clean()).then(|| {
+        Notice::Info(format!(
+            "The listening history was damaged (a crash or a full disk): {} whole record(s) kept, {} damaged record(s) skipped.",
+            r.records, r.corrupt_skipped
+        ))
+    })
+}
+
+impl Worker {
+    /// The value of an outbox change; one the journal could not take is
+    /// applied in memory all the same, and its reason said.
+    pub(super) fn kept<T: std::fmt::Debug>(&mut self, r: Journaled<T>) -> T {
+        match r {
+            Ok(v) => v,
+            Err(n) => {
+                self.fail_local(n.error);
+                n.value
+            }
+        }
+    }
+
+    fn fail_local(&mut self, e: OutboxError) {
+        tracing::error!("sync outbox: {e}");
+        let message = e.to_string();
+        if self.unsaved.as_ref().is_none_or(|(f, _)| *f != e.fault()) {
+            self.notify(Notice::Info(not_saved("changes", &e)));
+        }
+        self.unsaved = Some((e.fault(), message.clone()));
+        self.last_error = Some(message);
+    }
+
+    /// The journal took changes again after a failure: say so once.
+    pub(super) fn saved_again(&mut self) {
+        if self.outbox.is_durable()
+            && let Some((_, message)) = self.unsaved.take()
+        {
+            if self.last_error.as_ref() == Some(&message) {
+                self.last_error = None;
+            }
+            self.notify(Notice::Info(
+                "Progress sync saves changes on this device again.".into(),
+            ));
+        }
+    }
+}
