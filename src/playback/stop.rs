@@ -132,8 +132,15 @@ mod tests {
     #[test]
     fn a_license_stop_says_the_servers_words() {
         let e = ApiError::LicenseRequired {
-            message: "Renew it.".into(),
+            message: "Renew the license.".into(),
         };
-        assert_eq!(stop_of_api(&e), Stop::new(StopReason::License, "Renew it."));
+        assert_eq!(
+            stop_of_api(&e),
+            Stop::new(StopReason::License, "Renew the license.")
+        );
+        let page = ApiError::LicenseRequired {
+            message: "it answered with an HTML page".into(),
+        };
+        assert!(stop_of_api(&page).message.contains("license"));
     }
 }

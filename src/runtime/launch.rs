@@ -130,6 +130,8 @@ pub fn run_terminal(
     // log file; the terminal's stderr is back once the guard drops.
     let stderr = open_log();
     terminal::install_panic_hook();
+    // A decoder panic caught at its chapter stays out of the terminal's hook.
+    crate::player::decode::quiet_caught_panics();
     // earmark-signals: signals become events of the loop.
     terminal::spawn_signal_thread(ui.0.clone());
     terminal::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;

@@ -83,6 +83,12 @@ fn the_break_is_timed_from_the_last_save_of_the_place_not_the_library() {
         "the server's save: {saved} vs {two_hours_ago}"
     );
     state(&rx, &a, PlayState::Playing);
+    // Listened to: the place moved on from where the server had it.
+    next_answer(
+        &rx,
+        "A playing past its saved place",
+        |x| matches!(x, Answer::Engine(v) if v.book == a.id && v.state == PlayState::Playing && v.position > 5.3),
+    );
     live.handle(Effect::Engine(EngineCmd::Toggle));
     state(&rx, &a, PlayState::Paused);
     let paused_at = now_millis();
