@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 mod series;
+mod stop;
 pub use series::{Sequence, SeriesRef, series_order};
+pub use stop::{Stop, StopReason};
 
 macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {

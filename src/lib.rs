@@ -3,10 +3,13 @@
 //!
 //! Layers (imports point down only):
 //! - on top: `cli` (the entry point; clap stops there), `commands` (the
-//!   scriptable CLI), `runtime` (the player's wiring), `ui` (the pure
-//!   terminal player), `demo` (server + player);
-//! - `sync`, behind one front door; `offline` (downloaded books);
-//! - `player`, `api`, `config`, `server`;
+//!   scriptable CLI), `runtime` (the player's wiring), `demo` (server +
+//!   player);
+//! - `playback`: the one owner of a playback session (engine, sync's
+//!   session, each book's settings, every stop), for the player and
+//!   `earmark play`;
+//! - `offline` (downloaded books); `sync`, behind one front door;
+//! - `ui` (the pure terminal player), `player`, `api`, `config`, `server`;
 //! - `domain`, and `durable` (atomic writes, the file lock, the record log).
 
 pub mod api;
@@ -17,6 +20,7 @@ pub mod demo;
 pub mod domain;
 pub mod durable;
 pub mod offline;
+pub mod playback;
 pub mod player;
 pub mod runtime;
 pub mod server;

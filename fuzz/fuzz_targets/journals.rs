@@ -3,7 +3,7 @@
 //! first byte picks the journal, the rest is its file.
 #![no_main]
 use earmark::domain::BookId;
-use earmark::sync::{Journal, SyncConfig, read_history, read_stats};
+use earmark::sync::{Records, SyncConfig};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
@@ -20,10 +20,11 @@ fuzz_target!(|data: &[u8]| {
     if pick % 2 == 0 {
         let path = SyncConfig::new(dir).outbox_path;
         std::fs::write(&path, file).unwrap();
-        let _ = Journal::read(dir, None);
+        let _ = Records::new(dir).pending(None);
     } else {
         std::fs::write(dir.join("listening.journal"), file).unwrap();
-        let _ = read_history(dir, &BookId::new("bk1"));
-        let _ = read_stats(dir, 1_800_000_000_000);
+        let records = Records::new(dir);
+        let _ = records.history(&BookId::new("bk1"));
+        let _ = records.stats(1_800_000_000_000);
     }
 });

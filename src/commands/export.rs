@@ -176,8 +176,9 @@ fn history_export(
 ) -> Result<(), CommandError> {
     refuse_json(global)?;
     let profile = Profile::resolve(&global.select)?;
-    let marks =
-        crate::sync::read_history(&profile.sync_dir(), &book).map_err(|e| CommandError {
+    let marks = crate::sync::Records::new(profile.sync_dir())
+        .history(&book)
+        .map_err(|e| CommandError {
             code: 1,
             message: e,
         })?;

@@ -1,12 +1,13 @@
 //! `earmark history BOOK_ID` and `earmark stats`: what this device
-//! remembers about listening (read from the profile's listening log; no
-//! server needed, and a running player is not disturbed).
+//! remembers about listening (read through sync's read-only view,
+//! `sync::Records`; no server needed, and a running player is not
+//! disturbed).
 
 use super::Invocation;
 use super::output::{Out, clock};
 use crate::config::Profile;
 use crate::domain::{BookId, now_millis};
-use crate::sync::{day_name, local_clock, read_history, read_stats};
+use crate::sync::{Records, day_name, local_clock};
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -25,7 +26,7 @@ pub fn history(global: &Invocation, book: String) -> ExitCode {
         Err(e) => return fail(&mut out, &e.to_string()),
     };
     let book = BookId::new(book);
-    let marks = match read_history(&profile.sync_dir(), &book) {
+    let marks = match Records::new(profile.sync_dir()).history(&book) {
         Ok(m) => m,
         Err(e) => return fail(&mut out, &e),
     };
@@ -64,7 +65,7 @@ pub fn stats(global: &Invocation) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&mut out, &e.to_string()),
     };
-    let s = match read_stats(&profile.sync_dir(), now_millis()) {
+    let s = match Records::new(profile.sync_dir()).stats(now_millis()) {
         Ok(s) => s,
         Err(e) => return fail(&mut out, &e),
     };

@@ -15,7 +15,7 @@ mod select;
 pub mod sound;
 pub mod sync;
 
-use crate::api::{ApiError, BookQuery, Client, ErrorClass, NewBookmark};
+use crate::api::{ApiError, BookQuery, Client, NewBookmark};
 use crate::config::{Profile, ProfileSelector, Session, SessionError, read_record};
 use crate::domain::*;
 use clap::Subcommand;
@@ -159,22 +159,18 @@ impl CommandError {
     }
 }
 
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_AUTH: u8 = 3;
-pub const EXIT_LICENSE: u8 = 4;
-pub const EXIT_NOT_FOUND: u8 = 5;
-pub const EXIT_NETWORK: u8 = 6;
-pub const EXIT_SCOPE: u8 = 7;
+// The exit codes of docs/cli.md: one mapping, `domain::StopReason`'s.
+pub const EXIT_USAGE: u8 = StopReason::Rejected.exit_code();
+pub const EXIT_AUTH: u8 = StopReason::Login.exit_code();
+pub const EXIT_LICENSE: u8 = StopReason::License.exit_code();
+pub const EXIT_NOT_FOUND: u8 = StopReason::NotFound.exit_code();
+pub const EXIT_NETWORK: u8 = StopReason::Network.exit_code();
+pub const EXIT_SCOPE: u8 = StopReason::Scope.exit_code();
 
+/// A command's exit code for an API error: its stop reason's, from the
+/// one classification (`playback::stop`).
 pub fn exit_code_of(e: &ApiError) -> u8 {
-    match e.class() {
-        ErrorClass::Request => EXIT_USAGE,
-        ErrorClass::Auth | ErrorClass::Forbidden => EXIT_AUTH,
-        ErrorClass::License => EXIT_LICENSE,
-        ErrorClass::NotFound => EXIT_NOT_FOUND,
-        ErrorClass::NetworkOrServer => EXIT_NETWORK,
-        ErrorClass::Scope => EXIT_SCOPE,
-    }
+    crate::playback::stop::of_api(e).exit_code()
 }
 
 impl From<ApiError> for CommandError {

@@ -1,16 +1,18 @@
-//! `earmark play`: headless playback of a book's manifest. Sync's front
-//! door restores the place (the server's, else this device's), loads the
-//! engine there and reports while playing; this command only prints a
-//! status line a second and turns notices into exit codes (docs/cli.md).
-//! The book plays with the sound the player saved for it on this device
-//! (boost, normalisation, skip silence) and `config.toml`'s `[sound]`.
+//! `earmark play`: headless playback of a book's manifest, through the
+//! playback owner the player uses too (`crate::playback`: the engine,
+//! sync's session restoring and reporting the place, each book's sound
+//! and `[sound]` of config.toml, every stop and its reason). This command
+//! picks the queue (the server's, or a download's), then only prints a
+//! status line a second and exits with the code of the stop's reason
+//! (docs/cli.md).
 
-use super::{CommandError, EXIT_AUTH, EXIT_LICENSE, EXIT_NETWORK, EXIT_SCOPE, Invocation};
-use crate::config::{SoundBooks, sound_key};
+use super::{CommandError, Invocation};
 use crate::domain::{BookId, ChapterId, Manifest};
-use crate::player::silence::SilenceRule;
-use crate::player::{AudioMode, Command, EngineConfig, EngineHandle, PlayerState, Status};
-use crate::sync::{EngineLink, LoginReason, Notice, StartAt, SyncConfig, SyncSession};
+use crate::playback::{
+    Control, Event, Events, LocalIndex, Login, Now, Playback, Setup, StopReason,
+};
+use crate::player::{AudioMode, PlayerState, Status};
+use crate::sync::{Notice, StartAt};
 use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
@@ -59,7 +61,7 @@ struct Startup {
     manifest: Option<Instant>,
     /// The engine thread and the output started.
     engine: Option<Instant>,
-    /// The engine took the first `Load` (after sync's progress read).
+    /// Sync asked the engine for the first `Load` (after its progress read).
     load: Option<Instant>,
 }
 
@@ -99,9 +101,11 @@ fn monotonic_ms(at: Instant) -> Option<f64> {
 }
 
 pub fn run(global: &Invocation, args: PlayArgs, started: Instant) -> ExitCode {
+    // One thread for sync's worker and the playback owner; the status
+    // lines are printed from this thread.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
-        .thread_name("earmark-sync")
+        .thread_name("earmark-play")
         .enable_all()
         .build()
     {
@@ -166,7 +170,7 @@ async fn play(
     let client = session.client(&profile)?;
     startup.session = Some(Instant::now());
     let book = BookId::new(args.book_id.as_str());
-    let (manifest, resolver, seek_maps) = queue(&profile, &session, &client, &book).await?;
+    let (manifest, download) = queue(&profile, &session, &client, &book).await?;
     startup.manifest = Some(Instant::now());
     let start = match start_point(&manifest, args.chapter.as_deref(), args.at)
         .map_err(CommandError::usage)?
@@ -174,48 +178,37 @@ async fn play(
         Some((c, p)) => StartAt::At(c, p),
         None => StartAt::Resume,
     };
-    let mut engine_config = EngineConfig::new(args.audio, resolver);
-    engine_config.seek_maps = seek_maps;
-    tune(&mut engine_config, &profile);
-    let engine = crate::player::Engine::spawn(engine_config).map_err(|e| CommandError {
-        code: 1,
-        message: e,
-    })?;
+    let mut login = Login::of(&profile, Some(&session), Some(client));
+    login.sync.follow_server = true;
+    let (playback, events) = Playback::start(Setup {
+        dirs: profile.dirs.clone(),
+        login,
+        audio: args.audio,
+        downloads: LocalIndex::of(download.into_iter().collect()),
+    });
     startup.engine = Some(Instant::now());
-    if let Some(n) = engine.notice() {
-        eprintln!("earmark: {n}");
+    if let Some(why) = playback.no_audio() {
+        let message = why.to_owned();
+        playback.quit(Duration::ZERO).await;
+        return Err(CommandError {
+            code: StopReason::Local.exit_code(),
+            message,
+        });
     }
-    let sounds = SoundBooks::open(&profile.dirs.data);
-    if let Some(aside) = sounds.damaged() {
-        eprintln!(
-            "earmark: sound.json could not be read; it was moved to {} and the defaults apply",
-            aside.display()
-        );
-    }
-    let server = session.server.to_string();
-    let sound_key = sound_key(Some((&server, &session.user)), &profile.name, &book);
-    let sound = sounds.settings(&sound_key);
-    if !sound.is_neutral() {
-        engine.send(Command::SetSound(sound));
-        eprintln!("earmark: this book's sound: {}.", sound.describe());
-    }
-    let mut config = SyncConfig::new(profile.sync_dir());
-    config.follow_server = true;
-    let (sync, notices) = SyncSession::start(config, Some(client), Some(EngineLink::from(&engine)));
-    sync.open(book, manifest, start);
+    playback.open(book.clone(), manifest, start);
     if let Some(s) = args.speed {
-        sync.settings_changed(Some(s), None);
+        playback.control(Control::Speed(s));
     }
-    let code = follow(&engine, &sync, notices, args.for_secs, global.json, startup).await;
-    let skipped = engine.state().silence_skipped;
-    if skipped > 0.0 {
-        sounds.add_saved(sound_key, skipped);
-        if let Err(e) = sounds.save() {
-            eprintln!("earmark: {e}");
-        }
-    }
-    let left = sync.quit(Duration::from_secs(5)).await.left;
-    engine.send(Command::Shutdown);
+    let code = follow(
+        &playback,
+        &book,
+        events,
+        args.for_secs,
+        global.json,
+        startup,
+    )
+    .await;
+    let left = playback.quit(Duration::from_secs(5)).await.left;
     if left > 0 {
         eprintln!(
             "earmark: {left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
@@ -224,38 +217,15 @@ async fn play(
     Ok(code)
 }
 
-/// `[sound]` of `config.toml` into the engine's config; a value out of
-/// range is named and the defaults are used (an unreadable file is the
-/// other commands' to report).
-fn tune(config: &mut EngineConfig, profile: &crate::config::Profile) {
-    let Ok(c) = crate::config::Config::load(&profile.dirs.config_file()) else {
-        return;
-    };
-    let s = c.sound.unwrap_or_default();
-    if let Err(e) = s.check() {
-        eprintln!("earmark: {e}; using the defaults.");
-        return;
-    }
-    config.loudness_target = s.loudness_target;
-    config.silence =
-        SilenceRule::from_ms(s.silence_threshold_db, s.silence_min_ms, s.silence_gap_ms);
-}
-
-/// The queue to play and where its audio comes from: the download when it
-/// matches the server's manifest (or the server is away), else the stream.
+/// The queue to play: the download when it matches the server's manifest
+/// (or the server is away), else the server's; and the complete download
+/// of the book, if any, for the resolver.
 async fn queue(
     profile: &crate::config::Profile,
     session: &crate::config::Session,
     client: &crate::api::Client,
     book: &BookId,
-) -> Result<
-    (
-        Manifest,
-        crate::player::StreamResolver,
-        crate::player::mpa::SeekMaps,
-    ),
-    CommandError,
-> {
+) -> Result<(Manifest, Option<crate::offline::Download>), CommandError> {
     use crate::offline::{self, Scope, Source, Store, Why};
     let local = Store::new(&profile.dirs.data)
         .get(&Scope::of(session), book)
@@ -274,41 +244,32 @@ async fn queue(
         ),
         Why::NotDownloaded => {}
     }
-    Ok(match (source, local) {
-        (Source::Local(m), Some(d)) => {
-            let maps = crate::player::mpa::SeekMaps::default();
-            offline::index_mp3s(&d, &m, &maps);
-            (m, offline::local_resolver(&d), maps)
-        }
-        (Source::Local(m) | Source::Stream(m), _) => {
-            let client = client.clone();
-            let resolve = std::sync::Arc::new(move |item: &crate::domain::ManifestItem| {
-                let r = client.stream_request(item);
-                crate::player::StreamRequest {
-                    url: r.url.to_string(),
-                    headers: r.headers,
-                }
-            });
-            (m, resolve, Default::default())
-        }
+    Ok(match source {
+        Source::Local(m) => (m, local),
+        // The server's queue streams: a changed download plays no part.
+        Source::Stream(m) => (m, None),
     })
 }
 
 /// Prints one status line a second until `--for` runs out, the book ends,
-/// playback fails, a notice stops it, or a signal arrives.
+/// playback stops (with its reason's exit code), or a signal arrives.
 async fn follow(
-    engine: &EngineHandle,
-    sync: &SyncSession,
-    mut notices: crate::sync::Notices,
+    playback: &Playback,
+    book: &BookId,
+    mut events: Events,
     for_secs: Option<f64>,
     json: bool,
     mut startup: Startup,
 ) -> ExitCode {
     let mut startup_printed = !json;
+    let mut sound_said = false;
     use tokio::signal::unix::{SignalKind, signal};
     let began = tokio::time::Instant::now();
     let limit = for_secs.map(|s| began + Duration::from_secs_f64(s.max(0.0)));
-    let mut states = engine.subscribe();
+    let mut now = playback.now();
+    // Sync's own status: the load is timed where sync asks for it, not
+    // where the owner (on the same thread as sync) relays it.
+    let mut sync = playback.sync().watch();
     let mut lines = tokio::time::interval(Duration::from_secs(1));
     lines.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // Created once: a listener made anew each round would miss a signal
@@ -317,61 +278,72 @@ async fn follow(
     let mut term = signal(SignalKind::terminate()).ok();
     let mut out = std::io::stdout().lock();
     let stop = |code: u8, message: &str| {
-        engine.send(Command::Stop);
+        playback.control(Control::Stop);
         eprintln!("earmark play: {message}");
         ExitCode::from(code)
     };
     loop {
-        let restored = sync.status().playing.is_some();
+        let restored = sync.borrow().playing.is_some();
+        if restored && startup.load.is_none() {
+            startup.load = Some(Instant::now());
+        }
         let deadline = match (restored, limit) {
             (false, l) => Some(l.map_or(began + RESTORE_WITHIN, |l| l.min(began + RESTORE_WITHIN))),
             (true, l) => l,
         };
         tokio::select! {
-            n = notices.recv() => match n {
-                Some(Notice::LicenseStopped { message }) => {
-                    return stop(EXIT_LICENSE, &format!("{message} Playback and sync are stopped."));
-                }
-                Some(Notice::LoginRequired { message, reason }) => {
-                    let code = match reason {
-                        LoginReason::Expired => EXIT_AUTH,
-                        LoginReason::ScopeChanged => EXIT_SCOPE,
+            e = events.recv() => match e {
+                Some(Event::Stopped(s)) => {
+                    if let Some(state) = now.borrow().state.as_ref() {
+                        let _ = writeln!(out, "{}", status_line(state, json));
+                    }
+                    let message = match s.reason {
+                        StopReason::License => format!("{} Playback and sync are stopped.", s.message),
+                        _ => s.message,
                     };
-                    return stop(code, &message);
+                    return stop(s.reason.exit_code(), &message);
                 }
-                Some(Notice::Failed(m)) => return stop(1, &m),
-                Some(Notice::Dropped { book, message }) => {
+                Some(Event::Notice(Notice::Failed(m))) => return stop(StopReason::Local.exit_code(), &m),
+                Some(Event::Notice(Notice::Dropped { book, message })) => {
                     eprintln!("earmark: a queued change for {book} was dropped: {message}");
                 }
-                Some(Notice::Info(m)) => eprintln!("earmark: {m}"),
-                Some(_) | None => {}
+                Some(Event::Notice(Notice::Info(m))) => eprintln!("earmark: {m}"),
+                Some(_) => {}
+                None => return stop(StopReason::Local.exit_code(), "playback stopped"),
             },
-            changed = states.changed() => {
+            changed = now.changed() => {
                 if changed.is_err() {
-                    return stop(1, "the audio engine stopped");
+                    return stop(StopReason::Local.exit_code(), "the audio engine stopped");
                 }
-                let s = states.borrow_and_update().clone();
-                if startup.load.is_none() && s.playback_id.0 > 0 {
-                    startup.load = Some(Instant::now());
+                let n = now.borrow_and_update().clone();
+                if !sound_said
+                    && let Some((b, sound)) = &n.sound
+                    && b == book
+                {
+                    sound_said = true;
+                    if !sound.settings.is_neutral() {
+                        eprintln!("earmark: this book's sound: {}.", sound.settings.describe());
+                    }
                 }
-                if !startup_printed && let Some(t) = engine.first_audio_at() {
+                let Some(s) = n.state else { continue };
+                if !startup_printed && let Some(t) = playback.first_audio_at() {
                     startup_printed = true;
                     let _ = writeln!(out, "{}", startup.json(t));
-                }
-                if let Status::Error(e) = &s.status {
-                    let _ = writeln!(out, "{}", status_line(&s, json));
-                    return stop(1, &e.to_string());
                 }
                 if s.status == Status::Ended {
                     let _ = writeln!(out, "{}", status_line(&s, json));
                     return ExitCode::SUCCESS;
                 }
             }
+            changed = sync.changed() => {
+                if changed.is_err() {
+                    return stop(StopReason::Local.exit_code(), "sync stopped");
+                }
+            }
             _ = lines.tick() => {
-                let s = engine.state();
                 // Nothing to report until the engine has taken the Load.
-                if s.playback_id.0 > 0 {
-                    let _ = writeln!(out, "{}", status_line(&s, json));
+                if let Some(s) = now.borrow().state.as_ref() {
+                    let _ = writeln!(out, "{}", status_line(s, json));
                     let _ = out.flush();
                 }
             }
@@ -379,37 +351,43 @@ async fn follow(
             _ = next_signal(&mut term) => return ExitCode::from(130),
             _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
                 if !restored {
-                    return stop(EXIT_NETWORK, &format!(
+                    return stop(StopReason::Network.exit_code(), &format!(
                         "could not restore the position: no answer within {} s",
                         RESTORE_WITHIN.as_secs()
                     ));
                 }
                 // Stop the audio where it is, so the place printed and
                 // reported is where listening stopped, not the last tick's.
-                let s = pause_and_read(engine, &mut states).await;
-                let _ = writeln!(out, "{}", status_line(&s, json));
+                let s = pause_and_read(playback, &mut now).await;
+                if let Some(s) = s {
+                    let _ = writeln!(out, "{}", status_line(&s, json));
+                }
                 return ExitCode::SUCCESS;
             }
         }
     }
 }
 
-/// Pauses the engine and returns its state once paused (or the latest
-/// one after 1 s: an engine that cannot pause still gets its place saved).
+/// Pauses and returns the state once paused (or the latest one after
+/// 1 s: an engine that cannot pause still gets its place saved).
 async fn pause_and_read(
-    engine: &EngineHandle,
-    states: &mut tokio::sync::watch::Receiver<PlayerState>,
-) -> PlayerState {
-    engine.send(Command::Pause);
+    playback: &Playback,
+    now: &mut tokio::sync::watch::Receiver<Now>,
+) -> Option<PlayerState> {
+    playback.control(Control::Pause);
     let paused = tokio::time::timeout(
         Duration::from_secs(1),
-        states.wait_for(|s| s.status != Status::Playing),
+        now.wait_for(|n| {
+            n.state
+                .as_ref()
+                .is_some_and(|s| s.status != Status::Playing)
+        }),
     )
-    .await;
-    match paused {
-        Ok(Ok(s)) => s.clone(),
-        _ => engine.state(),
-    }
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .map(|n| n.state.clone());
+    paused.unwrap_or_else(|| now.borrow().state.clone())
 }
 
 async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {

@@ -1,11 +1,13 @@
-//! `earmark sync pending | push | discard`: look at and act on the sync
-//! outbox, in particular on changes held because they belong to another
-//! server instance or account.
+//! `earmark sync pending | push | retry | discard`: look at and act on the
+//! sync outbox, in particular on changes held because they belong to
+//! another server instance or account. Looking goes through sync's
+//! read-only view (`sync::Records`); every change goes through its front
+//! door (`SyncSession`), as in the player.
 
 use super::Invocation;
 use crate::config::{Profile, Session};
 use crate::domain::now_millis;
-use crate::sync::{Discard, Journal, Link, SyncConfig, SyncSession};
+use crate::sync::{Link, Pending, Records, SyncConfig, SyncSession};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -47,7 +49,7 @@ pub fn run(global: &Invocation, args: SyncArgs) -> ExitCode {
     let client = session.as_ref().ok().and_then(|s| s.client(&profile).ok());
     let dir = profile.sync_dir();
     match args.command {
-        SyncCommand::Pending => match Journal::read(&dir, client.as_ref()) {
+        SyncCommand::Pending => match Records::new(&dir).pending(client.as_ref()) {
             Ok(j) => pending(global.json, &j),
             Err(e) => fail(&e),
         },
@@ -62,19 +64,60 @@ pub fn run(global: &Invocation, args: SyncArgs) -> ExitCode {
                 (false, true) => Discard::Refused,
                 (false, false) => Discard::Held,
             };
-            discard(&dir, client.as_ref(), what)
+            discard(&dir, client, what)
         }
     }
 }
 
-fn discard(dir: &std::path::Path, client: Option<&crate::api::Client>, what: Discard) -> ExitCode {
-    match Journal::discard(dir, client, what) {
-        Ok(n) => {
-            println!("Dropped {n} change(s).");
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(&e),
+/// Which changes `discard` drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Discard {
+    /// Those of another server instance or account.
+    Held,
+    /// The current login's, set aside after the server refused them.
+    Refused,
+    /// Every queued change.
+    All,
+}
+
+/// Drops changes through the front door, in a session that never talks
+/// to the server (nothing is sent by discarding).
+fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Discard) -> ExitCode {
+    if client.is_none() && what != Discard::All {
+        return fail(
+            "not logged in, so no change counts as held; log in, or use `earmark sync discard --all`",
+        );
     }
+    let Some(rt) = runtime() else {
+        return fail("cannot start");
+    };
+    rt.block_on(async move {
+        let mut config = SyncConfig::new(dir);
+        config.local_only = true;
+        let (sync, _notices) = SyncSession::start(config, client, None);
+        sync.settle().await;
+        if !sync.status().durable {
+            sync.quit(Duration::ZERO).await;
+            return fail(IN_USE);
+        }
+        let n = match what {
+            Discard::Held => sync.discard_held().await,
+            Discard::Refused => sync.discard_refused().await,
+            Discard::All => sync.discard_all().await,
+        };
+        sync.quit(Duration::ZERO).await;
+        println!("Dropped {n} change(s).");
+        ExitCode::SUCCESS
+    })
+}
+
+const IN_USE: &str = "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first";
+
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()
 }
 
 fn fail(msg: &str) -> ExitCode {
@@ -82,7 +125,7 @@ fn fail(msg: &str) -> ExitCode {
     ExitCode::from(1)
 }
 
-fn pending(json: bool, j: &Journal) -> ExitCode {
+fn pending(json: bool, j: &Pending) -> ExitCode {
     if json {
         let doc = serde_json::json!({
             "scope": j.scope,
@@ -103,7 +146,7 @@ fn pending(json: bool, j: &Journal) -> ExitCode {
         println!(
             "  {}  {}  ({})",
             e.book,
-            e.describe(),
+            e.description,
             ago(now, e.queued_at)
         );
     }
@@ -111,7 +154,7 @@ fn pending(json: bool, j: &Journal) -> ExitCode {
         println!("Refused by the server and set aside: {}", j.refused.len());
         for e in &j.refused {
             let why = e.rejected.as_ref().map_or("", |r| r.message.as_str());
-            println!("  {}  {}  ({why})", e.book, e.describe());
+            println!("  {}  {}  ({why})", e.book, e.description);
         }
         println!(
             "Send them again with `earmark sync retry`, or drop them with `earmark sync discard --refused`."
@@ -126,7 +169,7 @@ fn pending(json: bool, j: &Journal) -> ExitCode {
             println!(
                 "  {}  {}  ({}; for {})",
                 e.book,
-                e.describe(),
+                e.description,
                 ago(now, e.queued_at),
                 e.scope
             );
@@ -157,21 +200,15 @@ fn ago(now: i64, then: i64) -> String {
 /// `push`: held changes go to the current login; `retry`: refused ones
 /// are sent again. Either way everything queued is sent.
 fn push(dir: &std::path::Path, client: crate::api::Client, refused: bool) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return fail(&e.to_string()),
+    let Some(rt) = runtime() else {
+        return fail("cannot start");
     };
     rt.block_on(async move {
         let (sync, _notices) = SyncSession::start(SyncConfig::new(dir), Some(client), None);
         sync.settle().await;
         if !sync.status().durable {
             sync.quit(Duration::ZERO).await;
-            return fail(
-                "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first",
-            );
+            return fail(IN_USE);
         }
         let moved = if refused {
             sync.retry_refused().await

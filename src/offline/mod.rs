@@ -7,8 +7,9 @@
 //! - `fetch`: downloading through the play endpoint with Range resume,
 //!   length checks, rename-when-whole and the size limit;
 //! - `plan`: its pure rules (files of a manifest, Range answers, sizes);
-//! - here: which queue to play (the server's, or the snapshot's) and the
-//!   stream resolver that reads the local files.
+//! - here: which queue to play (the server's, or the snapshot's). The
+//!   stream resolver that plays the local files, and the index of their
+//!   mp3 frames, belong to the playback owner (`crate::playback`).
 //!
 //! Sits at the `sync` level: it uses `api`, `config` and `player`, never
 //! `sync` or anything above. Progress of offline playback goes through
@@ -24,9 +25,7 @@ pub use store::{Download, DownloadState, Scope, Snapshot, Store, StoreError};
 
 use crate::api::ApiError;
 use crate::config::Session;
-use crate::domain::{Manifest, ManifestItem};
-use crate::player::{StreamRequest, StreamResolver};
-use std::sync::Arc;
+use crate::domain::Manifest;
 
 impl Scope {
     /// The scope of a logged-in session.
@@ -83,71 +82,10 @@ pub fn choose(
     }
 }
 
-/// A resolver that reads the download's files (`file://` URLs), no network.
-pub fn local_resolver(download: &Download) -> StreamResolver {
-    let download = download.clone();
-    Arc::new(move |item: &ManifestItem| {
-        let url = download
-            .local_file(&item.chapter_id)
-            .and_then(|p| url::Url::from_file_path(p).ok())
-            .map(|u| u.to_string())
-            // Not in the snapshot: a path that fails with a clear error.
-            .unwrap_or_else(|| format!("file:///missing-chapter/{}", item.chapter_id));
-        StreamRequest {
-            url,
-            headers: Vec::new(),
-        }
-    })
-}
-
-/// Indexes the download's mp3 files in the background, one after the
-/// other, and gives each index to `maps` under the URL the resolver plays:
-/// every seek in a downloaded mp3 is then exact, TOC or not (issue 14).
-/// A file that cannot be indexed keeps the streaming seeks.
-pub fn index_mp3s(download: &Download, manifest: &Manifest, maps: &crate::player::mpa::SeekMaps) {
-    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
-    for item in &manifest.items {
-        let Some(path) = download.local_file(&item.chapter_id) else {
-            continue;
-        };
-        let mp3 = item.mime_type.as_deref() == Some("audio/mpeg")
-            || path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("mp3"));
-        let Ok(url) = url::Url::from_file_path(&path) else {
-            continue;
-        };
-        // Embedded chapters share one file: index it once.
-        if mp3 && !files.iter().any(|(_, p)| *p == path) {
-            files.push((url.to_string(), path));
-        }
-    }
-    if files.is_empty() {
-        return;
-    }
-    let maps = maps.clone();
-    let spawned = std::thread::Builder::new()
-        .name("earmark-mp3-index".into())
-        .spawn(move || {
-            for (url, path) in files {
-                let indexed = std::fs::metadata(&path).and_then(|meta| {
-                    crate::player::mpa::index::index_file(&path).map(|map| (meta.len(), map))
-                });
-                match indexed {
-                    Ok((len, map)) => maps.install(&url, len, map),
-                    Err(e) => tracing::warn!("cannot index {}: {e}", path.display()),
-                }
-            }
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start indexing the download: {e}");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{BookId, ChapterId};
+    use crate::domain::{BookId, ChapterId, ManifestItem};
     use store::FileEntry;
 
     fn manifest(ids: &[&str]) -> Manifest {

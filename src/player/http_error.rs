@@ -118,6 +118,10 @@ fn judge(r: &Refusal) -> Judgement {
             ErrorKind::NotFound,
             format!("HTTP 404: {}", message_of(&body, 404)),
         ),
+        s if (400..500).contains(&s) && s != 408 && s != 429 => (
+            ErrorKind::Rejected,
+            format!("HTTP {s}: {}", message_of(&body, s)),
+        ),
         s => (
             ErrorKind::Http,
             format!("HTTP {s}: {}", message_of(&body, s)),

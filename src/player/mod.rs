@@ -150,6 +150,8 @@ pub enum ErrorKind {
     NotFound,
     /// The identity scope is wrong (409/428/400 `listening_scope_*`).
     Scope,
+    /// The server rejected the request itself (another 4xx).
+    Rejected,
     /// Another HTTP failure, or an answer that is neither audio nor a
     /// recognised error.
     Http,

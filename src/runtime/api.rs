@@ -1,9 +1,10 @@
 //! Effects that are plain API calls: login, library, search, book details,
-//! favorites, bookmarks, license. Every failure becomes plain words; a 403
-//! `license_required` anywhere raises the blocking banner.
+//! favorites, bookmarks, license. Every failure becomes plain words
+//! (`Shared::fail`); a 403 `license_required` anywhere stops playback and
+//! sync through the playback owner, which raises the banner.
 
 use super::cache;
-use super::live::{Shared, session_info};
+use super::shared::{Shared, session_info, write};
 use crate::api::error::BodyKind;
 use crate::api::{ApiError, BookQuery, Client, Listing, NewBookmark};
 use crate::config::{Profile, ProfileSelector, SessionError};
@@ -20,41 +21,6 @@ fn client(sh: &Shared) -> Option<Client> {
     sh.client()
 }
 
-pub(super) fn scope(sh: &Shared) -> Option<cache::Scope> {
-    let l = super::live::read(&sh.login);
-    let s = l.session.as_ref()?;
-    Some(cache::Scope {
-        address: s.server.to_string(),
-        server_id: s.server_id.clone(),
-        user_id: s.user_id.clone(),
-    })
-}
-
-/// Reports a failure; license errors also raise the banner.
-pub(super) fn fail(sh: &Shared, what: &str, e: &ApiError) {
-    if let ApiError::LicenseRequired { message } = e {
-        license_required(sh, message.clone());
-    }
-    if e.needs_login() {
-        sh.ui.send(Answer::Failed(format!(
-            "{what}: {e}. Press P to log in again."
-        )));
-        return;
-    }
-    sh.ui.send(Answer::Failed(format!("{what}: {e}")));
-}
-
-/// A 403 `license_required` seen anywhere (a request, the audio stream):
-/// playback stops and the sync worker re-checks the license, which stops
-/// all its background sync until the license is valid again.
-pub(super) fn license_required(sh: &Shared, message: String) {
-    if let Some(engine) = &sh.engine {
-        engine.send(crate::player::Command::Pause);
-    }
-    sh.sync().recheck_license();
-    sh.ui.send(Answer::LicenseRequired(message));
-}
-
 /// Flow step 2, after login and on start: an invalid license shows the
 /// banner (and stops sync) before anything fails.
 pub(super) async fn license_check(sh: Arc<Shared>) {
@@ -67,11 +33,10 @@ pub(super) async fn license_check(sh: Arc<Shared>) {
             });
             sh.ui.send(Answer::License(s));
             if !valid {
-                sh.sync().recheck_license();
-                sh.ui.send(Answer::LicenseRequired(message));
+                sh.playback.license_invalid(message);
             }
         }
-        Err(e) => fail(&sh, "Could not read the license status", &e),
+        Err(e) => sh.fail("Could not read the license status", &e),
     }
 }
 
@@ -94,7 +59,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Ok(books) => {
                     sh.ui.send(Answer::SearchResults { query: q, books });
                 }
-                Err(e) => fail(&sh, "Search on the server failed", &e),
+                Err(e) => sh.fail("Search on the server failed", &e),
             }
         }
         Effect::LoadBook(id) => {
@@ -106,19 +71,19 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             }
             let book = match book {
                 Ok(b) => b,
-                Err(e) => return fail(&sh, "Could not open the book", &e),
+                Err(e) => return sh.fail("Could not open the book", &e),
             };
             let manifest = match manifest {
                 Ok(m) => Some(m),
                 Err(e) => {
-                    fail(&sh, "Could not load the chapter list", &e);
+                    sh.fail("Could not load the chapter list", &e);
                     None
                 }
             };
             let bookmarks = match bookmarks {
                 Ok(b) => b,
                 Err(e) if e.is_license() => {
-                    fail(&sh, "Bookmarks are unavailable", &e);
+                    sh.fail("Bookmarks are unavailable", &e);
                     Vec::new()
                 }
                 Err(_) => Vec::new(),
@@ -139,7 +104,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             match r {
                 Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
                 Err(e) if e.is_transient() => {
-                    sh.sync().queue_favorite(book, favorite);
+                    sh.playback.sync().queue_favorite(book, favorite);
                     sh.ui.send(Answer::Notice(
                         "Offline: the favorite is saved here and sent when the server is back."
                             .into(),
@@ -150,7 +115,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                         book,
                         favorite: !favorite,
                     });
-                    fail(&sh, "Could not change the favorite", &e);
+                    sh.fail("Could not change the favorite", &e);
                     true
                 }
             };
@@ -175,14 +140,15 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                     sh.ui.send(Answer::BookmarkAdded(bm));
                 }
                 Err(e) if e.is_transient() => {
-                    sh.sync()
+                    sh.playback
+                        .sync()
                         .queue_bookmark(book, client_id, chapter, position, note);
                     sh.ui.send(Answer::Notice(
                         "Offline: the bookmark is kept here and sent when the server is back."
                             .into(),
                     ));
                 }
-                Err(e) => fail(&sh, "Could not save the bookmark", &e),
+                Err(e) => sh.fail("Could not save the bookmark", &e),
             }
         }
         Effect::DeleteBookmark { book, id } => {
@@ -191,7 +157,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Ok(()) => {
                     sh.ui.send(Answer::BookmarkDeleted { book, id });
                 }
-                Err(e) => fail(&sh, "Could not delete the bookmark", &e),
+                Err(e) => sh.fail("Could not delete the bookmark", &e),
             }
         }
         Effect::LoadLicense => {
@@ -200,11 +166,11 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 Ok(s) => {
                     if s.valid {
                         // Valid again: sync resumes now, not at its next poll.
-                        sh.sync().recheck_license();
+                        sh.playback.license_valid();
                     }
                     sh.ui.send(Answer::License(s));
                 }
-                Err(e) => fail(&sh, "Could not read the license status", &e),
+                Err(e) => sh.fail("Could not read the license status", &e),
             }
         }
         // Handled in `Live::handle` without a task.
@@ -265,22 +231,33 @@ async fn login(
     match result {
         Ok(done) => {
             let info = session_info(&done.session);
+            let owner_login = crate::playback::Login::of(
+                &profile,
+                Some(&done.session),
+                Some(done.client.clone()),
+            );
             {
-                let mut l = super::live::write(&sh.login);
+                let mut l = write(&sh.login);
                 l.client = Some(done.client);
                 l.session = Some(done.session);
                 l.profile = profile;
             }
             sh.library_stale();
-            // A new login gets its own sync session (scope, outbox).
-            sh.restart_sync().await;
-            tokio::spawn(license_check(sh.clone()));
+            // A new login gets its own sync session (scope, outbox); the
+            // old one flushes and stops first.
+            sh.playback.log_in(owner_login).await;
             sh.ui.send(Answer::LoggedIn(info));
             if let Some(w) = done.store_warning {
                 sh.ui.send(Answer::Notice(w));
             }
-            // The reducer asks for the library; show the cache meanwhile.
-            show_cache(&sh).await;
+            // The reducer asks for the library; meanwhile the cache shows,
+            // the license status is read and the downloads (they belong to
+            // the scope, which a login may change).
+            tokio::join!(
+                show_cache(&sh),
+                license_check(sh.clone()),
+                super::offline::refresh(sh.clone())
+            );
         }
         Err(e) => {
             sh.ui.send(Answer::LoginFailed(login_error(&address, e)));
@@ -291,7 +268,7 @@ async fn login(
 /// Sends the cached library: the head at once, then the whole of it,
 /// unless the server's answer arrived first.
 async fn show_cache(sh: &Arc<Shared>) {
-    let Some(scope) = scope(sh) else { return };
+    let Some(scope) = sh.scope() else { return };
     let dir = sh.dirs.cache.clone();
     let sh2 = sh.clone();
     let _ = tokio::task::spawn_blocking(move || {
@@ -335,7 +312,7 @@ pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
         )));
     }
     sh.send_library(books.clone(), false);
-    if let Some(scope) = scope(&sh) {
+    if let Some(scope) = sh.scope() {
         let dir = sh.dirs.cache.clone();
         let _ = tokio::task::spawn_blocking(move || {
             if let Err(e) = cache::save(&dir, &scope, &books) {
@@ -403,9 +380,7 @@ async fn stream_books(sh: &Arc<Shared>, c: &Client, load: u64) -> Option<Listing
             }
             Err(_) if sh.library_load.load(Ordering::SeqCst) != load => return None,
             Err(e) => {
-                if let ApiError::LicenseRequired { message } = &e {
-                    license_required(sh, message.clone());
-                }
+                let stop = sh.playback.refused(&e);
                 let what = if items.is_empty() {
                     "Could not load the library".to_owned()
                 } else {
@@ -414,10 +389,10 @@ async fn stream_books(sh: &Arc<Shared>, c: &Client, load: u64) -> Option<Listing
                         items.len()
                     )
                 };
-                let login = if e.needs_login() {
-                    " Press P to log in again."
+                let login = if stop.reason.needs_login() {
+                    format!(" {}", crate::ui::state::LOG_IN_AGAIN)
                 } else {
-                    ""
+                    String::new()
                 };
                 sh.ui
                     .send(Answer::LibraryIncomplete(format!("{what}: {e}.{login}")));

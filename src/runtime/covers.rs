@@ -11,7 +11,7 @@
 //! HTML page, a truncated file) are a broken cover: one line in the log.
 
 use super::cache::Scope;
-use super::live::Shared;
+use super::shared::{Shared, read, write};
 use crate::api::MAX_COVER_BYTES;
 use crate::domain::BookId;
 use crate::ui::covers::CoverImage;
@@ -48,26 +48,31 @@ impl Covers {
     }
 
     pub fn set_picker(&self, p: Picker) {
-        *super::live::write(&self.picker) = p;
+        *write(&self.picker) = p;
     }
 
     fn picker(&self) -> Picker {
-        super::live::read(&self.picker).clone()
+        read(&self.picker).clone()
     }
 }
 
 /// Fetches (or reads from the cache), decodes and encodes `book`'s cover
 /// and sends it to the UI.
-pub(super) async fn load(sh: Arc<Shared>, book: BookId, url: Option<String>) {
-    let image = cover_image(&sh, &book, url).await;
+pub(super) async fn load(sh: Arc<Shared>, covers: Arc<Covers>, book: BookId, url: Option<String>) {
+    let image = cover_image(&sh, &covers, &book, url).await;
     sh.ui.send(Answer::Cover { book, image });
 }
 
 /// The cover's bytes from the cache, else from the server (then `true`:
 /// not cached yet). `None`: no cover, or it could not be fetched.
-async fn bytes(sh: &Shared, book: &BookId, url: Option<&str>) -> Option<(Vec<u8>, bool)> {
-    let scope = super::api::scope(sh);
-    let cache = sh.covers.cache.clone();
+async fn bytes(
+    sh: &Shared,
+    covers: &Covers,
+    book: &BookId,
+    url: Option<&str>,
+) -> Option<(Vec<u8>, bool)> {
+    let scope = sh.scope();
+    let cache = covers.cache.clone();
     let key = scope.map(|s| CoverKey::new(&s, book));
     if let Some(key) = key.clone() {
         let hit = tokio::task::spawn_blocking(move || cache.read(&key)).await;
@@ -88,20 +93,20 @@ async fn bytes(sh: &Shared, book: &BookId, url: Option<&str>) -> Option<(Vec<u8>
 
 /// Where `book`'s cover is cached (it may not be there yet).
 #[cfg_attr(not(all(feature = "mpris", target_os = "linux")), allow(dead_code))]
-pub(super) fn cached_path(sh: &Shared, book: &BookId) -> Option<PathBuf> {
-    let scope = super::api::scope(sh)?;
-    Some(sh.covers.cache.path(&CoverKey::new(&scope, book)))
+pub(super) fn cached_path(sh: &Shared, covers: &Covers, book: &BookId) -> Option<PathBuf> {
+    let scope = sh.scope()?;
+    Some(covers.cache.path(&CoverKey::new(&scope, book)))
 }
 
 /// Caches the playing book's cover for MPRIS (`mpris:artUrl`) when the
 /// book screen did not.
 #[cfg_attr(not(all(feature = "mpris", target_os = "linux")), allow(dead_code))]
-pub(super) async fn keep(sh: Arc<Shared>, book: BookId, url: Option<String>) {
-    let Some((bytes, true)) = bytes(&sh, &book, url.as_deref()).await else {
+pub(super) async fn keep(sh: Arc<Shared>, covers: Arc<Covers>, book: BookId, url: Option<String>) {
+    let Some((bytes, true)) = bytes(&sh, &covers, &book, url.as_deref()).await else {
         return;
     };
-    let key = super::api::scope(&sh).map(|s| CoverKey::new(&s, &book));
-    let cache = sh.covers.cache.clone();
+    let key = sh.scope().map(|s| CoverKey::new(&s, &book));
+    let cache = covers.cache.clone();
     let _ = tokio::task::spawn_blocking(move || checked(&bytes, true, key, &cache, &book)).await;
 }
 
@@ -132,11 +137,16 @@ fn checked(
     Some(img)
 }
 
-async fn cover_image(sh: &Shared, book: &BookId, url: Option<String>) -> Option<CoverImage> {
-    let (bytes, fresh) = bytes(sh, book, url.as_deref()).await?;
-    let key = super::api::scope(sh).map(|s| CoverKey::new(&s, book));
-    let cache = sh.covers.cache.clone();
-    let picker = sh.covers.picker();
+async fn cover_image(
+    sh: &Shared,
+    covers: &Covers,
+    book: &BookId,
+    url: Option<String>,
+) -> Option<CoverImage> {
+    let (bytes, fresh) = bytes(sh, covers, book, url.as_deref()).await?;
+    let key = sh.scope().map(|s| CoverKey::new(&s, book));
+    let cache = covers.cache.clone();
+    let picker = covers.picker();
     let book = book.clone();
     let encode = move || {
         let img = checked(&bytes, fresh, key, &cache, &book)?;

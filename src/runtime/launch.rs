@@ -4,16 +4,16 @@
 //! reason, before the terminal is touched. `earmark demo` (`crate::demo`)
 //! comes in through [`run`] with its own server and throw-away profile.
 //!
-//! Every thread of the player starts from [`run_terminal`] (which also asks
-//! the terminal how it draws covers, before the input thread starts):
+//! The threads of the player start from [`run_terminal`], in this order:
 //! - the UI thread (the caller): the event loop, drawing, the reducer;
-//! - `earmark-input`: reads terminal events; `earmark-signals`: SIGINT,
-//!   SIGTERM, SIGHUP, SIGWINCH (both in `ui::terminal`);
-//! - `earmark-backend` (2, tokio): API calls, the sync session's worker,
-//!   the engine-state and notice forwarders (`Live::start`);
-//! - `earmark-engine` and the audio threads (`player::Engine::spawn`).
+//! - every backend thread and task, in [`Live::start`] (one list there);
+//! - `earmark-signals`: SIGINT, SIGTERM, SIGHUP, SIGWINCH (`ui::terminal`),
+//!   once the log has taken stderr;
+//! - `earmark-input`: reads terminal events (`ui::terminal`), after the
+//!   terminal was asked how it draws covers (its answers are read first).
 
-use super::live::{Live, session_info};
+use super::live::Live;
+use super::shared::session_info;
 use crate::config::{Dirs, Profile, ProfileSelector, Session};
 use crate::player::AudioMode;
 use crate::ui::event_loop::{self, Backends, ExitReason, LoopStats, UiSender};
@@ -119,6 +119,8 @@ pub fn run_terminal(
 ) -> Result<ExitReason, String> {
     terminal::block_signals();
     let (ui, rx) = UiSender::channel();
+    // The backends (`Live::start`): every thread they use inherits the
+    // blocked signals, which stay with the UI.
     let mut backends = start(ui.clone());
     let covers = config.settings.covers;
     let mut app = App::new(config.keymap, config.settings);
@@ -126,8 +128,11 @@ pub fn run_terminal(
     // Audio is open by now: from here on nothing may print on the TUI, so
     // stderr (ALSA, cpal, C libraries, panic messages) and tracing go to the
     // log file; the terminal's stderr is back once the guard drops.
-    let _stderr = open_log();
+    let stderr = open_log();
     terminal::install_panic_hook();
+    // A decoder panic caught at its chapter stays out of the terminal's hook.
+    crate::player::decode::quiet_caught_panics();
+    // earmark-signals: signals become events of the loop.
     terminal::spawn_signal_thread(ui.0.clone());
     terminal::enter().map_err(|e| format!("cannot set up the terminal: {e}"))?;
     let result = (|| {
@@ -135,6 +140,7 @@ pub fn run_terminal(
         if let Some(picker) = crate::ui::graphics::detect(covers) {
             backends.graphics(picker);
         }
+        // earmark-input: terminal events (the cover query's answers are read).
         terminal::spawn_input_thread(ui.0.clone())
             .map_err(|e| format!("cannot read the terminal: {e}"))?;
         let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
@@ -149,8 +155,13 @@ pub fn run_terminal(
             &mut stats,
         )
     })();
-    backends.shutdown();
+    let farewell = backends.shutdown();
     terminal::leave();
+    // The terminal's stderr is back: what quitting left behind is said there.
+    drop(stderr);
+    if let Some(words) = farewell {
+        eprintln!("earmark: {words}");
+    }
     result
 }
 

@@ -1,22 +1,27 @@
-//! The player's runtime: wires the pure terminal UI (`crate::ui`) to the
-//! contract client, the config and session, the audio engine and sync's
-//! front door. The UI thread never waits here: [`Live`] answers effects
+//! The player's runtime: a thin adapter between the pure terminal UI
+//! (`crate::ui`) and the playback owner (`crate::playback`: the engine,
+//! sync's session, each book's settings, every stop) and the contract
+//! client. The UI thread never waits here: [`Live`] answers effects
 //! through channels.
 //!
+//! Modules depend on each other one way (no circles):
 //! - `launch`: `earmark` (and `earmark demo`, from `crate::demo`) open the
-//!   player; every thread is started from there (see its header and
-//!   docs/ui.md).
-//! - `live`: the backends and the little state they share.
+//!   player; it starts the terminal's threads and [`Live::start`], which
+//!   starts every backend thread and task (see docs/ui.md).
+//! - `live`: the [`Backends`](crate::ui::event_loop::Backends) the UI calls:
+//!   `Effect::Engine` is one call to the owner, effects that are API calls
+//!   one task each.
 //! - `api`: effects that are plain API calls (login, library, book, …).
-//! - `playback`: engine commands and the engine's state for the UI.
-//! - `notices`: sync's notices and status in the player's words.
-//! - `cache`: the library cache shown before the server answers.
+//! - `offline`: downloaded books (markers, the book screen from a
+//!   snapshot, the download effect).
 //! - `covers`: cover art fetched, cached on disk, decoded and encoded for
 //!   the terminal (the book screen, MPRIS).
-//! - `offline`: downloaded books (local files for the engine, the book
-//!   screen from a snapshot, the download effect).
-//! - `sound`: each book's boost, normalisation and skip silence, kept here.
+//! - `playback`, `notices`: what the owner publishes (what is playing, its
+//!   events, sync's status) in the player's words.
 //! - `mpris`: media keys and desktop widgets over D-Bus (Linux, `mpris`).
+//! - `shared`: what the tasks share (UI sender, login, the owner's handle);
+//!   it depends on none of the above.
+//! - `cache`: the library cache shown before the server answers.
 
 mod api;
 pub mod cache;
@@ -28,7 +33,8 @@ mod mpris;
 mod notices;
 mod offline;
 mod playback;
-mod sound;
+mod shared;
 
 pub use launch::{open, run, run_terminal};
-pub use live::{Live, session_info};
+pub use live::Live;
+pub use shared::session_info;

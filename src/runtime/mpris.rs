@@ -8,18 +8,21 @@
 //!   connection is made on the backend runtime: the UI never waits for it.
 //! - Requests become [`Answer::Remote`]: the UI handles them like its own
 //!   keys (next/previous are chapters), so sync and the place history see
-//!   them. Properties are read from the engine's published state.
+//!   them. Properties are read from what the playback owner publishes
+//!   (`playback::Now`: the engine's state of the book it plays).
 //! - The track is the chapter: `Position` and `mpris:length` are chapter
 //!   time; title = chapter, album = book, artist = authors, artUrl = the
 //!   cached cover (`file://`, see `covers`) once it is on disk, else the
 //!   book's cover address (without a token).
 
-use super::live::Shared;
+use super::shared::Shared;
 use crate::domain::{Book, ChapterId, Manifest};
-use crate::player::{EngineHandle, PlayerState, Status};
+use crate::playback::Now;
+use crate::player::{PlayerState, Status};
 use crate::ui::state::{Answer, RemoteCmd};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue, Value};
 
@@ -93,28 +96,31 @@ fn session_bus_known() -> bool {
 
 /// Start MPRIS on the backend runtime when a session bus is known.
 pub(crate) fn start(rt: &tokio::runtime::Runtime, sh: Arc<Shared>, now: MprisNow) {
-    let Some(engine) = sh.engine.clone() else {
-        return;
-    };
-    if !session_bus_known() {
+    if sh.playback.no_audio().is_some() || !session_bus_known() {
         return;
     }
+    let playing = sh.playback.now();
     rt.spawn(async move {
-        match serve(sh, engine.clone(), now.clone()).await {
-            Ok(conn) => follow(conn, engine, now).await,
+        match serve(sh, playing.clone(), now.clone()).await {
+            Ok(conn) => follow(conn, playing, now).await,
             Err(e) => tracing::info!("MPRIS is off: {e}"),
         }
     });
 }
 
+/// The engine's state of the book playing (idle before one plays).
+fn state(playing: &watch::Receiver<Now>) -> PlayerState {
+    playing.borrow().state.clone().unwrap_or_default()
+}
+
 async fn serve(
     sh: Arc<Shared>,
-    engine: EngineHandle,
+    playing: watch::Receiver<Now>,
     now: MprisNow,
 ) -> zbus::Result<zbus::Connection> {
     let conn = zbus::connection::Builder::session()?
         .serve_at(PATH, Root)?
-        .serve_at(PATH, Player { sh, engine, now })?
+        .serve_at(PATH, Player { sh, playing, now })?
         .build()
         .await?;
     // A second earmark takes an instance name, as the spec suggests.
@@ -126,16 +132,15 @@ async fn serve(
 }
 
 /// Emit PropertiesChanged and Seeked as the engine's state moves.
-async fn follow(conn: zbus::Connection, engine: EngineHandle, now: MprisNow) {
+async fn follow(conn: zbus::Connection, mut rx: watch::Receiver<Now>, now: MprisNow) {
     let Ok(iface) = conn.object_server().interface::<_, Player>(PATH).await else {
         return;
     };
-    let mut rx = engine.subscribe();
     let mut last: Option<PlayerState> = None;
     let mut last_book = None;
     let mut last_art = None;
     while rx.changed().await.is_ok() {
-        let s = rx.borrow_and_update().clone();
+        let s = rx.borrow_and_update().state.clone().unwrap_or_default();
         let playing = now.get();
         // The cover shows up in the metadata once it is cached.
         let art = playing.as_ref().and_then(NowBook::art_url);
@@ -230,7 +235,7 @@ impl Root {
 
 struct Player {
     sh: Arc<Shared>,
-    engine: EngineHandle,
+    playing: watch::Receiver<Now>,
     now: MprisNow,
 }
 
@@ -270,7 +275,7 @@ impl Player {
         self.send(RemoteCmd::SkipBy(offset as f64 / 1e6));
     }
     fn set_position(&self, track_id: ObjectPath<'_>, position: i64) {
-        let Some(chapter) = self.engine.state().chapter_id else {
+        let Some(chapter) = state(&self.playing).chapter_id else {
             return;
         };
         if track_id.as_str() == track_id_str(&chapter) && position >= 0 {
@@ -291,11 +296,11 @@ impl Player {
 
     #[zbus(property)]
     fn playback_status(&self) -> &str {
-        status(&self.engine.state().status)
+        status(&state(&self.playing).status)
     }
     #[zbus(property)]
     fn rate(&self) -> f64 {
-        f64::from(self.engine.state().speed)
+        f64::from(state(&self.playing).speed)
     }
     #[zbus(property)]
     fn minimum_rate(&self) -> f64 {
@@ -307,15 +312,15 @@ impl Player {
     }
     #[zbus(property)]
     fn volume(&self) -> f64 {
-        f64::from(self.engine.state().volume)
+        f64::from(state(&self.playing).volume)
     }
     #[zbus(property(emits_changed_signal = "false"))]
     fn position(&self) -> i64 {
-        micros(self.engine.state().position)
+        micros(state(&self.playing).position)
     }
     #[zbus(property)]
     fn metadata(&self) -> HashMap<String, OwnedValue> {
-        let s = self.engine.state();
+        let s = state(&self.playing);
         let mut m = HashMap::new();
         let Some(chapter) = s.chapter_id else {
             return m;

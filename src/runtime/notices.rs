@@ -1,9 +1,11 @@
-//! Sync's notices and status, in the player's words: each
-//! [`crate::sync::Notice`] becomes one UI answer. Nothing is decided here.
+//! The playback owner's events and sync's status, in the player's words:
+//! each stop becomes `Answer::Stopped` (the reducer shows it by its
+//! reason), each of sync's notices one answer. Nothing is decided here.
 
-use super::live::Shared;
+use super::shared::Shared;
 use crate::domain::{LicenseState, LicenseStatus, Progress};
-use crate::sync::{Link, Notice, Notices, Source, SyncStatus};
+use crate::playback::{Event, Events};
+use crate::sync::{Link, Notice, Source, SyncStatus};
 use crate::ui::state::{Answer, Position, SyncView};
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -15,9 +17,16 @@ fn position(s: crate::sync::Spot) -> Position {
     }
 }
 
-/// Until the session's notice stream ends (it is replaced on a new login).
-pub(super) async fn forward(sh: Arc<Shared>, mut notices: Notices) {
-    while let Some(n) = notices.recv().await {
+/// Until the owner stops.
+pub(super) async fn forward(sh: Arc<Shared>, mut events: Events) {
+    while let Some(e) = events.recv().await {
+        let n = match e {
+            Event::Stopped(stop) => {
+                sh.ui.send(Answer::Stopped(stop));
+                continue;
+            }
+            Event::Notice(n) => n,
+        };
         let answer = match n {
             Notice::Choose {
                 book,
@@ -28,7 +37,6 @@ pub(super) async fn forward(sh: Arc<Shared>, mut notices: Notices) {
                 server: position(server),
                 local: position(local),
             },
-            Notice::LicenseStopped { message } => Answer::LicenseRequired(message),
             Notice::LicenseRestored => {
                 sh.ui.send(Answer::Notice(
                     "The server's license is valid again.".into(),
@@ -39,9 +47,10 @@ pub(super) async fn forward(sh: Arc<Shared>, mut notices: Notices) {
                     message: None,
                 })
             }
-            Notice::LoginRequired { message, .. } => {
-                Answer::Failed(format!("{message} Press P to log in again."))
-            }
+            // The owner turns these into stops; they never come here.
+            Notice::LicenseStopped { message }
+            | Notice::LoginRequired { message, .. }
+            | Notice::ScopeRefused { message, .. } => Answer::Failed(message),
             Notice::Dropped { book, message } => {
                 Answer::Notice(format!("A queued change for {book} was dropped: {message}"))
             }

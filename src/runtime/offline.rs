@@ -1,88 +1,29 @@
-//! Downloaded books in the player: the index the engine's resolver reads
-//! (a chapter plays from disk when the download is complete and the item
-//! the engine got equals the snapshot's), the book screen from the
+//! Downloaded books in the player: the markers, the book screen from the
 //! snapshot while the server is away, the "manifest changed" offer, and
-//! the download effect with its gauge.
+//! the download effect with its gauge. Which chapter plays from disk is
+//! the playback owner's (`playback::LocalIndex`), which gets the index
+//! read here.
 
-use super::live::{Shared, read, write};
+use super::shared::{Shared, read};
 use crate::api::ApiError;
-use crate::config::{Dirs, Session};
-use crate::domain::{Book, BookId, ChapterId, Manifest, ManifestItem};
+use crate::domain::{Book, BookId, Manifest};
 use crate::offline::{self, Download, DownloadState, Scope, Store};
-use crate::player::StreamRequest;
+use crate::playback::LocalIndex;
 use crate::ui::state::{Answer, DownloadMark};
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The complete downloads of the logged-in scope.
-#[derive(Debug, Default)]
-pub(crate) struct LocalIndex {
-    chapters: HashMap<ChapterId, (ManifestItem, PathBuf)>,
-    books: Vec<Download>,
-}
-
-impl LocalIndex {
-    /// Reads the store (file I/O: call it off the UI thread).
-    pub(crate) fn load(dirs: &Dirs, session: Option<&Session>) -> LocalIndex {
-        let Some(session) = session else {
-            return LocalIndex::default();
-        };
-        let books = Store::new(&dirs.data)
-            .list(&Scope::of(session))
-            .unwrap_or_else(|e| {
-                tracing::warn!("downloads cannot be read: {e}");
-                Vec::new()
-            });
-        let mut chapters = HashMap::new();
-        for d in books.iter().filter(|d| d.state == DownloadState::Complete) {
-            for item in &d.snapshot.manifest.items {
-                if let Some(path) = d.local_file(&item.chapter_id) {
-                    chapters.insert(item.chapter_id.clone(), (item.clone(), path));
-                }
-            }
-        }
-        LocalIndex { chapters, books }
-    }
-
-    /// The complete download of `book`, if there is one.
-    pub(crate) fn complete(&self, book: &BookId) -> Option<Download> {
-        self.books
-            .iter()
-            .find(|d| d.state == DownloadState::Complete && d.snapshot.book_id == *book)
-            .cloned()
-    }
-
-    /// The local file for `item`, only when it is the snapshot's item.
-    pub(crate) fn resolve(&self, item: &ManifestItem) -> Option<StreamRequest> {
-        let (snap, path) = self.chapters.get(&item.chapter_id)?;
-        if snap != item {
-            return None;
-        }
-        let url = url::Url::from_file_path(path).ok()?.to_string();
-        Some(StreamRequest {
-            url,
-            headers: Vec::new(),
+fn marks(books: &[Download]) -> Vec<(BookId, DownloadMark)> {
+    books
+        .iter()
+        .map(|d| {
+            let m = match d.state {
+                DownloadState::Complete => DownloadMark::Complete,
+                DownloadState::Partial { .. } => DownloadMark::Partial,
+            };
+            (d.snapshot.book_id.clone(), m)
         })
-    }
-
-    fn get(&self, id: &BookId) -> Option<&Download> {
-        self.books.iter().find(|d| &d.snapshot.book_id == id)
-    }
-
-    fn marks(&self) -> Vec<(BookId, DownloadMark)> {
-        self.books
-            .iter()
-            .map(|d| {
-                let m = match d.state {
-                    DownloadState::Complete => DownloadMark::Complete,
-                    DownloadState::Partial { .. } => DownloadMark::Partial,
-                };
-                (d.snapshot.book_id.clone(), m)
-            })
-            .collect()
-    }
+        .collect()
 }
 
 /// Re-reads the downloads and tells the UI.
@@ -94,8 +35,8 @@ pub(super) async fn refresh(sh: Arc<Shared>) {
     let index = tokio::task::spawn_blocking(move || LocalIndex::load(&dirs, session.as_ref()))
         .await
         .unwrap_or_default();
-    let marks = index.marks();
-    *write(&sh.downloads) = index;
+    let marks = marks(index.books());
+    sh.playback.set_downloads(index);
     sh.ui.send(Answer::Downloads(marks));
 }
 
@@ -108,15 +49,14 @@ pub(super) fn book_screen(
     book: &Result<Book, ApiError>,
     manifest: &Result<Manifest, ApiError>,
 ) -> bool {
-    let index = read(&sh.downloads);
-    let Some(d) = index.get(id) else {
+    let Some(d) = sh.playback.download(id) else {
         return false;
     };
     let server = match manifest {
         Ok(m) => Ok(m.clone()),
         Err(e) => Err(e.clone()),
     };
-    match offline::choose(server, Some(d)) {
+    match offline::choose(server, Some(&d)) {
         Ok((offline::Source::Local(m), offline::Why::ServerUnreachable)) => {
             let book = match book {
                 Ok(b) => b.clone(),
@@ -182,7 +122,7 @@ pub(super) async fn download(sh: Arc<Shared>, book: BookId) {
     let complete = match r {
         Ok(_) => true,
         Err(offline::DownloadError::Api(e)) => {
-            super::api::fail(&sh, "The download stopped", &e);
+            sh.fail("The download stopped", &e);
             false
         }
         Err(e) => {

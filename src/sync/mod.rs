@@ -1,9 +1,12 @@
-//! Progress sync, behind one front door: [`SyncSession`]. The player and
-//! `earmark play` open books, send user intents and read notices through
-//! it; everything else here is private.
+//! Progress sync, behind one front door: [`SyncSession`]. The playback
+//! owner (`crate::playback`, for the player and `earmark play`) opens
+//! books, sends user intents and reads notices through it; `earmark sync`
+//! drives it for the journal. [`Records`] is its read-only view of what it
+//! keeps on this device. Everything else here is private.
 //!
 //! - `session`: the front door (commands in, [`Notice`]s and a published
-//!   [`SyncStatus`] out) and the [`EngineLink`] it follows.
+//!   [`SyncStatus`] out) and the [`EngineLink`] it follows and asks
+//!   ([`EngineAsk`]: sync never commands the engine itself).
 //! - `reconciler`: the pure rules (landing, zero guard, ownership,
 //!   prompts), where the property tests are. The only place they live.
 //! - `worker`: the tokio task that carries the reconciler's decisions out.
@@ -12,24 +15,25 @@
 //! - `cache`: this device's last known place and settings per book.
 //! - `engine_bridge`: engine states → reconciler events.
 //! - `remote` / `client_remote`: the contract client as the worker sees it.
-//! - `journal`: what `earmark sync pending | push | discard` needs.
-//! - `listening`: this device's place history and listening statistics
-//!   (`read_history` / `read_stats` for `earmark history | stats`).
+//! - `records`: the read-only view: queued changes (`earmark sync
+//!   pending`), place history and statistics (`earmark history | stats`),
+//!   as public types designed for the CLI.
+//! - `listening`: this device's place history and listening statistics.
 
 mod cache;
 mod client_remote;
 mod engine_bridge;
-mod journal;
 mod listening;
 mod outbox;
 mod reconciler;
+mod records;
 mod remote;
 mod session;
 mod worker;
 
-pub use journal::{Discard, Journal, QueuedChange};
-pub use listening::{day_name, local_clock, local_day, read_history, read_stats};
+pub use listening::{day_name, local_clock, local_day};
+pub use records::{Change, ChangeScope, Pending, PendingChange, Records, Refusals};
 pub use session::{
-    Choice, EngineLink, Link, LoginReason, Notice, Notices, Playing, QuitSummary, Shown, Source,
-    Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
+    Choice, EngineAsk, EngineLink, Link, LoginReason, Notice, Notices, Playing, QuitSummary, Shown,
+    Source, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
 };

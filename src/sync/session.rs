@@ -1,15 +1,19 @@
-//! The front door of sync: [`SyncSession`]. The terminal player and
-//! `earmark play` hand it the API client and the audio engine; it
-//! subscribes to the engine itself, decides where a book opens (restore,
-//! conflict prompt), loads the engine there, reports through the durable
-//! outbox, and tells whoever draws what happened through one stream of
-//! [`Notice`]s and a published [`SyncStatus`]. Sending never blocks.
+//! The front door of sync: [`SyncSession`]. The playback owner
+//! (`crate::playback`, shared by the player and `earmark play`) hands it
+//! the API client and an [`EngineLink`]; it follows the engine's published
+//! states itself, decides where a book opens (restore, conflict prompt),
+//! asks the owner to load the engine there ([`EngineAsk`]), reports through
+//! the durable outbox, and tells what happened through one stream of
+//! [`Notice`]s and a published [`SyncStatus`]. Sending never blocks. What
+//! this device keeps (queued changes, place history, statistics) is read
+//! without a worker through [`super::Records`].
 
 use super::outbox::{Op, QueuedSettings};
 use super::reconciler::Side;
 use crate::api::Client;
+use crate::domain::EpochMillis;
 use crate::domain::{BookId, ChapterId, ListeningStats, Manifest, PlaceMark, Progress};
-use crate::player::{Command as EngineCommand, EngineHandle, PlaybackId as EngineId, PlayerState};
+use crate::player::{PlaybackId as EngineId, PlayerState};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +35,9 @@ pub struct SyncConfig {
     pub prompt_threshold_secs: f64,
     /// Follow the server instead of prompting (`earmark play`).
     pub follow_server: bool,
+    /// Never talk to the server: a session that only looks at the journal
+    /// and drops from it (`earmark sync discard`).
+    pub local_only: bool,
     /// How often the worker wakes up (periodic reports, retries).
     pub tick: Duration,
     pub backoff_min: Duration,
@@ -51,6 +58,7 @@ impl SyncConfig {
             report_interval: report_interval_from_env(),
             prompt_threshold_secs: 60.0,
             follow_server: false,
+            local_only: false,
             tick: Duration::from_millis(500),
             backoff_min: Duration::from_secs(1),
             backoff_max: Duration::from_secs(60),
@@ -81,36 +89,57 @@ fn report_interval_from_env() -> Duration {
     }
 }
 
-/// The audio engine as sync sees it: its published states and its
-/// commands. Clones share one count of the loads sent, which is how the
-/// engine numbers its playbacks, so a state is attributed exactly.
+/// What sync asks of the audio engine. Sync never commands the engine:
+/// the playback owner (`crate::playback`) turns each ask into an engine
+/// command, so every command the engine gets is built in one place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineAsk {
+    /// Load `manifest` at `start` and play (creates a new engine load).
+    Load {
+        manifest: Manifest,
+        start: (ChapterId, f64),
+    },
+    /// Move the loaded book to this place (a conflict choice, a restore
+    /// after an offline open).
+    Seek { chapter: ChapterId, position: f64 },
+    /// The opened book's speed (the user's, or the one saved for it).
+    Speed(f32),
+    /// The opened book's volume (the user's, or the one saved for it).
+    Volume(f32),
+}
+
+/// The audio engine as sync sees it: its published states, and a way to
+/// ask it for what sync decides ([`EngineAsk`]). Clones share one count of
+/// the loads asked for, which is how the engine numbers its playbacks, so
+/// a state is attributed exactly.
 #[derive(Clone)]
 pub struct EngineLink {
     states: watch::Receiver<PlayerState>,
-    send: Arc<dyn Fn(EngineCommand) + Send + Sync>,
+    ask: Arc<dyn Fn(EngineAsk) + Send + Sync>,
     loads: Arc<AtomicU64>,
 }
 
 impl EngineLink {
-    /// `states` is the engine's published state; `send` queues a command.
-    /// Every `Load` the engine gets must go through this link.
+    /// `states` is the engine's published state; `ask` hands a request to
+    /// whoever commands the engine. Every load the engine gets must be
+    /// asked through this link.
     pub fn new(
         states: watch::Receiver<PlayerState>,
-        send: impl Fn(EngineCommand) + Send + Sync + 'static,
+        ask: impl Fn(EngineAsk) + Send + Sync + 'static,
     ) -> Self {
         let loads = states.borrow().playback_id.0;
         Self {
             states,
-            send: Arc::new(send),
+            ask: Arc::new(ask),
             loads: Arc::new(AtomicU64::new(loads)),
         }
     }
 
-    pub(super) fn send(&self, cmd: EngineCommand) {
-        (self.send)(cmd)
+    pub(super) fn ask(&self, ask: EngineAsk) {
+        (self.ask)(ask)
     }
 
-    /// Sends `Load` and returns the engine playback id it creates;
+    /// Asks for a load and returns the engine playback id it creates;
     /// `before` runs with that id first.
     pub(super) fn load(
         &self,
@@ -120,25 +149,12 @@ impl EngineLink {
     ) -> EngineId {
         let id = EngineId(self.loads.fetch_add(1, Ordering::SeqCst) + 1);
         before(id);
-        self.send(EngineCommand::Load {
-            manifest,
-            start,
-            autoplay: true,
-        });
+        self.ask(EngineAsk::Load { manifest, start });
         id
     }
 
     pub(super) fn states(&self) -> watch::Receiver<PlayerState> {
         self.states.clone()
-    }
-}
-
-impl From<&EngineHandle> for EngineLink {
-    fn from(e: &EngineHandle) -> Self {
-        let engine = e.clone();
-        EngineLink::new(e.subscribe(), move |c| {
-            engine.send(c);
-        })
     }
 }
 
@@ -181,6 +197,9 @@ pub struct Shown {
 pub struct Playing {
     pub book: BookId,
     pub engine: EngineId,
+    /// Opened to resume: when the place it resumes was last saved (here or
+    /// by another device), so smart rewind can tell how long the break was.
+    pub saved_at: Option<EpochMillis>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -229,6 +248,10 @@ pub enum Notice {
         message: String,
         reason: LoginReason,
     },
+    /// The server refused a write because of the identity headers (a 428
+    /// although both were sent, a 400 scope error): the profile's
+    /// `identity_header_prefix` must change. The write is kept.
+    ScopeRefused { book: BookId, message: String },
     /// A queued write was dropped (its book or chapter is gone).
     Dropped { book: BookId, message: String },
     /// The server's (or, offline, this device's) progress of a book changed
@@ -302,6 +325,9 @@ pub(super) enum Command {
     DiscardRefused {
         reply: oneshot::Sender<usize>,
     },
+    DiscardAll {
+        reply: oneshot::Sender<usize>,
+    },
     Settle {
         reply: oneshot::Sender<()>,
     },
@@ -358,8 +384,8 @@ impl SyncSession {
         self.send(Command::MarkFinished { book, finished });
     }
 
-    /// The user changed the speed or volume: applied to the engine and
-    /// saved for the playing book.
+    /// The user changed the speed or volume: asked of the engine and saved
+    /// for the opened book.
     pub fn settings_changed(&self, speed: Option<f32>, volume: Option<f32>) {
         self.send(Command::Settings { speed, volume });
     }
@@ -470,6 +496,13 @@ impl SyncSession {
     pub async fn discard_held(&self) -> usize {
         let (reply, rx) = oneshot::channel();
         self.send(Command::DiscardHeld { reply });
+        rx.await.unwrap_or(0)
+    }
+
+    /// Drops every queued change, of any scope; returns how many.
+    pub async fn discard_all(&self) -> usize {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::DiscardAll { reply });
         rx.await.unwrap_or(0)
     }
 

@@ -20,8 +20,11 @@ pub trait Backends {
     /// `ui::graphics`). Not called when covers are off.
     fn graphics(&mut self, _picker: ratatui_image::picker::Picker) {}
     /// Called once after the loop ends, with the terminal still up; may
-    /// wait briefly for the last progress write.
-    fn shutdown(&mut self) {}
+    /// wait briefly for the last progress write. Returns what to tell the
+    /// user once the terminal is back (e.g. changes not sent yet).
+    fn shutdown(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// The handle backends use to answer; cheap to clone, never blocks.

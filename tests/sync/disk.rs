@@ -14,7 +14,7 @@ use earmark::config::SoundBooks;
 use earmark::domain::{
     BookId, ChapterId, JumpCause, Manifest, PlaceMark, SoundSettings, now_millis,
 };
-use earmark::sync::{Journal, Notice, read_history};
+use earmark::sync::{Notice, Records};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -39,7 +39,7 @@ fn info_says(n: &Notice, words: &str) -> bool {
 
 /// What the journal holds on the disk (read without its lock).
 fn journaled(dir: &Path) -> usize {
-    let j = Journal::read(dir, None).unwrap();
+    let j = Records::new(dir).pending(None).unwrap();
     j.queued.len() + j.refused.len() + j.held.len()
 }
 
@@ -146,7 +146,7 @@ async fn a_full_disk_never_truncates_the_listening_log_and_the_marks_it_could_no
         marks.push(mark(i));
     }
     p.sync.settle().await;
-    assert_eq!(read_history(disk.path(), &book).unwrap(), marks);
+    assert_eq!(Records::new(disk.path()).history(&book).unwrap(), marks);
     disk.fill();
 
     // The log's last page still has room for a few records; then a mark
@@ -163,14 +163,14 @@ async fn a_full_disk_never_truncates_the_listening_log_and_the_marks_it_could_no
             assert!(info_says(&n, "the disk is full"), "{n:?}");
             assert_eq!(std::fs::metadata(&log).unwrap().len(), before, "cut back");
             assert_eq!(
-                read_history(disk.path(), &book).unwrap(),
+                Records::new(disk.path()).history(&book).unwrap(),
                 marks[..i],
                 "every whole record, not the one that failed"
             );
             told = Some(i);
             break;
         }
-        assert_eq!(read_history(disk.path(), &book).unwrap(), marks);
+        assert_eq!(Records::new(disk.path()).history(&book).unwrap(), marks);
     }
     assert!(
         told.is_some(),
@@ -186,7 +186,7 @@ async fn a_full_disk_never_truncates_the_listening_log_and_the_marks_it_could_no
     marks.push(mark(500));
     p.sync.settle().await;
     assert_eq!(
-        read_history(disk.path(), &book).unwrap(),
+        Records::new(disk.path()).history(&book).unwrap(),
         marks,
         "the log was written whole from memory"
     );

@@ -192,7 +192,9 @@ async fn a_refused_write_backs_off_then_is_set_aside_until_retried() {
         p.sync.settle().await;
     }
     assert_eq!(attempts(), 5);
-    let pending = earmark::sync::Journal::read(dir.path(), Some(&client)).unwrap();
+    let pending = earmark::sync::Records::new(dir.path())
+        .pending(Some(&client))
+        .unwrap();
     assert_eq!(pending.refused.len(), 1);
     assert_eq!(
         pending.refused[0].rejected.as_ref().unwrap().count,

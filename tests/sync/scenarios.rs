@@ -102,7 +102,9 @@ async fn s2_outage_queues_then_flushes_and_shows_the_server_state() {
     // Past a report interval, and every state seen, before the journal is read.
     sleep_ms(250).await;
     p.sync.settle().await;
-    let journal = earmark::sync::Journal::read(dir.path(), None).unwrap();
+    let journal = earmark::sync::Records::new(dir.path())
+        .pending(None)
+        .unwrap();
     for e in journal.queued.iter().chain(&journal.held) {
         let doc = serde_json::to_value(e).unwrap();
         if let Some(pos) = doc["op"]["positionSec"].as_f64() {

@@ -142,8 +142,9 @@ pub struct Player {
 pub fn start_worker(client: &Client, dir: &Path) -> Player {
     let (states, rx) = watch::channel(PlayerState::default());
     let (tx, commands) = mpsc::unbounded_channel();
-    let engine = EngineLink::new(rx, move |c| {
-        let _ = tx.send(c);
+    // What sync asks, as the commands the playback owner would send.
+    let engine = EngineLink::new(rx, move |ask| {
+        let _ = tx.send(earmark::playback::command_for(ask));
     });
     let (sync, notices) = SyncSession::start(config(dir), Some(client.clone()), Some(engine));
     Player {

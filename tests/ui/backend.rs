@@ -4,7 +4,7 @@
 
 use earmark::api::{BookQuery, ProgressWrite};
 use earmark::config::{Dirs, Profile, ProfileSelector};
-use earmark::domain::{Book, Manifest, now_millis};
+use earmark::domain::{Book, Manifest, Stop, StopReason, now_millis};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
 use earmark::server::testing::TestServer;
@@ -207,10 +207,15 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
     let (mut banner, mut paused) = (false, false);
     while !(banner && paused) {
         match next_answer(&rx, "the license banner and playback stopped", |a| {
-            matches!(a, Answer::LicenseRequired(_))
-                || matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused)
+            matches!(
+                a,
+                Answer::Stopped(Stop {
+                    reason: StopReason::License,
+                    ..
+                })
+            ) || matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused)
         }) {
-            Answer::LicenseRequired(_) => banner = true,
+            Answer::Stopped(_) => banner = true,
             _ => paused = true,
         }
     }
@@ -436,9 +441,15 @@ fn an_invalid_license_shows_its_banner_on_start_before_anything_fails() {
     let (ui, rx) = UiSender::channel();
     let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
     let a = next_answer(&rx, "the license banner", |a| {
-        matches!(a, Answer::LicenseRequired(_))
+        matches!(
+            a,
+            Answer::Stopped(Stop {
+                reason: StopReason::License,
+                ..
+            })
+        )
     });
-    let Answer::LicenseRequired(message) = a else {
+    let Answer::Stopped(Stop { message, .. }) = a else {
         unreachable!()
     };
     assert!(!message.is_empty());

@@ -215,7 +215,10 @@ fn sleep_timer_fades_out_then_pauses_and_writes_progress() {
 #[test]
 fn license_block_stops_playback_keys() {
     let mut app = playing();
-    app.update(Event::Answer(Answer::LicenseRequired("expired".into())));
+    app.update(Event::Answer(Answer::Stopped(Stop::new(
+        StopReason::License,
+        "expired",
+    ))));
     assert!(app.update(key(' ')).is_empty());
     assert!(app.toasts.back().unwrap().text.contains("license"));
     app.update(Event::Answer(Answer::License(LicenseStatus {
@@ -395,7 +398,10 @@ fn remote_requests_take_the_keys_path() {
 #[test]
 fn remote_requests_stop_at_the_license_block() {
     let mut app = playing();
-    app.update(Event::Answer(Answer::LicenseRequired("expired".into())));
+    app.update(Event::Answer(Answer::Stopped(Stop::new(
+        StopReason::License,
+        "expired",
+    ))));
     for cmd in [
         RemoteCmd::PlayPause,
         RemoteCmd::NextChapter,

@@ -14,10 +14,13 @@ mod e2e;
 mod e2e_cursor;
 mod fixtures;
 mod flows;
+#[path = "../sync/gate.rs"]
+mod gate;
 mod history;
 mod listening_backend;
 #[cfg(all(feature = "mpris", target_os = "linux"))]
 mod mpris;
+mod resume;
 mod rewind;
 mod search;
 mod sizes;
@@ -26,3 +29,4 @@ mod snapshots;
 mod snapshots_accessible;
 mod snapshots_scripts;
 mod sound;
+mod stops;

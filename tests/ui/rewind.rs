@@ -97,9 +97,14 @@ fn a_stall_rewinds_once_playback_comes_back() {
 #[test]
 fn resuming_a_book_half_an_hour_after_its_place_was_saved_rewinds() {
     let mut app = book_open();
-    // The place was saved at 1_700_000_000_000 (the fixture's progress).
+    // The place was saved at 1_700_000_000_000 (the fixture's progress),
+    // as the playback owner says when it opens the book.
     app.clock_origin = 1_700_000_000_000 + 30 * 60_000 - app.now as i64;
     app.update(key(' '));
+    app.update(Event::Answer(Answer::Resumed {
+        book: BookId::new("moby"),
+        saved_at: 1_700_000_000_000,
+    }));
     let fx = app.update(view(PlayState::Playing, "moby-2", 600.0));
     // 30 min: 10 s + (1800 - 600) / (3600 - 600) × 20 s = 18 s.
     assert!(

@@ -2,6 +2,7 @@
 //! output carries no color at all.
 
 use crate::fixtures::*;
+use earmark::domain::{Stop, StopReason};
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
 use earmark::ui::theme::Theme;
@@ -40,7 +41,10 @@ fn states() -> Vec<App> {
     }));
     v.push(conflict);
     let mut banner = playing();
-    banner.update(Event::Answer(Answer::LicenseRequired("expired".into())));
+    banner.update(Event::Answer(Answer::Stopped(Stop::new(
+        StopReason::License,
+        "expired",
+    ))));
     banner.update(code(KeyCode::Tab));
     v.push(banner);
     // The place history (with a mark) and the statistics screen.

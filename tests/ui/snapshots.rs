@@ -202,9 +202,10 @@ fn overlays() {
 fn license_screen_and_banner() {
     both("license", || {
         let mut app = playing();
-        app.update(Event::Answer(Answer::LicenseRequired(
-            "The license expired.".into(),
-        )));
+        app.update(Event::Answer(Answer::Stopped(Stop::new(
+            StopReason::License,
+            "The license expired.",
+        ))));
         app.update(key('i'));
         app.update(Event::Answer(Answer::License(LicenseStatus {
             state: LicenseState::Expired,

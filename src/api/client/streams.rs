@@ -64,10 +64,12 @@ impl Client {
             Err(kind) => {
                 let text = String::from_utf8_lossy(body);
                 let code = wire::contract_code_in_text(&text).map(str::to_owned);
-                let message = format!(
-                    "the server answered the chapter stream with {kind} naming it (HTTP {status})"
-                );
-                if let Some(e) = from_code(code, Some(message), None) {
+                let message = code.as_deref().map(|c| {
+                    format!(
+                        "the server answered the chapter stream with {kind} naming {c} (HTTP {status})"
+                    )
+                });
+                if let Some(e) = from_code(code, message, None) {
                     return e;
                 }
                 Some(kind)

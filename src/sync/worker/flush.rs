@@ -222,9 +222,10 @@ impl Worker {
             return;
         };
         if tell_now && count == 1 {
-            self.notify(Notice::Failed(format!(
-                "The server refused a change for book {book}: {message}"
-            )));
+            self.notify(Notice::ScopeRefused {
+                book: book.clone(),
+                message: format!("The server refused a change for book {book}: {message}"),
+            });
         }
         if count >= PARK_AFTER {
             self.retry_at.remove(&seq);
@@ -289,13 +290,10 @@ impl Worker {
         self.notify(Notice::LoginRequired { message, reason });
     }
 
-    /// 403 `license_required`: playback stops here, and all sync until
-    /// the license is valid again.
+    /// 403 `license_required`: all sync stops until the license is valid
+    /// again; the notice makes the playback owner stop the engine.
     pub(super) fn license_blocked(&mut self, message: String) {
         if !matches!(self.link, Link::LicenseBlocked { .. }) {
-            if let Some(engine) = &self.engine {
-                engine.send(crate::player::Command::Pause);
-            }
             self.notify(Notice::LicenseStopped {
                 message: message.clone(),
             });

@@ -2,8 +2,9 @@
 //! commands, the engine's published states and a clock tick, feeds the
 //! reconciler, journals every write in the outbox before sending it,
 //! flushes progress through the batch endpoint, and handles each failure
-//! the way the contract asks (`flush`). Opening books and driving the
-//! engine live in `playback`.
+//! the way the contract asks (`flush`). Opening books, reading the
+//! server's place and what it asks of the engine (through the playback
+//! owner) live in `playback`.
 
 mod flush;
 mod listening;
@@ -20,8 +21,8 @@ use super::remote::Failure;
 use super::session::{
     Command, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig, SyncStatus,
 };
-use crate::api::{Client, ProgressRead};
-use crate::domain::{BookId, PlaybackSettings, now_millis};
+use crate::api::Client;
+use crate::domain::{BookId, now_millis};
 use crate::player::PlayerState;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -121,6 +122,8 @@ struct Opened {
     /// played it, else this device's last place): a restore elsewhere
     /// remembers it in the place history.
     before: Option<(crate::domain::ChapterId, f64)>,
+    /// When this device last saved the book's place, before it opened.
+    saved_at: Option<crate::domain::EpochMillis>,
 }
 
 struct Worker {
@@ -232,10 +235,11 @@ impl Worker {
     }
 
     fn blocked(&self) -> bool {
-        matches!(
-            self.link,
-            Link::NeedsLogin { .. } | Link::LicenseBlocked { .. }
-        )
+        self.cfg.local_only
+            || matches!(
+                self.link,
+                Link::NeedsLogin { .. } | Link::LicenseBlocked { .. }
+            )
     }
 
     async fn command(&mut self, cmd: Command) {
@@ -300,37 +304,43 @@ impl Worker {
                 let _ = reply.send(n);
             }
             Command::DiscardRefused { reply } => {
-                let refused: Vec<u64> = match &self.scope {
-                    Some(scope) => self
-                        .outbox
-                        .in_scope(scope)
-                        .iter()
-                        .filter(|e| e.is_parked())
-                        .map(|e| e.seq)
-                        .collect(),
+                let seqs = match &self.scope {
+                    Some(scope) => Self::seqs(self.outbox.in_scope(scope), |e| e.is_parked()),
                     None => Vec::new(),
                 };
-                let n = refused
-                    .into_iter()
-                    .filter(|&seq| local::kept!(self, complete(seq)))
-                    .count();
-                let _ = reply.send(n);
+                let _ = reply.send(self.discard(seqs));
             }
             Command::DiscardHeld { reply } => {
-                let held: Vec<u64> = match &self.scope {
-                    Some(scope) => self.outbox.held(scope).iter().map(|e| e.seq).collect(),
+                let seqs = match &self.scope {
+                    Some(scope) => Self::seqs(self.outbox.held(scope), |_| true),
                     None => Vec::new(),
                 };
-                let mut n = 0;
-                for seq in held {
-                    if local::kept!(self, complete(seq)) {
-                        n += 1;
-                    }
-                }
-                let _ = reply.send(n);
+                let _ = reply.send(self.discard(seqs));
+            }
+            Command::DiscardAll { reply } => {
+                let seqs = Self::seqs(self.outbox.entries(), |_| true);
+                let _ = reply.send(self.discard(seqs));
             }
             Command::Quit { .. } | Command::Settle { .. } => unreachable!("handled in run"),
         }
+    }
+
+    fn seqs(
+        entries: Vec<&super::outbox::Entry>,
+        keep: impl Fn(&super::outbox::Entry) -> bool,
+    ) -> Vec<u64> {
+        entries
+            .into_iter()
+            .filter(|e| keep(e))
+            .map(|e| e.seq)
+            .collect()
+    }
+
+    /// Drops these entries; how many were there.
+    fn discard(&mut self, seqs: Vec<u64>) -> usize {
+        seqs.into_iter()
+            .filter(|&seq| local::kept!(self, complete(seq)))
+            .count()
     }
 
     fn event(&mut self, mut e: Event) {
@@ -491,71 +501,12 @@ impl Worker {
                 break;
             }
         }
+        // The save blocks this thread (fsync): whoever this round woke
+        // (the playback owner following a load) goes first.
+        tokio::task::yield_now().await;
         if let Err(e) = self.cache.save() {
             tracing::warn!("progress cache: {e}");
         }
-    }
-
-    async fn fetch(&mut self, playback: PlaybackId, book: BookId) {
-        let result = if self.blocked() {
-            Err(Failure::Retry("sync is paused".into()))
-        } else {
-            self.requests += 1;
-            let opened = self.opened.as_ref().filter(|o| o.book == book);
-            self.remote.fetch(&book, opened.map(|o| &o.manifest)).await
-        };
-        let now = now_millis();
-        match result {
-            Ok(ProgressRead::Unreadable { shape }) => {
-                self.reachable();
-                tracing::warn!(%book, "sync: the server's place could not be read: {shape}");
-                self.notify(Notice::Info(format!(
-                    "The place of book {book} on the server could not be read (an answer earmark does not understand), so nothing is reported for it until you pick a place; see the log."
-                )));
-                let ds = self.rec.handle(Event::ServerUnreadable { playback }, now);
-                self.decide(ds);
-            }
-            Ok(read) => {
-                self.reachable();
-                let (progress, settings) = (read.progress().cloned(), read.settings().cloned());
-                if let Some(scope) = self.scope.clone() {
-                    if let Some(p) = &progress {
-                        let spot = super::reconciler::Spot::new(p.chapter_id.clone(), p.position);
-                        let at = p.client_updated_at.unwrap_or(now);
-                        self.cache
-                            .set_progress(&scope, &book, &spot, p.finished, at);
-                    }
-                    if let Some(s) = &settings
-                        && !self.settings_queued(&scope, &book)
-                    {
-                        self.cache.set_settings(&scope, &book, s);
-                    }
-                }
-                let ds = self
-                    .rec
-                    .handle(Event::ServerProgress { playback, progress }, now);
-                self.decide(ds);
-            }
-            Err(f) => {
-                if !self.blocked() {
-                    self.request_failed(f);
-                }
-                let ds = self.rec.handle(Event::ServerFetchFailed { playback }, now);
-                self.decide(ds);
-            }
-        }
-        if let Some(scope) = &self.scope
-            && let Some(settings) = self.cache.settings(scope, &book)
-        {
-            self.apply_settings(&book, settings);
-        }
-    }
-
-    fn settings_queued(&self, scope: &Scope, book: &BookId) -> bool {
-        self.outbox
-            .in_scope(scope)
-            .iter()
-            .any(|e| &e.book == book && matches!(e.op, Op::SettingsWrite(_)))
     }
 
     async fn quit(&mut self, timeout: Duration) -> QuitSummary {
@@ -612,20 +563,5 @@ impl Worker {
                 false
             }
         });
-    }
-
-    fn apply_settings(&mut self, book: &BookId, settings: PlaybackSettings) {
-        let ours = self.opened.as_ref().is_some_and(|o| &o.book == book);
-        if ours {
-            self.asked = (Some(settings.speed), settings.volume.or(self.asked.1));
-        }
-        if let (true, Some(engine)) = (ours, &self.engine) {
-            engine.send(crate::player::Command::SetSpeed(
-                crate::player::clamp_speed(settings.speed),
-            ));
-            if let Some(v) = settings.volume {
-                engine.send(crate::player::Command::SetVolume(v.clamp(0.0, 1.0)));
-            }
-        }
     }
 }

@@ -1,14 +1,18 @@
-//! The worker's side of playback: opening a book, loading the engine where
-//! the reconciler says, following the engine's states, per-book settings,
-//! and marking a book (playing or not) finished.
+//! The worker's side of playback: opening a book, asking the playback
+//! owner to load the engine where the reconciler says ([`EngineAsk`]),
+//! following the engine's states (a license refusal on a stream stops all
+//! sync; a 403 without the code is checked against the license status),
+//! per-book speed and volume, and marking a book (playing or not) finished.
 
 use super::{Opened, Worker};
+use crate::api::ProgressRead;
+use crate::domain::PlaybackSettings;
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
-use crate::player::{Command as EngineCommand, ErrorKind, PlayerState, Status};
-use crate::sync::outbox::{Op, QueuedProgress};
+use crate::player::{ErrorKind, PlayerState, Status};
+use crate::sync::outbox::{Op, QueuedProgress, Scope};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
 use crate::sync::remote::Failure;
-use crate::sync::session::{Playing, StartAt, queued_settings};
+use crate::sync::session::{EngineAsk, Notice, Playing, StartAt, queued_settings};
 
 impl Worker {
     pub(super) fn open(&mut self, book: BookId, manifest: Manifest, start: StartAt) {
@@ -29,6 +33,11 @@ impl Worker {
         self.asked = (None, None);
         let restart = start == StartAt::Restart;
         let before = self.place_before_opening(&book);
+        let saved_at = self
+            .scope
+            .as_ref()
+            .and_then(|scope| self.cache.progress(scope, &book))
+            .map(|l| l.updated_at);
         self.opened = Some(Opened {
             playback,
             book: book.clone(),
@@ -36,6 +45,7 @@ impl Worker {
             start,
             loaded: false,
             before,
+            saved_at,
         });
         self.event(Event::BookOpened {
             playback,
@@ -76,7 +86,7 @@ impl Worker {
             // A conflict choice (or a restore after an offline open) moves
             // the place under the listener: where they were goes to history.
             self.mark_moved(&start, crate::domain::JumpCause::Restore);
-            engine.send(EngineCommand::Seek {
+            engine.ask(EngineAsk::Seek {
                 chapter: start.0,
                 position: start.1,
             });
@@ -91,6 +101,8 @@ impl Worker {
         let book = opened.book.clone();
         let manifest = opened.manifest.clone();
         let before = opened.before.take();
+        let resumes = matches!(opened.start, StartAt::Resume);
+        let saved_before = opened.saved_at.take();
         self.record_move(book.clone(), before, &start, cause);
         if let Some(spot) = user_seek {
             // The user picked the place: an explicit seek for sync.
@@ -99,9 +111,23 @@ impl Worker {
                 action: Action::Seek(spot),
             });
         }
+        // Resuming: when the place was last saved (before this open, or by
+        // the server's answer since), for smart rewind after a break.
+        let saved_at = match (resumes, &self.scope) {
+            (true, Some(scope)) => self
+                .cache
+                .progress(scope, &book)
+                .map(|l| l.updated_at)
+                .max(saved_before),
+            _ => None,
+        };
         let bridge = &mut self.bridge;
         let id = engine.load(manifest, start, |id| bridge.loading_as(playback, id));
-        self.playing = Some(Playing { book, engine: id });
+        self.playing = Some(Playing {
+            book,
+            engine: id,
+            saved_at,
+        });
         // Whoever draws labels the engine's states with this book: now,
         // not after the network calls of this round.
         self.publish();
@@ -137,15 +163,15 @@ impl Worker {
         self.engine_now = Some(s);
     }
 
-    /// Speed or volume changed by the user: to the engine now, and saved
-    /// for the opened book (the value not given is the engine's).
+    /// Speed or volume changed by the user: asked of the engine now, and
+    /// saved for the opened book (the value not given is the engine's).
     pub(super) fn settings(&mut self, speed: Option<f32>, volume: Option<f32>) {
         if let Some(engine) = &self.engine {
             if let Some(s) = speed {
-                engine.send(EngineCommand::SetSpeed(crate::player::clamp_speed(s)));
+                engine.ask(EngineAsk::Speed(s));
             }
             if let Some(v) = volume {
-                engine.send(EngineCommand::SetVolume(v.clamp(0.0, 1.0)));
+                engine.ask(EngineAsk::Volume(v));
             }
         }
         let Some(book) = self.opened.as_ref().map(|o| o.book.clone()) else {
@@ -258,6 +284,83 @@ impl Worker {
             self.notify(crate::sync::Notice::Info(
                 "Offline: the change is saved here and sent when the server is back.".into(),
             ));
+        }
+    }
+
+    pub(super) async fn fetch(&mut self, playback: PlaybackId, book: BookId) {
+        let result = if self.blocked() {
+            Err(Failure::Retry("sync is paused".into()))
+        } else {
+            self.requests += 1;
+            let opened = self.opened.as_ref().filter(|o| o.book == book);
+            self.remote.fetch(&book, opened.map(|o| &o.manifest)).await
+        };
+        let now = now_millis();
+        match result {
+            Ok(ProgressRead::Unreadable { shape }) => {
+                self.reachable();
+                tracing::warn!(%book, "sync: the server's place could not be read: {shape}");
+                self.notify(Notice::Info(format!(
+                    "The place of book {book} on the server could not be read (an answer earmark does not understand), so nothing is reported for it until you pick a place; see the log."
+                )));
+                let ds = self.rec.handle(Event::ServerUnreadable { playback }, now);
+                self.decide(ds);
+            }
+            Ok(read) => {
+                self.reachable();
+                let (progress, settings) = (read.progress().cloned(), read.settings().cloned());
+                if let Some(scope) = self.scope.clone() {
+                    if let Some(p) = &progress {
+                        let spot = Spot::new(p.chapter_id.clone(), p.position);
+                        let at = p.client_updated_at.unwrap_or(now);
+                        self.cache
+                            .set_progress(&scope, &book, &spot, p.finished, at);
+                    }
+                    if let Some(s) = &settings
+                        && !self.settings_queued(&scope, &book)
+                    {
+                        self.cache.set_settings(&scope, &book, s);
+                    }
+                }
+                let ds = self
+                    .rec
+                    .handle(Event::ServerProgress { playback, progress }, now);
+                self.decide(ds);
+            }
+            Err(f) => {
+                if !self.blocked() {
+                    self.request_failed(f);
+                }
+                let ds = self.rec.handle(Event::ServerFetchFailed { playback }, now);
+                self.decide(ds);
+            }
+        }
+        if let Some(scope) = &self.scope
+            && let Some(settings) = self.cache.settings(scope, &book)
+        {
+            self.apply_settings(&book, settings);
+        }
+    }
+
+    fn settings_queued(&self, scope: &Scope, book: &BookId) -> bool {
+        self.outbox
+            .in_scope(scope)
+            .iter()
+            .any(|e| &e.book == book && matches!(e.op, Op::SettingsWrite(_)))
+    }
+
+    /// The book's saved speed and volume, asked of the engine when the
+    /// book is the opened one.
+    fn apply_settings(&mut self, book: &BookId, settings: PlaybackSettings) {
+        let ours = self.opened.as_ref().is_some_and(|o| &o.book == book);
+        if ours {
+            self.asked = (Some(settings.speed), settings.volume.or(self.asked.1));
+        }
+        if let (true, Some(engine)) = (ours, &self.engine) {
+            engine.ask(EngineAsk::Speed(settings.speed));
+            if let Some(v) = settings.volume {
+                engine.ask(EngineAsk::Volume(v));
+            }
         }
     }
 }

@@ -139,10 +139,8 @@ impl App {
                 }
                 self.license = Some(status);
             }
-            Answer::LicenseRequired(msg) => {
-                self.license_block = Some(msg);
-                self.login.busy = false;
-            }
+            Answer::Stopped(stop) => self.stopped(stop),
+            Answer::Resumed { book, saved_at } => self.resumed(book, saved_at),
             Answer::Engine(view) => self.engine(view, fx),
             Answer::Sound(view) => self.sound = view,
             Answer::Sync(s) => self.sync = s,
@@ -177,17 +175,9 @@ impl App {
         let Some(np) = self.playing.as_mut().filter(|p| p.book.id == view.book) else {
             return;
         };
+        // An error is said by the stop the playback owner sends with it.
         let prev_chapter = np.engine.as_ref().map(|e| e.chapter.clone());
         let prev_state = np.engine.as_ref().map(|e| e.state.clone());
-        if let PlayState::Error(e) = &view.state
-            && np.engine.as_ref().is_none_or(|old| old.state != view.state)
-        {
-            let e = e.clone();
-            self.toast(e, true);
-        }
-        let Some(np) = self.playing.as_mut() else {
-            return;
-        };
         if !matches!(self.sleep, Some(SleepTimer::Fading { .. })) {
             self.volume = view.volume;
         }

@@ -2,14 +2,17 @@
 //! are requests to the backends; their answers come back as events.
 
 use crate::domain::{
-    Book, BookId, Bookmark, BookmarkId, Category, ChapterId, LicenseStatus, ListeningStats,
-    Manifest, PlaceMark, Progress,
+    Book, BookId, Bookmark, BookmarkId, Category, ChapterId, EpochMillis, LicenseStatus,
+    ListeningStats, Manifest, PlaceMark, Progress, Stop,
 };
 use crate::ui::keymap::Key;
 use std::fmt;
 
 /// Monotonic milliseconds, from the event loop's clock.
 pub type Millis = u64;
+
+/// What the player adds when a new login helps.
+pub const LOG_IN_AGAIN: &str = "Press P to log in again.";
 
 // Messages move a few times per keystroke; boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
@@ -300,8 +303,17 @@ pub enum Answer {
         progress: Progress,
     },
     License(LicenseStatus),
-    /// 403 license_required anywhere: playback and sync are stopped.
-    LicenseRequired(String),
+    /// Playback stopped (and sync, for a license), for one reason decided
+    /// by the playback owner: a license refusal anywhere raises the banner,
+    /// a login or scope problem asks to log in again, the rest is said.
+    Stopped(Stop),
+    /// A book opened to resume, and when its place was last saved (here
+    /// or by another device): smart rewind after the break. Comes before
+    /// the book's first engine view.
+    Resumed {
+        book: BookId,
+        saved_at: EpochMillis,
+    },
     Engine(EngineView),
     Sync(SyncView),
     Conflict {

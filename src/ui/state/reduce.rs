@@ -2,7 +2,7 @@
 //! (answers from the backends and the sleep timer are in `answers`).
 
 use super::*;
-use crate::domain::{ChapterId, JumpCause};
+use crate::domain::{ChapterId, JumpCause, Stop, StopReason};
 use crate::ui::views::layout::Areas;
 
 const SPEED_MIN: f32 = 0.5;
@@ -23,6 +23,21 @@ impl App {
             self.toast(LICENSE_STOP, true);
         }
         self.license_block.is_some()
+    }
+
+    /// Playback stopped for `stop.reason` (the playback owner decided it
+    /// and paused the engine): the license raises the banner that blocks
+    /// playback keys until a valid status; a login or scope problem asks
+    /// for a new login; anything else is said.
+    pub(super) fn stopped(&mut self, stop: Stop) {
+        match stop.reason {
+            StopReason::License => {
+                self.license_block = Some(stop.message);
+                self.login.busy = false;
+            }
+            r if r.needs_login() => self.toast(format!("{} {LOG_IN_AGAIN}", stop.message), true),
+            _ => self.toast(stop.message, true),
+        }
     }
 
     pub(super) fn action(&mut self, action: Action, fx: &mut Vec<Effect>) {
@@ -365,13 +380,9 @@ impl App {
             fx.push(Effect::Engine(EngineCmd::Toggle));
             return;
         }
-        if start == StartAt::Resume
-            && let Some(p) = &book.progress
-            && let Some(saved) = p.client_updated_at.or(p.server_updated_at)
-        {
-            // Smart rewind also after a break between two runs.
-            self.pauses.resumed = Some((book.id.clone(), saved));
-        }
+        // Smart rewind after a break: when the place was saved comes from
+        // the playback owner (`Answer::Resumed`), never from the library.
+        self.pauses.resumed = None;
         self.playing = Some(NowPlaying {
             book: book.clone(),
             manifest: manifest.clone(),

@@ -1,8 +1,10 @@
 //! Smart rewind: after a pause, playback resumes a little earlier, more the
 //! longer the pause (a curve from config.toml). Also after the sleep
 //! timer's stop (a pause), a stall or error of the stream or device (once
-//! it plays again), and when a book is resumed after the program was closed
-//! (the pause is the time since its place was last saved). The rewind is a
+//! it plays again), and when a book is resumed after a break, also between
+//! two runs: the pause is the time since its place was last saved, as
+//! sync knows it (`Answer::Resumed`, from the playback owner), never the
+//! library list's timestamps, which are stale once the book played. The rewind is a
 //! seek the listener could have made: it goes to the place history, and
 //! sync treats it like any seek. It stays inside the current chapter unless
 //! `smart_rewind_past_chapter_start` is set.
@@ -79,11 +81,19 @@ pub struct Pauses {
     pub paused_since: Option<Millis>,
     /// Stalled or failing since (loop clock).
     pub interrupted_since: Option<Millis>,
-    /// A book resumed at start-up, and when its place was last saved.
+    /// A book resumed after a break, and when its place was last saved.
     pub resumed: Option<(BookId, EpochMillis)>,
 }
 
 impl App {
+    /// The playback owner opened `book` to resume a place saved at
+    /// `saved_at`: the first time it plays, the break is rewound.
+    pub(super) fn resumed(&mut self, book: BookId, saved_at: EpochMillis) {
+        if self.playing.as_ref().is_some_and(|p| p.book.id == book) {
+            self.pauses.resumed = Some((book, saved_at));
+        }
+    }
+
     /// Follows the engine's states (call with the state before the new view).
     pub(super) fn rewind_watch(&mut self, before: Option<PlayState>, fx: &mut Vec<Effect>) {
         let Some(now) = self.playing.as_ref().and_then(|p| p.engine.clone()) else {

@@ -1,0 +1,100 @@
+//! The audio engine, private to the owner: started here (with the stream
+//! resolver, the judge of a stream's refusal and `[sound]` of config.toml),
+//! and the one place in the program where engine commands
+//! (`player::Command`) are built: from the listener's [`Control`]s, from
+//! sync's asks ([`EngineAsk`]) and from the owner's own stops.
+
+use super::Control;
+use crate::player::{
+    Command, Engine, EngineConfig, EngineHandle, clamp_speed, mpa::SeekMaps, silence::SilenceRule,
+};
+use crate::sync::{EngineAsk, EngineLink};
+
+/// How the engine is started: what the owner built for it.
+pub(super) struct Start {
+    pub audio: crate::player::AudioMode,
+    pub resolve: crate::player::StreamResolver,
+    /// Whose stream refusals the judge reads (the current login).
+    pub client: super::CurrentClient,
+    pub seek_maps: SeekMaps,
+    pub sound: Option<crate::config::SoundConfig>,
+}
+
+/// Starts the engine (its thread and the output).
+pub(super) fn spawn(s: Start) -> Result<EngineHandle, String> {
+    let mut config = EngineConfig::new(s.audio, s.resolve);
+    config.seek_maps = s.seek_maps;
+    config.judge = super::stop::judge(s.client, config.judge.clone());
+    if let Some(sound) = s.sound {
+        config.loudness_target = sound.loudness_target;
+        config.silence = SilenceRule::from_ms(
+            sound.silence_threshold_db,
+            sound.silence_min_ms,
+            sound.silence_gap_ms,
+        );
+    }
+    Engine::spawn(config)
+}
+
+/// The engine command for one of sync's asks. Public so a scripted engine
+/// (the sync tests) sees exactly what the real one would get.
+pub fn command_for(ask: EngineAsk) -> Command {
+    match ask {
+        EngineAsk::Load { manifest, start } => Command::Load {
+            manifest,
+            start,
+            autoplay: true,
+        },
+        EngineAsk::Seek { chapter, position } => Command::Seek { chapter, position },
+        EngineAsk::Speed(s) => Command::SetSpeed(clamp_speed(s)),
+        EngineAsk::Volume(v) => Command::SetVolume(volume(v)),
+    }
+}
+
+/// Sync's link to the engine: its states, and its asks as commands.
+pub(super) fn link(engine: &EngineHandle) -> EngineLink {
+    let e = engine.clone();
+    EngineLink::new(engine.subscribe(), move |ask| {
+        e.send(command_for(ask));
+    })
+}
+
+/// A listener's control that goes straight to the engine (speed and
+/// volume go through sync, which saves them and asks for them back).
+pub(super) fn control(engine: &EngineHandle, c: Control) {
+    let cmd = match c {
+        Control::Toggle => Command::Toggle,
+        Control::Pause => Command::Pause,
+        Control::Stop => Command::Stop,
+        Control::SkipBy(s) => Command::SkipBy(s),
+        Control::NextChapter => Command::NextChapter,
+        Control::PrevChapter => Command::PrevChapter,
+        Control::Seek { chapter, position } => Command::Seek { chapter, position },
+        Control::Fade(v) => Command::SetVolume(volume(v)),
+        Control::Sound(s) => Command::SetSound(s),
+        Control::Speed(_) | Control::Volume(_) => return,
+    };
+    engine.send(cmd);
+}
+
+/// Playback stops (a license, a login, …): the place stays where it is.
+pub(super) fn pause(engine: &EngineHandle) {
+    engine.send(Command::Pause);
+}
+
+/// The book's own sound, before its audio plays.
+pub(super) fn sound(engine: &EngineHandle, s: crate::domain::SoundSettings) {
+    engine.send(Command::SetSound(s));
+}
+
+pub(super) fn shutdown(engine: &EngineHandle) {
+    engine.send(Command::Shutdown);
+}
+
+fn volume(v: f32) -> f32 {
+    if v.is_finite() {
+        v.clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}

@@ -1,0 +1,154 @@
+//! Where a chapter's audio comes from, in one stream resolver for the
+//! player and `earmark play`: a complete download's file when the item the
+//! engine got is the download snapshot's own item, else the current
+//! login's stream. Downloaded mp3s are indexed here while they play, so
+//! every seek in them is exact.
+
+use super::CurrentClient;
+use crate::config::{Dirs, Session};
+use crate::domain::{BookId, ChapterId, ManifestItem};
+use crate::offline::{Download, DownloadState, Scope, Store};
+use crate::player::mpa::SeekMaps;
+use crate::player::{StreamRequest, StreamResolver};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+/// The complete downloads the resolver plays from (the logged-in scope's
+/// in the player, the one book's in `earmark play`).
+#[derive(Debug, Default)]
+pub struct LocalIndex {
+    chapters: HashMap<ChapterId, (ManifestItem, PathBuf)>,
+    books: Vec<Download>,
+}
+
+impl LocalIndex {
+    /// Every download of the session's scope (file I/O: call it off the
+    /// UI thread).
+    pub fn load(dirs: &Dirs, session: Option<&Session>) -> LocalIndex {
+        let Some(session) = session else {
+            return LocalIndex::default();
+        };
+        let books = Store::new(&dirs.data)
+            .list(&Scope::of(session))
+            .unwrap_or_else(|e| {
+                tracing::warn!("downloads cannot be read: {e}");
+                Vec::new()
+            });
+        LocalIndex::of(books)
+    }
+
+    /// An index of these downloads (only complete ones are played).
+    pub fn of(books: Vec<Download>) -> LocalIndex {
+        let mut chapters = HashMap::new();
+        for d in books.iter().filter(|d| d.state == DownloadState::Complete) {
+            for item in &d.snapshot.manifest.items {
+                if let Some(path) = d.local_file(&item.chapter_id) {
+                    chapters.insert(item.chapter_id.clone(), (item.clone(), path));
+                }
+            }
+        }
+        LocalIndex { chapters, books }
+    }
+
+    /// Every download, complete or not (the player's markers).
+    pub fn books(&self) -> &[Download] {
+        &self.books
+    }
+
+    /// The download of `book`, complete or not.
+    pub fn get(&self, book: &BookId) -> Option<&Download> {
+        self.books.iter().find(|d| &d.snapshot.book_id == book)
+    }
+
+    /// The complete download of `book`, if there is one.
+    pub fn complete(&self, book: &BookId) -> Option<&Download> {
+        self.get(book)
+            .filter(|d| d.state == DownloadState::Complete)
+    }
+
+    /// The local file for `item`, only when it is the snapshot's item.
+    fn resolve(&self, item: &ManifestItem) -> Option<StreamRequest> {
+        let (snap, path) = self.chapters.get(&item.chapter_id)?;
+        if snap != item {
+            return None;
+        }
+        let url = url::Url::from_file_path(path).ok()?.to_string();
+        Some(StreamRequest {
+            url,
+            headers: Vec::new(),
+        })
+    }
+}
+
+/// The engine reads the current client for every stream, so a new login
+/// applies to the next chapter without a restart. A chapter of a complete
+/// download plays from disk.
+pub(super) fn resolver(
+    downloads: Arc<RwLock<LocalIndex>>,
+    client: CurrentClient,
+) -> StreamResolver {
+    Arc::new(move |item| {
+        if let Some(local) = super::read(&downloads).resolve(item) {
+            return local;
+        }
+        match client.get() {
+            Some(c) => {
+                let r = c.stream_request(item);
+                StreamRequest {
+                    url: r.url.to_string(),
+                    headers: r.headers,
+                }
+            }
+            None => StreamRequest {
+                url: item.url.clone().unwrap_or_default(),
+                headers: Vec::new(),
+            },
+        }
+    })
+}
+
+/// Indexes the download's mp3 files in the background, one after the
+/// other, and gives each index to `maps` under the URL the resolver plays:
+/// every seek in a downloaded mp3 is then exact, TOC or not (issue 14).
+/// A file that cannot be indexed keeps the streaming seeks.
+pub(super) fn index_mp3s(download: &Download, maps: &SeekMaps) {
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    for item in &download.snapshot.manifest.items {
+        let Some(path) = download.local_file(&item.chapter_id) else {
+            continue;
+        };
+        let mp3 = item.mime_type.as_deref() == Some("audio/mpeg")
+            || path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("mp3"));
+        let Ok(url) = url::Url::from_file_path(&path) else {
+            continue;
+        };
+        // Embedded chapters share one file: index it once.
+        if mp3 && !files.iter().any(|(_, p)| *p == path) {
+            files.push((url.to_string(), path));
+        }
+    }
+    if files.is_empty() {
+        return;
+    }
+    let maps = maps.clone();
+    // A short-lived thread (not a task): indexing is blocking file I/O.
+    let spawned = std::thread::Builder::new()
+        .name("earmark-mp3-index".into())
+        .spawn(move || {
+            for (url, path) in files {
+                let indexed = std::fs::metadata(&path).and_then(|meta| {
+                    crate::player::mpa::index::index_file(&path).map(|map| (meta.len(), map))
+                });
+                match indexed {
+                    Ok((len, map)) => maps.install(&url, len, map),
+                    Err(e) => tracing::warn!("cannot index {}: {e}", path.display()),
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start indexing the download: {e}");
+    }
+}

@@ -1,0 +1,304 @@
+//! The playback session's one owner, shared by the terminal player and
+//! `earmark play`: [`Playback`], a thin handle over one worker task (the
+//! shape of ncspot's `Spotify` over its worker). Built once from a
+//! [`Setup`], it builds the stream resolver and the seek maps, starts the
+//! audio engine and sync's session, and from then on:
+//! - takes the listener's intents: [`Playback::open`], [`Playback::control`]
+//!   (toggle, seek, skip, chapters, speed, volume, sound, …),
+//!   [`Playback::log_in`], [`Playback::quit`]; sync's bookkeeping (finished,
+//!   history, conflicts, queued favorites) through [`Playback::sync`];
+//! - publishes one `watch` of what is playing now ([`Now`]: the book, the
+//!   engine's state of its load, its sound) for the player, MPRIS and
+//!   `earmark play`, and one stream of [`Event`]s: sync's notices, and every
+//!   stop ([`Stop`]) with its one reason.
+//!
+//! The engine handle never leaves this module. Every stop is decided here
+//! from one classification (`stop`), whether it came from an API call, a
+//! chapter stream or a write of sync, and acted on in one place: the engine
+//! pauses, sync stops where the reason says so, the stop is published.
+//!
+//! - `engine`: the engine, private; every engine command is built there.
+//! - `stop`: the one classification ([`StopReason`]) and the stream judge.
+//! - `local`: the one stream resolver (downloads, then the login's stream)
+//!   and the index of downloaded mp3s.
+//! - `settings`: each book's speed, volume and sound.
+//! - `worker`: the task that owns it all.
+//!
+//! Sits between `runtime`/`commands` and `offline`.
+
+mod engine;
+mod local;
+mod settings;
+pub mod stop;
+mod worker;
+
+pub use crate::domain::{Stop, StopReason};
+pub use engine::command_for;
+pub use local::LocalIndex;
+pub use settings::SoundNow;
+
+use crate::api::{ApiError, Client};
+use crate::config::{Dirs, Profile, Session};
+use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, SoundSettings};
+use crate::offline::Download;
+use crate::player::{AudioMode, EngineHandle, PlayerState};
+use crate::sync::{Notice, QuitSummary, StartAt, SyncConfig, SyncSession, SyncStatus};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Locks are taken one way everywhere: a panic elsewhere while holding one
+/// leaves data that is still whole (every write replaces a value), so a
+/// poisoned lock is used as it is.
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The current login's client, shared with the stream resolver and the
+/// judge: a new login applies to the next stream without a restart.
+#[derive(Clone, Default)]
+struct CurrentClient(Arc<RwLock<Option<Client>>>);
+
+impl CurrentClient {
+    fn get(&self) -> Option<Client> {
+        read(&self.0).clone()
+    }
+
+    fn set(&self, c: Option<Client>) {
+        *write(&self.0) = c;
+    }
+}
+
+/// Who plays: a login (or none) and where its sync keeps its files.
+pub struct Login {
+    pub client: Option<Client>,
+    /// (server address, user name) of the session, when logged in.
+    pub who: Option<(String, String)>,
+    /// The profile's name (each book's sound is kept per profile too).
+    pub profile: String,
+    pub sync: SyncConfig,
+}
+
+impl Login {
+    /// `profile`'s login with `session` (and its `client`), if any.
+    pub fn of(profile: &Profile, session: Option<&Session>, client: Option<Client>) -> Login {
+        Login {
+            client,
+            who: session.map(|s| (s.server.to_string(), s.user.clone())),
+            profile: profile.name.clone(),
+            sync: SyncConfig::new(profile.sync_dir()),
+        }
+    }
+}
+
+/// What the owner is built from.
+pub struct Setup {
+    /// config.toml (`[sound]`) and the data directory (`sound.json`).
+    pub dirs: Dirs,
+    pub login: Login,
+    pub audio: AudioMode,
+    /// The complete downloads a chapter may play from.
+    pub downloads: LocalIndex,
+}
+
+/// What the listener asks of playback.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Control {
+    Toggle,
+    Pause,
+    /// Stop playback and drop the queue.
+    Stop,
+    /// ± media seconds, across chapters.
+    SkipBy(f64),
+    NextChapter,
+    PrevChapter,
+    Seek {
+        chapter: ChapterId,
+        position: f64,
+    },
+    /// Applied, and saved for the opened book.
+    Speed(f32),
+    /// Applied, and saved for the opened book.
+    Volume(f32),
+    /// The sleep timer's fade (and its restore): applied, never saved.
+    Fade(f32),
+    /// Boost, normalisation, skip silence: applied and kept for the book.
+    Sound(SoundSettings),
+}
+
+/// What is playing now.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Now {
+    /// The book the engine plays for sync (from its load on).
+    pub book: Option<BookId>,
+    /// The engine's state of that book's load, once the engine took it.
+    pub state: Option<PlayerState>,
+    /// Opened to resume: when its place was last saved, here or by
+    /// another device (smart rewind after a break).
+    pub saved_at: Option<EpochMillis>,
+    /// The book opened last, and its sound.
+    pub sound: Option<(BookId, SoundNow)>,
+}
+
+/// One-off news from the owner.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Sync's notices (conflict prompts, progress changed, dropped or
+    /// refused changes, information), and the owner's own information and
+    /// failures. The stops among sync's notices come as [`Event::Stopped`].
+    Notice(Notice),
+    /// Playback stopped, and sync where the reason says so (license: all
+    /// of it; login and scope: its writes).
+    Stopped(Stop),
+}
+
+pub type Events = mpsc::UnboundedReceiver<Event>;
+
+/// What the worker does; only [`Playback`] sends these.
+enum Intent {
+    Open {
+        book: BookId,
+        manifest: Manifest,
+        start: StartAt,
+    },
+    Control(Control),
+    Stop(Stop),
+    LicenseValid,
+    LogIn {
+        login: Login,
+        done: oneshot::Sender<()>,
+    },
+    Quit {
+        timeout: Duration,
+        reply: oneshot::Sender<QuitSummary>,
+    },
+}
+
+/// The handle: cheap to clone, usable from any thread, never blocks.
+#[derive(Clone)]
+pub struct Playback {
+    tx: mpsc::UnboundedSender<Intent>,
+    now: watch::Receiver<Now>,
+    sync_status: watch::Receiver<SyncStatus>,
+    sync: Arc<RwLock<SyncSession>>,
+    downloads: Arc<RwLock<LocalIndex>>,
+    /// Private: only for `first_audio_at`.
+    engine: Option<EngineHandle>,
+    no_audio: Option<String>,
+}
+
+impl Playback {
+    /// Builds everything and starts the engine, sync's session and the
+    /// worker on the current tokio runtime. Without an audio output the
+    /// rest still runs ([`Playback::no_audio`] says why).
+    pub fn start(setup: Setup) -> (Playback, Events) {
+        worker::start(setup)
+    }
+
+    /// Opens `book` to play: its sound first, then sync loads the engine
+    /// once the place is known (or the user chose it).
+    pub fn open(&self, book: BookId, manifest: Manifest, start: StartAt) {
+        self.send(Intent::Open {
+            book,
+            manifest,
+            start,
+        });
+    }
+
+    pub fn control(&self, c: Control) {
+        self.send(Intent::Control(c));
+    }
+
+    /// An API call of the caller failed: its stop, classified. A license
+    /// refusal also stops playback and sync here.
+    pub fn refused(&self, e: &ApiError) -> Stop {
+        let stop = stop::stop_of_api(e);
+        if stop.reason == StopReason::License {
+            self.send(Intent::Stop(stop.clone()));
+        }
+        stop
+    }
+
+    /// The server's license status says it is not valid.
+    pub fn license_invalid(&self, message: String) {
+        self.send(Intent::Stop(Stop::new(StopReason::License, message)));
+    }
+
+    /// The server's license status says it is valid: a license stop is
+    /// over (and sync resumes now, not at its next poll).
+    pub fn license_valid(&self) {
+        self.send(Intent::LicenseValid);
+    }
+
+    /// A new login (or a logout): the current sync session flushes and
+    /// stops first (two sessions must never share a journal), then the
+    /// next one starts; streams use the new client from now on.
+    pub async fn log_in(&self, login: Login) {
+        let (done, rx) = oneshot::channel();
+        self.send(Intent::LogIn { login, done });
+        let _ = rx.await;
+    }
+
+    /// Replaces the downloads a chapter may play from.
+    pub fn set_downloads(&self, index: LocalIndex) {
+        *write(&self.downloads) = index;
+    }
+
+    /// The download of `book`, complete or not.
+    pub fn download(&self, book: &BookId) -> Option<Download> {
+        read(&self.downloads).get(book).cloned()
+    }
+
+    /// Every download, complete or not.
+    pub fn downloads(&self) -> Vec<Download> {
+        read(&self.downloads).books().to_vec()
+    }
+
+    /// Sync's front door of the current login.
+    pub fn sync(&self) -> SyncSession {
+        read(&self.sync).clone()
+    }
+
+    /// What is playing now.
+    pub fn now(&self) -> watch::Receiver<Now> {
+        self.now.clone()
+    }
+
+    /// Sync's status, across logins.
+    pub fn sync_status(&self) -> watch::Receiver<SyncStatus> {
+        self.sync_status.clone()
+    }
+
+    /// Why there is no audio output (playback is off then).
+    pub fn no_audio(&self) -> Option<&str> {
+        self.no_audio.as_deref()
+    }
+
+    /// When the first sample went to the output (start-up timing).
+    pub fn first_audio_at(&self) -> Option<std::time::Instant> {
+        self.engine.as_ref()?.first_audio_at()
+    }
+
+    /// Reports the last place and flushes within `timeout`, stops the
+    /// engine, saves each book's sound. What was not sent stays queued.
+    pub async fn quit(&self, timeout: Duration) -> QuitSummary {
+        let (reply, rx) = oneshot::channel();
+        self.send(Intent::Quit { timeout, reply });
+        match tokio::time::timeout(timeout + Duration::from_secs(2), rx).await {
+            Ok(Ok(s)) => s,
+            _ => QuitSummary {
+                left: self.sync_status.borrow().queued,
+                timed_out: true,
+            },
+        }
+    }
+
+    fn send(&self, i: Intent) {
+        // A stopped worker has quit already; nothing to do.
+        let _ = self.tx.send(i);
+    }
+}

@@ -1,0 +1,183 @@
+//! Each book's playback settings, in one place for the player and `earmark
+//! play`:
+//! - speed and volume are kept per book and synced by sync: the listener's
+//!   changes go to sync (`SyncSession::settings_changed`), which saves them
+//!   and asks the engine for them, also when a book opens with saved ones;
+//! - boost, normalisation and skip silence are kept on this device
+//!   ([`crate::config::SoundBooks`], `sound.json`): applied here when a
+//!   book opens, changed by the listener, the silence skipped counted;
+//! - `[sound]` of config.toml (the engine's normalisation target and what
+//!   skip silence shortens) is read here once, for the engine.
+
+use super::engine;
+use crate::config::{Config, Dirs, SoundBooks, SoundConfig, sound_key};
+use crate::domain::{BookId, SoundSettings};
+use crate::player::{EngineHandle, PlayerState};
+use std::sync::Arc;
+
+/// A book's sound as the player shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SoundNow {
+    pub settings: SoundSettings,
+    /// Seconds of silence skip silence saved in this book, and in all.
+    pub saved_book: f64,
+    pub saved_total: f64,
+    /// The normalisation gain applied now, while normalising.
+    pub norm_gain_db: Option<f32>,
+}
+
+/// `[sound]` of config.toml for the engine, and a sentence when a value
+/// is out of range (the defaults apply then). An unreadable file is the
+/// launch's to report.
+pub(super) fn config_sound(dirs: &Dirs) -> (Option<SoundConfig>, Option<String>) {
+    let Ok(c) = Config::load(&dirs.config_file()) else {
+        return (None, None);
+    };
+    let s = c.sound.unwrap_or_default();
+    match s.check() {
+        Ok(()) => (Some(s), None),
+        Err(e) => (None, Some(format!("{e}; using the defaults."))),
+    }
+}
+
+/// Whose books: `sound.json`'s keys are per server, user and profile.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Who {
+    /// (server address, user name) of the session, when logged in.
+    pub login: Option<(String, String)>,
+    pub profile: String,
+}
+
+impl Who {
+    fn key(&self, book: &BookId) -> String {
+        let login = self.login.as_ref().map(|(s, u)| (s.as_str(), u.as_str()));
+        sound_key(login, &self.profile, book)
+    }
+}
+
+/// The sound of the books played: the store, and what the engine plays.
+pub(super) struct Sounds {
+    store: Arc<SoundBooks>,
+    pub who: Who,
+    /// The book the engine played last (whose sound it got).
+    book: Option<BookId>,
+    /// The engine's silence count for the current load, already added.
+    counted: (u64, f64),
+}
+
+impl Sounds {
+    pub fn new(store: SoundBooks, who: Who) -> Sounds {
+        Sounds {
+            store: Arc::new(store),
+            who,
+            book: None,
+            counted: (0, 0.0),
+        }
+    }
+
+    /// Why `sound.json` could not be used, once at start.
+    pub fn damaged(&self) -> Option<String> {
+        self.store.damaged().map(|aside| {
+            format!(
+                "sound.json could not be read; it was moved to {} and the defaults apply",
+                aside.display()
+            )
+        })
+    }
+
+    fn now(&self, book: &BookId) -> SoundNow {
+        let key = self.who.key(book);
+        let (saved_book, saved_total) = self.store.saved(&key);
+        SoundNow {
+            settings: self.store.settings(&key),
+            norm_gain_db: None,
+            saved_book,
+            saved_total,
+        }
+    }
+
+    /// A book is about to play: its sound goes to the engine first (when
+    /// the engine has another).
+    pub fn opening(&mut self, engine: Option<&EngineHandle>, book: &BookId) -> SoundNow {
+        let now = self.now(book);
+        if let Some(e) = engine
+            && e.state().sound != now.settings
+        {
+            engine::sound(e, now.settings);
+        }
+        now
+    }
+
+    /// The listener changed `book`'s sound: applied and kept.
+    pub fn changed(
+        &mut self,
+        engine: Option<&EngineHandle>,
+        book: Option<&BookId>,
+        settings: SoundSettings,
+    ) -> Option<SoundNow> {
+        let settings = settings.clamped();
+        if let Some(e) = engine {
+            engine::sound(e, settings);
+        }
+        let book = book?;
+        self.store.set(self.who.key(book), settings);
+        self.save_in_background();
+        Some(self.now(book))
+    }
+
+    /// One engine state of `book`'s load: applies the book's sound when the
+    /// engine plays another book, counts the silence skipped.
+    pub fn follow(
+        &mut self,
+        engine: Option<&EngineHandle>,
+        book: &BookId,
+        s: &PlayerState,
+    ) -> SoundNow {
+        let key = self.who.key(book);
+        if self.book.as_ref() != Some(book) {
+            self.book = Some(book.clone());
+            let want = self.store.settings(&key);
+            if s.sound != want
+                && let Some(e) = engine
+            {
+                engine::sound(e, want);
+            }
+        }
+        let load = s.playback_id.0;
+        if self.counted.0 != load {
+            self.counted = (load, 0.0);
+        }
+        let delta = s.silence_skipped - self.counted.1;
+        if delta > 0.0 {
+            self.counted.1 = s.silence_skipped;
+            if self.store.add_saved(key, delta) {
+                self.save_in_background();
+            }
+        }
+        let mut now = self.now(book);
+        now.norm_gain_db = s.norm_gain_db;
+        now
+    }
+
+    /// Saves `sound.json`; a failure is logged (the settings stay in memory).
+    pub fn save(&self) {
+        if let Err(e) = self.store.save() {
+            tracing::warn!("{e}");
+        }
+    }
+
+    fn save_in_background(&self) {
+        let store = self.store.clone();
+        let save = move || {
+            if let Err(e) = store.save() {
+                tracing::warn!("{e}");
+            }
+        };
+        // File I/O: the runtime's blocking pool.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn_blocking(save);
+        } else {
+            save();
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! What the player's backend tasks share: the UI sender, the login, the
+//! playback owner and the library's arrival. Coarse on purpose: one lock
+//! for the login; the owner's handle and the UI sender need none. Depends
+//! on no other module of `runtime` (only `cache`'s scope type), so the
+//! effect modules above it never form a circle.
+
+use super::cache;
+use crate::api::{ApiError, Client};
+use crate::config::{Config, Dirs, Profile, Session};
+use crate::playback::Playback;
+use crate::ui::event_loop::UiSender;
+use crate::ui::state::{Answer, SessionInfo};
+use std::sync::{Mutex, RwLock};
+
+/// The login: profile, session and client change together.
+pub(crate) struct Login {
+    pub profile: Profile,
+    pub session: Option<Session>,
+    pub client: Option<Client>,
+}
+
+pub(crate) struct Shared {
+    pub ui: UiSender,
+    pub dirs: Dirs,
+    pub login: RwLock<Login>,
+    /// The playback session's owner (engine, sync, each book's settings).
+    pub playback: Playback,
+    /// Set once the server's library arrived, so a slower cache read does
+    /// not replace it (checked and sent under the lock).
+    pub fresh: Mutex<bool>,
+    /// Counts library loads: a load stops sending pages once a newer one
+    /// has started, so two loads never interleave their pages.
+    pub library_load: std::sync::atomic::AtomicU64,
+}
+
+/// Locks are taken one way everywhere: a panic elsewhere while holding one
+/// leaves data that is still whole (every write replaces a value), so a
+/// poisoned lock is used as it is.
+pub(crate) fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(crate) fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    pub(crate) fn client(&self) -> Option<Client> {
+        read(&self.login).client.clone()
+    }
+
+    /// The library cache's scope of the login.
+    pub(crate) fn scope(&self) -> Option<cache::Scope> {
+        let l = read(&self.login);
+        let s = l.session.as_ref()?;
+        Some(cache::Scope {
+            address: s.server.to_string(),
+            server_id: s.server_id.clone(),
+            user_id: s.user_id.clone(),
+        })
+    }
+
+    /// Reports a failed request in plain words. Its reason comes from the
+    /// playback owner's one classification, which also stops playback and
+    /// sync on a license refusal (the banner comes from there).
+    pub(crate) fn fail(&self, what: &str, e: &ApiError) {
+        let stop = self.playback.refused(e);
+        if stop.reason.needs_login() {
+            self.ui.send(Answer::Failed(format!(
+                "{what}: {e}. {}",
+                crate::ui::state::LOG_IN_AGAIN
+            )));
+        } else {
+            self.ui.send(Answer::Failed(format!("{what}: {e}")));
+        }
+    }
+
+    /// Sends the library unless the cache would replace the server's.
+    pub(crate) fn send_library(&self, books: Vec<crate::domain::Book>, from_cache: bool) {
+        let mut fresh = lock(&self.fresh);
+        if from_cache && *fresh {
+            return;
+        }
+        *fresh |= !from_cache;
+        self.ui.send(Answer::Library { books, from_cache });
+    }
+
+    /// A new login: its library is not here yet.
+    pub(crate) fn library_stale(&self) {
+        *lock(&self.fresh) = false;
+    }
+
+    pub(crate) fn send_profiles(&self) {
+        let p = read(&self.login).profile.clone();
+        self.ui.send(profiles_answer(&self.dirs, &p));
+    }
+}
+
+pub(crate) fn profiles_answer(dirs: &Dirs, p: &Profile) -> Answer {
+    let mut names: Vec<String> = Config::load(&dirs.config_file())
+        .map(|c| c.profiles.into_keys().collect())
+        .unwrap_or_default();
+    if !names.contains(&p.name) {
+        names.push(p.name.clone());
+    }
+    names.sort();
+    Answer::Profiles {
+        names,
+        current: Some(p.name.clone()),
+        address: p.server.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+        user: p.user.clone().unwrap_or_default(),
+    }
+}
+
+/// The session as the header shows it.
+pub fn session_info(s: &Session) -> SessionInfo {
+    SessionInfo {
+        address: s.server.to_string(),
+        user: s.user.clone(),
+        profile: Some(s.profile.clone()),
+    }
+}

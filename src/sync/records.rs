@@ -1,0 +1,290 @@
+//! The front door's read-only view of what sync keeps on this device:
+//! [`Records`] reads the queued changes (`earmark sync pending`), the place
+//! history (`earmark history`) and the listening statistics (`earmark
+//! stats`) without a worker and without taking the journal's lock, so a
+//! running player is not disturbed. Every change to the journal goes
+//! through [`super::SyncSession`] (`push_held`, `discard_*`, …).
+//!
+//! What it hands out are public types designed for the CLI's text and
+//! JSON ([`Pending`], [`PendingChange`]), never the journal's own records.
+
+use super::client_remote::scope_of;
+use super::outbox::{Entry, Op, Outbox};
+use super::session::SyncConfig;
+use crate::api::Client;
+use crate::domain::{BookId, ChapterId, EpochMillis, ListeningStats, PlaceMark, ServerId, UserId};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Whose change it is: the server address, instance and account a queued
+/// change belongs to (it is only ever sent there).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeScope {
+    pub base: String,
+    pub server_id: ServerId,
+    pub user_id: UserId,
+}
+
+impl std::fmt::Display for ChangeScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (server {}, user {})",
+            self.base, self.server_id, self.user_id
+        )
+    }
+}
+
+/// What a queued change writes (`op` in the JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "op")]
+pub enum Change {
+    #[serde(rename_all = "camelCase")]
+    ProgressWrite {
+        chapter_id: ChapterId,
+        position_sec: f64,
+        finished: bool,
+        reset: bool,
+        client_updated_at: EpochMillis,
+    },
+    ProgressDelete,
+    #[serde(rename_all = "camelCase")]
+    SettingsWrite {
+        speed: f32,
+        volume: Option<f32>,
+        client_updated_at: EpochMillis,
+    },
+    SettingsDelete,
+    #[serde(rename_all = "camelCase")]
+    FavoriteSet {
+        favorite: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    BookmarkCreate {
+        client_id: String,
+        chapter_id: ChapterId,
+        position_sec: f64,
+        note: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    BookmarkDelete {
+        bookmark_id: String,
+    },
+}
+
+/// How often the server refused a change, and what it said last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Refusals {
+    pub count: u32,
+    pub message: String,
+}
+
+/// One queued change, as `earmark sync pending` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingChange {
+    /// The change's number in the journal (increasing).
+    pub seq: u64,
+    pub scope: ChangeScope,
+    pub book: BookId,
+    pub op: Change,
+    pub queued_at: EpochMillis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<Refusals>,
+    /// Short words, e.g. "progress ch_1 at 0:20:34".
+    #[serde(skip)]
+    pub description: String,
+}
+
+impl PendingChange {
+    fn of(e: Entry) -> PendingChange {
+        let description = e.op.describe();
+        let op = match e.op {
+            Op::ProgressWrite(p) => Change::ProgressWrite {
+                chapter_id: p.chapter_id,
+                position_sec: p.position_sec,
+                finished: p.finished,
+                reset: p.reset,
+                client_updated_at: p.client_updated_at,
+            },
+            Op::ProgressDelete => Change::ProgressDelete,
+            Op::SettingsWrite(s) => Change::SettingsWrite {
+                speed: s.speed,
+                volume: s.volume,
+                client_updated_at: s.client_updated_at,
+            },
+            Op::SettingsDelete => Change::SettingsDelete,
+            Op::FavoriteSet { favorite } => Change::FavoriteSet { favorite },
+            Op::BookmarkCreate {
+                client_id,
+                chapter_id,
+                position_sec,
+                note,
+            } => Change::BookmarkCreate {
+                client_id,
+                chapter_id,
+                position_sec,
+                note,
+            },
+            Op::BookmarkDelete { bookmark_id } => Change::BookmarkDelete { bookmark_id },
+        };
+        PendingChange {
+            seq: e.seq,
+            scope: ChangeScope {
+                base: e.scope.base,
+                server_id: e.scope.server_id,
+                user_id: e.scope.user_id,
+            },
+            book: e.book,
+            op,
+            queued_at: e.queued_at,
+            rejected: e.rejected.map(|r| Refusals {
+                count: r.count,
+                message: r.message,
+            }),
+            description,
+        }
+    }
+}
+
+/// The queued changes of a profile, split by whose they are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    /// The current login's scope; `None` when not logged in.
+    pub scope: Option<ChangeScope>,
+    pub queued: Vec<PendingChange>,
+    /// The current login's changes the server refused again and again
+    /// (each with its last message), set aside until retried or dropped.
+    pub refused: Vec<PendingChange>,
+    /// Changes of another server instance or account.
+    pub held: Vec<PendingChange>,
+    /// Damaged records that were skipped while reading.
+    pub corrupt_skipped: usize,
+}
+
+/// Read-only access to a profile's sync files (see the module header).
+#[derive(Debug, Clone)]
+pub struct Records {
+    config: SyncConfig,
+}
+
+impl Records {
+    /// The records of the sync directory `dir` (`config::Profile::sync_dir`).
+    pub fn new(dir: impl Into<PathBuf>) -> Records {
+        Records {
+            config: SyncConfig::new(dir),
+        }
+    }
+
+    /// The queued changes, as the current login (`client`) sees them.
+    pub fn pending(&self, client: Option<&Client>) -> Result<Pending, String> {
+        let (entries, load) = Outbox::peek(&self.config.outbox_path).map_err(|e| e.to_string())?;
+        let scope = client.and_then(scope_of);
+        let (mine, held): (Vec<Entry>, Vec<Entry>) = entries
+            .into_iter()
+            .partition(|e| scope.as_ref() == Some(&e.scope));
+        let (refused, queued): (Vec<Entry>, Vec<Entry>) =
+            mine.into_iter().partition(Entry::is_parked);
+        let public = |v: Vec<Entry>| v.into_iter().map(PendingChange::of).collect();
+        Ok(Pending {
+            scope: scope.map(|s| ChangeScope {
+                base: s.base,
+                server_id: s.server_id,
+                user_id: s.user_id,
+            }),
+            queued: public(queued),
+            refused: public(refused),
+            held: public(held),
+            corrupt_skipped: load.corrupt_skipped,
+        })
+    }
+
+    /// A book's place history on this device, oldest first.
+    pub fn history(&self, book: &BookId) -> Result<Vec<PlaceMark>, String> {
+        super::listening::read_history(self.listening_dir(), book)
+    }
+
+    /// This device's listening statistics until `now`.
+    pub fn stats(&self, now: EpochMillis) -> Result<ListeningStats, String> {
+        super::listening::read_stats(self.listening_dir(), now)
+    }
+
+    fn listening_dir(&self) -> &std::path::Path {
+        self.config.listening_dir.as_deref().unwrap_or_else(|| {
+            self.config
+                .outbox_path
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::outbox::{QueuedProgress, QueuedSettings, Rejection, Scope};
+
+    fn entry(op: Op, rejected: Option<Rejection>) -> Entry {
+        Entry {
+            seq: 7,
+            scope: Scope {
+                base: "http://h:8686/api/v1".into(),
+                server_id: ServerId::new("srv_1"),
+                user_id: UserId::from(3),
+            },
+            book: BookId::new("b1"),
+            op,
+            queued_at: 1_700_000_000_000,
+            rejected,
+        }
+    }
+
+    /// The CLI's JSON is its own type, but says what it said before: the
+    /// journal's record, field for field.
+    #[test]
+    fn a_pending_change_serializes_as_the_journal_entry_did() {
+        let ops = [
+            Op::ProgressWrite(QueuedProgress {
+                chapter_id: ChapterId::new("c2"),
+                position_sec: 12.5,
+                finished: false,
+                reset: true,
+                client_updated_at: 1_700_000_000_001,
+            }),
+            Op::ProgressDelete,
+            Op::SettingsWrite(QueuedSettings {
+                speed: 1.25,
+                volume: Some(0.5),
+                client_updated_at: 1_700_000_000_002,
+            }),
+            Op::SettingsDelete,
+            Op::FavoriteSet { favorite: true },
+            Op::BookmarkCreate {
+                client_id: "earmark-1".into(),
+                chapter_id: ChapterId::new("c1"),
+                position_sec: 3.0,
+                note: Some("here".into()),
+            },
+            Op::BookmarkDelete {
+                bookmark_id: "bm9".into(),
+            },
+        ];
+        for op in ops {
+            for rejected in [
+                None,
+                Some(Rejection {
+                    count: 5,
+                    message: "no".into(),
+                }),
+            ] {
+                let e = entry(op.clone(), rejected);
+                let before = serde_json::to_value(&e).unwrap();
+                let change = PendingChange::of(e.clone());
+                assert_eq!(change.description, e.op.describe());
+                assert_eq!(serde_json::to_value(&change).unwrap(), before);
+            }
+        }
+    }
+}
