@@ -1,12 +1,15 @@
 //! Sync scenarios against the real reference server over real HTTP, with a
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
+mod child;
 mod cli;
 mod disk;
 mod downloads;
 mod export;
+mod flapping;
 mod gate;
 mod listening_cli;
+mod long_session;
 mod offline_open;
 mod play;
 mod proxy;
