@@ -8,15 +8,18 @@
 //! no write carried 0 over a valid place, every write came in order and
 //! was applied once (a write is only sent again when the server died
 //! before it could answer, and then changes nothing), and nothing is left
-//! queued. The short run is in the suite; `./run soak` runs 30 minutes of
-//! media.
+//! queued: quitting waits for a server that answered moments ago. The
+//! short run is in the suite; `./run soak` runs 30 minutes of media. The
+//! quit's wait is also pinned at the front door, with the proxy.
 
 use crate::child::{Playing, ServerProcess, logged_in_home};
-use crate::support::{text, wav};
+use crate::proxy::Mode;
+use crate::support::{Action, Env, Player, start_worker, wav};
 use earmark::api::{BaseUrl, Client, ProgressWrite};
 use earmark::domain::{BookId, ChapterId, now_millis};
 use earmark::server::merge::Outcome;
 use earmark::server::write_log::{self, LoggedWrite};
+use earmark::sync::Link;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -192,13 +195,9 @@ fn run(f: Flapping) -> Figures {
         "only {restarts} restarts in {wall_secs:.1} s (seed {seed})"
     );
 
-    // What was not sent before the player quit is in the journal: the
-    // next start (here `sync push`, the server up) sends it.
-    if !server.is_up() {
-        server.spawn();
-    }
-    let o = home.run(&["sync", "push"], None);
-    assert!(o.status.success(), "{}", text(&o));
+    // Quitting waited for the server (killed and restarted on schedule
+    // until the player exited): nothing is left for the next start.
+    assert!(!stderr.contains("could not be sent"), "{stderr}");
     let o = home.run(&["--json", "sync", "pending"], None);
     let pending: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for k in ["queued", "refused", "held"] {
@@ -211,6 +210,9 @@ fn run(f: Flapping) -> Figures {
         last["chapter_id"].as_str().unwrap().to_owned(),
         last["position"].as_f64().unwrap(),
     );
+    if !server.is_up() {
+        server.spawn();
+    }
     let held = rt
         .block_on(direct.progress(&book))
         .unwrap()
@@ -348,4 +350,68 @@ fn soak_a_server_killed_every_few_seconds_during_thirty_minutes_of_media_ends_wi
     });
     eprintln!("flapping (soak): {f}");
     assert!(f.runs_with_writes >= 10, "{f}");
+}
+
+/// Plays `steps` × 50 ms from `from` and pauses; the place reached.
+async fn listen(p: &Player, chapter: &ChapterId, from: f64, steps: u32) -> f64 {
+    p.action(1, Action::Play);
+    let mut pos = from;
+    for _ in 0..steps {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        pos += 0.05;
+        p.position(1, chapter, pos, true);
+    }
+    p.action(1, Action::Pause);
+    pos
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_waits_for_a_server_that_answered_moments_ago_and_sends_the_last_place() {
+    let env = Env::start().await;
+    let (book, m) = env.book("Long").await;
+    let chapter = m.items[0].chapter_id.clone();
+    let client = env.client().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = start_worker(&client, dir.path());
+    p.open(1, &book, &m);
+    p.load().await;
+    p.position(1, &chapter, 0.0, true);
+    let pos = listen(&p, &chapter, 0.0, 8).await;
+    p.until("sent", |s| s.queued == 0 && s.link == Link::Online)
+        .await;
+    let held = env.server_progress(&book).await.unwrap();
+    assert!((held.position - pos).abs() < 1e-6, "{held:?} vs {pos}");
+
+    // The server restarts: the last place cannot be sent, and the player
+    // quits while it is away; it is back a moment later.
+    env.proxy.set_mode(Mode::Refuse);
+    let pos = listen(&p, &chapter, pos, 8).await;
+    p.until("queued, unreachable", |s| {
+        s.queued == 1 && s.link == Link::Offline
+    })
+    .await;
+    let (q, ()) = tokio::join!(p.sync.quit(Duration::from_secs(5)), async {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        env.proxy.set_mode(Mode::Forward);
+    });
+    assert_eq!((q.left, q.timed_out), (0, false), "{q:?}");
+    let held = env.server_progress(&book).await.unwrap();
+    assert_eq!(held.chapter_id, chapter);
+    assert!((held.position - pos).abs() < 1e-6, "{held:?} vs {pos}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_tries_a_server_that_never_answered_once_and_keeps_the_change() {
+    let env = Env::start().await;
+    let (book, _) = env.book("Alpha").await;
+    let client = env.client().await;
+    env.proxy.set_mode(Mode::Refuse);
+    let dir = tempfile::tempdir().unwrap();
+    let p = start_worker(&client, dir.path());
+    p.sync.queue_favorite(book.clone(), true);
+    p.until("queued", |s| s.queued == 1).await;
+    // Finished before the timeout, not cut by it: no wait at every quit
+    // for a listener who is offline.
+    let q = p.sync.quit(Duration::from_secs(30)).await;
+    assert_eq!((q.left, q.timed_out), (1, false), "{q:?}");
 }
