@@ -18,10 +18,11 @@ const CHAPTER_SECS: f64 = 600.0;
 /// fall any amount).
 const RSS_SLACK_KB: u64 = 5 * 1024;
 
-/// Open descriptors and threads may be this many above the most seen
-/// before the baseline (a chapter's next stream opening while the last
-/// one closes), never more.
-const COUNT_SLACK: usize = 2;
+/// Open descriptors and threads may be this many above their count after
+/// the first minute (a chapter's next stream opening while the last one
+/// closes, a request in flight), never more: a leak of one per chapter
+/// shows within the short run's six chapters.
+const COUNT_SLACK: usize = 3;
 
 #[derive(Debug)]
 struct Figures {
@@ -97,7 +98,16 @@ fn library(chapters: usize) -> tempfile::TempDir {
     dir
 }
 
-async fn run(chapters: usize, sample_every: Duration, deadline: Duration) -> Figures {
+/// How a run is measured: the baseline is taken after the first minute, or
+/// after `baseline_media` seconds of media when that comes sooner (the
+/// short run lasts seconds).
+struct Sampling {
+    every: Duration,
+    baseline_media: f64,
+    deadline: Duration,
+}
+
+async fn run(chapters: usize, sampling: Sampling) -> Figures {
     let lib = library(chapters);
     let server = TestServer::start(lib.path()).await.unwrap();
     let (home, _direct, books) = Home::logged_in(&server).await;
@@ -105,20 +115,12 @@ async fn run(chapters: usize, sample_every: Duration, deadline: Duration) -> Fig
     let length = chapters as f64 * CHAPTER_SECS;
     // The measure runs on a blocking thread: the server lives on this
     // runtime and must keep answering.
-    tokio::task::spawn_blocking(move || {
-        measure(&home, book.as_str(), length, sample_every, deadline)
-    })
-    .await
-    .unwrap()
+    tokio::task::spawn_blocking(move || measure(&home, book.as_str(), length, sampling))
+        .await
+        .unwrap()
 }
 
-fn measure(
-    home: &Home,
-    book: &str,
-    length: f64,
-    sample_every: Duration,
-    deadline: Duration,
-) -> Figures {
+fn measure(home: &Home, book: &str, length: f64, sampling: Sampling) -> Figures {
     let began = Instant::now();
     let mut play = Playing::start(
         home,
@@ -126,8 +128,6 @@ fn measure(
         &[("EARMARK_NULL_CLOCK_RATE", "0".to_owned())],
     );
     let pid = play.pid();
-    // The baseline: after the first minute, or after the first sixth of
-    // the book when that comes sooner (the short run lasts seconds).
     let mut samples: Vec<(f64, f64, Resources)> = Vec::new();
     let mut baseline: Option<usize> = None;
     loop {
@@ -135,18 +135,18 @@ fn measure(
         let Some(r) = Resources::of(pid) else { break };
         let t = began.elapsed().as_secs_f64();
         samples.push((t, media, r));
-        if baseline.is_none() && (t >= 60.0 || media >= length / 6.0) {
+        if baseline.is_none() && (t >= 60.0 || media >= sampling.baseline_media) {
             baseline = Some(samples.len() - 1);
         }
         if play.exited() {
             break;
         }
         assert!(
-            began.elapsed() < deadline,
-            "{} s of media took longer than {deadline:?} (at {media} s)",
-            length
+            began.elapsed() < sampling.deadline,
+            "{length} s of media took longer than {:?} (at {media} s)",
+            sampling.deadline
         );
-        std::thread::sleep(sample_every);
+        std::thread::sleep(sampling.every);
     }
     let (status, states, stderr) = play.finish(Duration::from_secs(30));
     let wall_secs = began.elapsed().as_secs_f64();
@@ -158,7 +158,6 @@ fn measure(
         "played to the end: {last}"
     );
     let b = baseline.expect("a sample after the first minute");
-    let before = &samples[..=b];
     let after = &samples[b..];
     // The last sample may be of a process already shutting down.
     let end = after[after.len().saturating_sub(2)].2;
@@ -170,9 +169,9 @@ fn measure(
         rss_baseline_kb: base.rss_kb,
         rss_end_kb: end.rss_kb,
         rss_max_kb: after.iter().map(|s| s.2.rss_kb).max().unwrap(),
-        fds_baseline: before.iter().map(|s| s.2.fds).max().unwrap(),
+        fds_baseline: base.fds,
         fds_max: after.iter().map(|s| s.2.fds).max().unwrap(),
-        threads_baseline: before.iter().map(|s| s.2.threads).max().unwrap(),
+        threads_baseline: base.threads,
         threads_max: after.iter().map(|s| s.2.threads).max().unwrap(),
         samples: samples.len(),
     };
@@ -205,12 +204,22 @@ fn measure(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_hour_of_media_through_one_engine_keeps_its_rss_within_5_mb_and_its_descriptors_and_threads_flat()
  {
-    run(6, Duration::from_millis(100), Duration::from_secs(300)).await;
+    let sampling = Sampling {
+        every: Duration::from_millis(100),
+        baseline_media: CHAPTER_SECS,
+        deadline: Duration::from_secs(300),
+    };
+    run(6, sampling).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a soak: ./run soak"]
 async fn soak_twenty_four_hours_of_media_through_one_engine_keeps_its_rss_within_5_mb_and_its_descriptors_and_threads_flat()
  {
-    run(144, Duration::from_millis(500), Duration::from_secs(3600)).await;
+    let sampling = Sampling {
+        every: Duration::from_millis(500),
+        baseline_media: f64::INFINITY,
+        deadline: Duration::from_secs(3600),
+    };
+    run(144, sampling).await;
 }
