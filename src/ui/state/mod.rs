@@ -12,6 +12,7 @@ pub mod rewind;
 mod sleep;
 mod sound;
 mod stats;
+pub mod up_next;
 
 pub use downloads::{DownloadMark, Downloads};
 pub use library::{Filter, Library, Search, Sort};
@@ -20,6 +21,7 @@ pub use overlay::Overlay;
 pub use playback::{NowPlaying, fmt_time};
 pub use sleep::{SLEEP_CHOICES, SleepChoice, SleepSettings, SleepTimer, parse_sleep};
 pub use sound::SoundView;
+pub use up_next::{Countdown, UpNext, UpNextSettings};
 
 use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
@@ -40,6 +42,8 @@ pub struct UiSettings {
     /// The rewind may go back into the previous chapter.
     pub rewind_past_chapter_start: bool,
     pub sleep: SleepSettings,
+    /// `[player] up_next`, `up_next_countdown`.
+    pub up_next: UpNextSettings,
     /// `[ui] covers`: the book screen's cover box, and how it is drawn.
     pub covers: crate::ui::covers::CoverMode,
     /// `[ui] accessible` / `--accessible`: no borders, bars or covers; the
@@ -55,6 +59,7 @@ impl Default for UiSettings {
             smart_rewind: Some(rewind::RewindCurve::default()),
             rewind_past_chapter_start: false,
             sleep: SleepSettings::default(),
+            up_next: UpNextSettings::default(),
             covers: Default::default(),
             accessible: false,
         }
@@ -121,6 +126,8 @@ pub enum Screen {
     License,
     /// Listening statistics of this device.
     Stats,
+    /// The play next list: reorder and remove.
+    UpNext,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -150,6 +157,7 @@ pub struct App {
     /// Boost, normalisation, skip silence of the playing book.
     pub sound: SoundView,
     pub sleep: Option<SleepTimer>,
+    pub up_next: UpNext,
     pub sync: SyncView,
     /// Place history per book (this device).
     pub history: history::Histories,
@@ -193,6 +201,7 @@ impl App {
             volume: 1.0,
             sound: SoundView::default(),
             sleep: None,
+            up_next: UpNext::default(),
             sync: SyncView::default(),
             history: Default::default(),
             clock_origin: 0,
@@ -255,6 +264,7 @@ impl App {
                 self.backend(b, &mut fx);
             }
         }
+        self.up_next_refresh();
         if fx.contains(&Effect::Quit) {
             self.quit = true;
         }
@@ -269,6 +279,9 @@ impl App {
             at(self.now + PLAYING_TICK_MS);
         }
         if let Some(t) = self.sleep_wake() {
+            at(t);
+        }
+        if let Some(t) = self.up_next_wake() {
             at(t);
         }
         if let Some(t) = self.toasts.front() {
@@ -321,6 +334,7 @@ impl App {
             }
         }
         self.sleep_tick(fx);
+        self.up_next_tick(fx);
         if self.library.step_scan() {
             self.dirty = true;
         }
@@ -333,6 +347,9 @@ impl App {
         if key.ctrl && key.code == KeyCode::Char('c') {
             fx.push(Effect::FlushProgress);
             fx.push(Effect::Quit);
+            return;
+        }
+        if self.up_next_cancels() {
             return;
         }
         if self.overlay.is_some() {

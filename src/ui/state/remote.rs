@@ -1,7 +1,8 @@
 //! Remote control (MPRIS: media keys, `playerctl`, desktop widgets): each
 //! request goes through the same reducer path as the matching key, so
 //! whatever follows the keys (sync, the place history, the license stop)
-//! sees it too. Next and previous mean chapters.
+//! sees it too. Next and previous mean chapters (Next in the last one
+//! goes on to the book up next).
 
 use super::*;
 use crate::domain::JumpCause;
@@ -14,6 +15,7 @@ impl App {
             RemoteCmd::Play if playing != Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Pause if playing == Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Play | RemoteCmd::Pause => {}
+            RemoteCmd::NextChapter if self.up_next_remote_next(fx) => {}
             RemoteCmd::NextChapter => self.action(Action::NextChapter, fx),
             RemoteCmd::PrevChapter => self.action(Action::PrevChapter, fx),
             // The license stop answers these as it answers the skip keys.
