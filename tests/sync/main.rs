@@ -15,3 +15,4 @@ mod scenarios;
 mod small_disk;
 mod stops;
 mod support;
+mod up_next;
