@@ -1,10 +1,11 @@
 //! The `[player]` settings of config.toml for smart rewind, the sleep
-//! timer and up next, and the `[ui]` table (docs/ui.md).
+//! timer and up next, and the `[ui]` and `[sleep]` tables (docs/ui.md).
 //! Errors name the setting and what it must be.
 
 use super::covers::CoverMode;
 use super::state::UiSettings;
 use super::state::rewind::RewindCurve;
+use super::state::sleep_auto::AutoSleep;
 use crate::domain::UpNextMode;
 
 fn secs(v: &toml::Value) -> Option<f64> {
@@ -81,6 +82,14 @@ pub(super) fn read(p: &toml::Table, s: &mut UiSettings) -> Result<(), String> {
     };
     if let Some(c) = ranged("up_next_countdown", 0.0, 120.0, "seconds")? {
         s.up_next.countdown_ms = (c * 1000.0) as u64;
+    }
+    Ok(())
+}
+
+/// Reads `[sleep]`: the automatic sleep timer.
+pub(super) fn read_sleep(t: Option<&toml::Table>, s: &mut UiSettings) -> Result<(), String> {
+    if let Some(t) = t {
+        s.sleep.auto = AutoSleep::from_table(t)?;
     }
     Ok(())
 }

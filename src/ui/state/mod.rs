@@ -10,6 +10,7 @@ mod playback;
 mod remote;
 pub mod rewind;
 mod sleep;
+pub mod sleep_auto;
 mod sound;
 mod stats;
 pub mod up_next;
@@ -157,12 +158,16 @@ pub struct App {
     /// Boost, normalisation, skip silence of the playing book.
     pub sound: SoundView,
     pub sleep: Option<SleepTimer>,
+    /// The clock was inside `[sleep] auto`'s hours at the last look.
+    pub sleep_window: bool,
     pub up_next: UpNext,
     pub sync: SyncView,
     /// Place history per book (this device).
     pub history: history::Histories,
     /// The wall-clock time at the loop's clock 0 (set by the event loop).
     pub clock_origin: crate::domain::EpochMillis,
+    /// The local time zone's offset from UTC (set by the event loop).
+    pub utc_offset_s: i64,
     /// Times left are shown in the book's time instead of at the speed.
     pub media_times: bool,
     /// What smart rewind follows.
@@ -201,10 +206,12 @@ impl App {
             volume: 1.0,
             sound: SoundView::default(),
             sleep: None,
+            sleep_window: false,
             up_next: UpNext::default(),
             sync: SyncView::default(),
             history: Default::default(),
             clock_origin: 0,
+            utc_offset_s: 0,
             stats: None,
             pauses: Default::default(),
             media_times: false,
