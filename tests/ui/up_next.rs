@@ -199,6 +199,36 @@ fn the_list_comes_before_the_series_and_its_book_leaves_it() {
 }
 
 #[test]
+fn a_next_book_whose_chapters_never_come_is_given_up_and_said() {
+    let mut app = with_list(vec![]);
+    playing_pride(&mut app);
+    ended(&mut app);
+    let t = app.now;
+    app.update(Event::Tick(t + 39_000));
+    assert!(app.up_next.countdown.is_some(), "still waiting");
+    app.update(Event::Tick(t + 40_000));
+    assert!(app.up_next.countdown.is_none());
+    let toast = app.toasts.back().unwrap();
+    assert!(
+        toast.error && toast.text.contains("could not be opened"),
+        "{toast:?}"
+    );
+    assert_eq!(plays(&loaded(&mut app, "emma")), None, "too late");
+}
+
+#[test]
+fn the_countdown_shows_over_an_open_box_and_its_key_only_cancels() {
+    let mut app = with_list(vec![]);
+    playing_pride(&mut app);
+    app.update(key('?'));
+    ended(&mut app);
+    assert!(render(&mut app, 80, 24).contains("starts in 10 s"));
+    app.update(key('j'));
+    assert!(app.up_next.countdown.is_none());
+    assert!(app.overlay.is_some(), "help is still open");
+}
+
+#[test]
 fn a_book_played_by_hand_leaves_the_list_too() {
     let mut app = with_list(vec![
         queued("pride", "Pride and Prejudice"),

@@ -11,6 +11,9 @@ use super::*;
 use crate::domain::up_next::list;
 use crate::domain::{Account, Book, Next, NextFrom, Queued, UpNextMode, next_after};
 
+/// How long after the countdown the next book's chapters may take.
+const CHAPTERS_WITHIN_MS: Millis = 30_000;
+
 /// `[player] up_next` and `up_next_countdown`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UpNextSettings {
@@ -272,8 +275,20 @@ impl App {
     }
 
     /// The clock: the next book starts when its time came and its
-    /// chapters are here.
+    /// chapters are here; without them long after, it is given up.
     pub(super) fn up_next_tick(&mut self, fx: &mut Vec<Effect>) {
+        if let Some(c) = self.up_next.countdown.as_ref()
+            && c.manifest.is_none()
+            && self.now >= c.at + CHAPTERS_WITHIN_MS
+        {
+            let title = c.next.title.clone();
+            self.up_next.countdown = None;
+            self.toast(
+                format!("Up next: “{title}” could not be opened (its chapters did not come)."),
+                true,
+            );
+            return;
+        }
         let due = self
             .up_next
             .countdown

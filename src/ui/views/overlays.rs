@@ -32,9 +32,9 @@ impl Caret {
 pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Option<Position> {
     toasts(app, theme, buf, areas);
     let framed = !app.settings.accessible;
-    let Some(overlay) = app.overlay.as_ref() else {
-        // The up next countdown: a box of its own, under any other.
-        let (title, lines) = super::up_next::countdown(app, theme)?;
+    // The up next countdown comes first: the next key cancels it, so it
+    // is what the screen shows.
+    if let Some((title, lines)) = super::up_next::countdown(app, theme) {
         return boxed(
             buf,
             theme,
@@ -45,7 +45,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
             framed,
             Caret::on(0),
         );
-    };
+    }
+    let overlay = app.overlay.as_ref()?;
     // The drawn bar after typed text is for eyes; the accessible mode
     // leaves it to the terminal's cursor (a reader would say it).
     let bar = if app.settings.accessible { "" } else { "▏" };
