@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The login's account, when logged in.
-fn account(sh: &Shared) -> Option<Account> {
+fn login_account(sh: &Shared) -> Option<Account> {
     let l = read(&sh.login);
     let s = l.session.as_ref()?;
     Some(Account {
@@ -25,9 +25,15 @@ fn account(sh: &Shared) -> Option<Account> {
 
 /// Reads the login's list and sends it to the player.
 pub(super) async fn load(sh: Arc<Shared>) {
-    let Some(account) = account(&sh) else { return };
+    let Some(account) = login_account(&sh) else {
+        return;
+    };
     let store = UpNextStore::of(&sh.dirs.data, &account);
     let read = tokio::task::spawn_blocking(move || store.load()).await;
+    if login_account(&sh).as_ref() != Some(&account) {
+        // Another login meanwhile: its own read follows.
+        return;
+    }
     match read {
         Ok(Ok(books)) => {
             sh.ui.send(Answer::UpNext { account, books });
