@@ -77,9 +77,10 @@ pub struct Next {
 
 /// What plays after `finished`: the first book of `list` that is not
 /// `finished`; else (in [`UpNextMode::Series`]) the book after it in the
-/// first of its series (in the order `library` gives) that has one after
-/// it. `library` only needs the series' books; it may be empty when the
-/// list decides.
+/// first of its series that has one after it, passing over books the
+/// library says are finished (they would resume at their end). Ties in
+/// the series order go by `library`'s order. `library` only needs the
+/// series' books; it may be empty when the list decides.
 pub fn next_after(
     mode: UpNextMode,
     finished: &BookId,
@@ -125,6 +126,7 @@ fn next_in_series(name: &str, book: &Book, library: &[Book]) -> Option<Next> {
     library
         .iter()
         .filter(|b| b.id != book.id && b.series.iter().any(|s| s.name == name))
+        .filter(|b| !b.progress.as_ref().is_some_and(|p| p.finished))
         .filter(|b| after(b).is_gt())
         .min_by(|a, b| {
             let (ka, kb) = (key(a), key(b));
@@ -253,6 +255,29 @@ mod tests {
             None,
             "the last of its series"
         );
+    }
+
+    #[test]
+    fn books_already_finished_are_passed_over() {
+        let mut lib = vec![
+            book("one", &[("Saga", Some("1"))]),
+            book("two", &[("Saga", Some("2"))]),
+            book("three", &[("Saga", Some("3"))]),
+        ];
+        lib[1].progress = Some(crate::domain::Progress {
+            chapter_id: crate::domain::ChapterId::new("c"),
+            position: 10.0,
+            book_position: None,
+            finished: true,
+            client_updated_at: None,
+            server_updated_at: None,
+        });
+        assert_eq!(
+            next_id(UpNextMode::Series, "one", &[], &lib).as_deref(),
+            Some("three")
+        );
+        lib[2].progress = lib[1].progress.clone();
+        assert_eq!(next_id(UpNextMode::Series, "one", &[], &lib), None);
     }
 
     #[test]
