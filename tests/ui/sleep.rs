@@ -361,3 +361,50 @@ fn the_automatic_timer_starts_when_the_clock_enters_its_hours_and_stays_off_once
     at(&mut app, PlayState::Playing, "moby-2", 650.0);
     assert!(matches!(app.sleep, Some(SleepTimer::Timed { .. })));
 }
+
+/// Through the real backends: a headset's play/pause while the timer
+/// fades keeps the engine playing, gives its volume back and extends the
+/// timer (the D-Bus side of `Answer::Remote` is tests/ui/mpris.rs's).
+#[test]
+fn a_headset_play_pause_during_the_fade_keeps_the_engine_playing_at_full_volume() {
+    let mut settings = UiSettings::default();
+    settings.sleep.fade_ms = 6_000;
+    settings.smart_rewind = None;
+    let mut d = Driver::start(settings);
+    d.step(code(KeyCode::Enter));
+    d.follow(
+        "playing",
+        |a| matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p >= 0.5),
+    );
+    let now = d.app.now;
+    d.app.sleep = Some(SleepTimer::Timed {
+        left_ms: 500,
+        since: Some(now),
+    });
+    d.follow("the engine fading", |a| {
+        matches!(a.sleep, Some(SleepTimer::Fading { .. }))
+            && a.playing
+                .as_ref()
+                .and_then(|p| p.engine.as_ref())
+                .is_some_and(|e| e.volume < 0.8)
+    });
+    d.step(Event::Answer(Answer::Remote(RemoteCmd::PlayPause)));
+    assert!(
+        matches!(d.app.sleep, Some(SleepTimer::Timed { .. })),
+        "{:?}",
+        d.app.sleep
+    );
+    d.follow("full volume again", |a| {
+        a.playing
+            .as_ref()
+            .and_then(|p| p.engine.as_ref())
+            .is_some_and(|e| e.volume > 0.99)
+    });
+    let (state, _, at) = Driver::at(&d.app).unwrap();
+    assert_eq!(state, PlayState::Playing);
+    let later = d.app.now + 1_500;
+    d.follow("still playing a while later", |a| {
+        a.now >= later && matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p > at + 1.0)
+    });
+    d.live.shutdown();
+}
