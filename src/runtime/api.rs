@@ -183,7 +183,9 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         | Effect::MarkPlace { .. }
         | Effect::LoadHistory(_)
         | Effect::LoadStats
-        | Effect::LoadCover { .. } => {}
+        | Effect::LoadCover { .. }
+        | Effect::LoadUpNext
+        | Effect::SaveUpNext { .. } => {}
         Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) | Effect::Download(_) => {}
     }
 }

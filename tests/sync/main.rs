@@ -18,3 +18,4 @@ mod scenarios;
 mod small_disk;
 mod stops;
 mod support;
+mod up_next;

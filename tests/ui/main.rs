@@ -12,6 +12,7 @@ mod downloads;
 mod driver;
 mod e2e;
 mod e2e_cursor;
+mod e2e_up_next;
 mod fixtures;
 mod flows;
 #[path = "../sync/gate.rs"]
@@ -30,3 +31,5 @@ mod snapshots_accessible;
 mod snapshots_scripts;
 mod sound;
 mod stops;
+mod up_next;
+mod up_next_live;
