@@ -7,7 +7,10 @@ use crate::config::ProfileSelector;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
+mod audio;
 mod shell;
+
+pub use audio::AudioFlag;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -21,8 +24,8 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Audio output of the player: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
-    pub audio: crate::player::AudioMode,
+    #[arg(long, value_enum, default_value_t = AudioFlag::Auto, env = "EARMARK_AUDIO")]
+    pub audio: AudioFlag,
     /// The player for screen readers and braille displays: no borders, bars
     /// or covers, the state in words (as `[ui] accessible = true`).
     #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
@@ -132,7 +135,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(args)) => crate::demo::run(args),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man) => shell::man(),
-        None => crate::runtime::open(&global.select, cli.audio, cli.accessible),
+        None => crate::runtime::open(&global.select, cli.audio.into(), cli.accessible),
     }
 }
 

@@ -18,8 +18,8 @@ pub struct DemoArgs {
     #[arg(long)]
     pub server_only: bool,
     /// Audio output of the player: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioMode::Auto, env = "EARMARK_AUDIO")]
-    pub audio: AudioMode,
+    #[arg(long, value_enum, default_value_t = crate::cli::AudioFlag::Auto, env = "EARMARK_AUDIO")]
+    pub audio: crate::cli::AudioFlag,
     /// The player for screen readers and braille displays (docs/ui.md).
     #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
     pub accessible: bool,
@@ -30,7 +30,7 @@ pub fn run(args: DemoArgs) -> ExitCode {
         // The player: signals are blocked before any thread starts, and the
         // server's log must not reach the terminal.
         crate::ui::terminal::block_signals();
-        return player(args.library, args.audio, args.accessible);
+        return player(args.library, args.audio.into(), args.accessible);
     }
     server::cli::init_logging();
     let result = tokio::runtime::Runtime::new()

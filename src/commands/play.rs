@@ -11,7 +11,7 @@ use crate::domain::{BookId, ChapterId, Manifest};
 use crate::playback::{
     Control, Event, Events, LocalIndex, Login, Now, Playback, Setup, StopReason,
 };
-use crate::player::{AudioMode, PlayerState, Status};
+use crate::player::{PlayerState, Status};
 use crate::sync::{Notice, StartAt};
 use clap::Args;
 use std::io::Write;
@@ -39,8 +39,8 @@ pub struct PlayArgs {
     #[arg(long = "for", value_name = "SECONDS")]
     pub for_secs: Option<f64>,
     /// Audio output: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioMode::Auto)]
-    pub audio: AudioMode,
+    #[arg(long, value_enum, default_value_t = crate::cli::AudioFlag::Auto)]
+    pub audio: crate::cli::AudioFlag,
 }
 
 fn parse_speed(s: &str) -> Result<f32, String> {
@@ -183,7 +183,7 @@ async fn play(
     let (playback, events) = Playback::start(Setup {
         dirs: profile.dirs.clone(),
         login,
-        audio: args.audio,
+        audio: args.audio.into(),
         downloads: LocalIndex::of(download.into_iter().collect()),
     });
     startup.engine = Some(Instant::now());
