@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod audio;
+mod demo;
 mod shell;
 
 pub use audio::AudioFlag;
@@ -89,7 +90,7 @@ pub enum Command {
     /// Run the reference Audiobook Library Service.
     Serve(crate::server::cli::ServeArgs),
     /// Start a demo server with the demo library and open the player.
-    Demo(crate::demo::DemoArgs),
+    Demo(demo::DemoFlags),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionsArgs),
     /// Print the man page (roff).
@@ -132,7 +133,7 @@ pub fn main() -> ExitCode {
             crate::commands::downloads::run_downloads(&global, args)
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args),
-        Some(Command::Demo(args)) => crate::demo::run(args),
+        Some(Command::Demo(args)) => crate::demo::run(args.into()),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man) => shell::man(),
         None => crate::runtime::open(&global.select, cli.audio.into(), cli.accessible),
