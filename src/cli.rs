@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 mod audio;
 mod demo;
+mod serve;
 mod shell;
 
 pub use audio::AudioFlag;
@@ -88,7 +89,7 @@ pub enum Command {
     /// A book's sound on this device (boost, normalisation, skip silence): show or set it.
     Sound(crate::commands::sound::SoundArgs),
     /// Run the reference Audiobook Library Service.
-    Serve(crate::server::cli::ServeArgs),
+    Serve(serve::ServeFlags),
     /// Start a demo server with the demo library and open the player.
     Demo(demo::DemoFlags),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -132,7 +133,7 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::downloads::run_downloads(&global, args)
         }
-        Some(Command::Serve(args)) => crate::server::cli::run(args),
+        Some(Command::Serve(args)) => crate::server::cli::run(args.into()),
         Some(Command::Demo(args)) => crate::demo::run(args.into()),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man) => shell::man(),
