@@ -9,10 +9,12 @@ use std::process::ExitCode;
 
 mod audio;
 mod demo;
+mod export;
 mod serve;
 mod shell;
 
 pub use audio::AudioFlag;
+pub use export::ExportFlag;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -82,7 +84,7 @@ pub enum Command {
         book_id: String,
         /// Write the history as Markdown or CSV, with chapter titles from the server.
         #[arg(long, value_enum)]
-        export: Option<crate::commands::export::ExportFormat>,
+        export: Option<ExportFlag>,
     },
     /// Time listened on this device: last 30 days, totals, streaks.
     Stats,
@@ -116,7 +118,7 @@ pub fn main() -> ExitCode {
         Some(Command::History { book_id, export }) => {
             quiet_on_closed_pipe();
             match export {
-                Some(f) => crate::commands::export::history(&global, book_id, f),
+                Some(f) => crate::commands::export::history(&global, book_id, f.into()),
                 None => crate::commands::listening::history(&global, book_id),
             }
         }

@@ -98,7 +98,7 @@ pub enum ClientCommand {
         all: bool,
         /// Write the bookmarks as Markdown or CSV (chapter, times, note, date).
         #[arg(long, value_enum)]
-        export: Option<export::ExportFormat>,
+        export: Option<crate::cli::ExportFlag>,
         #[command(subcommand)]
         action: Option<BookmarkAction>,
     },
@@ -264,7 +264,7 @@ async fn dispatch(
                     "--export writes the bookmarks out; it does not go with add or remove",
                 ));
             }
-            export::bookmarks(global, &profile, book_id.map(BookId::new), format).await
+            export::bookmarks(global, &profile, book_id.map(BookId::new), format.into()).await
         }
         cmd => {
             let session = Session::load(&profile)?;
