@@ -12,6 +12,7 @@ mod demo;
 mod export;
 mod serve;
 mod shell;
+mod sound;
 
 pub use audio::AudioFlag;
 pub use export::ExportFlag;
@@ -89,7 +90,7 @@ pub enum Command {
     /// Time listened on this device: last 30 days, totals, streaks.
     Stats,
     /// A book's sound on this device (boost, normalisation, skip silence): show or set it.
-    Sound(crate::commands::sound::SoundArgs),
+    Sound(sound::SoundFlags),
     /// Run the reference Audiobook Library Service.
     Serve(serve::ServeFlags),
     /// Start a demo server with the demo library and open the player.
@@ -128,7 +129,7 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Sound(args)) => {
             quiet_on_closed_pipe();
-            crate::commands::sound::run(&global, args)
+            crate::commands::sound::run(&global, args.into())
         }
         Some(Command::Download(args)) => crate::commands::downloads::run_download(&global, args),
         Some(Command::Downloads(args)) => {
