@@ -13,6 +13,7 @@ mod export;
 mod serve;
 mod shell;
 mod sound;
+mod sync;
 
 pub use audio::AudioFlag;
 pub use export::ExportFlag;
@@ -78,7 +79,7 @@ pub enum Command {
     /// Downloaded books (sizes, state), or remove one.
     Downloads(crate::commands::downloads::DownloadsArgs),
     /// Queued progress and settings changes: list, send or drop them.
-    Sync(crate::commands::sync::SyncArgs),
+    Sync(sync::SyncFlags),
     /// The place before each jump in a book, on this device (newest first).
     History {
         /// The book's id.
@@ -114,7 +115,7 @@ pub fn main() -> ExitCode {
         Some(Command::Play(args)) => crate::commands::play::run(&global, args, started),
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
-            crate::commands::sync::run(&global, args)
+            crate::commands::sync::run(&global, args.into())
         }
         Some(Command::History { book_id, export }) => {
             quiet_on_closed_pipe();
