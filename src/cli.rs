@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 mod audio;
 mod demo;
+mod downloads;
 mod export;
 mod serve;
 mod shell;
@@ -75,9 +76,9 @@ pub enum Command {
     /// Play a book headlessly (no TUI).
     Play(crate::commands::play::PlayArgs),
     /// Download a book to play it without the server.
-    Download(crate::commands::downloads::DownloadArgs),
+    Download(downloads::DownloadFlags),
     /// Downloaded books (sizes, state), or remove one.
-    Downloads(crate::commands::downloads::DownloadsArgs),
+    Downloads(downloads::DownloadsFlags),
     /// Queued progress and settings changes: list, send or drop them.
     Sync(sync::SyncFlags),
     /// The place before each jump in a book, on this device (newest first).
@@ -132,10 +133,12 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::sound::run(&global, args.into())
         }
-        Some(Command::Download(args)) => crate::commands::downloads::run_download(&global, args),
+        Some(Command::Download(args)) => {
+            crate::commands::downloads::run_download(&global, args.into())
+        }
         Some(Command::Downloads(args)) => {
             quiet_on_closed_pipe();
-            crate::commands::downloads::run_downloads(&global, args)
+            crate::commands::downloads::run_downloads(&global, args.into())
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args.into()),
         Some(Command::Demo(args)) => crate::demo::run(args.into()),
