@@ -11,6 +11,7 @@ mod audio;
 mod demo;
 mod downloads;
 mod export;
+mod play;
 mod serve;
 mod shell;
 mod sound;
@@ -74,7 +75,7 @@ pub enum Command {
     #[command(flatten)]
     Client(crate::commands::ClientCommand),
     /// Play a book headlessly (no TUI).
-    Play(crate::commands::play::PlayArgs),
+    Play(play::PlayFlags),
     /// Download a book to play it without the server.
     Download(downloads::DownloadFlags),
     /// Downloaded books (sizes, state), or remove one.
@@ -113,7 +114,7 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::run(&global, cmd)
         }
-        Some(Command::Play(args)) => crate::commands::play::run(&global, args, started),
+        Some(Command::Play(args)) => crate::commands::play::run(&global, args.into(), started),
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
             crate::commands::sync::run(&global, args.into())

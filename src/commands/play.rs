@@ -11,9 +11,8 @@ use crate::domain::{BookId, ChapterId, Manifest};
 use crate::playback::{
     Control, Event, Events, LocalIndex, Login, Now, Playback, Setup, StopReason,
 };
-use crate::player::{PlayerState, Status};
+use crate::player::{AudioMode, PlayerState, Status};
 use crate::sync::{Notice, StartAt};
-use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -21,34 +20,21 @@ use std::time::{Duration, Instant};
 /// How long the place may take to be restored before `play` gives up.
 const RESTORE_WITHIN: Duration = Duration::from_secs(20);
 
-#[derive(Debug, Args)]
+/// What `earmark play` was asked (parsed in `crate::cli`).
+#[derive(Debug)]
 pub struct PlayArgs {
     /// The book to play.
     pub book_id: String,
     /// Start at this chapter (default: the server's progress, else the first).
-    #[arg(long)]
     pub chapter: Option<String>,
     /// Start this many seconds into the chapter.
-    #[arg(long)]
     pub at: Option<f64>,
     /// Playback speed, 0.5–3.0 (pitch is kept).
-    #[arg(long, value_parser = parse_speed)]
     pub speed: Option<f32>,
     /// Stop after this many seconds of wall time (the audio is paused there,
     /// and that place is printed and saved).
-    #[arg(long = "for", value_name = "SECONDS")]
     pub for_secs: Option<f64>,
-    /// Audio output: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = crate::cli::AudioFlag::Auto)]
-    pub audio: crate::cli::AudioFlag,
-}
-
-fn parse_speed(s: &str) -> Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("not a number: {s}"))?;
-    if !(0.5..=3.0).contains(&v) {
-        return Err(format!("speed must be between 0.5 and 3.0, not {v}"));
-    }
-    Ok(v)
+    pub audio: AudioMode,
 }
 
 /// When each start-up phase ended (`--json` prints them once audio plays).
@@ -183,7 +169,7 @@ async fn play(
     let (playback, events) = Playback::start(Setup {
         dirs: profile.dirs.clone(),
         login,
-        audio: args.audio.into(),
+        audio: args.audio,
         downloads: LocalIndex::of(download.into_iter().collect()),
     });
     startup.engine = Some(Instant::now());
