@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod audio;
+mod client;
 mod demo;
 mod downloads;
 mod export;
@@ -73,7 +74,7 @@ impl GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     #[command(flatten)]
-    Client(crate::commands::ClientCommand),
+    Client(client::ClientSubcommand),
     /// Play a book headlessly (no TUI).
     Play(play::PlayFlags),
     /// Download a book to play it without the server.
@@ -112,7 +113,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Some(Command::Client(cmd)) => {
             quiet_on_closed_pipe();
-            crate::commands::run(&global, cmd)
+            crate::commands::run(&global, cmd.into())
         }
         Some(Command::Play(args)) => crate::commands::play::run(&global, args.into(), started),
         Some(Command::Sync(args)) => {
