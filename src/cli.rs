@@ -1,6 +1,11 @@
 //! The command-line interface: parses arguments and hands each command to
 //! the module that owns it. No command logic lives here, and clap's types
-//! stop here: what the commands get is [`Invocation`], built once.
+//! stop here (as ripgrep's `hiargs.rs`): every command's flags live in
+//! `cli/` (`…Flags`, with their checks) and are turned with `From` into
+//! the plain values its module takes (`commands::play::PlayArgs`,
+//! `server::cli::ServeArgs`, `player::AudioMode`, …); the options every
+//! command understands become [`Invocation`], built once. A test fails
+//! when clap is named anywhere else.
 
 use crate::commands::Invocation;
 use crate::config::ProfileSelector;
@@ -161,3 +166,6 @@ fn quiet_on_closed_pipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
+
+#[cfg(test)]
+mod tests;
