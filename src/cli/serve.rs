@@ -27,6 +27,11 @@ pub struct ServeFlags {
     /// Prefix of the identity header names ({prefix}-Expected-Server-Id).
     #[arg(long, default_value = "X-Service")]
     pub header_prefix: String,
+    /// Keep every progress write the server decides (applied, stale or
+    /// refused as a 0 over a valid place) in the database's progress_log
+    /// table, for soak tests; it grows without bound.
+    #[arg(long)]
+    pub log_writes: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,6 +91,7 @@ impl From<ServeFlags> for ServeArgs {
             data: f.data,
             prefix: f.prefix,
             header_prefix: f.header_prefix,
+            log_writes: f.log_writes,
         }
     }
 }

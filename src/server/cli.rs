@@ -22,6 +22,10 @@ pub struct ServeArgs {
     pub prefix: String,
     /// Prefix of the identity header names ({prefix}-Expected-Server-Id).
     pub header_prefix: String,
+    /// Keep every progress write the server decides (applied, stale or
+    /// refused as a 0 over a valid place) in the database's progress_log
+    /// table, for soak tests; it grows without bound.
+    pub log_writes: bool,
 }
 
 #[derive(Debug)]
@@ -152,6 +156,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
                 prefix: args.prefix,
                 header_prefix: args.header_prefix,
                 login: Default::default(),
+                log_writes: args.log_writes,
             };
             limit_malloc_arenas();
             // Database and file work runs on blocking threads that queue for
