@@ -14,7 +14,6 @@ use crate::playback::{
 };
 use crate::player::{AudioMode, PlayerState, Status};
 use crate::sync::{Notice, StartAt};
-use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -22,37 +21,24 @@ use std::time::{Duration, Instant};
 /// How long the place may take to be restored before `play` gives up.
 const RESTORE_WITHIN: Duration = Duration::from_secs(20);
 
-#[derive(Debug, Args)]
+/// What `earmark play` was asked (parsed in `crate::cli`).
+#[derive(Debug)]
 pub struct PlayArgs {
     /// The book to play.
     pub book_id: String,
     /// Start at this chapter (default: the server's progress, else the first).
-    #[arg(long)]
     pub chapter: Option<String>,
     /// Start this many seconds into the chapter.
-    #[arg(long)]
     pub at: Option<f64>,
     /// Playback speed, 0.5–3.0 (pitch is kept).
-    #[arg(long, value_parser = parse_speed)]
     pub speed: Option<f32>,
     /// Stop after this many seconds of wall time (the audio is paused there,
     /// and that place is printed and saved).
-    #[arg(long = "for", value_name = "SECONDS")]
     pub for_secs: Option<f64>,
-    /// Audio output: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioMode::Auto)]
     pub audio: AudioMode,
     /// When the book ends, play on as the player does: the up next list, then the series.
     #[arg(long)]
     pub up_next: bool,
-}
-
-fn parse_speed(s: &str) -> Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("not a number: {s}"))?;
-    if !(0.5..=3.0).contains(&v) {
-        return Err(format!("speed must be between 0.5 and 3.0, not {v}"));
-    }
-    Ok(v)
 }
 
 /// When each start-up phase ended (`--json` prints them once audio plays).

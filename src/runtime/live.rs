@@ -73,6 +73,7 @@ impl Live {
             playback: owner.clone(),
             fresh: Mutex::new(false),
             library_load: Default::default(),
+            unwritten: Default::default(),
             dirs: dirs.clone(),
         });
         let covers = Arc::new(Covers::new(dirs.cache.join("covers")));
