@@ -25,6 +25,9 @@ pub struct PlayFlags {
     /// Audio output: the default device, none (paced in real time), or auto.
     #[arg(long, value_enum, default_value_t = AudioFlag::Auto)]
     pub audio: AudioFlag,
+    /// When the book ends, play on as the player does: the up next list, then the series.
+    #[arg(long)]
+    pub up_next: bool,
 }
 
 fn parse_speed(s: &str) -> Result<f32, String> {
@@ -44,6 +47,7 @@ impl From<PlayFlags> for PlayArgs {
             speed: f.speed,
             for_secs: f.for_secs,
             audio: f.audio.into(),
+            up_next: f.up_next,
         }
     }
 }

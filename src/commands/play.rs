@@ -37,7 +37,6 @@ pub struct PlayArgs {
     pub for_secs: Option<f64>,
     pub audio: AudioMode,
     /// When the book ends, play on as the player does: the up next list, then the series.
-    #[arg(long)]
     pub up_next: bool,
 }
 
