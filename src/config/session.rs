@@ -207,13 +207,13 @@ pub async fn login(
 
 fn write_record(profile: &Profile, record: &SessionRecord) -> Result<(), SessionError> {
     let path = record_path(profile);
-    let err = |e: std::io::Error| SessionError::Record {
+    let err = |message: String| SessionError::Record {
         path: path.clone(),
-        message: e.to_string(),
+        message,
     };
-    tokens::create_private_dir(&profile.dirs.sessions_dir()).map_err(err)?;
+    tokens::create_private_dir(&profile.dirs.sessions_dir()).map_err(|e| err(e.to_string()))?;
     let bytes = serde_json::to_vec_pretty(record).expect("a record serializes");
-    tokens::write_private(&path, &bytes).map_err(err)
+    tokens::write_private(&path, &bytes).map_err(|e| err(e.to_string()))
 }
 
 /// Forget the session of `profile` locally: token and record. Returns the
