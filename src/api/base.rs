@@ -154,6 +154,16 @@ impl BaseUrl {
         })
     }
 
+    /// `url` below this base moved to the same place below `onto` (another
+    /// address of the same server); `None` when `url` is not below it.
+    pub fn rebase(&self, url: &Url, onto: &BaseUrl) -> Option<Url> {
+        let rest = url.as_str().strip_prefix(self.0.as_str())?;
+        if !(rest.is_empty() || rest.starts_with(['/', '?', '#'])) {
+            return None;
+        }
+        Url::parse(&format!("{}{rest}", onto.0.as_str())).ok()
+    }
+
     /// True when `url` has the same scheme, host and port as the base, so
     /// it may carry the Bearer token.
     pub fn same_origin(&self, url: &Url) -> bool {
@@ -297,6 +307,32 @@ mod tests {
         assert!(b.same_origin(&b.resolve("/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("http://h:2/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("https://h:1/x").unwrap()));
+    }
+
+    #[test]
+    fn a_url_below_one_address_moves_below_another() {
+        let home = BaseUrl::parse("http://nas.local:8686").unwrap();
+        let away = BaseUrl::parse("https://vpn.example/nas").unwrap();
+        let on_home = home.resolve("/chapters/c1/play?raw=1").unwrap();
+        assert_eq!(
+            home.rebase(&on_home, &away).unwrap().as_str(),
+            "https://vpn.example/nas/api/v1/chapters/c1/play?raw=1"
+        );
+        assert_eq!(
+            home.rebase(home.as_url(), &away).unwrap().as_str(),
+            "https://vpn.example/nas/api/v1"
+        );
+        // Not below the base: another origin, or a path that only starts alike.
+        for other in [
+            "http://cdn:8686/api/v1/x",
+            "http://nas.local:8686/api/v10/x",
+        ] {
+            assert_eq!(
+                home.rebase(&Url::parse(other).unwrap(), &away),
+                None,
+                "{other}"
+            );
+        }
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub async fn run(
     out: &mut Out,
 ) -> Result<(), CommandError> {
     let mut r = Report::default();
-    let mut base = profile.server.as_ref().map(|s| s.to_string());
+    let mut base = profile.server().map(|s| s.to_string());
     let res = checks(profile, password_stdin, &mut r, &mut base).await;
     print(out, base.as_deref().unwrap_or("(none)"), &r);
     res
@@ -55,7 +55,7 @@ async fn checks(
 ) -> Result<(), CommandError> {
     let client = if password_stdin {
         let record = read_record(profile).ok().flatten();
-        let server = match (&profile.server, &record) {
+        let server = match (profile.server(), &record) {
             (Some(s), _) => s.clone(),
             (None, Some(rec)) => rec.server.clone(),
             (None, None) => {

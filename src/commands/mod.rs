@@ -286,7 +286,7 @@ async fn login(profile: &Profile, password_stdin: bool, out: &mut Out) -> Result
                 profile.name
             ))
         })?;
-    if profile.server.is_none() && previous.is_none() {
+    if profile.addresses.is_empty() && previous.is_none() {
         return Err(CommandError::usage(format!(
             "no server address for profile {:?}; pass --server or set it in config.toml",
             profile.name
@@ -371,12 +371,12 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
         Err(SessionError::NotLoggedIn { .. }) => {
             out.json(json!({
                 "profile": profile.name, "loggedIn": false,
-                "server": profile.server.as_ref().map(|s| s.as_str()),
+                "server": profile.server().map(|s| s.as_str()),
                 "user": profile.user, "userId": null, "serverId": null,
                 "tokenStore": null, "license": null,
             }));
             out.line(format!("Profile:     {}", profile.name));
-            if let Some(s) = &profile.server {
+            if let Some(s) = profile.server() {
                 out.line(format!("Server:      {s}"));
             }
             out.line("Not logged in; run `earmark login`.");

@@ -111,7 +111,7 @@ pub(crate) fn profiles_answer(dirs: &Dirs, p: &Profile) -> Answer {
     Answer::Profiles {
         names,
         current: Some(p.name.clone()),
-        address: p.server.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+        address: p.server().map(|s| s.to_string()).unwrap_or_default(),
         user: p.user.clone().unwrap_or_default(),
     }
 }
