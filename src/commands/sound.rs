@@ -5,7 +5,7 @@
 
 use super::output::{Out, clock};
 use super::{EXIT_USAGE, Invocation};
-use crate::config::{Profile, SoundBooks, read_record, sound_key};
+use crate::config::{Profile, SoundBooks, SoundOwner, read_record};
 use crate::domain::{BookId, SoundSettings};
 use clap::{Args, ValueEnum};
 use serde_json::json;
@@ -60,15 +60,12 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&mut out, 1, &e.to_string()),
     };
-    let login = record
-        .as_ref()
-        .map(|r| (r.server.to_string(), r.user.clone()));
+    let owner = SoundOwner {
+        login: record.as_ref().map(|r| r.sound_login()),
+        profile: profile.name.clone(),
+    };
     let book = BookId::new(args.book_id);
-    let key = sound_key(
-        login.as_ref().map(|(s, u)| (s.as_str(), u.as_str())),
-        &profile.name,
-        &book,
-    );
+    let key = owner.key(&book);
     let store = SoundBooks::open(&profile.dirs.data);
     if let Some(aside) = store.damaged() {
         eprintln!(
@@ -76,7 +73,7 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
             aside.display()
         );
     }
-    let mut settings = store.settings(&key);
+    let mut settings = store.settings_for(&key);
     let before = settings;
     if let Some(b) = args.boost {
         settings.boost_db = b;
@@ -88,12 +85,12 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
         settings.skip_silence = s == Switch::On;
     }
     if settings != before {
-        store.set(key.clone(), settings);
+        store.set(key.key.clone(), settings);
         if let Err(e) = store.save() {
             return fail(&mut out, 1, &e);
         }
     }
-    let (saved_book, saved_total) = store.saved(&key);
+    let (saved_book, saved_total) = store.saved_for(&key);
     out.json(json!({
         "bookId": book,
         "boostDb": settings.boost_db,

@@ -112,7 +112,29 @@ pub enum SessionError {
     Api(#[from] ApiError),
 }
 
+impl SessionRecord {
+    /// Whose books' sound this login's are (`sound.json`).
+    pub fn sound_login(&self) -> super::SoundLogin {
+        super::SoundLogin {
+            server_id: self.server_id.clone(),
+            user_id: self.user_id.clone(),
+            addresses: self.known().into_iter().map(|a| a.base).collect(),
+            user: self.user.clone(),
+        }
+    }
+}
+
 impl Session {
+    /// Whose books' sound this session's are (`sound.json`).
+    pub fn sound_login(&self) -> super::SoundLogin {
+        super::SoundLogin {
+            server_id: self.server_id.clone(),
+            user_id: self.user_id.clone(),
+            addresses: self.addresses.iter().map(|a| a.base.clone()).collect(),
+            user: self.user.clone(),
+        }
+    }
+
     pub fn auth(&self) -> Auth {
         Auth {
             token: self.token.clone(),

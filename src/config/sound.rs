@@ -1,7 +1,11 @@
 //! Each book's sound (boost, normalisation, skip silence) and the silence
 //! skip silence saved, kept on this device in `sound.json` in the data
-//! directory, keyed by server, user and book ([`sound_key`]). The player
-//! and `earmark play` read the same file.
+//! directory, keyed by server instance, account and book ([`SoundOwner`]),
+//! whichever address of the server is in use. The player and `earmark
+//! play` read the same file. A book's sound kept under a key from before
+//! addresses (address, user name, book) is read through: it applies until
+//! the book's sound is changed under its new key (silence saved counts
+//! both).
 //!
 //! The contract's playback settings carry no such fields (docs/contract.md),
 //! and a real server may refuse a write with fields it does not know, so
@@ -10,19 +14,58 @@
 //! writes only what this process changed over what the file holds then,
 //! so the player and `earmark sound` never undo each other.
 
-use crate::domain::{BookId, SoundSettings};
+use crate::api::BaseUrl;
+use crate::domain::{BookId, ServerId, SoundSettings, UserId};
 use crate::durable::{LockFile, Wait, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The key of `book` for a server and user; `None` (not logged in): the
-/// profile's name stands for both.
-pub fn sound_key(login: Option<(&str, &str)>, profile: &str, book: &BookId) -> String {
-    match login {
-        Some((server, user)) => format!("{server}|{user}|{book}"),
-        None => format!("|{profile}|{book}"),
+/// Whose books' sound: a login's server instance and account, or a
+/// profile that is not logged in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SoundOwner {
+    pub login: Option<SoundLogin>,
+    pub profile: String,
+}
+
+/// A login as `sound.json` names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoundLogin {
+    pub server_id: ServerId,
+    pub user_id: UserId,
+    /// The server's addresses and the user name: the keys from before
+    /// addresses named them.
+    pub addresses: Vec<BaseUrl>,
+    pub user: String,
+}
+
+/// A book's key in `sound.json`, and the keys it was kept under before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoundKey {
+    pub key: String,
+    pub older: Vec<String>,
+}
+
+impl SoundOwner {
+    /// The key of `book`; not logged in, the profile's name stands for
+    /// the server and the user.
+    pub fn key(&self, book: &BookId) -> SoundKey {
+        match &self.login {
+            Some(l) => SoundKey {
+                key: format!("{}|{}|{book}", l.server_id, l.user_id),
+                older: l
+                    .addresses
+                    .iter()
+                    .map(|a| format!("{a}|{}|{book}", l.user))
+                    .collect(),
+            },
+            None => SoundKey {
+                key: format!("|{}|{book}", self.profile),
+                older: Vec::new(),
+            },
+        }
     }
 }
 
@@ -150,6 +193,25 @@ impl SoundBooks {
         (book, s.books.values().map(|b| b.silence_saved_sec).sum())
     }
 
+    /// `settings` read through the keys of before (see the module docs).
+    pub fn settings_for(&self, key: &SoundKey) -> SoundSettings {
+        let s = lock(&self.stored);
+        std::iter::once(&key.key)
+            .chain(&key.older)
+            .find_map(|k| s.books.get(k))
+            .map(|b| b.settings)
+            .unwrap_or_default()
+    }
+
+    /// `saved` of the book under its key and the keys of before.
+    pub fn saved_for(&self, key: &SoundKey) -> (f64, f64) {
+        let (mut book, total) = self.saved(&key.key);
+        for k in &key.older {
+            book += self.saved(k).0;
+        }
+        (book, total)
+    }
+
     pub fn set(&self, key: String, settings: SoundSettings) {
         let mut s = lock(&self.stored);
         s.books.entry(key.clone()).or_default().settings = settings;
@@ -259,6 +321,40 @@ mod tests {
         assert_eq!(again.settings("srv|u|b1"), s);
         assert_eq!(again.saved("srv|u|b1"), (10.0, 15.0));
         assert_eq!(again.settings("other|u|b1"), SoundSettings::default());
+    }
+
+    #[test]
+    fn a_books_sound_kept_under_an_address_is_read_for_the_server_and_account() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.json");
+        let old = serde_json::json!({
+            "http://nas:8686/api/v1|alice|b1": {"boostDb": 6.0, "silenceSavedSec": 4.0},
+        });
+        std::fs::write(&path, old.to_string()).unwrap();
+        let owner = SoundOwner {
+            login: Some(SoundLogin {
+                server_id: ServerId::new("s"),
+                user_id: UserId::from(3),
+                addresses: vec![
+                    BaseUrl::parse("https://vpn/nas").unwrap(),
+                    BaseUrl::parse("nas").unwrap(),
+                ],
+                user: "alice".into(),
+            }),
+            profile: "home".into(),
+        };
+        let key = owner.key(&BookId::new("b1"));
+        assert_eq!(key.key, "s|3|b1");
+        let store = SoundBooks::load(path);
+        assert_eq!(store.settings_for(&key).boost_db, 6.0);
+        store.add_saved(key.key.clone(), 1.0);
+        assert_eq!(store.saved_for(&key), (5.0, 5.0), "both keys, counted once");
+        let louder = SoundSettings {
+            boost_db: 9.0,
+            ..SoundSettings::default()
+        };
+        store.set(key.key.clone(), louder);
+        assert_eq!(store.settings_for(&key), louder, "the new key wins");
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub use local::LocalIndex;
 pub use settings::SoundNow;
 
 use crate::api::{ApiError, Client};
-use crate::config::{Dirs, Profile, Session};
+use crate::config::{Dirs, Profile, Session, SoundOwner};
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, SoundSettings};
 use crate::offline::Download;
 use crate::player::{AudioMode, EngineHandle, PlayerState};
@@ -76,10 +76,9 @@ impl CurrentClient {
 /// Who plays: a login (or none) and where its sync keeps its files.
 pub struct Login {
     pub client: Option<Client>,
-    /// (server address, user name) of the session, when logged in.
-    pub who: Option<(String, String)>,
-    /// The profile's name (each book's sound is kept per profile too).
-    pub profile: String,
+    /// Whose books' sound (`sound.json`): the session's server and
+    /// account, else the profile.
+    pub who: SoundOwner,
     pub sync: SyncConfig,
 }
 
@@ -88,8 +87,10 @@ impl Login {
     pub fn of(profile: &Profile, session: Option<&Session>, client: Option<Client>) -> Login {
         Login {
             client,
-            who: session.map(|s| (s.server.to_string(), s.user.clone())),
-            profile: profile.name.clone(),
+            who: SoundOwner {
+                login: session.map(Session::sound_login),
+                profile: profile.name.clone(),
+            },
             sync: SyncConfig::new(profile.sync_dir()),
         }
     }

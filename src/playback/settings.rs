@@ -10,7 +10,7 @@
 //!   skip silence shortens) is read here once, for the engine.
 
 use super::engine;
-use crate::config::{Config, Dirs, SoundBooks, SoundConfig, sound_key};
+use crate::config::{Config, Dirs, SoundBooks, SoundConfig, SoundOwner};
 use crate::domain::{BookId, SoundSettings};
 use crate::player::{EngineHandle, PlayerState};
 use std::sync::Arc;
@@ -40,25 +40,10 @@ pub(super) fn config_sound(dirs: &Dirs) -> (Option<SoundConfig>, Option<String>)
     }
 }
 
-/// Whose books: `sound.json`'s keys are per server, user and profile.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Who {
-    /// (server address, user name) of the session, when logged in.
-    pub login: Option<(String, String)>,
-    pub profile: String,
-}
-
-impl Who {
-    fn key(&self, book: &BookId) -> String {
-        let login = self.login.as_ref().map(|(s, u)| (s.as_str(), u.as_str()));
-        sound_key(login, &self.profile, book)
-    }
-}
-
 /// The sound of the books played: the store, and what the engine plays.
 pub(super) struct Sounds {
     store: Arc<SoundBooks>,
-    pub who: Who,
+    pub who: SoundOwner,
     /// The book the engine played last (whose sound it got).
     book: Option<BookId>,
     /// The engine's silence count for the current load, already added.
@@ -66,7 +51,7 @@ pub(super) struct Sounds {
 }
 
 impl Sounds {
-    pub fn new(store: SoundBooks, who: Who) -> Sounds {
+    pub fn new(store: SoundBooks, who: SoundOwner) -> Sounds {
         Sounds {
             store: Arc::new(store),
             who,
@@ -87,9 +72,9 @@ impl Sounds {
 
     fn now(&self, book: &BookId) -> SoundNow {
         let key = self.who.key(book);
-        let (saved_book, saved_total) = self.store.saved(&key);
+        let (saved_book, saved_total) = self.store.saved_for(&key);
         SoundNow {
-            settings: self.store.settings(&key),
+            settings: self.store.settings_for(&key),
             norm_gain_db: None,
             saved_book,
             saved_total,
@@ -120,7 +105,7 @@ impl Sounds {
             engine::sound(e, settings);
         }
         let book = book?;
-        self.store.set(self.who.key(book), settings);
+        self.store.set(self.who.key(book).key, settings);
         self.save_in_background();
         Some(self.now(book))
     }
@@ -136,7 +121,7 @@ impl Sounds {
         let key = self.who.key(book);
         if self.book.as_ref() != Some(book) {
             self.book = Some(book.clone());
-            let want = self.store.settings(&key);
+            let want = self.store.settings_for(&key);
             if s.sound != want
                 && let Some(e) = engine
             {
@@ -150,7 +135,7 @@ impl Sounds {
         let delta = s.silence_skipped - self.counted.1;
         if delta > 0.0 {
             self.counted.1 = s.silence_skipped;
-            if self.store.add_saved(key, delta) {
+            if self.store.add_saved(key.key, delta) {
                 self.save_in_background();
             }
         }

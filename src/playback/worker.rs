@@ -4,7 +4,7 @@
 //! a UI to reach the code that reacts to it. It is the one place that acts
 //! on a stop.
 
-use super::settings::{Sounds, Who};
+use super::settings::Sounds;
 use super::{
     CurrentClient, Event, Intent, LocalIndex, Login, Now, Playback, Setup, Stop, StopReason,
     engine, local, settings, stop, write,
@@ -54,13 +54,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
             (None, Some(why))
         }
     };
-    let sounds = Sounds::new(
-        SoundBooks::open(&setup.dirs.data),
-        Who {
-            login: setup.login.who.clone(),
-            profile: setup.login.profile.clone(),
-        },
-    );
+    let sounds = Sounds::new(SoundBooks::open(&setup.dirs.data), setup.login.who.clone());
     if let Some(why) = sounds.damaged() {
         say(Notice::Info(why));
     }
@@ -385,10 +379,7 @@ impl Worker {
     async fn log_in(&mut self, login: Login) {
         self.sync().quit(Duration::from_secs(3)).await;
         self.client.set(login.client.clone());
-        self.sounds.who = Who {
-            login: login.who,
-            profile: login.profile,
-        };
+        self.sounds.who = login.who;
         let (session, notices) = SyncSession::start(login.sync, login.client, self.link.clone());
         self.status = Some(session.watch());
         self.notices = Some(notices);

@@ -1,7 +1,8 @@
-//! The library cache on disk, one file per (address, serverId, userId), so
-//! the library shows at once on start while a refresh runs. Written
-//! atomically (temp file + rename); a missing, old or damaged cache is
-//! simply not used.
+//! The library cache on disk, one file per (serverId, userId): every
+//! address of the server shares it. The library shows at once on start
+//! while a refresh runs. Written with the one atomic write
+//! (`durable::write_atomic`); a missing, old or damaged cache is simply
+//! not used (one from before addresses, version 2, is old).
 
 use crate::domain::{
     Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef, ServerId, UserId,
@@ -10,20 +11,17 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
-const MAGIC: &str = "earmark-library-cache 2";
+const MAGIC: &str = "earmark-library-cache 3";
 
-/// Whose library a cache file holds.
+/// Whose library a cache file holds: a server instance and account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scope {
-    pub address: String,
     pub server_id: ServerId,
     pub user_id: UserId,
 }
 
 pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
     let mut h = Sha256::new();
-    h.update(scope.address.as_bytes());
-    h.update([0]);
     h.update(scope.server_id.as_str().as_bytes());
     h.update([0]);
     h.update(scope.user_id.as_str().as_bytes());
@@ -87,8 +85,6 @@ fn parse_opt<T: std::str::FromStr>(s: &str) -> Option<T> {
 
 fn header(scope: &Scope) -> String {
     let mut h = String::from(MAGIC);
-    h.push('\t');
-    esc(&scope.address, &mut h);
     h.push('\t');
     esc(scope.server_id.as_str(), &mut h);
     h.push('\t');
@@ -255,11 +251,7 @@ pub fn save(dir: &Path, scope: &Scope, books: &[Book]) -> std::io::Result<()> {
     for b in order {
         encode(b, &mut out);
     }
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(tmp.as_file_mut(), out.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path(dir, scope)).map_err(|e| e.error)?;
-    Ok(())
+    crate::durable::write_atomic(&path(dir, scope), out.as_bytes()).map_err(|e| e.source)
 }
 
 #[cfg(test)]
@@ -270,7 +262,6 @@ mod tests {
     fn round_trips_per_scope() {
         let dir = tempfile::tempdir().unwrap();
         let scope = Scope {
-            address: "http://a/api/v1".into(),
             server_id: ServerId::new("s1"),
             user_id: UserId::from(7),
         };

@@ -4,7 +4,7 @@
 //! as `Answer::Cover`.
 //!
 //! The disk cache (`$XDG_CACHE_HOME/earmark/covers/`) keeps the bytes as
-//! the server sent them, one file per scope (address, server id, user) and
+//! the server sent them, one file per scope (server id, user) and
 //! book, written atomically (`.part`, then rename), least recently used
 //! first out above [`CACHE_CAP`]. Only bytes that decoded are kept.
 //! A 404 is "no cover"; bytes that are not a JPEG or PNG (a gateway's
@@ -215,13 +215,8 @@ pub struct CoverKey(String);
 impl CoverKey {
     pub fn new(scope: &Scope, book: &BookId) -> CoverKey {
         let mut h = Sha256::new();
-        for part in [
-            scope.address.as_bytes(),
-            scope.server_id.as_str().as_bytes(),
-        ] {
-            h.update(part);
-            h.update([0]);
-        }
+        h.update(scope.server_id.as_str().as_bytes());
+        h.update([0]);
         h.update(scope.user_id.as_str().as_bytes());
         h.update([0]);
         h.update(book.as_str().as_bytes());
@@ -315,7 +310,6 @@ mod tests {
 
     fn scope(user: u64) -> Scope {
         Scope {
-            address: "http://nas:8686/api/v1".into(),
             server_id: ServerId::new("srv"),
             user_id: UserId::from(user),
         }

@@ -58,7 +58,6 @@ impl Shared {
         let l = read(&self.login);
         let s = l.session.as_ref()?;
         Some(cache::Scope {
-            address: s.server.to_string(),
             server_id: s.server_id.clone(),
             user_id: s.user_id.clone(),
         })
