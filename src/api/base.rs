@@ -92,6 +92,16 @@ impl BaseUrl {
         &self.1
     }
 
+    /// The address in a few words, as a status line says it: the host, its
+    /// port when it is not the scheme's, and the gateway prefix
+    /// (`nas.local:8686`, `vpn.example/nas`).
+    pub fn label(&self) -> String {
+        let host = self.0.host_str().unwrap_or_default();
+        let port = self.0.port().map(|p| format!(":{p}")).unwrap_or_default();
+        let prefix = self.path().strip_suffix(API_SUFFIX).unwrap_or_default();
+        format!("{host}{port}{prefix}")
+    }
+
     /// The path of the base address (`/api/v1`, or `/prefix/api/v1`).
     pub fn path(&self) -> &str {
         self.0.path()
@@ -307,6 +317,14 @@ mod tests {
         assert!(b.same_origin(&b.resolve("/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("http://h:2/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("https://h:1/x").unwrap()));
+    }
+
+    #[test]
+    fn labels_are_short() {
+        let l = |s: &str| BaseUrl::parse(s).unwrap().label();
+        assert_eq!(l("nas.local"), "nas.local:8686");
+        assert_eq!(l("https://vpn.example/nas"), "vpn.example/nas");
+        assert_eq!(l("https://vpn.example:8443"), "vpn.example:8443");
     }
 
     #[test]

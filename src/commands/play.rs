@@ -178,6 +178,16 @@ async fn play(
         Some((c, p)) => StartAt::At(c, p),
         None => StartAt::Resume,
     };
+    if client.addresses().len() > 1 {
+        // A profile of several addresses: each switch is said on stderr.
+        let mut switches = client.watch_base();
+        tokio::spawn(async move {
+            while switches.changed().await.is_ok() {
+                let now = switches.borrow_and_update().clone();
+                eprintln!("earmark: the server answers at {now} now.");
+            }
+        });
+    }
     let mut login = Login::of(&profile, Some(&session), Some(client));
     login.sync.follow_server = true;
     let (playback, events) = Playback::start(Setup {

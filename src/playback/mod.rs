@@ -21,11 +21,13 @@
 //! - `stop`: the one classification ([`StopReason`]) and the stream judge.
 //! - `local`: the one stream resolver (downloads, then the login's stream)
 //!   and the index of downloaded mp3s.
+//! - `address`: playback follows the server to another of its addresses.
 //! - `settings`: each book's speed, volume and sound.
 //! - `worker`: the task that owns it all.
 //!
 //! Sits between `runtime`/`commands` and `offline`.
 
+mod address;
 mod engine;
 mod local;
 mod settings;
