@@ -6,7 +6,7 @@
 
 use super::{CommandError, output::Out};
 use crate::api::wire::{self, ProgressRead};
-use crate::api::{Auth, BookQuery, Client, Token};
+use crate::api::{Address, Auth, BookQuery, Client, Token};
 use crate::config::{Profile, Session, read_record};
 use crate::domain::*;
 use reqwest::Method;
@@ -72,7 +72,17 @@ async fn checks(
             .ok_or_else(|| CommandError::usage("no user name; pass --user"))?;
         let password =
             super::password::from_stdin().map_err(|e| CommandError::usage(e.to_string()))?;
-        let client = Client::new(server, profile.options.clone())?;
+        // The profile's addresses (the login is checked at the first).
+        let mut all: Vec<Address> = profile
+            .addresses
+            .iter()
+            .cloned()
+            .map(Address::new)
+            .collect();
+        if all.is_empty() {
+            all.push(Address::new(server));
+        }
+        let client = Client::with_addresses(all, None, profile.options.clone(), None)?;
         *base = Some(client.base().to_string());
         login_checks(&client, &user, &password, r).await?;
         client
@@ -86,6 +96,7 @@ async fn checks(
         session.client(profile)?
     };
     *base = Some(client.base().to_string());
+    address_checks(&client, r).await;
     license_check(&client, r).await?;
     let first = books_checks(&client, r).await?;
     if let Some(book) = &first {
@@ -218,6 +229,27 @@ async fn login_checks(
             );
             Err(e.into())
         }
+    }
+}
+
+/// Every address of several: the same server, another one (NO: the token
+/// never goes there), or not checked; and whether it answers now.
+async fn address_checks(client: &Client, r: &mut Report) {
+    if client.addresses().len() < 2 {
+        return;
+    }
+    let server = client.auth().map(|a| a.server_id);
+    for a in super::addresses::knocked(client).await {
+        let ok = match (&a.said, &server, &a.reach) {
+            (Some(s), Some(mine), _) if s != mine => Some(false),
+            (Some(_), Some(_), Some(Ok(_))) => Some(true),
+            _ => None,
+        };
+        r.add(
+            "address",
+            ok,
+            format!("{} {}", a.base, a.words(server.as_ref())),
+        );
     }
 }
 
