@@ -322,8 +322,12 @@ pub async fn login(
     let chosen = choose_login(previous.as_ref().map(|r| &r.server_id), &said).unwrap_or(at);
     let data = results[chosen].as_ref().unwrap_or(&first).clone();
     client.adopt(chosen, &data);
+    // The second tokens of the same server go back; another server's are
+    // dropped unused (no token, not even its own, goes there).
     for (i, r) in results.iter().enumerate() {
-        if let (Ok(other), true) = (r, i != chosen) {
+        if let (Ok(other), true) = (r, i != chosen)
+            && other.server_id == data.server_id
+        {
             client.revoke_at(i, other).await;
         }
     }

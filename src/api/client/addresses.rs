@@ -326,3 +326,68 @@ mod tests {
         assert_eq!(a.order(None), [1, 0, 2, 3], "a login may go anywhere");
     }
 }
+
+#[cfg(test)]
+mod streams {
+    use super::*;
+    use crate::api::{ClientOptions, Token};
+    use crate::domain::{ChapterId, ManifestItem, UserId};
+
+    fn item(url: &str) -> ManifestItem {
+        ManifestItem {
+            chapter_id: ChapterId::new("c1"),
+            title: "One".into(),
+            duration: None,
+            url: Some(url.into()),
+            mime_type: None,
+            size_bytes: None,
+            start: 0.0,
+            end: None,
+        }
+    }
+
+    #[test]
+    fn a_stream_url_of_another_address_is_taken_below_the_one_in_use() {
+        let s1 = ServerId::new("s1");
+        let at = |b: &str, s: Option<&ServerId>| Address {
+            base: BaseUrl::parse(b).unwrap(),
+            server_id: s.cloned(),
+        };
+        let auth = Auth {
+            token: Token::new("t"),
+            server_id: s1.clone(),
+            user_id: UserId::from(1),
+        };
+        let away = BaseUrl::parse("https://vpn.example/nas").unwrap();
+        let c = Client::with_addresses(
+            vec![
+                at("nas.local", Some(&s1)),
+                at("https://vpn.example/nas", Some(&s1)),
+            ],
+            Some(&away),
+            ClientOptions::default(),
+            Some(auth.clone()),
+        )
+        .unwrap();
+        let r = c.stream_request(&item("http://nas.local:8686/api/v1/chapters/c1/play?raw=1"));
+        assert_eq!(
+            r.url.as_str(),
+            "https://vpn.example/nas/api/v1/chapters/c1/play?raw=1"
+        );
+        assert_eq!(r.headers.len(), 1, "the token, for the address in use");
+        let r = c.stream_request(&item("http://cdn.example/c1.mp3"));
+        assert!(r.headers.is_empty(), "another origin never gets the token");
+        // An address that no login checked is never in use with the token.
+        let c = Client::with_addresses(
+            vec![
+                at("nas.local", Some(&s1)),
+                at("https://vpn.example/nas", None),
+            ],
+            Some(&away),
+            ClientOptions::default(),
+            Some(auth),
+        )
+        .unwrap();
+        assert_eq!(c.base().as_str(), "http://nas.local:8686/api/v1");
+    }
+}
