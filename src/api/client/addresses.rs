@@ -284,7 +284,7 @@ impl Client {
     /// from now on (returned).
     pub async fn check_address(&self) -> Option<BaseUrl> {
         let order = self.candidates(Access::Token);
-        let (&(_, ref current), others) = order.split_first()?;
+        let ((_, current), others) = order.split_first()?;
         if self.knock(current).await.is_ok() {
             return None;
         }
