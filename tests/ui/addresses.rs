@@ -5,7 +5,9 @@ use crate::fixtures::*;
 use earmark::ui::state::*;
 
 fn bar(text: &str) -> &str {
-    text.lines().find(|l| l.contains("1.25×")).unwrap_or_default()
+    text.lines()
+        .find(|l| l.contains("1.25×"))
+        .unwrap_or_default()
 }
 
 #[test]
@@ -18,5 +20,8 @@ fn the_player_bar_says_which_address_is_in_use_of_several() {
     assert!(bar(&text).contains("via vpn.example/nas"), "{text}");
     app.update(Event::Answer(Answer::Via(Some("nas.local:8686".into()))));
     let text = render(&mut app, 110, 24);
-    assert!(bar(&text).contains("via nas.local:8686"), "it follows a switch: {text}");
+    assert!(
+        bar(&text).contains("via nas.local:8686"),
+        "it follows a switch: {text}"
+    );
 }

@@ -375,6 +375,11 @@ mod streams {
             "https://vpn.example/nas/api/v1/chapters/c1/play?raw=1"
         );
         assert_eq!(r.headers.len(), 1, "the token, for the address in use");
+        assert_eq!(
+            c.stream_key(&item("/chapters/c1/play?raw=1")).as_str(),
+            "http://nas.local:8686/api/v1/chapters/c1/play?raw=1",
+            "named below the first address"
+        );
         let r = c.stream_request(&item("http://cdn.example/c1.mp3"));
         assert!(r.headers.is_empty(), "another origin never gets the token");
         // An address that no login checked is never in use with the token.

@@ -86,6 +86,15 @@ impl Client {
         }
     }
 
+    /// The stream URL of `item` as the profile's first address names it:
+    /// the same whichever address is in use (a download's files are
+    /// named by it).
+    pub fn stream_key(&self, item: &ManifestItem) -> Url {
+        let url = self.stream_url(item);
+        let first = self.addresses().swap_remove(0).base;
+        self.base().rebase(&url, &first).unwrap_or(url)
+    }
+
     /// URL plus the Bearer header (only for the server's own origin).
     pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
         self.request_to(self.stream_url(item))
