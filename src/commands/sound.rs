@@ -65,7 +65,7 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
         profile: profile.name.clone(),
     };
     let book = BookId::new(args.book_id);
-    let key = owner.key(&book);
+
     let store = SoundBooks::open(&profile.dirs.data);
     if let Some(aside) = store.damaged() {
         eprintln!(
@@ -73,7 +73,8 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
             aside.display()
         );
     }
-    let mut settings = store.settings_for(&key);
+    let key = store.key(&owner, &book);
+    let mut settings = store.settings(&key);
     let before = settings;
     if let Some(b) = args.boost {
         settings.boost_db = b;
@@ -85,12 +86,12 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
         settings.skip_silence = s == Switch::On;
     }
     if settings != before {
-        store.set(key.key.clone(), settings);
+        store.set(key.clone(), settings);
         if let Err(e) = store.save() {
             return fail(&mut out, 1, &e);
         }
     }
-    let (saved_book, saved_total) = store.saved_for(&key);
+    let (saved_book, saved_total) = store.saved(&key);
     out.json(json!({
         "bookId": book,
         "boostDb": settings.boost_db,

@@ -21,5 +21,5 @@ pub use session::{
     AddressLogin, LoggedIn, Session, SessionError, SessionRecord, choose_login, login,
     logout_local, read_record,
 };
-pub use sound::{SoundBooks, SoundKey, SoundLogin, SoundOwner};
+pub use sound::{SoundBooks, SoundLogin, SoundOwner};
 pub use tokens::{TokenStore, TokenStoreKind};

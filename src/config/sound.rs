@@ -3,9 +3,9 @@
 //! directory, keyed by server instance, account and book ([`SoundOwner`]),
 //! whichever address of the server is in use. The player and `earmark
 //! play` read the same file. A book's sound kept under a key from before
-//! addresses (address, user name, book) is read through: it applies until
-//! the book's sound is changed under its new key (silence saved counts
-//! both).
+//! addresses (address, user name, book) moves to its new key the first
+//! time the book's key is asked for ([`SoundBooks::key`]), in the file at
+//! the next save.
 //!
 //! The contract's playback settings carry no such fields (docs/contract.md),
 //! and a real server may refuse a write with fields it does not know, so
@@ -41,31 +41,25 @@ pub struct SoundLogin {
     pub user: String,
 }
 
-/// A book's key in `sound.json`, and the keys it was kept under before.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SoundKey {
-    pub key: String,
-    pub older: Vec<String>,
-}
-
 impl SoundOwner {
     /// The key of `book`; not logged in, the profile's name stands for
     /// the server and the user.
-    pub fn key(&self, book: &BookId) -> SoundKey {
+    pub fn key(&self, book: &BookId) -> String {
         match &self.login {
-            Some(l) => SoundKey {
-                key: format!("{}|{}|{book}", l.server_id, l.user_id),
-                older: l
-                    .addresses
-                    .iter()
-                    .map(|a| format!("{a}|{}|{book}", l.user))
-                    .collect(),
-            },
-            None => SoundKey {
-                key: format!("|{}|{book}", self.profile),
-                older: Vec::new(),
-            },
+            Some(l) => format!("{}|{}|{book}", l.server_id, l.user_id),
+            None => format!("|{}|{book}", self.profile),
         }
+    }
+
+    /// The keys `book` had before addresses (one per address).
+    fn older_keys(&self, book: &BookId) -> Vec<String> {
+        let Some(l) = &self.login else {
+            return Vec::new();
+        };
+        l.addresses
+            .iter()
+            .map(|a| format!("{a}|{}|{book}", l.user))
+            .collect()
     }
 }
 
@@ -89,6 +83,8 @@ struct Stored {
     /// player, may have changed other books meanwhile).
     set: BTreeMap<String, SoundSettings>,
     added: BTreeMap<String, f64>,
+    /// Keys from before addresses moved to their new key (old → new).
+    moved: BTreeMap<String, String>,
 }
 
 /// What reading the file gave.
@@ -193,23 +189,21 @@ impl SoundBooks {
         (book, s.books.values().map(|b| b.silence_saved_sec).sum())
     }
 
-    /// `settings` read through the keys of before (see the module docs).
-    pub fn settings_for(&self, key: &SoundKey) -> SoundSettings {
-        let s = lock(&self.stored);
-        std::iter::once(&key.key)
-            .chain(&key.older)
-            .find_map(|k| s.books.get(k))
-            .map(|b| b.settings)
-            .unwrap_or_default()
-    }
-
-    /// `saved` of the book under its key and the keys of before.
-    pub fn saved_for(&self, key: &SoundKey) -> (f64, f64) {
-        let (mut book, total) = self.saved(&key.key);
-        for k in &key.older {
-            book += self.saved(k).0;
+    /// `book`'s key for `owner`. The book's sound kept under a key from
+    /// before addresses moves to it now (in the file at the next save).
+    pub fn key(&self, owner: &SoundOwner, book: &BookId) -> String {
+        let key = owner.key(book);
+        let mut s = lock(&self.stored);
+        if !s.books.contains_key(&key) {
+            for old in owner.older_keys(book) {
+                if let Some(b) = s.books.remove(&old) {
+                    s.books.insert(key.clone(), b);
+                    s.moved.insert(old, key.clone());
+                    break;
+                }
+            }
         }
-        (book, total)
+        key
     }
 
     pub fn set(&self, key: String, settings: SoundSettings) {
@@ -247,11 +241,17 @@ impl SoundBooks {
             }
             Read::Unreadable(e) => return Err(format!("{e}; not overwriting it")),
         };
-        let (set, added) = {
+        let (set, added, moved) = {
             let mut s = lock(&self.stored);
             s.unsaved = 0.0;
-            (std::mem::take(&mut s.set), std::mem::take(&mut s.added))
+            let taken = std::mem::take(&mut s.moved);
+            (
+                std::mem::take(&mut s.set),
+                std::mem::take(&mut s.added),
+                taken,
+            )
         };
+        move_keys(&mut books, &moved);
         apply(&mut books, &set, &added);
         let written = serde_json::to_vec_pretty(&books)
             .map_err(|e| e.to_string())
@@ -261,6 +261,7 @@ impl SoundBooks {
             Ok(()) => {
                 // Changes made during the write stay pending, on top.
                 let (later_set, later_added) = (s.set.clone(), s.added.clone());
+                move_keys(&mut books, &s.moved.clone());
                 apply(&mut books, &later_set, &later_added);
                 s.books = books;
                 Ok(())
@@ -272,6 +273,9 @@ impl SoundBooks {
                 for (k, v) in added {
                     *s.added.entry(k).or_default() += v;
                 }
+                for (old, new) in moved {
+                    s.moved.entry(old).or_insert(new);
+                }
                 Err(e)
             }
         }
@@ -280,6 +284,22 @@ impl SoundBooks {
     /// Where an unreadable file was moved when this store was loaded.
     pub fn damaged(&self) -> Option<&Path> {
         self.damaged.as_deref()
+    }
+}
+
+/// Keys from before addresses under their new key: a book already kept
+/// under the new one keeps its settings and adds the silence saved.
+fn move_keys(books: &mut BTreeMap<String, BookSound>, moved: &BTreeMap<String, String>) {
+    for (old, new) in moved {
+        let Some(b) = books.remove(old) else {
+            continue;
+        };
+        match books.get_mut(new) {
+            Some(have) => have.silence_saved_sec += b.silence_saved_sec,
+            None => {
+                books.insert(new.clone(), b);
+            }
+        }
     }
 }
 
@@ -343,18 +363,21 @@ mod tests {
             }),
             profile: "home".into(),
         };
-        let key = owner.key(&BookId::new("b1"));
-        assert_eq!(key.key, "s|3|b1");
-        let store = SoundBooks::load(path);
-        assert_eq!(store.settings_for(&key).boost_db, 6.0);
-        store.add_saved(key.key.clone(), 1.0);
-        assert_eq!(store.saved_for(&key), (5.0, 5.0), "both keys, counted once");
-        let louder = SoundSettings {
-            boost_db: 9.0,
-            ..SoundSettings::default()
-        };
-        store.set(key.key.clone(), louder);
-        assert_eq!(store.settings_for(&key), louder, "the new key wins");
+        let store = SoundBooks::load(path.clone());
+        let key = store.key(&owner, &BookId::new("b1"));
+        assert_eq!(key, "s|3|b1");
+        assert_eq!(store.settings(&key).boost_db, 6.0);
+        store.add_saved(key.clone(), 1.0);
+        assert_eq!(store.saved(&key), (5.0, 5.0), "counted once");
+        store.save().unwrap();
+        let file: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            file,
+            serde_json::json!({"s|3|b1": {"boostDb": 6.0, "normalize": false,
+                "skipSilence": false, "silenceSavedSec": 5.0}}),
+            "moved in the file"
+        );
     }
 
     #[test]

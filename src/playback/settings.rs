@@ -71,10 +71,10 @@ impl Sounds {
     }
 
     fn now(&self, book: &BookId) -> SoundNow {
-        let key = self.who.key(book);
-        let (saved_book, saved_total) = self.store.saved_for(&key);
+        let key = self.store.key(&self.who, book);
+        let (saved_book, saved_total) = self.store.saved(&key);
         SoundNow {
-            settings: self.store.settings_for(&key),
+            settings: self.store.settings(&key),
             norm_gain_db: None,
             saved_book,
             saved_total,
@@ -105,7 +105,7 @@ impl Sounds {
             engine::sound(e, settings);
         }
         let book = book?;
-        self.store.set(self.who.key(book).key, settings);
+        self.store.set(self.store.key(&self.who, book), settings);
         self.save_in_background();
         Some(self.now(book))
     }
@@ -118,10 +118,10 @@ impl Sounds {
         book: &BookId,
         s: &PlayerState,
     ) -> SoundNow {
-        let key = self.who.key(book);
+        let key = self.store.key(&self.who, book);
         if self.book.as_ref() != Some(book) {
             self.book = Some(book.clone());
-            let want = self.store.settings_for(&key);
+            let want = self.store.settings(&key);
             if s.sound != want
                 && let Some(e) = engine
             {
@@ -135,7 +135,7 @@ impl Sounds {
         let delta = s.silence_skipped - self.counted.1;
         if delta > 0.0 {
             self.counted.1 = s.silence_skipped;
-            if self.store.add_saved(key.key, delta) {
+            if self.store.add_saved(key, delta) {
                 self.save_in_background();
             }
         }
