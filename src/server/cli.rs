@@ -28,6 +28,11 @@ pub struct ServeArgs {
     /// Prefix of the identity header names ({prefix}-Expected-Server-Id).
     #[arg(long, default_value = "X-Service")]
     pub header_prefix: String,
+    /// Keep every progress write the server decides (applied, stale or
+    /// refused as a 0 over a valid place) in the database's progress_log
+    /// table, for soak tests; it grows without bound.
+    #[arg(long)]
+    pub log_writes: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -177,6 +182,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
                 prefix: args.prefix,
                 header_prefix: args.header_prefix,
                 login: Default::default(),
+                log_writes: args.log_writes,
             };
             limit_malloc_arenas();
             // Database and file work runs on blocking threads that queue for

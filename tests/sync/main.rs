@@ -2,12 +2,15 @@
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
 mod addresses;
+mod child;
 mod cli;
 mod disk;
 mod downloads;
 mod export;
+mod flapping;
 mod gate;
 mod listening_cli;
+mod long_session;
 mod offline_open;
 mod play;
 mod proxy;
