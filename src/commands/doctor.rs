@@ -95,8 +95,8 @@ async fn checks(
         );
         session.client(profile)?
     };
-    *base = Some(client.base().to_string());
     address_checks(&client, r).await;
+    *base = Some(client.base().to_string());
     license_check(&client, r).await?;
     let first = books_checks(&client, r).await?;
     if let Some(book) = &first {
@@ -233,11 +233,13 @@ async fn login_checks(
 }
 
 /// Every address of several: the same server, another one (NO: the token
-/// never goes there), or not checked; and whether it answers now.
+/// never goes there), or not checked; and whether it answers now. The
+/// checks after it go to one that answers.
 async fn address_checks(client: &Client, r: &mut Report) {
     if client.addresses().len() < 2 {
         return;
     }
+    client.check_address().await;
     let server = client.auth().map(|a| a.server_id);
     for a in super::addresses::knocked(client).await {
         let ok = match (&a.said, &server, &a.reach) {

@@ -423,11 +423,14 @@ async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
         "the one that answered last: {out}"
     );
     assert!(out.contains("does not answer"), "{out}");
+    // The doctor lists them too, and checks the server where it answers.
     let o = earmark(home.path(), &["doctor"], None);
     let out = text(&o);
+    assert!(o.status.success(), "{out}");
     assert!(
         out.contains("[NO ] address") && out.contains("ANOTHER server"),
         "{out}"
     );
+    assert!(out.contains(&format!("Server: {away}")), "{out}");
     t.assert_other_never_got_a_token();
 }

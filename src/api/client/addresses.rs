@@ -103,6 +103,37 @@ impl Miss {
 }
 
 impl Client {
+    /// A client of the server's `addresses` (in the order they are tried,
+    /// at least one), starting with `in_use` (else the first that vouches
+    /// for `auth`'s server, else the first), logged in with `auth` if given.
+    pub fn with_addresses(
+        addresses: Vec<Address>,
+        in_use: Option<&BaseUrl>,
+        opts: super::ClientOptions,
+        auth: Option<Auth>,
+    ) -> Result<Client, ApiError> {
+        let Some(first) = addresses.first() else {
+            return Err(ApiError::NotLoggedIn);
+        };
+        let vouched = |a: &Address| auth.as_ref().is_none_or(|x| a.vouches_for(&x.server_id));
+        let current = in_use
+            .and_then(|b| addresses.iter().position(|a| a.base == *b && vouched(a)))
+            .or_else(|| addresses.iter().position(vouched))
+            .unwrap_or(0);
+        let http = Client::http(&first.base, &opts)?;
+        let (switched, _) = tokio::sync::watch::channel(addresses[current].base.clone());
+        Ok(Client {
+            inner: std::sync::Arc::new(super::Inner {
+                http,
+                addresses: std::sync::RwLock::new(Addresses::new(addresses, current)),
+                switched,
+                on_switch: std::sync::RwLock::new(None),
+                opts,
+                auth: std::sync::RwLock::new(auth),
+            }),
+        })
+    }
+
     /// The address in use.
     pub fn base(&self) -> BaseUrl {
         let a = super::read(&self.inner.addresses);

@@ -166,25 +166,9 @@ impl Client {
         Client::with_addresses(vec![Address::new(base)], None, opts, None)
     }
 
-    /// A client of the server's `addresses` (in the order they are tried,
-    /// at least one), starting with `in_use` (else the first that vouches
-    /// for `auth`'s server, else the first), logged in with `auth` if given.
-    pub fn with_addresses(
-        addresses: Vec<Address>,
-        in_use: Option<&BaseUrl>,
-        opts: ClientOptions,
-        auth: Option<Auth>,
-    ) -> Result<Client, ApiError> {
-        let Some(first) = addresses.first() else {
-            return Err(ApiError::NotLoggedIn);
-        };
-        let vouched = |a: &Address| auth.as_ref().is_none_or(|x| a.vouches_for(&x.server_id));
-        let current = in_use
-            .and_then(|b| addresses.iter().position(|a| a.base == *b && vouched(a)))
-            .or_else(|| addresses.iter().position(vouched))
-            .unwrap_or(0);
-        let base = first.base.clone();
-        let http = reqwest::Client::builder()
+    /// The HTTP client of every address of a client (one pool).
+    fn http(base: &BaseUrl, opts: &ClientOptions) -> Result<reqwest::Client, ApiError> {
+        reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .pool_idle_timeout(Duration::from_secs(90))
             .tcp_keepalive(Duration::from_secs(60))
@@ -195,18 +179,7 @@ impl Client {
             .map_err(|e| ApiError::Network {
                 address: base.to_string(),
                 message: format!("cannot set up HTTP: {e}"),
-            })?;
-        let (switched, _) = tokio::sync::watch::channel(addresses[current].base.clone());
-        Ok(Client {
-            inner: Arc::new(Inner {
-                http,
-                addresses: RwLock::new(addresses::Addresses::new(addresses, current)),
-                switched,
-                on_switch: RwLock::new(None),
-                opts,
-                auth: RwLock::new(auth),
-            }),
-        })
+            })
     }
 
     /// A client of one address that is already logged in (through it)
