@@ -23,7 +23,7 @@ struct Three {
     home: Proxy,
     away: Proxy,
     other: Proxy,
-    _other_server: TestServer,
+    other_server: TestServer,
     _lib: tempfile::TempDir,
 }
 
@@ -38,7 +38,7 @@ impl Three {
             away: Proxy::start(server.addr()).await,
             other: Proxy::start(other_server.addr()).await,
             server,
-            _other_server: other_server,
+            other_server: other_server,
             _lib: lib,
         }
     }
@@ -432,5 +432,18 @@ async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
         "{out}"
     );
     assert!(out.contains(&format!("Server: {away}")), "{out}");
+
+    // An address added after the login (here another instance's), seen
+    // for the first time while holding the token: not checked, skipped.
+    let new = Proxy::start(t.other_server.addr()).await;
+    let mut listed = addresses.to_vec();
+    listed.insert(1, new.base_url());
+    write_config(home.path(), &listed);
+    let o = earmark(home.path(), &["--json", "books"], None);
+    assert!(o.status.success(), "through the second: {}", text(&o));
+    let v = json(&earmark(home.path(), &["--json", "status"], None));
+    assert_eq!(v["addresses"][1]["state"], "unchecked", "{v}");
+    assert!(!new.requests().is_empty(), "knocked at");
+    assert!(new.requests().iter().all(|r| r.authorization.is_none()));
     t.assert_other_never_got_a_token();
 }
