@@ -38,7 +38,7 @@ impl Three {
             away: Proxy::start(server.addr()).await,
             other: Proxy::start(other_server.addr()).await,
             server,
-            other_server: other_server,
+            other_server,
             _lib: lib,
         }
     }
