@@ -4,7 +4,8 @@
 //! - `session`: the session store (the addresses and what each one's login
 //!   said, serverId, userId per profile), loading the current session and
 //!   logging in,
-//! - `sound`: each book's sound settings on this device (`sound.json`).
+//! - `sound`: each book's sound settings on this device (`sound.json`),
+//! - `up_next`: the "play next" list of each server and account.
 //!
 //! The password is never written anywhere by this module.
 
@@ -12,6 +13,7 @@ pub mod file;
 pub mod session;
 pub mod sound;
 pub mod tokens;
+pub mod up_next;
 
 pub use file::{
     Config, ConfigError, Dirs, DownloadsConfig, Profile, ProfileConfig, ProfileSelector,
@@ -23,3 +25,4 @@ pub use session::{
 };
 pub use sound::{SoundBooks, SoundLogin, SoundOwner};
 pub use tokens::{TokenStore, TokenStoreKind};
+pub use up_next::UpNextStore;

@@ -2,6 +2,7 @@
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
 mod addresses;
+mod caches_disk;
 mod child;
 mod cli;
 mod disk;
@@ -19,3 +20,4 @@ mod scenarios;
 mod small_disk;
 mod stops;
 mod support;
+mod up_next;

@@ -13,6 +13,7 @@ mod downloads;
 mod driver;
 mod e2e;
 mod e2e_cursor;
+mod e2e_up_next;
 mod fixtures;
 mod flows;
 #[path = "../sync/gate.rs"]
@@ -31,3 +32,5 @@ mod snapshots_accessible;
 mod snapshots_scripts;
 mod sound;
 mod stops;
+mod up_next;
+mod up_next_live;
