@@ -303,6 +303,7 @@ impl EngineLoop {
             skip_silence: self.skip_silence.clone(),
             silence: self.config.silence,
             judge: self.config.judge.clone(),
+            pool: self.config.pool.clone(),
         });
     }
 

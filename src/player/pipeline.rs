@@ -74,6 +74,7 @@ pub(super) struct Pipeline {
     pub skip_silence: Arc<AtomicBool>,
     pub silence: SilenceRule,
     pub judge: super::RefusalJudge,
+    pub pool: Option<super::HttpPool>,
 }
 
 pub(super) fn spawn(p: Pipeline) {
@@ -155,7 +156,14 @@ impl Pipeline {
                 let url = req.url.clone();
                 // Until the bitrate is known, download little ahead.
                 let first_ahead = self.read_ahead.min(source::READ_AHEAD_FLOOR);
-                let src = HttpSource::start(req, self.stall_after, first_ahead, self.judge.clone());
+                let http = self.pool.as_ref().and_then(|p| p());
+                let src = HttpSource::start_on(
+                    http,
+                    req,
+                    self.stall_after,
+                    first_ahead,
+                    self.judge.clone(),
+                );
                 self.shared.set_monitor(src.monitor());
                 if let Err(e) = src.wait_headers() {
                     if e != SourceError::Cancelled {

@@ -78,8 +78,14 @@ fn seek(proxy: &Proxy, dec: &mut StreamDecoder, at: f64) -> Vec<Request> {
     proxy.requests()
 }
 
+/// A bitrate probe: a bounded read of 16 KiB (the stream's own requests
+/// are bounded too, but by its read-ahead).
 fn is_probe(r: &Request) -> bool {
-    r.range.as_deref().is_some_and(|v| !v.ends_with('-'))
+    let bounds = r.range.as_deref().and_then(|v| {
+        let (a, b) = v.strip_prefix("bytes=")?.split_once('-')?;
+        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+    });
+    bounds.is_some_and(|(a, b)| b + 1 - a == 16 * 1024)
 }
 
 /// Sends a bounded GET of `vbr.mp3` on `conn` and reads its whole answer.
@@ -302,6 +308,84 @@ fn a_seek_in_a_playing_engine_costs_the_streams_head_and_the_landing() {
     // series. Opening at the landing needs the pipeline to know the
     // stream's TOC before it opens it (issue 23, phase 2).
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert_eq!(seen[0].range.as_deref(), Some("bytes=0-"), "{seen:?}");
+    assert!(
+        seen[0]
+            .range
+            .as_deref()
+            .is_some_and(|r| r.starts_with("bytes=0-")),
+        "{seen:?}"
+    );
+    e.send(Command::Shutdown);
+}
+
+/// An engine on the null output at `clock` × real time, downloading at
+/// most `read_ahead` bytes ahead, its streams on `pool` when given.
+fn engine_on(
+    proxy: &Proxy,
+    clock: f64,
+    read_ahead: u64,
+    pool: Option<reqwest::Client>,
+) -> EngineHandle {
+    let base = format!("http://{}", proxy.addr());
+    let resolve = Arc::new(move |item: &ManifestItem| StreamRequest {
+        url: format!("{base}{}", item.url.as_deref().unwrap_or("")),
+        headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
+    });
+    let mut config = EngineConfig::new(AudioMode::Null, resolve);
+    config.null_clock_rate = clock;
+    config.read_ahead = read_ahead;
+    config.pool = pool.map(|p| Arc::new(move || Some(p.clone())) as earmark::player::HttpPool);
+    Engine::spawn(config).expect("an engine")
+}
+
+#[test]
+fn a_playing_stream_asks_for_chunk_after_chunk_on_one_kept_alive_connection() {
+    // A stream far enough ahead used to hang up and reconnect for more:
+    // a connection per refill. Bounded chunks end by themselves, so the
+    // connection goes back to the pool and carries the next one.
+    let (_server, proxy, _rt) = slow_link(Duration::from_millis(10));
+    // 64 KiB ahead of a 32 kb/s stream: a refill every ~8 s of audio.
+    let e = engine_on(&proxy, 20.0, 64 * 1024, None);
+    load(&proxy, &e, "/files/cbr.mp3", 1200.0, 0.0);
+    e.wait_for(Duration::from_secs(120), |s| s.position >= 90.0)
+        .expect("90 s of audio played");
+    let seen = proxy.requests();
+    assert!(seen.len() >= 4, "several chunks: {seen:?}");
+    assert_eq!(proxy.connections(), 1, "{seen:?}");
+    assert!(
+        seen.iter().all(|r| r.connection == seen[0].connection),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .all(|r| r.range.as_deref().is_some_and(|v| !v.ends_with('-'))),
+        "every request bounded: {seen:?}"
+    );
+    e.send(Command::Shutdown);
+}
+
+#[test]
+fn the_streams_go_out_on_the_pool_they_are_given_so_api_calls_and_audio_share_a_connection() {
+    let (_server, proxy, rt) = slow_link(Duration::from_millis(10));
+    // The API's pool follows no redirect; the player follows them by hand.
+    let pool = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let url = format!("http://{}/files/vbr.mp3", proxy.addr());
+    rt.block_on(async {
+        let r = pool
+            .get(&url)
+            .bearer_auth(TOKEN)
+            .header("range", "bytes=0-99");
+        let r = r.send().await.unwrap();
+        assert!(r.status().is_success());
+        r.bytes().await.unwrap();
+    });
+    assert_eq!(proxy.connections(), 1);
+    let e = engine_on(&proxy, 20.0, READ_AHEAD_FLOOR, Some(pool));
+    let seen = load(&proxy, &e, "/files/cbr.mp3", 1200.0, 0.0);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(proxy.connections(), 0, "the API's connection: {seen:?}");
     e.send(Command::Shutdown);
 }

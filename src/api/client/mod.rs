@@ -176,6 +176,12 @@ impl Client {
         &self.inner.base
     }
 
+    /// The connection pool (it follows no redirect): the player's streams
+    /// go out on it too, so a session keeps one kept-alive connection.
+    pub fn pool(&self) -> reqwest::Client {
+        self.inner.http.clone()
+    }
+
     pub fn options(&self) -> &ClientOptions {
         &self.inner.opts
     }

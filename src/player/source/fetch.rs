@@ -5,11 +5,14 @@
 
 use super::answer::{content_type, look_before_decoding, refused};
 use super::{
-    CHUNK_TIMEOUT, DROP_BEHIND_STEP, KEEP_BEHIND, Shared, SourceError, StreamRequest, client,
+    CHUNK_TIMEOUT, DROP_BEHIND_STEP, KEEP_BEHIND, Shared, SourceError, StreamRequest, request,
 };
 use std::io::SeekFrom;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The smallest chunk asked for at once.
+const MIN_CHUNK: u64 = 64 * 1024;
 
 pub(super) enum Outcome {
     /// Far enough ahead of the reader; resume when it catches up.
@@ -160,23 +163,21 @@ async fn open_file(shared: &Shared, url: &str, offset: u64) -> Result<Body, Outc
 async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generation: u64) -> Outcome {
     if req.url.starts_with("file:") {
         return match open_file(shared, &req.url, offset).await {
-            Ok(body) => pump(shared, body, 0, true, generation).await,
+            Ok(body) => pump(shared, body, 0, Some(u64::MAX), generation).await,
             Err(o) => o,
         };
     }
-    let mut rb = client().get(&req.url);
-    for (k, v) in &req.headers {
-        rb = rb.header(k, v);
-    }
-    rb = rb.header("Range", format!("bytes={offset}-"));
-    let resp = match tokio::time::timeout(CHUNK_TIMEOUT, rb.send()).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => {
-            tracing::debug!("stream request failed: {e}");
-            return Outcome::Retry;
-        }
-        Err(_) => return Outcome::Retry,
-    };
+    let last = chunk_end(shared, offset);
+    let range = format!("bytes={offset}-{last}");
+    let resp =
+        match tokio::time::timeout(CHUNK_TIMEOUT, request::get(&shared.http, req, &range)).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => {
+                tracing::debug!("stream request failed: {e}");
+                return Outcome::Retry;
+            }
+            Err(_) => return Outcome::Retry,
+        };
     let status = resp.status().as_u16();
     let mut skip: u64 = 0;
     // Before any of the body is read (the hint shrinks as it is).
@@ -235,16 +236,35 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
         }
     }
     let body = Body::Http(resp, head);
-    pump(shared, body, skip, status == 206, generation).await
+    // A 206 ends at `last` (a server that sends more is read on, as far as
+    // the window wants it).
+    let bounded = (status == 206).then_some(last + 1);
+    pump(shared, body, skip, bounded, generation).await
+}
+
+/// The last byte of a request at `offset`: as far as the reader wants
+/// (its read-ahead), at least `MIN_CHUNK`, never past a known end. A
+/// bounded answer ends by itself, so its kept-alive connection goes back
+/// to the pool for the next chunk, a seek or an API call, instead of
+/// being hung up when far enough ahead.
+fn chunk_end(shared: &Shared, offset: u64) -> u64 {
+    let w = shared.lock();
+    let end = (w.want + shared.read_ahead()).max(offset + MIN_CHUNK);
+    match w.total {
+        Some(t) if t > offset => end.min(t),
+        _ => end,
+    }
+    .saturating_sub(1)
 }
 
 /// Copies `body` into the window (skipping `skip` bytes first), with
-/// back-pressure; `ranges`: the source can restart at any offset.
+/// back-pressure. `until`: the source can restart at any offset, and this
+/// answer ends at that byte (`u64::MAX`: a file, read as far as wanted).
 async fn pump(
     shared: &Shared,
     mut body: Body,
     mut skip: u64,
-    ranges: bool,
+    until: Option<u64>,
     generation: u64,
 ) -> Outcome {
     loop {
@@ -256,16 +276,21 @@ async fn pump(
                     Some(Outcome::Cancelled)
                 } else if w.restart || w.generation != generation {
                     Some(Outcome::Restart)
-                } else if !w.hold && (w.end() < w.want + shared.read_ahead() || skip > 0) {
+                } else if skip > 0
+                    || until.is_some_and(|u| u != u64::MAX && w.end() < u)
+                    || (!w.hold && w.end() < w.want + shared.read_ahead())
+                {
+                    // A bounded answer is read to its end: the connection
+                    // is kept (hanging up would close it).
                     None
                 } else {
                     Some(Outcome::Done)
                 }
             };
             match verdict {
-                // Far enough ahead. With Range support, hang up (so neither
-                // the socket nor the server buffers more) and ask again later.
-                Some(Outcome::Done) if ranges => return Outcome::Ahead,
+                // Far enough ahead. With Range support, ask again later
+                // (a file, or a server that sent more than asked: hang up).
+                Some(Outcome::Done) if until.is_some() => return Outcome::Ahead,
                 Some(Outcome::Done) => shared.wake_task.notified().await,
                 Some(o) => return o,
                 None => break,
@@ -275,9 +300,12 @@ async fn pump(
             Ok(Ok(Some(c))) => c,
             Ok(Ok(None)) => {
                 let w = shared.lock();
-                return match w.total {
-                    Some(t) if w.end() < t => Outcome::Retry,
-                    _ => Outcome::Done,
+                return match (w.total, until) {
+                    (Some(t), _) if w.end() >= t => Outcome::Done,
+                    // The chunk asked for came whole: the next when wanted.
+                    (_, Some(u)) if u != u64::MAX && w.end() >= u => Outcome::Ahead,
+                    (Some(_), _) => Outcome::Retry,
+                    (None, _) => Outcome::Done,
                 };
             }
             Ok(Err(e)) => {

@@ -19,6 +19,7 @@
 mod answer;
 mod fetch;
 mod ranges;
+mod request;
 
 pub use ranges::HttpRanges;
 
@@ -145,6 +146,8 @@ struct Shared {
     /// Bytes ahead of the reader; set once the bitrate is known.
     read_ahead: AtomicU64,
     judge: RefusalJudge,
+    /// The connection pool every request of this stream goes out on.
+    http: reqwest::Client,
 }
 
 impl Shared {
@@ -166,16 +169,6 @@ fn runtime() -> &'static tokio::runtime::Runtime {
             .enable_all()
             .build()
             .expect("network runtime")
-    })
-}
-
-fn client() -> &'static reqwest::Client {
-    static C: OnceLock<reqwest::Client> = OnceLock::new();
-    C.get_or_init(|| {
-        reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(3))
-            .build()
-            .unwrap_or_else(|_| reqwest::Client::new())
     })
 }
 
@@ -235,8 +228,22 @@ impl HttpSource {
     }
 
     /// Start downloading without waiting, at most `read_ahead` bytes ahead
-    /// of the reader (see [`SourceMonitor::set_read_ahead`]).
+    /// of the reader (see [`SourceMonitor::set_read_ahead`]), on the
+    /// player's own connection pool.
     pub fn start(
+        req: StreamRequest,
+        stall_after: Duration,
+        read_ahead: u64,
+        judge: RefusalJudge,
+    ) -> Self {
+        Self::start_on(None, req, stall_after, read_ahead, judge)
+    }
+
+    /// [`HttpSource::start`] on `http`'s connection pool (the session's
+    /// one, shared with the API: see `EngineConfig::pool`), else the
+    /// player's own.
+    pub fn start_on(
+        http: Option<reqwest::Client>,
         req: StreamRequest,
         stall_after: Duration,
         read_ahead: u64,
@@ -264,6 +271,7 @@ impl HttpSource {
             stall_after,
             read_ahead: AtomicU64::new(read_ahead.max(MIN_READ_AHEAD)),
             judge,
+            http: http.unwrap_or_else(request::default_pool),
         });
         let task_shared = shared.clone();
         runtime().spawn(fetch::fetch_task(task_shared, req.clone()));

@@ -2,7 +2,7 @@
 //! mp3 bitrate probes, far from where playback goes), sent together.
 
 use super::answer::content_type;
-use super::{CHUNK_TIMEOUT, STALLED_RECHECK, Shared, StreamRequest, client, runtime};
+use super::{CHUNK_TIMEOUT, STALLED_RECHECK, Shared, StreamRequest, request, runtime};
 use crate::player::http_error;
 use crate::player::mpa::RangeReader;
 use std::io;
@@ -28,7 +28,10 @@ impl RangeReader for HttpRanges {
         );
         self.shared.lock().hold = true;
         let task = runtime().spawn(async move {
-            let reads = list.iter().map(|(at, len)| read_range(&req, *at, *len));
+            let http = shared.http.clone();
+            let reads = list
+                .iter()
+                .map(|(at, len)| read_range(&http, &req, *at, *len));
             let all = futures_util::future::join_all(reads).await;
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(all);
             // Under the window's lock, so the waiter cannot miss it.
@@ -61,18 +64,19 @@ impl RangeReader for HttpRanges {
 /// `len` bytes at `at` with one bounded Range request (fewer at the end).
 /// Anything but a 206 for exactly that start is an error: the caller reads
 /// the bytes through the stream instead.
-async fn read_range(req: &StreamRequest, at: u64, len: usize) -> io::Result<Vec<u8>> {
+async fn read_range(
+    http: &reqwest::Client,
+    req: &StreamRequest,
+    at: u64,
+    len: usize,
+) -> io::Result<Vec<u8>> {
     if len == 0 {
         return Ok(Vec::new());
     }
-    let mut rb = client().get(&req.url);
-    for (k, v) in &req.headers {
-        rb = rb.header(k, v);
-    }
     let last = at + len as u64 - 1;
-    rb = rb.header("Range", format!("bytes={at}-{last}"));
+    let range = format!("bytes={at}-{last}");
     let timed_out = || io::Error::new(io::ErrorKind::TimedOut, "range read timed out");
-    let resp = tokio::time::timeout(CHUNK_TIMEOUT, rb.send())
+    let resp = tokio::time::timeout(CHUNK_TIMEOUT, request::get(http, req, &range))
         .await
         .map_err(|_| timed_out())?
         .map_err(io::Error::other)?;
