@@ -272,6 +272,13 @@ impl EngineLoop {
 
     /// Cancel what is playing and start decoding at `index`/`pos`.
     fn start_at(&mut self, index: usize, pos: f64) {
+        self.start_from(index, pos, true);
+    }
+
+    /// [`start_at`](Self::start_at); `reuse_head`: the stream's kept head
+    /// may stand in for its first request (a move within this load, whose
+    /// stream the server has answered; never a load or a retry).
+    fn start_from(&mut self, index: usize, pos: f64, reuse_head: bool) {
         let Some(manifest) = self.manifest.clone() else {
             return;
         };
@@ -304,6 +311,7 @@ impl EngineLoop {
             silence: self.config.silence,
             judge: self.config.judge.clone(),
             pool: self.config.pool.clone(),
+            reuse_head,
         });
     }
 
@@ -346,7 +354,7 @@ impl EngineLoop {
                 self.playing = autoplay;
                 self.renderer.set_playing(autoplay);
                 match index {
-                    Some(i) => self.start_at(i, pos),
+                    Some(i) => self.start_from(i, pos, false),
                     None => {
                         self.generation += 1;
                         self.renderer.flush(self.generation);
@@ -428,7 +436,7 @@ impl EngineLoop {
             && (self.error.is_some() || self.renderer.status().error.is_some())
             && let Some((i, pos)) = self.current_index()
         {
-            self.start_at(i, pos);
+            self.start_from(i, pos, false);
         }
     }
 

@@ -75,6 +75,8 @@ pub(super) struct Pipeline {
     pub silence: SilenceRule,
     pub judge: super::RefusalJudge,
     pub pool: Option<super::HttpPool>,
+    /// The first stream may start from its kept head (see `source::heads`).
+    pub reuse_head: bool,
 }
 
 pub(super) fn spawn(p: Pipeline) {
@@ -157,12 +159,13 @@ impl Pipeline {
                 // Until the bitrate is known, download little ahead.
                 let first_ahead = self.read_ahead.min(source::READ_AHEAD_FLOOR);
                 let http = self.pool.as_ref().and_then(|p| p());
-                let src = HttpSource::start_on(
+                let src = HttpSource::reopen(
                     http,
                     req,
                     self.stall_after,
                     first_ahead,
                     self.judge.clone(),
+                    self.reuse_head && i == self.start_index,
                 );
                 self.shared.set_monitor(src.monitor());
                 if let Err(e) = src.wait_headers() {

@@ -5,7 +5,8 @@
 
 use super::answer::{content_type, look_before_decoding, refused};
 use super::{
-    CHUNK_TIMEOUT, DROP_BEHIND_STEP, KEEP_BEHIND, Shared, SourceError, StreamRequest, request,
+    CHUNK_TIMEOUT, DROP_BEHIND_STEP, KEEP_BEHIND, Shared, SourceError, StreamRequest, heads,
+    request,
 };
 use std::io::SeekFrom;
 use std::sync::Arc;
@@ -13,6 +14,9 @@ use std::time::Duration;
 
 /// The smallest chunk asked for at once.
 const MIN_CHUNK: u64 = 64 * 1024;
+/// A stream started from a kept head fetches on once the reader is this
+/// close to the head's end.
+const LAZY_MARGIN: u64 = 64 * 1024;
 
 pub(super) enum Outcome {
     /// Far enough ahead of the reader; resume when it catches up.
@@ -29,6 +33,9 @@ pub(super) enum Outcome {
 pub(super) async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
     let mut backoff = Duration::from_millis(100);
     loop {
+        if !wait_while_lazy(&shared).await {
+            return;
+        }
         let (offset, generation) = {
             let mut w = shared.lock();
             if w.cancel {
@@ -102,6 +109,46 @@ pub(super) async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
             }
         }
     }
+}
+
+/// Started from a kept head: waits until the reader nears its end, seeks
+/// past it, or the head is the whole stream. False when cancelled.
+async fn wait_while_lazy(shared: &Shared) -> bool {
+    loop {
+        {
+            let mut w = shared.lock();
+            if w.cancel {
+                return false;
+            }
+            if !w.lazy {
+                return true;
+            }
+            if w.restart || w.want + LAZY_MARGIN >= w.end() || w.total.is_some_and(|t| w.end() >= t)
+            {
+                w.lazy = false;
+                return true;
+            }
+        }
+        shared.wake_task.notified().await;
+    }
+}
+
+/// The head of a stream answered from byte 0 with Range support, once
+/// it has come, for `heads` (taken under the window's lock, kept after it).
+fn head_to_keep(w: &mut super::Window, until: Option<u64>) -> Option<heads::Head> {
+    if w.head_kept || w.start != 0 || until.is_none_or(|u| u == u64::MAX) {
+        return None;
+    }
+    let len = heads::HEAD_BYTES.min(w.total.unwrap_or(u64::MAX));
+    if (w.data.len() as u64) < len {
+        return None;
+    }
+    w.head_kept = true;
+    Some(heads::Head {
+        bytes: w.data[..len as usize].into(),
+        total: w.total,
+        content_type: w.accepted_type.clone(),
+    })
 }
 
 fn parse_content_range_total(v: &str) -> Option<u64> {
@@ -329,6 +376,11 @@ async fn pump(
         }
         w.data.extend_from_slice(bytes);
         w.stalled = false;
+        if let Some(head) = head_to_keep(&mut w, until) {
+            drop(w);
+            heads::keep(shared.key.clone(), head);
+            w = shared.lock();
+        }
         if w.want > w.start + KEEP_BEHIND {
             let cut = ((w.want - w.start - KEEP_BEHIND) as usize).min(w.data.len());
             if cut > DROP_BEHIND_STEP {

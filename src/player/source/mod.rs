@@ -18,9 +18,11 @@
 
 mod answer;
 mod fetch;
+mod heads;
 mod ranges;
 mod request;
 
+pub use heads::open_ahead;
 pub use ranges::HttpRanges;
 
 use super::{ErrorKind, RefusalJudge};
@@ -130,6 +132,12 @@ struct Window {
     hold: bool,
     /// The content type of the answer accepted as audio from byte 0.
     accepted_type: Option<String>,
+    /// Started from a kept head: nothing is fetched until the reader
+    /// nears its end or seeks past it (a seek's first request is where it
+    /// lands, not the head again).
+    lazy: bool,
+    /// The head of this stream was kept (see `heads`).
+    head_kept: bool,
 }
 
 impl Window {
@@ -148,6 +156,8 @@ struct Shared {
     judge: RefusalJudge,
     /// The connection pool every request of this stream goes out on.
     http: reqwest::Client,
+    /// The stream's key among the kept heads.
+    key: String,
 }
 
 impl Shared {
@@ -249,22 +259,63 @@ impl HttpSource {
         read_ahead: u64,
         judge: RefusalJudge,
     ) -> Self {
+        Self::spawn(http, req, stall_after, read_ahead, judge, None)
+    }
+
+    /// [`HttpSource::start_on`], or without a request for what the player
+    /// has of the stream already: the stream opened ahead for this request
+    /// ([`open_ahead`]), else (`reuse_head`) its kept head, from which the
+    /// decoder probes while the first request goes where the reader wants.
+    /// A load or a retry does not reuse a head: the server says again
+    /// whether it may be played.
+    pub fn reopen(
+        http: Option<reqwest::Client>,
+        req: StreamRequest,
+        stall_after: Duration,
+        read_ahead: u64,
+        judge: RefusalJudge,
+        reuse_head: bool,
+    ) -> Self {
+        let key = heads::key(&req);
+        if let Some(src) = heads::take_parked(&key) {
+            src.monitor().set_read_ahead(read_ahead);
+            return src;
+        }
+        let head = heads::head(&key).filter(|_| reuse_head);
+        Self::spawn(http, req, stall_after, read_ahead, judge, head)
+    }
+
+    fn spawn(
+        http: Option<reqwest::Client>,
+        req: StreamRequest,
+        stall_after: Duration,
+        read_ahead: u64,
+        judge: RefusalJudge,
+        head: Option<heads::Head>,
+    ) -> Self {
+        let from_head = head.is_some();
+        let (data, total, accepted_type) = match head {
+            Some(h) => (h.bytes.to_vec(), h.total, h.content_type),
+            None => (Vec::new(), None, None),
+        };
         let shared = Arc::new(Shared {
             w: Mutex::new(Window {
                 start: 0,
-                data: Vec::new(),
+                data,
                 want: 0,
                 restart: false,
-                total: None,
-                ranges: false,
-                headers_seen: false,
+                total,
+                ranges: from_head,
+                headers_seen: from_head,
                 eof: false,
                 fatal: None,
                 cancel: false,
                 stalled: false,
                 generation: 0,
                 hold: false,
-                accepted_type: None,
+                accepted_type,
+                lazy: from_head,
+                head_kept: from_head,
             }),
             data_ready: Condvar::new(),
             wake_task: Notify::new(),
@@ -272,6 +323,7 @@ impl HttpSource {
             read_ahead: AtomicU64::new(read_ahead.max(MIN_READ_AHEAD)),
             judge,
             http: http.unwrap_or_else(request::default_pool),
+            key: heads::key(&req),
         });
         let task_shared = shared.clone();
         runtime().spawn(fetch::fetch_task(task_shared, req.clone()));
