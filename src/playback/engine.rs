@@ -91,6 +91,11 @@ pub(super) fn sound(engine: &EngineHandle, s: crate::domain::SoundSettings) {
     engine.send(Command::SetSound(s));
 }
 
+/// The stream start-up expects, opened while the manifest is read.
+pub(super) fn open_ahead(engine: &EngineHandle, item: crate::domain::ManifestItem) {
+    engine.send(Command::OpenAhead(item));
+}
+
 pub(super) fn shutdown(engine: &EngineHandle) {
     engine.send(Command::Shutdown);
 }

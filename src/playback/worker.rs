@@ -70,6 +70,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
     let (now_tx, now) = watch::channel(Now::default());
     let (tx, rx) = mpsc::unbounded_channel();
     let sync = Arc::new(RwLock::new(sync));
+    let worker_client = client.clone();
     let worker = Worker {
         engine: engine.clone(),
         link,
@@ -98,6 +99,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
         sync,
         downloads,
         engine,
+        client: worker_client,
         no_audio,
     };
     (playback, events)

@@ -420,6 +420,17 @@ impl EngineLoop {
                 self.target = None;
                 self.error = None;
             }
+            Command::OpenAhead(item) => {
+                let req = (self.config.resolve)(&item);
+                if req.url.starts_with("http") {
+                    super::source::open_ahead(
+                        self.config.pool.as_ref().and_then(|p| p()),
+                        req,
+                        Duration::from_secs_f64(self.config.stall_after.max(0.05)),
+                        self.config.judge.clone(),
+                    );
+                }
+            }
             Command::Shutdown => {}
         }
     }

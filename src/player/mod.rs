@@ -100,6 +100,10 @@ pub enum Command {
     SetSound(SoundSettings),
     /// Stop playback and drop the queue.
     Stop,
+    /// Open this item's stream now, before its `Load` (start-up, while the
+    /// manifest and the place are read): the `Load` whose first stream is
+    /// the same request takes it over instead of asking again.
+    OpenAhead(ManifestItem),
     /// End the engine thread.
     Shutdown,
 }

@@ -13,5 +13,6 @@ mod proxy;
 mod queued;
 mod scenarios;
 mod small_disk;
+mod startup;
 mod stops;
 mod support;

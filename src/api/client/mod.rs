@@ -7,6 +7,7 @@
 //! page by page ([`Pager`]).
 
 mod paging;
+mod prefetch;
 mod streams;
 mod transport;
 
@@ -120,6 +121,8 @@ struct Inner {
     base: BaseUrl,
     opts: ClientOptions,
     auth: RwLock<Option<Auth>>,
+    /// A progress read started ahead of its reader (`prefetch`).
+    prefetched: std::sync::Mutex<Option<prefetch::Prefetched>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -161,6 +164,7 @@ impl Client {
                 base,
                 opts,
                 auth: RwLock::new(None),
+                prefetched: Default::default(),
             }),
         })
     }
@@ -419,6 +423,13 @@ impl Client {
     /// `GET /auth/reading-progress/{bookId}` as it came; a 404 is `null`
     /// (no progress yet), as a 204 is.
     async fn progress_answer(&self, book: &BookId) -> Result<Value, ApiError> {
+        if let Some(answer) = self.take_prefetched(book).await {
+            return answer;
+        }
+        self.progress_answer_now(book).await
+    }
+
+    async fn progress_answer_now(&self, book: &BookId) -> Result<Value, ApiError> {
         match self
             .get(&["auth", "reading-progress", book.as_str()], &[])
             .await
