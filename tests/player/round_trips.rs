@@ -395,3 +395,63 @@ fn the_streams_go_out_on_the_pool_they_are_given_so_api_calls_and_audio_share_a_
     assert_eq!(proxy.connections(), 0, "the API's connection: {seen:?}");
     e.send(Command::Shutdown);
 }
+
+#[test]
+fn the_next_chapters_stream_is_asked_for_while_the_current_one_still_plays() {
+    // Two chapters of two files: the next one's request must go out
+    // before the seam, so a slow link's round trip is hidden behind the
+    // audio decoded ahead (counted by what the engine plays when the
+    // proxy sees the request, not by times).
+    let server = TestServer::start(&crate::support::fixtures());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let proxy = rt.block_on(Proxy::start(server.addr));
+    proxy.set_delay(Duration::from_millis(25));
+    let e = engine_on(&proxy, 1.0, READ_AHEAD_FLOOR, None);
+    let item = |id: &str, path: &str| ManifestItem {
+        chapter_id: ChapterId::new(id),
+        title: id.into(),
+        duration: Some(3.0),
+        url: Some(path.into()),
+        mime_type: None,
+        size_bytes: None,
+        start: 0.0,
+        end: None,
+    };
+    e.send(Command::Load {
+        manifest: Manifest {
+            book_id: BookId::new("seam"),
+            items: vec![
+                item("one", "/files/tone.mp3"),
+                item("two", "/files/tone.flac"),
+            ],
+        },
+        start: (ChapterId::new("one"), 0.0),
+        autoplay: true,
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let when_asked = loop {
+        if proxy
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with("tone.flac"))
+        {
+            break e.state();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the next chapter was never asked for"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(
+        when_asked.chapter_id.as_ref().map(|c| c.as_str()),
+        Some("one"),
+        "{when_asked:?}"
+    );
+    assert!(when_asked.position < 2.5, "{when_asked:?}");
+    e.send(Command::Shutdown);
+}

@@ -22,6 +22,7 @@ mod listening_backend;
 mod mpris;
 mod resume;
 mod rewind;
+mod round_trips;
 mod search;
 mod sizes;
 mod sleep;
