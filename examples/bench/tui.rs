@@ -272,7 +272,12 @@ pub fn big_library(_earmark: &std::path::Path, client: &Client, n: usize) -> Res
     let scope = cache::Scope {
         address: s["server"].as_str().unwrap_or_default().into(),
         server_id: ServerId::new(s["serverId"].as_str().unwrap_or_default()),
-        user_id: UserId(s["userId"].as_u64().unwrap_or_default() as _),
+        // The server's digits, as the session file keeps them.
+        user_id: UserId::parse(&match &s["userId"] {
+            serde_json::Value::String(d) => d.clone(),
+            other => other.to_string(),
+        })
+        .ok_or("the session file has no user id")?,
     };
     let books: Vec<Book> = (0..n)
         .map(|i| {
