@@ -18,6 +18,7 @@ mod proxy;
 mod queued;
 mod scenarios;
 mod small_disk;
+mod startup;
 mod stops;
 mod support;
 mod up_next;

@@ -24,6 +24,7 @@ mod listening_backend;
 mod mpris;
 mod resume;
 mod rewind;
+mod round_trips;
 mod search;
 mod sizes;
 mod sleep;
