@@ -108,6 +108,8 @@ pub struct Setup {
 /// What the listener asks of playback.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Control {
+    /// Pause, or play on after a pause once sync has read the server's
+    /// place (contract rule 7: it may ask the listener first).
     Toggle,
     Pause,
     /// Stop playback and drop the queue.
@@ -220,6 +222,10 @@ impl Playback {
         if stop.reason == StopReason::License {
             self.send(Intent::Stop(stop.clone()));
         }
+        if e.is_retryable() {
+            // The server is away: sync shows it and asks it until it is back.
+            self.sync().server_lost(e.to_string());
+        }
         stop
     }
 
@@ -293,6 +299,7 @@ impl Playback {
             _ => QuitSummary {
                 left: self.sync_status.borrow().queued,
                 timed_out: true,
+                durability: self.sync_status.borrow().durability.clone(),
             },
         }
     }

@@ -111,15 +111,6 @@ impl Live {
             rt.spawn(fut);
         }
     }
-
-    /// What quitting left behind (changes not sent yet), in one sentence.
-    fn farewell(left: usize) -> Option<String> {
-        (left > 0).then(|| {
-            format!(
-                "{left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
-            )
-        })
-    }
 }
 
 /// The player's engine keys as the owner's controls.
@@ -220,7 +211,7 @@ impl Backends for Live {
         // The last place is written, then the engine stops.
         let summary = rt.block_on(self.shared.playback.quit(Duration::from_secs(3)));
         rt.shutdown_timeout(Duration::from_secs(2));
-        Live::farewell(summary.left)
+        summary.farewell()
     }
 }
 

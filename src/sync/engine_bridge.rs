@@ -14,6 +14,9 @@ pub struct EngineBridge {
     /// Engine ids up to this one belong to earlier loads.
     before: EngineId,
     last: Option<PlayerState>,
+    /// The last state had not landed, as the engine said (before an
+    /// approximate place was counted as not landed).
+    last_unlanded: bool,
 }
 
 impl EngineBridge {
@@ -28,6 +31,7 @@ impl EngineBridge {
         self.ours = Some((ours, Some(engine_id)));
         self.before = EngineId(engine_id.0.saturating_sub(1));
         self.last = None;
+        self.last_unlanded = false;
     }
 
     /// Events for one published state (call on every change). A place the
@@ -36,6 +40,7 @@ impl EngineBridge {
     /// never reported as if it were exact.
     pub fn events(&mut self, s: &PlayerState) -> Vec<Event> {
         let mut out = Vec::new();
+        let unlanded = !s.landed;
         let vouched;
         let s = if s.approximate && s.landed {
             vouched = PlayerState {
@@ -66,6 +71,7 @@ impl EngineBridge {
             return out;
         }
         let prev = self.last.replace(s.clone());
+        let was_unlanded = std::mem::replace(&mut self.last_unlanded, unlanded);
         let action = |a| Event::Action {
             playback,
             action: a,
@@ -80,6 +86,10 @@ impl EngineBridge {
                 out.push(action(Action::ChapterChange(spot.clone())));
             } else if p.landed && !s.landed {
                 // A seek: the engine publishes the target until it lands.
+                out.push(action(Action::Seek(spot.clone())));
+            } else if was_unlanded && unlanded && p.position != spot.position {
+                // Another seek before the last one landed (paused offline,
+                // the engine cannot): a new target.
                 out.push(action(Action::Seek(spot.clone())));
             }
         }
@@ -167,6 +177,31 @@ mod tests {
                 landed: false
             }]
         );
+    }
+
+    #[test]
+    fn a_second_seek_before_the_first_landed_is_a_seek_too() {
+        let mut b = EngineBridge::new();
+        b.loading_as(PlaybackId(1), EngineId(1));
+        b.events(&state(1, "a", 30.0, true, Status::Paused));
+        let seek = |to: f64| Event::Action {
+            playback: PlaybackId(1),
+            action: Action::Seek(Spot::new("a", to)),
+        };
+        // Paused and offline: the engine publishes each target, never lands.
+        assert!(
+            b.events(&state(1, "a", 20.0, false, Status::Paused))
+                .contains(&seek(20.0))
+        );
+        assert!(
+            b.events(&state(1, "a", 10.0, false, Status::Paused))
+                .contains(&seek(10.0))
+        );
+        // The same target again is no new seek.
+        let mut again = state(1, "a", 10.0, false, Status::Paused);
+        again.version += 1;
+        again.buffered_to = 12.0;
+        assert!(!b.events(&again).contains(&seek(10.0)));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::reconciler::Side;
 use crate::api::Client;
 use crate::domain::EpochMillis;
 use crate::domain::{BookId, ChapterId, ListeningStats, Manifest, PlaceMark, Progress};
+use crate::durable::Durability;
 use crate::player::{PlaybackId as EngineId, PlayerState};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -84,6 +85,10 @@ pub enum EngineAsk {
     Speed(f32),
     /// The opened book's volume (the user's, or the one saved for it).
     Volume(f32),
+    /// Play on: a resume the server's place did not stop.
+    Play,
+    /// Pause: a prompt about the place waits for the listener.
+    Pause,
 }
 
 /// The audio engine as sync sees it: its published states, and a way to
@@ -180,7 +185,7 @@ pub struct Playing {
     pub saved_at: Option<EpochMillis>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SyncStatus {
     pub link: Link,
     /// Entries waiting to be sent to the current scope.
@@ -193,10 +198,34 @@ pub struct SyncStatus {
     pub last_error: Option<String>,
     pub shown: Option<Shown>,
     pub playing: Option<Playing>,
-    /// False when the journal lives in memory (the file could not be opened).
-    pub durable: bool,
+    /// Whether queued changes are on the disk, and if not why (another
+    /// earmark holds the journal, the disk is full or read-only, …).
+    pub durability: Durability,
     /// Requests made to the server (diagnostics).
     pub requests: u64,
+}
+
+impl SyncStatus {
+    /// The queued changes are on the disk.
+    pub fn durable(&self) -> bool {
+        self.durability == Durability::Durable
+    }
+}
+
+impl Default for SyncStatus {
+    fn default() -> Self {
+        SyncStatus {
+            link: Link::default(),
+            queued: 0,
+            refused: 0,
+            held: 0,
+            last_error: None,
+            shown: None,
+            playing: None,
+            durability: Durability::Durable,
+            requests: 0,
+        }
+    }
 }
 
 /// Why a login is needed.
@@ -247,9 +276,29 @@ pub enum Notice {
 /// What quitting achieved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuitSummary {
-    /// Entries still queued (they are sent at the next start).
+    /// Entries still queued: sent at the next start when `durability` says
+    /// they are on the disk, else lost.
     pub left: usize,
     pub timed_out: bool,
+    pub durability: Durability,
+}
+
+impl QuitSummary {
+    /// What quitting left behind, in one sentence (`None`: nothing).
+    pub fn farewell(&self) -> Option<String> {
+        if self.left == 0 {
+            return None;
+        }
+        let left = self.left;
+        Some(match &self.durability {
+            Durability::Durable => format!(
+                "{left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
+            ),
+            Durability::Memory(why) => format!(
+                "{left} change(s) could not be sent, and they are lost: the sync journal could not keep them on this device ({why})"
+            ),
+        })
+    }
 }
 
 /// What the worker does; only [`SyncSession`] sends these.
@@ -291,6 +340,12 @@ pub(super) enum Command {
     },
     RecheckLicense,
     Flush,
+    /// Play on after a pause, once the server's place allows it.
+    Resume,
+    /// A request outside sync found the server unreachable.
+    ServerLost(String),
+    /// Read the server again now (the listener refreshed).
+    Check,
     PushHeld {
         reply: oneshot::Sender<usize>,
     },
@@ -440,6 +495,25 @@ impl SyncSession {
         self.send(Command::Flush);
     }
 
+    /// The listener asked to play on after a pause: the server's place is
+    /// read first (contract rule 7), then the owner is asked to play
+    /// ([`EngineAsk::Play`]), or the listener to choose.
+    pub fn resume(&self) {
+        self.send(Command::Resume);
+    }
+
+    /// A request outside sync found the server unreachable: sync shows
+    /// it offline and keeps asking it until it answers.
+    pub fn server_lost(&self, message: String) {
+        self.send(Command::ServerLost(message));
+    }
+
+    /// Read the server now: send what is queued, read the playing book's
+    /// place (a newer one asks the listener), and, offline, try it again.
+    pub fn check(&self) {
+        self.send(Command::Check);
+    }
+
     pub fn status(&self) -> SyncStatus {
         self.status.borrow().clone()
     }
@@ -502,6 +576,7 @@ impl SyncSession {
             _ => QuitSummary {
                 left: self.status().queued,
                 timed_out: true,
+                durability: self.status().durability,
             },
         }
     }

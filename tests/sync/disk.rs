@@ -55,7 +55,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     let client = env.client().await;
     let mut p = start_worker(&client, disk.path());
     p.sync.settle().await;
-    assert!(p.sync.status().durable, "the journal opened on the disk");
+    assert!(p.sync.status().durable(), "the journal opened on the disk");
     disk.fill();
 
     // The server is up: the place reaches it although nothing is journaled.
@@ -71,7 +71,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     );
     p.action(1, Action::Pause);
     let s = p
-        .until("sent, in memory", |s| s.queued == 0 && !s.durable)
+        .until("sent, in memory", |s| s.queued == 0 && !s.durable())
         .await;
     assert!(
         s.last_error
@@ -95,7 +95,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     p.action(1, Action::Play);
     let pos = play(&p, &ch(&m, 0), pos, 8).await;
     p.action(1, Action::Pause);
-    p.until("queued in memory", |s| s.queued == 1 && !s.durable)
+    p.until("queued in memory", |s| s.queued == 1 && !s.durable())
         .await;
     assert_eq!(journaled(disk.path()), 0);
 
@@ -106,7 +106,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     p.action(1, Action::Pause);
     p.notice(|n| info_says(n, "saves changes on this device again"))
         .await;
-    p.until("durable again", |s| s.durable && s.queued == 1)
+    p.until("durable again", |s| s.durable() && s.queued == 1)
         .await;
     assert_eq!(journaled(disk.path()), 1, "the queued place is on the disk");
 

@@ -8,12 +8,17 @@
 //! - a position at the very start of the book never replaces valid progress
 //!   unless an explicit user intent (restart, seek to 0, mark unfinished)
 //!   asked for it;
+//! - after a pause or a reconnect, nothing is written and playback does not
+//!   resume before the server's place was read again: a newer place further
+//!   than a few seconds away is shown and the listener asked (`gate`);
 //! - only the current playback reports, so book X never gets book Y's
 //!   position;
 //! - progress is `(chapterId, position)`, never a list index.
 //!
 //! - `types`: events in, decisions out;
-//! - `server`: the server's answer (restore, prompt, settling a held place).
+//! - `server`: the server's answer (restore, prompt, settling a held place);
+//! - `gate`: the server's place read again before a resume or a paused
+//!   seek is reported, a write the server kept, the place taken offline.
 
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, Progress};
 
@@ -23,6 +28,7 @@ pub const START_EPSILON: f64 = 1.0;
 /// How close a landed engine position must be to the requested target.
 pub const LAND_TOLERANCE: f64 = 3.0;
 
+mod gate;
 mod server;
 mod types;
 pub use types::*;
@@ -31,8 +37,12 @@ pub use types::*;
 enum Phase {
     /// Waiting for the server's progress (or its failure).
     Restoring,
-    /// Waiting for the user's answer.
-    Choosing { server: Spot, local: Spot },
+    /// Waiting for the user's answer; `resume`: play once answered.
+    Choosing {
+        server: Spot,
+        local: Spot,
+        resume: bool,
+    },
     /// The engine was told to go to `target`; waiting for it to land.
     Landing { target: Spot },
     /// Positions from the engine are real and reportable.
@@ -67,6 +77,14 @@ struct Current {
     server_unreadable: bool,
     last_reported: Option<(Spot, bool)>,
     last_report_at: Option<EpochMillis>,
+    /// When this device's place of the book was last stamped (its cached
+    /// place, then each report): a server record stamped later is newer.
+    mine_at: EpochMillis,
+    /// When the server's place was last read (or took ours); cleared by a
+    /// pause and by going offline (`gate`).
+    checked_at: Option<EpochMillis>,
+    /// What waits for the server's place to be read (`gate`).
+    waiting: gate::Waiting,
 }
 
 impl Current {
@@ -171,6 +189,7 @@ impl Reconciler {
                     .as_ref()
                     .filter(|l| manifest.position_of(&l.spot.chapter).is_some())
                     .map(|l| l.spot.clone());
+                let mine_at = local.as_ref().map_or(0, |l| l.updated_at);
                 self.current = Some(Current {
                     had_local: known.is_some(),
                     playback,
@@ -187,6 +206,9 @@ impl Reconciler {
                     server_unreadable: false,
                     last_reported: None,
                     last_report_at: None,
+                    mine_at,
+                    checked_at: None,
+                    waiting: Default::default(),
                 });
             }
             Event::ServerProgress { playback, progress } => {
@@ -205,16 +227,36 @@ impl Reconciler {
                     cur.server_checked = true;
                     if restoring {
                         out.push(cur.load_without_server());
+                    } else {
+                        // Its place is unknown: what waited goes on.
+                        self.unanswered(now, &mut out);
                     }
                 }
             }
             Event::ServerFetchFailed { playback } => {
-                if let Some(cur) = self.owned(playback)
-                    && cur.phase == Phase::Restoring
-                {
+                if let Some(restoring) = self.owned(playback).map(|c| c.phase == Phase::Restoring) {
                     self.online = false;
-                    let cur = self.current.as_mut().expect("owned");
-                    out.push(cur.load_without_server());
+                    if restoring {
+                        let cur = self.current.as_mut().expect("owned");
+                        out.push(cur.load_without_server());
+                    } else {
+                        self.unanswered(now, &mut out);
+                    }
+                }
+            }
+            Event::ResumeAsked { playback } => {
+                if self.owned(playback).is_some() {
+                    self.resume_asked(now, &mut out);
+                }
+            }
+            Event::WriteAnswered {
+                playback,
+                progress,
+                applied,
+            } => {
+                if self.owned(playback).is_some() {
+                    self.online = true;
+                    self.write_answered(progress, applied, now, &mut out);
                 }
             }
             Event::EnginePosition {
@@ -244,7 +286,11 @@ impl Reconciler {
             Event::Chose { playback, side } => {
                 if let Some(cur) = self.current.as_mut()
                     && cur.playback == playback
-                    && let Phase::Choosing { server, local } = cur.phase.clone()
+                    && let Phase::Choosing {
+                        server,
+                        local,
+                        resume,
+                    } = cur.phase.clone()
                 {
                     let target = match side {
                         Side::Server => server,
@@ -258,6 +304,11 @@ impl Reconciler {
                         playback,
                         spot: target,
                     });
+                    // The listener answered: the server's place is settled.
+                    cur.checked_at = Some(now);
+                    if resume {
+                        out.push(Decision::Resume { playback });
+                    }
                     if side == Side::Local {
                         // Picking this device's place is an explicit choice:
                         // it may move the server backwards.
@@ -286,7 +337,13 @@ impl Reconciler {
                     }
                 }
             }
-            Event::Offline => self.online = false,
+            Event::Offline => {
+                self.online = false;
+                if let Some(c) = self.current.as_mut() {
+                    // What is played from now on is unconfirmed.
+                    c.checked_at = None;
+                }
+            }
         }
         out
     }
@@ -336,12 +393,16 @@ impl Reconciler {
             Action::Play => cur.playing = true,
             Action::Pause | Action::Sleep => {
                 self.report_current(now, false, out);
-                self.current.as_mut().expect("owned").playing = false;
+                let cur = self.current.as_mut().expect("owned");
+                cur.playing = false;
+                // Another device may write while this one is paused.
+                cur.checked_at = None;
             }
             Action::Stop | Action::Quit => {
                 self.report_current(now, false, out);
                 let cur = self.current.as_mut().expect("owned");
                 cur.playing = false;
+                cur.checked_at = None;
                 if action == Action::Quit {
                     // Nothing from this playback may report after quitting.
                     cur.phase = Phase::Closed;
@@ -364,7 +425,14 @@ impl Reconciler {
                     cur.reset_pending = true;
                 }
                 if matches!(cur.phase, Phase::Live | Phase::Landing { .. }) {
-                    cur.phase = Phase::Landing { target };
+                    cur.phase = Phase::Landing {
+                        target: target.clone(),
+                    };
+                    if !cur.playing {
+                        // Paused, the engine may never land (offline): the
+                        // listener's own place is reported at once.
+                        self.paused_seek(target, now, out);
+                    }
                 }
             }
             Action::Ended => {
@@ -437,6 +505,15 @@ impl Reconciler {
         let Some(spot) = cur.position.clone() else {
             return;
         };
+        self.report_spot(spot, now, force, out);
+    }
+
+    /// Reports `spot` (a landed position, or the target of a seek the
+    /// listener made while paused) if it is reportable and changed.
+    fn report_spot(&mut self, spot: Spot, now: EpochMillis, force: bool, out: &mut Vec<Decision>) {
+        let Some(cur) = self.current.as_ref() else {
+            return;
+        };
         let unchanged = cur
             .last_reported
             .as_ref()
@@ -452,13 +529,16 @@ impl Reconciler {
         if !reset && (cur.unconfirmed() || cur.server_unreadable) {
             // Kept on this device only until the server has answered.
             let book = cur.book.clone();
-            self.current.as_mut().expect("owned").last_report_at = Some(now);
+            let at = now.max(self.last_stamp + 1);
+            let cur = self.current.as_mut().expect("owned");
+            cur.last_report_at = Some(now);
+            cur.mine_at = cur.mine_at.max(at);
             out.push(Decision::Hold(ProgressWrite {
                 book,
                 spot,
                 finished,
                 reset: false,
-                client_updated_at: now.max(self.last_stamp + 1),
+                client_updated_at: at,
             }));
             return;
         }
@@ -494,6 +574,7 @@ impl Reconciler {
         let cur = self.current.as_mut().expect("owned");
         cur.last_reported = Some((spot.clone(), finished));
         cur.last_report_at = Some(now);
+        cur.mine_at = cur.mine_at.max(ts);
         cur.known = Some(spot.clone());
         cur.reset_pending = false;
         ProgressWrite {
@@ -541,3 +622,6 @@ mod props;
 
 #[cfg(test)]
 mod jumps;
+
+#[cfg(test)]
+mod rule7;
