@@ -11,6 +11,7 @@ mod offline_open;
 mod play;
 mod proxy;
 mod queued;
+mod rule7;
 mod scenarios;
 mod small_disk;
 mod stops;
