@@ -165,6 +165,7 @@ impl Backends for Live {
                 sh.playback.sync().mark_finished(book, finished)
             }
             Effect::FlushProgress => sh.playback.sync().flush(),
+            Effect::Recheck => sh.playback.sync().check(),
             Effect::MarkPlace { book, mark } => sh.playback.sync().mark_place(book, mark),
             Effect::LoadHistory(book) => self.spawn(async move {
                 let marks = sh.playback.sync().history(book.clone()).await;

@@ -20,6 +20,7 @@ mod history;
 mod listening_backend;
 #[cfg(all(feature = "mpris", target_os = "linux"))]
 mod mpris;
+mod offline;
 mod resume;
 mod rewind;
 mod search;

@@ -74,12 +74,15 @@ impl App {
                 }
                 self.search_focus = true;
             }
+            // On another book's screen, Space plays that book (its screen
+            // says so), not the one in the player bar.
+            A::PlayPause if self.screen == Screen::Book && !self.plays(&self.book.id.clone()) => {
+                self.play_book(StartAt::Resume, fx)
+            }
             A::PlayPause => {
                 if self.playing.is_some() {
                     self.resume_after_pause(fx);
                     fx.push(Effect::Engine(EngineCmd::Toggle));
-                } else if self.screen == Screen::Book {
-                    self.play_book(StartAt::Resume, fx);
                 }
             }
             A::SkipBackShort => self.skip(-self.settings.short_skip, fx),
@@ -145,8 +148,15 @@ impl App {
             A::Group | A::AuthorBooks | A::NarratorBooks | A::SeriesBooks => self.browse(action),
             A::Refresh if self.screen == Screen::License => fx.push(Effect::LoadLicense),
             A::Refresh if self.screen == Screen::Stats => fx.push(Effect::LoadStats),
+            // Offline, the library comes back by itself with the server.
+            A::Refresh if self.sync.offline => {
+                fx.push(Effect::Recheck);
+                self.toast(OFFLINE_REFRESH, false);
+            }
             A::Refresh => {
                 fx.push(Effect::LoadLibrary);
+                // The playing book's place on the server too (a newer one asks).
+                fx.push(Effect::Recheck);
                 if self.screen == Screen::Book {
                     fx.push(Effect::LoadBook(self.book.id.clone()));
                 }
@@ -212,6 +222,10 @@ impl App {
                     self.overlay = Some(Overlay::ConfirmRestart { book: b.id.clone() });
                 }
             }
+            A::Download if self.sync.offline => self.toast(
+                "Downloading needs the server, which cannot be reached now.",
+                false,
+            ),
             A::Download => {
                 if let Some(b) = self.current_book() {
                     let (id, title) = (b.id.clone(), b.title.clone());
@@ -362,7 +376,14 @@ impl App {
             return;
         }
         let Some(manifest) = self.book.manifest.clone() else {
-            self.toast("The chapter list is still loading.", false);
+            self.toast(
+                if self.sync.offline && !self.book.loading {
+                    "This book is not downloaded and the server cannot be reached: it plays when the server is back."
+                } else {
+                    "The chapter list is still loading."
+                },
+                false,
+            );
             return;
         };
         let Some(book) = self.library.get(&self.book.id).cloned() else {
@@ -383,6 +404,13 @@ impl App {
         // Smart rewind after a break: when the place was saved comes from
         // the playback owner (`Answer::Resumed`), never from the library.
         self.pauses.resumed = None;
+        if self.sleep.is_some() && self.playing.as_ref().is_some_and(|p| p.book.id != book.id) {
+            // A timer set for one book does not put another to sleep.
+            if let Some(SleepTimer::Fading { volume, .. }) = self.sleep {
+                fx.push(Effect::Engine(EngineCmd::FadeVolume(volume)));
+            }
+            self.set_sleep(SleepChoice::Off);
+        }
         self.playing = Some(NowPlaying {
             book: book.clone(),
             manifest: manifest.clone(),
@@ -571,6 +599,8 @@ impl App {
         }
     }
 }
+
+const OFFLINE_REFRESH: &str = "The server cannot be reached: earmark asks it again and refreshes the library when it is back.";
 
 const LICENSE_STOP: &str =
     "Playback is stopped: the server has no valid license (press i for details).";
