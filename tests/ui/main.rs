@@ -20,9 +20,9 @@ mod history;
 mod listening_backend;
 #[cfg(all(feature = "mpris", target_os = "linux"))]
 mod mpris;
-mod offline;
 mod resume;
 mod rewind;
+mod rule7;
 mod search;
 mod sizes;
 mod sleep;

@@ -1,5 +1,5 @@
-//! The player with the server away and back, and one place per book
-//! (issue 25): through the reducer and the views.
+//! Issue 25 through the reducer and the views: the player with the
+//! server away and back, one place per book, and the smaller items.
 
 use crate::fixtures::*;
 use earmark::domain::*;
@@ -186,4 +186,21 @@ fn one_book_and_one_chapter_are_singular() {
     let screen = render(&mut app, 80, 24);
     assert!(screen.contains("· 1 chapter"), "{screen}");
     assert!(!screen.contains("1 chapters"), "{screen}");
+}
+
+#[test]
+fn the_help_overlay_names_each_group_once() {
+    let mut app = logged_in();
+    app.update(key('?'));
+    let screen = render(&mut app, 80, 200);
+    let headings: Vec<&str> = screen
+        .lines()
+        .filter_map(|l| l.split('—').nth(1).map(str::trim))
+        .filter(|h| !h.is_empty())
+        .collect();
+    assert!(headings.len() >= 3, "{screen}");
+    for h in &headings {
+        let n = headings.iter().filter(|x| *x == h).count();
+        assert_eq!(n, 1, "{h}: {n} times\n{screen}");
+    }
 }
