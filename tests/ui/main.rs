@@ -12,6 +12,7 @@ mod downloads;
 mod driver;
 mod e2e;
 mod e2e_cursor;
+mod e2e_rule7;
 mod fixtures;
 mod flows;
 #[path = "../sync/gate.rs"]

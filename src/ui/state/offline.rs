@@ -11,10 +11,10 @@ impl App {
     pub(super) fn sync_changed(&mut self, s: SyncView, fx: &mut Vec<Effect>) {
         let was = self.sync.offline;
         self.sync = s;
-        // Lost: the header, the bar and the library say it (no toast).
+        // Lost or back: the header, the bar and the library say it (no
+        // toast to hide what sync says then, a place it moved to).
         match (was, s.offline) {
             (true, false) if self.session.is_some() => {
-                self.toast("The server is back: the library is refreshed.", false);
                 fx.push(Effect::LoadLibrary);
                 if self.screen == Screen::Book && self.book.manifest.is_none() {
                     self.book.loading = true;
