@@ -69,7 +69,8 @@ impl Current {
         }
     }
 
-    fn unconfirmed_display(&self) -> Option<Decision> {
+    /// This device's place, shown as not confirmed by the server.
+    pub(super) fn unconfirmed_display(&self) -> Option<Decision> {
         let spot = self.here()?;
         Some(Decision::Display {
             book: self.book.clone(),

@@ -338,10 +338,13 @@ impl Reconciler {
                 }
             }
             Event::Offline => {
-                self.online = false;
+                let was_online = std::mem::replace(&mut self.online, false);
                 if let Some(c) = self.current.as_mut() {
                     // What is played from now on is unconfirmed.
                     c.checked_at = None;
+                    if was_online && c.phase == Phase::Live {
+                        out.extend(c.unconfirmed_display());
+                    }
                 }
             }
         }

@@ -89,6 +89,32 @@ fn a_seek_while_paused_and_offline_is_queued_and_unconfirmed() {
 }
 
 #[test]
+fn losing_the_server_marks_the_place_unconfirmed_until_it_answers() {
+    let mut r = Reconciler::new(ReconcilerConfig::default());
+    live_at(&mut r, P1, "a", spot("a", 1, 10.0));
+    pos(&mut r, P1, spot("a", 1, 20.0), true, 5_000);
+    let d = r.handle(Event::Offline, 6_000);
+    assert!(unconfirmed(&d), "{d:?}");
+    assert!(r.handle(Event::Offline, 6_100).is_empty(), "said once");
+    r.handle(Event::Online, 9_000);
+    let d = r.handle(
+        Event::WriteAnswered {
+            playback: P1,
+            progress: progress("a", 1, 20.0),
+            applied: true,
+        },
+        9_100,
+    );
+    assert!(d.iter().any(|d| matches!(
+        d,
+        Decision::Display {
+            source: Source::Server,
+            ..
+        }
+    )));
+}
+
+#[test]
 fn resuming_after_a_pause_waits_for_the_servers_place() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     let mine = paused_at(&mut r, spot("a", 1, 110.0));
