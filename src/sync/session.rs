@@ -8,7 +8,7 @@
 //! this device keeps (queued changes, place history, statistics) is read
 //! without a worker through [`super::Records`].
 
-use super::outbox::{Op, QueuedSettings};
+use super::outbox::Op;
 use super::reconciler::Side;
 use crate::api::Client;
 use crate::domain::EpochMillis;
@@ -579,25 +579,5 @@ impl SyncSession {
                 durability: self.status().durability,
             },
         }
-    }
-}
-
-/// Settings writes get strictly increasing stamps: the server keeps the
-/// stored record on equal timestamps, and several key presses drained in
-/// one frame land in the same millisecond.
-pub(super) fn settings_stamp() -> i64 {
-    static LAST: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
-    let now = crate::domain::now_millis();
-    let prev = LAST
-        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| Some(now.max(l + 1)))
-        .unwrap_or(now);
-    now.max(prev + 1)
-}
-
-pub(super) fn queued_settings(speed: f32, volume: Option<f32>) -> QueuedSettings {
-    QueuedSettings {
-        speed,
-        volume,
-        client_updated_at: settings_stamp(),
     }
 }

@@ -341,24 +341,6 @@ impl Worker {
         }
     }
 
-    fn seqs(
-        entries: Vec<&super::outbox::Entry>,
-        keep: impl Fn(&super::outbox::Entry) -> bool,
-    ) -> Vec<u64> {
-        entries
-            .into_iter()
-            .filter(|e| keep(e))
-            .map(|e| e.seq)
-            .collect()
-    }
-
-    /// Drops these entries; how many were there.
-    fn discard(&mut self, seqs: Vec<u64>) -> usize {
-        seqs.into_iter()
-            .filter(|&seq| local::kept!(self, complete(seq)))
-            .count()
-    }
-
     fn event(&mut self, mut e: Event) {
         if let Event::BookOpened {
             playback,

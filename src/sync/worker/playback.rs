@@ -9,10 +9,11 @@ use crate::api::ProgressRead;
 use crate::domain::PlaybackSettings;
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
 use crate::player::{ErrorKind, PlayerState, Status};
+use crate::sync::outbox::QueuedSettings;
 use crate::sync::outbox::{Op, QueuedProgress, Scope};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
 use crate::sync::remote::Failure;
-use crate::sync::session::{EngineAsk, Notice, Playing, StartAt, queued_settings};
+use crate::sync::session::{EngineAsk, Notice, Playing, StartAt};
 
 /// How long a resume (or a paused seek) waits for the server's place
 /// before playback goes on from this device's, marked unconfirmed.
@@ -428,5 +429,26 @@ impl Worker {
                 engine.ask(EngineAsk::Volume(v));
             }
         }
+    }
+}
+
+/// Settings writes get strictly increasing stamps: the server keeps the
+/// stored record on equal timestamps, and several key presses drained in
+/// one frame land in the same millisecond.
+fn settings_stamp() -> i64 {
+    use std::sync::atomic::Ordering::SeqCst;
+    static LAST: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+    let now = crate::domain::now_millis();
+    let prev = LAST
+        .fetch_update(SeqCst, SeqCst, |l| Some(now.max(l + 1)))
+        .unwrap_or(now);
+    now.max(prev + 1)
+}
+
+fn queued_settings(speed: f32, volume: Option<f32>) -> QueuedSettings {
+    QueuedSettings {
+        speed,
+        volume,
+        client_updated_at: settings_stamp(),
     }
 }

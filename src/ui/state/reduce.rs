@@ -148,19 +148,7 @@ impl App {
             A::Group | A::AuthorBooks | A::NarratorBooks | A::SeriesBooks => self.browse(action),
             A::Refresh if self.screen == Screen::License => fx.push(Effect::LoadLicense),
             A::Refresh if self.screen == Screen::Stats => fx.push(Effect::LoadStats),
-            // Offline, the library comes back by itself with the server.
-            A::Refresh if self.sync.offline => {
-                fx.push(Effect::Recheck);
-                self.toast(OFFLINE_REFRESH, false);
-            }
-            A::Refresh => {
-                fx.push(Effect::LoadLibrary);
-                // The playing book's place on the server too (a newer one asks).
-                fx.push(Effect::Recheck);
-                if self.screen == Screen::Book {
-                    fx.push(Effect::LoadBook(self.book.id.clone()));
-                }
-            }
+            A::Refresh => self.refresh(fx),
             A::NowPlaying => {
                 if let Some(id) = self.playing.as_ref().map(|p| p.book.id.clone()) {
                     self.open_book(id, fx);
@@ -222,10 +210,7 @@ impl App {
                     self.overlay = Some(Overlay::ConfirmRestart { book: b.id.clone() });
                 }
             }
-            A::Download if self.sync.offline => self.toast(
-                "Downloading needs the server, which cannot be reached now.",
-                false,
-            ),
+            A::Download if self.needs_server("Downloading") => {}
             A::Download => {
                 if let Some(b) = self.current_book() {
                     let (id, title) = (b.id.clone(), b.title.clone());
@@ -376,14 +361,7 @@ impl App {
             return;
         }
         let Some(manifest) = self.book.manifest.clone() else {
-            self.toast(
-                if self.sync.offline && !self.book.loading {
-                    "This book is not downloaded and the server cannot be reached: it plays when the server is back."
-                } else {
-                    "The chapter list is still loading."
-                },
-                false,
-            );
+            self.no_chapters_yet();
             return;
         };
         let Some(book) = self.library.get(&self.book.id).cloned() else {
@@ -599,8 +577,6 @@ impl App {
         }
     }
 }
-
-const OFFLINE_REFRESH: &str = "The server cannot be reached: earmark asks it again and refreshes the library when it is back.";
 
 const LICENSE_STOP: &str =
     "Playback is stopped: the server has no valid license (press i for details).";
