@@ -4,7 +4,9 @@
 //! [`Setup`], it builds the stream resolver and the seek maps, starts the
 //! audio engine and sync's session, and from then on:
 //! - takes the listener's intents: [`Playback::open`], [`Playback::control`]
-//!   (toggle, seek, skip, chapters, speed, volume, sound, …),
+//!   (toggle, seek, skip, chapters, speed, volume, sound, …; playing on
+//!   after a pause goes through sync's `resume`, which reads the server's
+//!   place first),
 //!   [`Playback::log_in`], [`Playback::quit`]; sync's bookkeeping (finished,
 //!   history, conflicts, queued favorites) through [`Playback::sync`];
 //! - publishes one `watch` of what is playing now ([`Now`]: the book, the

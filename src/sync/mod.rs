@@ -8,7 +8,8 @@
 //!   [`SyncStatus`] out) and the [`EngineLink`] it follows and asks
 //!   ([`EngineAsk`]: sync never commands the engine itself).
 //! - `reconciler`: the pure rules (landing, zero guard, ownership,
-//!   prompts), where the property tests are. The only place they live.
+//!   prompts, the server's place read again after a pause or a
+//!   reconnect), where the property tests are. The only place they live.
 //! - `worker`: the tokio task that carries the reconciler's decisions out.
 //! - `outbox`: the crash-safe journal of queued writes, tagged by scope
 //!   (in memory when the file cannot be opened: same rules, not durable).
