@@ -124,9 +124,10 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Screen::License => " earmark · license".to_owned(),
         Screen::Stats => " earmark · listening statistics".to_owned(),
     };
-    // Not by colour alone: the word says it (the player bar says it too).
+    // Not by colour alone: the word says it (the player bar says it too),
+    // first, where a narrow screen keeps it.
     let left = match app.sync.offline && app.screen != Screen::Login {
-        true => format!("{left} · offline"),
+        true => left.replacen(" earmark", " earmark · offline", 1),
         false => left,
     };
     let right = match &app.session {
