@@ -57,9 +57,18 @@ impl Current {
             .or_else(|| self.known.clone())
     }
 
-    /// Written after this device's place (a record without a stamp may be).
+    /// Written after this device's place. A record without a stamp is
+    /// another device's unless it is the place this device last reported.
     fn newer(&self, p: &Progress) -> bool {
-        p.client_updated_at.is_none_or(|t| t > self.mine_at)
+        match p.client_updated_at {
+            Some(t) => t > self.mine_at,
+            None => {
+                let s = Spot::new(p.chapter_id.clone(), p.position);
+                self.last_reported
+                    .as_ref()
+                    .is_none_or(|(mine, _)| self.far(mine, &s))
+            }
+        }
     }
 
     fn far(&self, a: &Spot, b: &Spot) -> bool {

@@ -145,7 +145,8 @@ impl Reconciler {
         }
     }
 
-    #[cfg(test)]
+    /// The reconciler's own view of the link (a failed read of the
+    /// server's place sets it offline).
     pub fn is_online(&self) -> bool {
         self.online
     }

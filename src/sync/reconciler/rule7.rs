@@ -171,6 +171,30 @@ fn a_newer_place_close_by_or_an_older_one_resumes_without_asking() {
 }
 
 #[test]
+fn a_record_without_a_stamp_is_this_devices_only_when_it_is_its_last_report() {
+    for (at, asks) in [(spot("a", 1, 10.0), false), (spot("a", 3, 500.0), true)] {
+        let mut r = Reconciler::new(ReconcilerConfig::default());
+        paused_at(&mut r, spot("a", 1, 10.0));
+        resume(&mut r, 90_000);
+        let d = r.handle(
+            Event::ServerProgress {
+                playback: P1,
+                progress: Some(Progress {
+                    chapter_id: at.chapter.clone(),
+                    position: at.position,
+                    client_updated_at: None,
+                    ..progress("a", 1, 0.0)
+                }),
+            },
+            90_100,
+        );
+        let asked = d.iter().any(|d| matches!(d, Decision::Choose { .. }));
+        assert_eq!(asked, asks, "{at:?}: {d:?}");
+        assert_eq!(resumes(&d), !asks);
+    }
+}
+
+#[test]
 fn offline_a_resume_plays_on_from_an_unconfirmed_place() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     paused_at(&mut r, spot("a", 1, 10.0));

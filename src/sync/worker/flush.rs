@@ -280,6 +280,10 @@ impl Worker {
         if self.link == Link::Offline {
             self.link = Link::Online;
             self.last_error = None;
+        }
+        if !self.rec.is_online() {
+            // Also after a read that failed while sync was paused for a
+            // login: the reconciler reads the server's place again.
             let ds = self.rec.handle(Event::Online, now_millis());
             self.decide(ds);
         }

@@ -75,7 +75,13 @@ impl Worker {
             .map(|o| o.playback)
             .filter(|p| self.rec.current_playback().is_some_and(|(c, _)| c == *p));
         match ours {
-            Some(playback) => self.event(Event::ResumeAsked { playback }),
+            Some(playback) => {
+                if self.link == crate::sync::Link::Online && !self.rec.is_online() {
+                    // Online again since a read failed: read it again.
+                    self.event(Event::Online);
+                }
+                self.event(Event::ResumeAsked { playback })
+            }
             // Nothing of sync's plays: the engine plays on.
             None => {
                 if let Some(e) = &self.engine {
