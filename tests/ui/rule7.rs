@@ -204,3 +204,57 @@ fn the_help_overlay_names_each_group_once() {
         assert_eq!(n, 1, "{h}: {n} times\n{screen}");
     }
 }
+
+/// Scenario 5 through the player's real backends (engine on the null
+/// output, sync, the reference server): `n` while paused reaches the
+/// server, `l` right after sends its own place (not the one before it),
+/// and `←` while paused with the server away is queued.
+#[test]
+fn seeks_while_paused_reach_the_server_at_once_or_are_queued() {
+    use crate::driver::Driver;
+    use earmark::ui::event_loop::Backends;
+    let mut d = Driver::start(UiSettings {
+        smart_rewind: None,
+        ..UiSettings::default()
+    });
+    let ch = |i: usize| d.manifest.items[i].chapter_id.clone();
+    let (ch1, ch2) = (ch(0), ch(1));
+    d.step(code(KeyCode::Enter)); // chapter 1 from 0
+    d.follow(
+        "playing",
+        |a| matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p >= 2.0),
+    );
+    d.step(key(' '));
+    d.follow("paused", |a| {
+        matches!(Driver::at(a), Some((PlayState::Paused, _, _)))
+    });
+    let held = |d: &Driver, what: &str, f: &dyn Fn(&Progress) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let p = d.server_progress();
+            if f(&p) {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "{what}: {p:?}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    held(&d, "the pause", &|p| p.chapter_id == ch1);
+    d.step(key('n'));
+    held(&d, "n while paused", &|p| {
+        p.chapter_id == ch2 && p.position < 1.0
+    });
+    d.step(key('l'));
+    held(&d, "l right after", &|p| {
+        p.chapter_id == ch2 && (p.position - 30.0).abs() < 1.0
+    });
+    d.stop_server();
+    d.step(key('h'));
+    d.follow("queued while the server is away", |a| a.sync.queued == 1);
+    d.restart_server();
+    d.follow("sent when it is back", |a| a.sync.queued == 0);
+    held(&d, "← while away", &|p| {
+        p.chapter_id == ch2 && p.position < 1.0
+    });
+    d.live.shutdown();
+}
