@@ -1,13 +1,30 @@
 //! The command-line interface: parses arguments and hands each command to
 //! the module that owns it. No command logic lives here, and clap's types
-//! stop here: what the commands get is [`Invocation`], built once.
+//! stop here (as ripgrep's `hiargs.rs`): every command's flags live in
+//! `cli/` (`…Flags`, with their checks) and are turned with `From` into
+//! the plain values its module takes (`commands::play::PlayArgs`,
+//! `server::cli::ServeArgs`, `player::AudioMode`, …); the options every
+//! command understands become [`Invocation`], built once. A test fails
+//! when clap is named anywhere else.
 
 use crate::commands::Invocation;
 use crate::config::ProfileSelector;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
+mod audio;
+mod client;
+mod demo;
+mod downloads;
+mod export;
+mod play;
+mod serve;
 mod shell;
+mod sound;
+mod sync;
+
+pub use audio::AudioFlag;
+pub use export::ExportFlag;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -21,8 +38,8 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Audio output of the player: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = crate::player::AudioMode::Auto, env = "EARMARK_AUDIO")]
-    pub audio: crate::player::AudioMode,
+    #[arg(long, value_enum, default_value_t = AudioFlag::Auto, env = "EARMARK_AUDIO")]
+    pub audio: AudioFlag,
     /// The player for screen readers and braille displays: no borders, bars
     /// or covers, the state in words (as `[ui] accessible = true`).
     #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
@@ -62,31 +79,31 @@ impl GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     #[command(flatten)]
-    Client(crate::commands::ClientCommand),
+    Client(client::ClientSubcommand),
     /// Play a book headlessly (no TUI).
-    Play(crate::commands::play::PlayArgs),
+    Play(play::PlayFlags),
     /// Download a book to play it without the server.
-    Download(crate::commands::downloads::DownloadArgs),
+    Download(downloads::DownloadFlags),
     /// Downloaded books (sizes, state), or remove one.
-    Downloads(crate::commands::downloads::DownloadsArgs),
+    Downloads(downloads::DownloadsFlags),
     /// Queued progress and settings changes: list, send or drop them.
-    Sync(crate::commands::sync::SyncArgs),
+    Sync(sync::SyncFlags),
     /// The place before each jump in a book, on this device (newest first).
     History {
         /// The book's id.
         book_id: String,
         /// Write the history as Markdown or CSV, with chapter titles from the server.
         #[arg(long, value_enum)]
-        export: Option<crate::commands::export::ExportFormat>,
+        export: Option<ExportFlag>,
     },
     /// Time listened on this device: last 30 days, totals, streaks.
     Stats,
     /// A book's sound on this device (boost, normalisation, skip silence): show or set it.
-    Sound(crate::commands::sound::SoundArgs),
+    Sound(sound::SoundFlags),
     /// Run the reference Audiobook Library Service.
-    Serve(crate::server::cli::ServeArgs),
+    Serve(serve::ServeFlags),
     /// Start a demo server with the demo library and open the player.
-    Demo(crate::demo::DemoArgs),
+    Demo(demo::DemoFlags),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(shell::CompletionsArgs),
     /// Print the man page (roff).
@@ -101,17 +118,17 @@ pub fn main() -> ExitCode {
     match cli.command {
         Some(Command::Client(cmd)) => {
             quiet_on_closed_pipe();
-            crate::commands::run(&global, cmd)
+            crate::commands::run(&global, cmd.into())
         }
-        Some(Command::Play(args)) => crate::commands::play::run(&global, args, started),
+        Some(Command::Play(args)) => crate::commands::play::run(&global, args.into(), started),
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
-            crate::commands::sync::run(&global, args)
+            crate::commands::sync::run(&global, args.into())
         }
         Some(Command::History { book_id, export }) => {
             quiet_on_closed_pipe();
             match export {
-                Some(f) => crate::commands::export::history(&global, book_id, f),
+                Some(f) => crate::commands::export::history(&global, book_id, f.into()),
                 None => crate::commands::listening::history(&global, book_id),
             }
         }
@@ -121,18 +138,20 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Sound(args)) => {
             quiet_on_closed_pipe();
-            crate::commands::sound::run(&global, args)
+            crate::commands::sound::run(&global, args.into())
         }
-        Some(Command::Download(args)) => crate::commands::downloads::run_download(&global, args),
+        Some(Command::Download(args)) => {
+            crate::commands::downloads::run_download(&global, args.into())
+        }
         Some(Command::Downloads(args)) => {
             quiet_on_closed_pipe();
-            crate::commands::downloads::run_downloads(&global, args)
+            crate::commands::downloads::run_downloads(&global, args.into())
         }
-        Some(Command::Serve(args)) => crate::server::cli::run(args),
-        Some(Command::Demo(args)) => crate::demo::run(args),
+        Some(Command::Serve(args)) => crate::server::cli::run(args.into()),
+        Some(Command::Demo(args)) => crate::demo::run(args.into()),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man) => shell::man(),
-        None => crate::runtime::open(&global.select, cli.audio, cli.accessible),
+        None => crate::runtime::open(&global.select, cli.audio.into(), cli.accessible),
     }
 }
 
@@ -147,3 +166,6 @@ fn quiet_on_closed_pipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,23 +5,18 @@
 use crate::config::{Dirs, Profile, ProfileSelector};
 use crate::player::AudioMode;
 use crate::server;
-use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, Args)]
+/// What `earmark demo` was asked for (parsed in `crate::cli`).
+#[derive(Debug)]
 pub struct DemoArgs {
     /// Library to serve instead of the bundled demo library.
-    #[arg(long)]
     pub library: Option<PathBuf>,
     /// Only run the server and print its address (no player).
-    #[arg(long)]
     pub server_only: bool,
-    /// Audio output of the player: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioMode::Auto, env = "EARMARK_AUDIO")]
     pub audio: AudioMode,
-    /// The player for screen readers and braille displays (docs/ui.md).
-    #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
+    /// The player for screen readers and braille displays.
     pub accessible: bool,
 }
 

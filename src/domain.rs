@@ -7,10 +7,14 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod local_time;
 mod series;
 mod stop;
+pub mod up_next;
+pub use local_time::utc_offset_secs;
 pub use series::{Sequence, SeriesRef, series_order};
 pub use stop::{Stop, StopReason};
+pub use up_next::{Account, Next, NextFrom, Queued, UpNextMode, next_after};
 
 macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {

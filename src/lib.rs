@@ -2,9 +2,9 @@
 //! Audiobook Library Service it is tested against.
 //!
 //! Layers (imports point down only):
-//! - on top: `cli` (the entry point; clap stops there), `commands` (the
-//!   scriptable CLI), `runtime` (the player's wiring), `demo` (server +
-//!   player);
+//! - on top: `cli` (the entry point; the argument parser's types stop
+//!   there), `commands` (the scriptable CLI), `runtime` (the player's
+//!   wiring), `demo` (server + player);
 //! - `playback`: the one owner of a playback session (engine, sync's
 //!   session, each book's settings, every stop), for the player and
 //!   `earmark play`;

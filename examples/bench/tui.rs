@@ -272,7 +272,7 @@ pub fn big_library(_earmark: &std::path::Path, client: &Client, n: usize) -> Res
     let scope = cache::Scope {
         address: s["server"].as_str().unwrap_or_default().into(),
         server_id: ServerId::new(s["serverId"].as_str().unwrap_or_default()),
-        user_id: UserId(s["userId"].as_u64().unwrap_or_default() as _),
+        user_id: UserId::from(s["userId"].as_u64().unwrap_or_default()),
     };
     let books: Vec<Book> = (0..n)
         .map(|i| {

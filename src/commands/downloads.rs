@@ -3,40 +3,32 @@
 //! progress bar, text or one JSON document, and maps errors to exit codes).
 
 use super::{CommandError, EXIT_NETWORK, EXIT_NOT_FOUND, EXIT_USAGE, Invocation};
-use crate::config::{Profile, Session, SizeSetting};
+use crate::config::{Profile, Session};
 use crate::domain::BookId;
 use crate::offline::{self, Download, DownloadError, DownloadState, Scope, Store, human_bytes};
-use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-#[derive(Debug, Args)]
+/// What `earmark download` was asked (parsed in `crate::cli`).
+#[derive(Debug)]
 pub struct DownloadArgs {
     /// The book to download (its complete manifest, in server order).
     pub book_id: String,
-    /// At most this many bytes per second ("500k", "2M"…).
-    #[arg(long, value_parser = parse_rate, value_name = "RATE")]
+    /// At most this many bytes per second.
     pub limit_rate: Option<u64>,
 }
 
-#[derive(Debug, Args)]
+/// What `earmark downloads` was asked: list them, or remove one.
+#[derive(Debug)]
 pub struct DownloadsArgs {
-    #[command(subcommand)]
     pub command: Option<DownloadsCommand>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum DownloadsCommand {
     /// Remove a downloaded book and free its space.
     Remove { book_id: String },
-}
-
-fn parse_rate(s: &str) -> Result<u64, String> {
-    match SizeSetting::Text(s.to_owned()).bytes()? {
-        0 => Err("the rate must be more than 0".into()),
-        n => Ok(n),
-    }
 }
 
 impl From<DownloadError> for CommandError {

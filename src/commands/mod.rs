@@ -18,13 +18,13 @@ pub mod sync;
 use crate::api::{ApiError, BookQuery, Client, NewBookmark};
 use crate::config::{Profile, ProfileSelector, Session, SessionError, read_record};
 use crate::domain::*;
-use clap::Subcommand;
 use output::Out;
 use serde_json::json;
 use std::process::ExitCode;
 
 /// What every command gets from the command line, once parsed: the
-/// profile selection and the output format (clap's types stop in `cli`).
+/// profile selection and the output format (the parser's types stop in
+/// `cli`).
 #[derive(Debug, Clone, Default)]
 pub struct Invocation {
     pub select: ProfileSelector,
@@ -32,12 +32,12 @@ pub struct Invocation {
     pub json: bool,
 }
 
-#[derive(Debug, Subcommand)]
+/// A client command (parsed in `crate::cli`).
+#[derive(Debug)]
 pub enum ClientCommand {
     /// Log in and store the session token (never the password).
     Login {
         /// Read the password from standard input instead of the terminal.
-        #[arg(long)]
         password_stdin: bool,
     },
     /// Log out: revoke the token on the server and remove it locally.
@@ -47,32 +47,24 @@ pub enum ClientCommand {
     /// List books.
     Books {
         /// Only books of this category id.
-        #[arg(long)]
         category: Option<String>,
         /// Only your favorites.
-        #[arg(long)]
         favorites: bool,
         /// Sort order: title, author, recent or added.
-        #[arg(long)]
         sort: Option<String>,
         /// Print each page as it arrives (with --json: one JSON line per page).
-        #[arg(long)]
         stream: bool,
         /// Only books by this author (the whole name, any case).
-        #[arg(long)]
         author: Option<String>,
         /// Only books read by this narrator (the whole name, any case).
-        #[arg(long)]
         narrator: Option<String>,
         /// Only books of this series, in series order (#1, #1.5, #2, #10…;
         /// with --stream, in the server's order page by page).
-        #[arg(long)]
         series: Option<String>,
     },
     /// Search books by title, author, narrator or description.
     Search {
         /// The search text (several words are joined with spaces).
-        #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
     /// Details of a book.
@@ -84,22 +76,15 @@ pub enum ClientCommand {
     /// Categories.
     Categories,
     /// List favorites, or add/remove one.
-    Favorites {
-        #[command(subcommand)]
-        action: Option<FavoriteAction>,
-    },
+    Favorites { action: Option<FavoriteAction> },
     /// List a book's bookmarks, add/remove one, or export them.
     Bookmarks {
         /// The book's id (leave it out with --all).
-        #[arg(required_unless_present = "all")]
         book_id: Option<String>,
         /// Export the bookmarks of every book (with --export).
-        #[arg(long, requires = "export", conflicts_with = "book_id")]
         all: bool,
         /// Write the bookmarks as Markdown or CSV (chapter, times, note, date).
-        #[arg(long, value_enum)]
         export: Option<export::ExportFormat>,
-        #[command(subcommand)]
         action: Option<BookmarkAction>,
     },
     /// Reading progress (and playback settings) of a book.
@@ -107,12 +92,11 @@ pub enum ClientCommand {
     /// Check what earmark recognises in this server's answers (read-only).
     Doctor {
         /// Also log in (password from standard input) to check the login answer.
-        #[arg(long)]
         password_stdin: bool,
     },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum FavoriteAction {
     /// Mark a book as favorite.
     Add { book_id: String },
@@ -120,27 +104,19 @@ pub enum FavoriteAction {
     Remove { book_id: String },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum BookmarkAction {
     /// Add a bookmark.
     Add {
         /// Chapter id (from `earmark manifest`).
-        #[arg(long)]
         chapter: String,
-        /// Position in the chapter: seconds, or MM:SS / HH:MM:SS.
-        #[arg(long, value_parser = parse_position)]
+        /// Position in the chapter, seconds.
         at: f64,
         /// A note.
-        #[arg(long)]
         note: Option<String>,
     },
     /// Remove a bookmark by id.
     Remove { bookmark_id: String },
-}
-
-fn parse_position(s: &str) -> Result<f64, String> {
-    crate::api::wire::fields::clock_seconds(s)
-        .ok_or_else(|| format!("{s:?} is not a position (seconds, MM:SS or HH:MM:SS)"))
 }
 
 /// An error of a command, with its exit code.

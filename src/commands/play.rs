@@ -4,7 +4,8 @@
 //! and `[sound]` of config.toml, every stop and its reason). This command
 //! picks the queue (the server's, or a download's), then only prints a
 //! status line a second and exits with the code of the stop's reason
-//! (docs/cli.md).
+//! (docs/cli.md). With `--up-next` a book's end opens the next one
+//! (`playback::up_next`).
 
 use super::{CommandError, Invocation};
 use crate::domain::{BookId, ChapterId, Manifest};
@@ -13,7 +14,6 @@ use crate::playback::{
 };
 use crate::player::{AudioMode, PlayerState, Status};
 use crate::sync::{Notice, StartAt};
-use clap::Args;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -21,34 +21,23 @@ use std::time::{Duration, Instant};
 /// How long the place may take to be restored before `play` gives up.
 const RESTORE_WITHIN: Duration = Duration::from_secs(20);
 
-#[derive(Debug, Args)]
+/// What `earmark play` was asked (parsed in `crate::cli`).
+#[derive(Debug)]
 pub struct PlayArgs {
     /// The book to play.
     pub book_id: String,
     /// Start at this chapter (default: the server's progress, else the first).
-    #[arg(long)]
     pub chapter: Option<String>,
     /// Start this many seconds into the chapter.
-    #[arg(long)]
     pub at: Option<f64>,
     /// Playback speed, 0.5–3.0 (pitch is kept).
-    #[arg(long, value_parser = parse_speed)]
     pub speed: Option<f32>,
     /// Stop after this many seconds of wall time (the audio is paused there,
     /// and that place is printed and saved).
-    #[arg(long = "for", value_name = "SECONDS")]
     pub for_secs: Option<f64>,
-    /// Audio output: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioMode::Auto)]
     pub audio: AudioMode,
-}
-
-fn parse_speed(s: &str) -> Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("not a number: {s}"))?;
-    if !(0.5..=3.0).contains(&v) {
-        return Err(format!("speed must be between 0.5 and 3.0, not {v}"));
-    }
-    Ok(v)
+    /// When the book ends, play on as the player does: the up next list, then the series.
+    pub up_next: bool,
 }
 
 /// When each start-up phase ended (`--json` prints them once audio plays).
@@ -178,7 +167,19 @@ async fn play(
         Some((c, p)) => StartAt::At(c, p),
         None => StartAt::Resume,
     };
-    let mut login = Login::of(&profile, Some(&session), Some(client));
+    let follow_on = match args.up_next {
+        true => {
+            use crate::playback::up_next::FollowOn;
+            let (rule, said) = FollowOn::for_play(&profile, &session, client.clone(), &book)
+                .map_err(CommandError::usage)?;
+            if let Some(why) = said {
+                eprintln!("earmark: {why}");
+            }
+            Some(rule)
+        }
+        false => None,
+    };
+    let mut login = Login::of(&profile, Some(&session), Some(client.clone()));
     login.sync.follow_server = true;
     let (playback, events) = Playback::start(Setup {
         dirs: profile.dirs.clone(),
@@ -199,13 +200,20 @@ async fn play(
     if let Some(s) = args.speed {
         playback.control(Control::Speed(s));
     }
+    let next = follow_on.map(|rule| PlayOn {
+        rule,
+        profile: &profile,
+        session: &session,
+        client: &client,
+    });
     let code = follow(
         &playback,
-        &book,
+        book,
         events,
         args.for_secs,
         global.json,
         startup,
+        next.as_ref(),
     )
     .await;
     // Kept for next time only when the journal is on the disk.
@@ -249,16 +257,57 @@ async fn queue(
     })
 }
 
-/// Prints one status line a second until `--for` runs out, the book ends,
-/// playback stops (with its reason's exit code), or a signal arrives.
+/// `--up-next`: the rule, and what opening the next book needs.
+struct PlayOn<'a> {
+    rule: crate::playback::up_next::FollowOn,
+    profile: &'a crate::config::Profile,
+    session: &'a crate::config::Session,
+    client: &'a crate::api::Client,
+}
+
+impl PlayOn<'_> {
+    /// Opens what follows `ended`: its id, or the exit code and why not
+    /// (`Ok(None)`: nothing follows).
+    async fn open_next(
+        &self,
+        playback: &Playback,
+        ended: &BookId,
+    ) -> Result<Option<BookId>, (u8, String)> {
+        let next = match self.rule.next_after(ended).await {
+            Ok(Some(n)) => n,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                let stop = e.stop(playback);
+                return Err((
+                    stop.reason.exit_code(),
+                    format!("up next: {}", stop.message),
+                ));
+            }
+        };
+        let (manifest, download) = queue(self.profile, self.session, self.client, &next.book)
+            .await
+            .map_err(|e| (e.code, e.message))?;
+        eprintln!("earmark: up next: {} ({})", next.title, next.book);
+        playback.set_downloads(LocalIndex::of(download.into_iter().collect()));
+        playback.open(next.book.clone(), manifest, StartAt::Resume);
+        Ok(Some(next.book))
+    }
+}
+
+/// Prints one status line a second until `--for` runs out, the book ends
+/// (with `--up-next`: the last one), playback stops (with its reason's
+/// exit code), or a signal arrives.
 async fn follow(
     playback: &Playback,
-    book: &BookId,
+    mut book: BookId,
     mut events: Events,
     for_secs: Option<f64>,
     json: bool,
     mut startup: Startup,
+    next: Option<&PlayOn<'_>>,
 ) -> ExitCode {
+    // The load whose end was handled (the next book's state comes later).
+    let mut ended = None;
     let mut startup_printed = !json;
     let mut sound_said = false;
     use tokio::signal::unix::{SignalKind, signal};
@@ -316,7 +365,7 @@ async fn follow(
                 let n = now.borrow_and_update().clone();
                 if !sound_said
                     && let Some((b, sound)) = &n.sound
-                    && b == book
+                    && *b == book
                 {
                     sound_said = true;
                     if !sound.settings.is_neutral() {
@@ -328,9 +377,19 @@ async fn follow(
                     startup_printed = true;
                     let _ = writeln!(out, "{}", startup.json(t));
                 }
-                if s.status == Status::Ended {
+                let this_book = n.book.as_ref() == Some(&book);
+                if s.status == Status::Ended && this_book && ended != Some(s.playback_id) {
+                    ended = Some(s.playback_id);
                     let _ = writeln!(out, "{}", status_line(&s, json));
-                    return ExitCode::SUCCESS;
+                    let Some(next) = next else { return ExitCode::SUCCESS };
+                    match next.open_next(playback, &book).await {
+                        Ok(Some(b)) => {
+                            book = b;
+                            sound_said = false;
+                        }
+                        Ok(None) => return ExitCode::SUCCESS,
+                        Err((code, message)) => return stop(code, &message),
+                    }
                 }
             }
             changed = sync.changed() => {

@@ -6,41 +6,22 @@
 use super::output::{Out, clock};
 use super::{EXIT_USAGE, Invocation};
 use crate::config::{Profile, SoundBooks, read_record, sound_key};
-use crate::domain::{BookId, SoundSettings};
-use clap::{Args, ValueEnum};
+use crate::domain::BookId;
 use serde_json::json;
 use std::process::ExitCode;
 
-#[derive(Debug, Args)]
+/// What `earmark sound` was asked (parsed in `crate::cli`); `None`
+/// leaves a setting as it is.
+#[derive(Debug)]
 pub struct SoundArgs {
     /// The book's id.
     pub book_id: String,
-    /// Extra gain in dB, 0 to 12 (a true-peak limiter keeps it from clipping).
-    #[arg(long, value_name = "DB", value_parser = parse_boost)]
+    /// Extra gain in dB, 0 to 12.
     pub boost: Option<f32>,
     /// Loudness normalisation to `[sound] loudness_target`.
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub normalize: Option<Switch>,
+    pub normalize: Option<bool>,
     /// Shorten long silences.
-    #[arg(long, value_enum, value_name = "on|off")]
-    pub skip_silence: Option<Switch>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Switch {
-    On,
-    Off,
-}
-
-fn parse_boost(s: &str) -> Result<f32, String> {
-    let v: f32 = s.parse().map_err(|_| format!("not a number of dB: {s}"))?;
-    if !(0.0..=SoundSettings::MAX_BOOST_DB).contains(&v) {
-        return Err(format!(
-            "the boost must be 0 to {} dB, not {v}",
-            SoundSettings::MAX_BOOST_DB
-        ));
-    }
-    Ok(v)
+    pub skip_silence: Option<bool>,
 }
 
 pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
@@ -82,10 +63,10 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
         settings.boost_db = b;
     }
     if let Some(n) = args.normalize {
-        settings.normalize = n == Switch::On;
+        settings.normalize = n;
     }
     if let Some(s) = args.skip_silence {
-        settings.skip_silence = s == Switch::On;
+        settings.skip_silence = s;
     }
     if settings != before {
         store.set(key.clone(), settings);

@@ -9,17 +9,16 @@ use crate::config::{Profile, Session};
 use crate::domain::now_millis;
 use crate::durable::{Durability, Fault};
 use crate::sync::{Link, Pending, Records, SyncConfig, SyncSession};
-use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[derive(Debug, Args)]
+/// What `earmark sync` was asked (parsed in `crate::cli`).
+#[derive(Debug)]
 pub struct SyncArgs {
-    #[command(subcommand)]
     pub command: SyncCommand,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum SyncCommand {
     /// List the changes waiting to be sent, and those held back because
     /// they belong to another server instance or account.
@@ -29,16 +28,9 @@ pub enum SyncCommand {
     Push,
     /// Send the changes the server refused (set aside) once more.
     Retry,
-    /// Drop held changes (with --refused: those the server refused; with
-    /// --all: every queued change).
-    Discard {
-        /// Drop every queued change, not only the held ones.
-        #[arg(long, conflicts_with = "refused")]
-        all: bool,
-        /// Drop the changes the server refused again and again.
-        #[arg(long)]
-        refused: bool,
-    },
+    /// Drop held changes (`refused`: those the server refused; `all`:
+    /// every queued change).
+    Discard { all: bool, refused: bool },
 }
 
 pub fn run(global: &Invocation, args: SyncArgs) -> ExitCode {

@@ -3,7 +3,8 @@
 //! - `tokens`: the token at rest (OS keyring, else a 0600 file),
 //! - `session`: the session store (server, serverId, userId per profile),
 //!   loading the current session and logging in,
-//! - `sound`: each book's sound settings on this device (`sound.json`).
+//! - `sound`: each book's sound settings on this device (`sound.json`),
+//! - `up_next`: the "play next" list of each server and account.
 //!
 //! The password is never written anywhere by this module.
 
@@ -11,6 +12,7 @@ pub mod file;
 pub mod session;
 pub mod sound;
 pub mod tokens;
+pub mod up_next;
 
 pub use file::{
     Config, ConfigError, Dirs, DownloadsConfig, Profile, ProfileConfig, ProfileSelector,
@@ -21,3 +23,4 @@ pub use session::{
 };
 pub use sound::{SoundBooks, sound_key};
 pub use tokens::{TokenStore, TokenStoreKind};
+pub use up_next::UpNextStore;

@@ -25,6 +25,7 @@
 //!   and the index of downloaded mp3s.
 //! - `settings`: each book's speed, volume and sound.
 //! - `worker`: the task that owns it all.
+//! - `up_next`: what `earmark play --up-next` plays when the book ends.
 //!
 //! Sits between `runtime`/`commands` and `offline`.
 
@@ -32,6 +33,7 @@ mod engine;
 mod local;
 mod settings;
 pub mod stop;
+pub mod up_next;
 mod worker;
 
 pub use crate::domain::{Stop, StopReason};

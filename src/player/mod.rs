@@ -257,7 +257,8 @@ pub struct EngineConfig {
     pub audio: AudioMode,
     pub resolve: StreamResolver,
     /// Null output only: how many times faster than real time its clock runs.
-    /// 1.0 (the default) is real-time pacing; tests use more.
+    /// 1.0 (the default) is real-time pacing; tests use more (and the
+    /// binary's tests set `EARMARK_NULL_CLOCK_RATE`).
     pub null_clock_rate: f64,
     /// Null output only: keep a copy of every rendered sample (tests).
     pub capture: Option<output::Capture>,
@@ -283,7 +284,7 @@ impl EngineConfig {
         Self {
             audio,
             resolve,
-            null_clock_rate: 1.0,
+            null_clock_rate: output::null_clock_rate_from_env(),
             capture: None,
             stall_after: 2.0,
             read_ahead: source::READ_AHEAD,

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Which output to use (`--audio`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AudioMode {
     /// The default device, or the null output (with a notice) when none opens.
     #[default]
@@ -295,6 +295,26 @@ impl Drop for NullOutput {
         self.renderer.wake_outputs();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+    }
+}
+
+/// Names the null output's clock rate for a whole process: tests and soaks
+/// run the real binary faster than real time (`0` = as fast as it can).
+pub const NULL_CLOCK_RATE_ENV: &str = "EARMARK_NULL_CLOCK_RATE";
+
+/// The clock rate `EARMARK_NULL_CLOCK_RATE` asks for, else 1.0 (real
+/// time). A value that is not a finite number ≥ 0 is ignored, with a log
+/// line: pacing in real time is never wrong, only slow.
+pub fn null_clock_rate_from_env() -> f64 {
+    let Ok(v) = std::env::var(NULL_CLOCK_RATE_ENV) else {
+        return 1.0;
+    };
+    match v.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 0.0 => r,
+        _ => {
+            tracing::warn!("{NULL_CLOCK_RATE_ENV}={v:?} is not a rate ≥ 0; pacing in real time");
+            1.0
         }
     }
 }

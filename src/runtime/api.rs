@@ -184,7 +184,9 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         | Effect::MarkPlace { .. }
         | Effect::LoadHistory(_)
         | Effect::LoadStats
-        | Effect::LoadCover { .. } => {}
+        | Effect::LoadCover { .. }
+        | Effect::LoadUpNext
+        | Effect::SaveUpNext { .. } => {}
         Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) | Effect::Download(_) => {}
     }
 }
@@ -315,12 +317,10 @@ pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
     sh.send_library(books.clone(), false);
     if let Some(scope) = sh.scope() {
         let dir = sh.dirs.cache.clone();
-        let _ = tokio::task::spawn_blocking(move || {
-            if let Err(e) = cache::save(&dir, &scope, &books) {
-                tracing::warn!("cannot write the library cache: {e}");
-            }
-        })
-        .await;
+        let saved = tokio::task::spawn_blocking(move || cache::save(&dir, &scope, &books)).await;
+        if let Ok(Err(e)) = saved {
+            sh.cache_not_written(cache::CacheFile::Library, &e);
+        }
     }
 }
 

@@ -1,14 +1,20 @@
 //! The library cache on disk, one file per (address, serverId, userId), so
-//! the library shows at once on start while a refresh runs. Written
-//! atomically (temp file + rename); a missing, old or damaged cache is
-//! simply not used.
+//! the library shows at once on start while a refresh runs. Written with
+//! `durable::write_atomic` (a failed write leaves the old cache as it
+//! was); a missing, old or damaged cache is simply not used.
+//!
+//! Also what the player says when one of its caches (this one, the
+//! covers) cannot be written: one sentence per cache and fault
+//! ([`Unwritten`]), the log has every failure.
 
 use crate::domain::{
     Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef, ServerId, UserId,
 };
+use crate::durable::{DiskError, Fault, write_atomic};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 const MAGIC: &str = "earmark-library-cache 2";
 
@@ -246,8 +252,7 @@ pub fn load_head(dir: &Path, scope: &Scope, n: usize) -> Option<Vec<Book>> {
 }
 
 /// Writes the cache atomically, in title order.
-pub fn save(dir: &Path, scope: &Scope, books: &[Book]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+pub fn save(dir: &Path, scope: &Scope, books: &[Book]) -> Result<(), DiskError> {
     let mut order: Vec<&Book> = books.iter().collect();
     order.sort_by_cached_key(|b| b.title.to_lowercase());
     let mut out = header(scope);
@@ -255,11 +260,45 @@ pub fn save(dir: &Path, scope: &Scope, books: &[Book]) -> std::io::Result<()> {
     for b in order {
         encode(b, &mut out);
     }
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(tmp.as_file_mut(), out.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path(dir, scope)).map_err(|e| e.error)?;
-    Ok(())
+    write_atomic(&path(dir, scope), out.as_bytes())
+}
+
+/// A cache of the player's on this device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheFile {
+    Library,
+    Cover,
+}
+
+impl CacheFile {
+    /// What the user is told when it could not be written (the old file
+    /// is left as it was), in one sentence.
+    pub fn not_written(self, e: &DiskError) -> String {
+        match self {
+            CacheFile::Library => format!(
+                "The library could not be cached on this device ({e}); the next start shows the copy cached before, or waits for the server."
+            ),
+            CacheFile::Cover => format!(
+                "A cover could not be cached on this device ({e}); covers are fetched from the server each time and do not show offline."
+            ),
+        }
+    }
+}
+
+/// The caches that could not be written, by fault: each is told once.
+#[derive(Debug, Default)]
+pub struct Unwritten(Mutex<Vec<(CacheFile, Fault)>>);
+
+impl Unwritten {
+    /// True the first time `file` fails with `fault`.
+    pub fn first(&self, file: CacheFile, fault: &Fault) -> bool {
+        let mut told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if told.iter().any(|(f, why)| *f == file && why == fault) {
+            return false;
+        }
+        told.push((file, fault.clone()));
+        true
+    }
 }
 
 #[cfg(test)]
@@ -328,5 +367,39 @@ mod tests {
         assert!(loaded[0].series.is_empty());
         std::fs::write(path(dir.path(), &scope), b"{garbage").unwrap();
         assert!(load(dir.path(), &scope).is_none());
+    }
+
+    #[test]
+    fn each_cache_that_cannot_be_written_is_told_once_per_fault() {
+        let told = Unwritten::default();
+        assert!(told.first(CacheFile::Library, &Fault::DiskFull));
+        assert!(!told.first(CacheFile::Library, &Fault::DiskFull));
+        assert!(told.first(CacheFile::Cover, &Fault::DiskFull));
+        assert!(told.first(CacheFile::Library, &Fault::ReadOnly));
+        let e = DiskError::new(
+            "/c/library-1.tsv",
+            std::io::Error::from_raw_os_error(libc::EROFS),
+        );
+        assert_eq!(
+            CacheFile::Library.not_written(&e),
+            "The library could not be cached on this device (the file system is read-only: cannot write /c/library-1.tsv); the next start shows the copy cached before, or waits for the server."
+        );
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_written_says_where_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the cache's directory should be.
+        let not_a_dir = dir.path().join("cache");
+        std::fs::write(&not_a_dir, b"x").unwrap();
+        let scope = Scope {
+            address: "http://a/api/v1".into(),
+            server_id: ServerId::new("s1"),
+            user_id: UserId::from(7),
+        };
+        let e = save(&not_a_dir, &scope, &[Book::default()]).unwrap_err();
+        assert_eq!(e.path, not_a_dir);
+        assert_eq!(std::fs::read(&not_a_dir).unwrap(), b"x");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

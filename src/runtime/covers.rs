@@ -5,22 +5,24 @@
 //!
 //! The disk cache (`$XDG_CACHE_HOME/earmark/covers/`) keeps the bytes as
 //! the server sent them, one file per scope (address, server id, user) and
-//! book, written atomically (`.part`, then rename), least recently used
-//! first out above [`CACHE_CAP`]. Only bytes that decoded are kept.
+//! book, written with `durable::write_atomic`, least recently used first
+//! out above [`CACHE_CAP`]. Only bytes that decoded are kept. A cover that
+//! cannot be written (a full or read-only disk) leaves the cache as it
+//! was, and the user is told once.
 //! A 404 is "no cover"; bytes that are not a JPEG or PNG (a gateway's
 //! HTML page, a truncated file) are a broken cover: one line in the log.
 
-use super::cache::Scope;
+use super::cache::{CacheFile, Scope};
 use super::shared::{Shared, read, write};
 use crate::api::MAX_COVER_BYTES;
 use crate::domain::BookId;
+use crate::durable::{DiskError, write_atomic};
 use crate::ui::covers::CoverImage;
 use crate::ui::state::Answer;
 use crate::ui::views::cover::COVER_CELLS;
 use ratatui_image::picker::Picker;
 use ratatui_image::{FilterType, Resize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
@@ -107,12 +109,14 @@ pub(super) async fn keep(sh: Arc<Shared>, covers: Arc<Covers>, book: BookId, url
     };
     let key = sh.scope().map(|s| CoverKey::new(&s, &book));
     let cache = covers.cache.clone();
-    let _ = tokio::task::spawn_blocking(move || checked(&bytes, true, key, &cache, &book)).await;
+    let _ =
+        tokio::task::spawn_blocking(move || checked(&sh, &bytes, true, key, &cache, &book)).await;
 }
 
 /// Decodes; caches bytes that decoded and were fetched now, forgets a
 /// cached copy that did not decode.
 fn checked(
+    sh: &Shared,
     bytes: &[u8],
     fresh: bool,
     key: Option<CoverKey>,
@@ -132,13 +136,13 @@ fn checked(
     if let (true, Some(k)) = (fresh, &key)
         && let Err(e) = cache.write(k, bytes)
     {
-        tracing::warn!("cannot cache the cover of book {book}: {e}");
+        sh.cache_not_written(CacheFile::Cover, &e);
     }
     Some(img)
 }
 
 async fn cover_image(
-    sh: &Shared,
+    sh: &Arc<Shared>,
     covers: &Covers,
     book: &BookId,
     url: Option<String>,
@@ -148,8 +152,9 @@ async fn cover_image(
     let cache = covers.cache.clone();
     let picker = covers.picker();
     let book = book.clone();
+    let sh = sh.clone();
     let encode = move || {
-        let img = checked(&bytes, fresh, key, &cache, &book)?;
+        let img = checked(&sh, &bytes, fresh, key, &cache, &book)?;
         // Scaled here to the box's pixels (up or down, keeping its shape):
         // the terminal gets a picture of the box's size, never the file.
         let font = picker.font_size();
@@ -255,17 +260,16 @@ impl CoverCache {
     }
 
     /// Writes atomically, then evicts the least recently used covers
-    /// above the cap (never the one just written).
-    pub fn write(&self, key: &CoverKey, bytes: &[u8]) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
+    /// above the cap (never the one just written). A failed write leaves
+    /// the cache as it was; a failed eviction only keeps it over the cap
+    /// (the log says why).
+    pub fn write(&self, key: &CoverKey, bytes: &[u8]) -> Result<(), DiskError> {
         let path = self.path(key);
-        let part = path.with_extension("part");
-        let mut f = std::fs::File::create(&part)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&part, &path)?;
-        self.evict(&path)
+        write_atomic(&path, bytes)?;
+        if let Err(e) = self.evict(&path) {
+            tracing::warn!("cannot trim the cover cache {}: {e}", self.dir.display());
+        }
+        Ok(())
     }
 
     pub fn remove(&self, key: &CoverKey) {
@@ -276,6 +280,10 @@ impl CoverCache {
         let mut files = Vec::new();
         for entry in std::fs::read_dir(&self.dir)? {
             let entry = entry?;
+            // Another cover being written (`write_atomic`'s hidden file).
+            if entry.file_name().as_encoded_bytes().starts_with(b".") {
+                continue;
+            }
             let meta = entry.metadata()?;
             if meta.is_file() {
                 let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);

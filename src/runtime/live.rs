@@ -9,7 +9,7 @@
 
 use super::covers::Covers;
 use super::shared::{Login, Shared, profiles_answer, write};
-use super::{api, notices, offline, playback};
+use super::{api, notices, offline, playback, up_next};
 use crate::config::{Dirs, Profile, ProfileSelector, Session};
 use crate::playback::{Control, LocalIndex, Playback, Setup};
 use crate::player::AudioMode;
@@ -73,6 +73,7 @@ impl Live {
             playback: owner.clone(),
             fresh: Mutex::new(false),
             library_load: Default::default(),
+            unwritten: Default::default(),
             dirs: dirs.clone(),
         });
         let covers = Arc::new(Covers::new(dirs.cache.join("covers")));
@@ -95,6 +96,8 @@ impl Live {
             rt.spawn(api::library(shared.clone(), true));
             // One-shot: the license status, so a banner shows before a stream fails.
             rt.spawn(api::license_check(shared.clone()));
+            // One-shot: the account's up next list.
+            rt.spawn(up_next::load(shared.clone()));
         }
         Ok(Live {
             rt: Some(rt),
@@ -195,6 +198,8 @@ impl Backends for Live {
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             Effect::Download(book) => self.spawn(offline::download(sh, book)),
+            Effect::LoadUpNext => self.spawn(up_next::load(sh)),
+            Effect::SaveUpNext { account, books } => self.spawn(up_next::save(sh, account, books)),
             Effect::LoadCover { book, url } => {
                 let covers = self.covers.clone();
                 self.spawn(super::covers::load(sh, covers, book, url))

@@ -22,6 +22,7 @@
 //! - `shared`: what the tasks share (UI sender, login, the owner's handle);
 //!   it depends on none of the above.
 //! - `cache`: the library cache shown before the server answers.
+//! - `up_next`: the play next list's file of the login's account.
 
 mod api;
 pub mod cache;
@@ -34,6 +35,7 @@ mod notices;
 mod offline;
 mod playback;
 mod shared;
+mod up_next;
 
 pub use launch::{open, run, run_terminal};
 pub use live::Live;

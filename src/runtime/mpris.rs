@@ -7,8 +7,9 @@
 //!   bus address is known, and a failed connection is only logged. The
 //!   connection is made on the backend runtime: the UI never waits for it.
 //! - Requests become [`Answer::Remote`]: the UI handles them like its own
-//!   keys (next/previous are chapters), so sync and the place history see
-//!   them. Properties are read from what the playback owner publishes
+//!   keys (next/previous are chapters; Next in the last chapter goes on to
+//!   the book up next, and play/pause while the sleep timer fades or just
+//!   stopped extends it), so sync and the place history see them. Properties are read from what the playback owner publishes
 //!   (`playback::Now`: the engine's state of the book it plays).
 //! - The track is the chapter: `Position` and `mpris:length` are chapter
 //!   time; title = chapter, album = book, artist = authors, artUrl = the

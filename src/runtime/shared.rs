@@ -7,6 +7,7 @@
 use super::cache;
 use crate::api::{ApiError, Client};
 use crate::config::{Config, Dirs, Profile, Session};
+use crate::durable::DiskError;
 use crate::playback::Playback;
 use crate::ui::event_loop::UiSender;
 use crate::ui::state::{Answer, SessionInfo};
@@ -31,6 +32,8 @@ pub(crate) struct Shared {
     /// Counts library loads: a load stops sending pages once a newer one
     /// has started, so two loads never interleave their pages.
     pub library_load: std::sync::atomic::AtomicU64,
+    /// The caches that could not be written, each told once per fault.
+    pub unwritten: cache::Unwritten,
 }
 
 /// Locks are taken one way everywhere: a panic elsewhere while holding one
@@ -76,6 +79,15 @@ impl Shared {
             )));
         } else {
             self.ui.send(Answer::Failed(format!("{what}: {e}")));
+        }
+    }
+
+    /// A cache this device could not write (the old file is as it was):
+    /// the user is told once per cache and fault, the log has each.
+    pub(crate) fn cache_not_written(&self, file: cache::CacheFile, e: &DiskError) {
+        tracing::warn!("cannot write a cache ({file:?}): {e}");
+        if self.unwritten.first(file, &e.fault) {
+            self.ui.send(Answer::Notice(file.not_written(e)));
         }
     }
 

@@ -1,74 +1,53 @@
-//! `earmark serve` and its sub-commands: argument parsing and wiring only.
+//! `earmark serve` and its sub-commands: wiring only, from the plain
+//! [`ServeArgs`] that `crate::cli` parses.
 
 use super::{LicenseSetting, ServerConfig};
 use anyhow::Context;
-use clap::{Args, Subcommand};
 use std::io::BufRead;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true)]
+/// What `earmark serve` was asked to do (parsed in `crate::cli`).
+#[derive(Debug)]
 pub struct ServeArgs {
-    #[command(subcommand)]
     pub command: Option<ServeCommand>,
     /// The library folder to serve.
-    #[arg(long)]
     pub library: Option<PathBuf>,
     /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:8686")]
     pub listen: SocketAddr,
     /// Data directory (database, covers). Default: the platform data dir.
-    #[arg(long, global = true)]
     pub data: Option<PathBuf>,
-    /// Gateway prefix to emulate, e.g. /nas/earmark (the API is then under {prefix}/api/v1).
-    #[arg(long, default_value = "")]
+    /// Gateway prefix to emulate (the API is then under {prefix}/api/v1).
     pub prefix: String,
     /// Prefix of the identity header names ({prefix}-Expected-Server-Id).
-    #[arg(long, default_value = "X-Service")]
     pub header_prefix: String,
+    /// Keep every progress write the server decides (applied, stale or
+    /// refused as a 0 over a valid place) in the database's progress_log
+    /// table, for soak tests; it grows without bound.
+    pub log_writes: bool,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum ServeCommand {
     /// Manage users.
-    User {
-        #[command(subcommand)]
-        command: UserCommand,
-    },
+    User { command: UserCommand },
     /// Set the simulated license state (applies to a running server at once).
-    License {
-        #[command(subcommand)]
-        command: LicenseCommand,
-    },
+    License { command: LicenseCommand },
     /// Rescan the library into the catalog (a running server picks it up).
-    Rescan {
-        /// The library folder.
-        #[arg(long)]
-        library: PathBuf,
-    },
+    Rescan { library: PathBuf },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum UserCommand {
-    /// Add a user.
-    Add {
-        /// The user name.
-        name: String,
-        /// Read the password from the first line of standard input.
-        #[arg(long, required = true)]
-        password_stdin: bool,
-    },
+    /// Add a user, the password read from the first line of standard input.
+    Add { name: String, password_stdin: bool },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum LicenseCommand {
     /// Set the license state.
-    Set {
-        #[arg(value_enum)]
-        state: LicenseSetting,
-    },
+    Set { state: LicenseSetting },
 }
 
 /// The default data directory: `{platform data dir}/earmark/server`.
@@ -177,6 +156,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
                 prefix: args.prefix,
                 header_prefix: args.header_prefix,
                 login: Default::default(),
+                log_writes: args.log_writes,
             };
             limit_malloc_arenas();
             // Database and file work runs on blocking threads that queue for

@@ -20,7 +20,7 @@ mod private;
 pub const TOKEN_LIFETIME_MS: i64 = 30 * 24 * 3600 * 1000;
 
 /// The simulated license state of an instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LicenseSetting {
     Valid,
     Expired,

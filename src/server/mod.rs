@@ -16,7 +16,8 @@
 //! Inside: `state` (shared by the handlers; imports neither `routes` nor
 //! `auth`), `routes` and `auth` (HTTP), `db` (pooled SQLite, private at
 //! rest), `login` (abuse limits), `catalog` + `scan` + `media` (the
-//! library), `fold` (accent folding, sort keys), `merge` (progress policy).
+//! library), `fold` (accent folding, sort keys), `merge` (progress policy),
+//! `write_log` (the optional log of every progress write decided).
 //! - [`demo::start`]: the demo server that `earmark demo` runs.
 
 pub mod auth;
@@ -34,6 +35,7 @@ pub mod routes;
 pub mod scan;
 pub mod state;
 pub mod testing;
+pub mod write_log;
 
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -57,6 +59,9 @@ pub struct ServerConfig {
     pub header_prefix: String,
     /// Login abuse limits.
     pub login: LoginLimits,
+    /// Keep every progress write decided in the database's
+    /// `progress_log` table ([`write_log`]; soak tests).
+    pub log_writes: bool,
 }
 
 impl ServerConfig {
@@ -69,6 +74,7 @@ impl ServerConfig {
             prefix: String::new(),
             header_prefix: "X-Service".to_owned(),
             login: LoginLimits::default(),
+            log_writes: false,
         }
     }
 

@@ -19,6 +19,8 @@ pub struct Inner {
     pub server_id_header: HeaderName,
     pub user_id_header: HeaderName,
     pub login: LoginGuard,
+    /// This run's boot id when progress writes are logged (`write_log`).
+    pub write_log: Option<String>,
     library: RwLock<(i64, Arc<Library>)>,
     /// Held while a new snapshot loads, so only one request loads it.
     reloading: Mutex<()>,
@@ -48,6 +50,12 @@ impl AppState {
             summary.unread_books
         );
         let (_, generation) = db.license_and_generation()?;
+        let write_log = if config.log_writes {
+            db.conn()?.execute_batch(super::write_log::SCHEMA)?;
+            Some(super::write_log::boot_id())
+        } else {
+            None
+        };
         let library = Library::load(&db)?;
         let prefix = config.header_prefix.trim().trim_end_matches('-');
         let header = |suffix: &str| {
@@ -59,6 +67,7 @@ impl AppState {
             server_id_header: header("Expected-Server-Id")?,
             user_id_header: header("Expected-User-Id")?,
             login: LoginGuard::new(config.login.clone()),
+            write_log,
             db,
             library: RwLock::new((generation, Arc::new(library))),
             reloading: Mutex::new(()),

@@ -68,6 +68,13 @@ pub fn run<B: Backend>(
 ) -> Result<ExitReason, String> {
     let start = Instant::now();
     app.clock_origin = crate::domain::now_millis();
+    // Local time (the automatic sleep timer's hours) follows the zone's
+    // offset, read again at each wake (daylight saving moves it).
+    let local = |app: &mut App| {
+        let wall = app.clock_origin + app.now as crate::domain::EpochMillis;
+        app.utc_offset_s = crate::domain::utc_offset_secs(wall / 1000);
+    };
+    local(app);
     let now = || start.elapsed().as_millis() as Millis;
     if let Ok(size) = terminal.size() {
         app.update(Event::Resize(size.width, size.height));
@@ -92,6 +99,7 @@ pub fn run<B: Backend>(
             },
         };
         stats.wakeups += 1;
+        local(app);
         let mut fx = app.update(Event::Tick(now()));
         // Drain everything pending before drawing (key repeat stays snappy).
         let mut batch: Vec<LoopEvent> = first.into_iter().collect();

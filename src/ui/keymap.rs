@@ -267,6 +267,10 @@ actions! {
     History = "history", "book", "place history of the book (Enter jumps)";
     Stats = "stats", "other", "listening statistics";
     Download = "download", "book", "download for offline listening";
+    UpNextAdd = "up_next_add", "up next", "play the book next (again: take it off the list)";
+    UpNext = "up_next", "up next", "the up next list (Enter opens, d removes)";
+    MoveEarlier = "move_earlier", "up next", "up next list: move the book earlier";
+    MoveLater = "move_later", "up next", "up next list: move the book later";
     License = "license", "other", "license status";
     RetryRefused = "retry_refused", "other", "send the changes the server refused again";
     DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)";
@@ -350,6 +354,10 @@ fn defaults(action: Action) -> Vec<Key> {
         A::History => vec![c('U')],
         A::Stats => vec![c('S')],
         A::Download => vec![c('D')],
+        A::UpNextAdd => vec![c('A')],
+        A::UpNext => vec![c('>')],
+        A::MoveEarlier => vec![c('K')],
+        A::MoveLater => vec![c('J')],
         A::License => vec![c('i')],
         A::RetryRefused => vec![c('Y')],
         A::DiscardRefused => vec![c('X')],

@@ -20,8 +20,8 @@ use state::UiSettings;
 use theme::Theme;
 
 /// The UI's part of config.toml: `[keys]`, `[theme]`, `[player]`
-/// (`short_skip`, `long_skip` in listened seconds) and `[ui]` (`covers`,
-/// `accessible`).
+/// (`short_skip`, `long_skip` in listened seconds, up next), `[ui]`
+/// (`covers`, `accessible`) and `[sleep]` (the automatic timer).
 #[derive(Debug, Clone)]
 pub struct UiConfig {
     pub keymap: Keymap,
@@ -73,6 +73,7 @@ impl UiConfig {
             player_config::read(p, &mut settings)?;
         }
         player_config::read_ui(table("ui")?, accessible, &mut settings)?;
+        player_config::read_sleep(table("sleep")?, &mut settings)?;
         Ok(UiConfig {
             keymap,
             theme,

@@ -1,10 +1,12 @@
-//! The `[player]` settings of config.toml for smart rewind and the sleep
-//! timer, and the `[ui]` table (docs/ui.md). Errors name the setting and
-//! what it must be.
+//! The `[player]` settings of config.toml for smart rewind, the sleep
+//! timer and up next, and the `[ui]` and `[sleep]` tables (docs/ui.md).
+//! Errors name the setting and what it must be.
 
 use super::covers::CoverMode;
 use super::state::UiSettings;
 use super::state::rewind::RewindCurve;
+use super::state::sleep_auto::AutoSleep;
+use crate::domain::UpNextMode;
 
 fn secs(v: &toml::Value) -> Option<f64> {
     v.as_float().or_else(|| v.as_integer().map(|i| i as f64))
@@ -72,6 +74,22 @@ pub(super) fn read(p: &toml::Table, s: &mut UiSettings) -> Result<(), String> {
                 "[player] in config.toml: `sleep_while_paused` must be \"pause\" (the timer waits) or \"count\" (it counts on)".into(),
             );
         }
+    }
+    s.up_next.mode = match p.get("up_next") {
+        None => UpNextMode::parse(None)?,
+        Some(toml::Value::String(v)) => UpNextMode::parse(Some(v))?,
+        Some(v) => UpNextMode::parse(Some(&v.to_string()))?,
+    };
+    if let Some(c) = ranged("up_next_countdown", 0.0, 120.0, "seconds")? {
+        s.up_next.countdown_ms = (c * 1000.0) as u64;
+    }
+    Ok(())
+}
+
+/// Reads `[sleep]`: the automatic sleep timer.
+pub(super) fn read_sleep(t: Option<&toml::Table>, s: &mut UiSettings) -> Result<(), String> {
+    if let Some(t) = t {
+        s.sleep.auto = AutoSleep::from_table(t)?;
     }
     Ok(())
 }
@@ -155,6 +173,24 @@ mod tests {
         assert!(e.contains("sleep_fade") && e.contains("seconds"), "{e}");
         let e = read_text("sleep_while_paused = \"sometimes\"").unwrap_err();
         assert!(e.contains("sleep_while_paused"), "{e}");
+    }
+
+    #[test]
+    fn up_next_settings_are_read_and_checked() {
+        let s = read_text("").unwrap();
+        assert_eq!(s.up_next.mode, UpNextMode::Series);
+        assert_eq!(s.up_next.countdown_ms, 10_000, "10 s by default");
+        let s = read_text("up_next = \"queue\"\nup_next_countdown = 3").unwrap();
+        assert_eq!(s.up_next.mode, UpNextMode::Queue);
+        assert_eq!(s.up_next.countdown_ms, 3_000);
+        assert_eq!(
+            read_text("up_next = \"off\"").unwrap().up_next.mode,
+            UpNextMode::Off
+        );
+        let e = read_text("up_next = \"next\"").unwrap_err();
+        assert!(e.contains("`up_next`") && e.contains("\"next\""), "{e}");
+        let e = read_text("up_next_countdown = 600").unwrap_err();
+        assert!(e.contains("up_next_countdown"), "{e}");
     }
 
     fn read_ui_text(text: &str, flag: bool) -> Result<UiSettings, String> {

@@ -14,3 +14,4 @@ mod scale;
 mod security;
 mod series;
 mod social;
+mod write_log;

@@ -1,12 +1,16 @@
 //! Sync scenarios against the real reference server over real HTTP, with a
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
+mod caches_disk;
+mod child;
 mod cli;
 mod disk;
 mod downloads;
 mod export;
+mod flapping;
 mod gate;
 mod listening_cli;
+mod long_session;
 mod offline_open;
 mod play;
 mod proxy;
@@ -16,3 +20,4 @@ mod scenarios;
 mod small_disk;
 mod stops;
 mod support;
+mod up_next;

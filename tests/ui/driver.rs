@@ -33,19 +33,31 @@ impl Driver {
     /// Logged in, a demo book with a first chapter over a minute open on
     /// the book screen.
     pub fn start(settings: UiSettings) -> Driver {
+        Driver::start_on(&demo_library(), settings, |_, m| {
+            m.items[0].duration.unwrap_or(0.0) > 60.0
+        })
+    }
+
+    /// Logged in to a server of `library`, the first book `pick` takes
+    /// open on the book screen (the only one in the list).
+    pub fn start_on(
+        library: &std::path::Path,
+        settings: UiSettings,
+        pick: impl Fn(&Book, &Manifest) -> bool,
+    ) -> Driver {
         let rt = tokio::runtime::Runtime::new().unwrap();
-        let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+        let server = rt.block_on(TestServer::start(library)).unwrap();
         let home = tempfile::tempdir().unwrap();
         let (profile, done) = log_in(&rt, &server, home.path());
         let client = done.client.clone();
         let (book, manifest) = rt.block_on(async {
             for b in client.books(&BookQuery::default()).await.unwrap() {
                 let m = client.manifest(&b.id).await.unwrap();
-                if m.items[0].duration.unwrap_or(0.0) > 60.0 {
+                if pick(&b, &m) {
                     return (b, m);
                 }
             }
-            panic!("no demo book with a chapter over a minute");
+            panic!("no book to open in {}", library.display());
         });
         let (ui, rx) = UiSender::channel();
         let live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();

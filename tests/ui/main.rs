@@ -13,6 +13,7 @@ mod driver;
 mod e2e;
 mod e2e_cursor;
 mod e2e_rule7;
+mod e2e_up_next;
 mod fixtures;
 mod flows;
 #[path = "../sync/gate.rs"]
@@ -32,3 +33,5 @@ mod snapshots_accessible;
 mod snapshots_scripts;
 mod sound;
 mod stops;
+mod up_next;
+mod up_next_live;

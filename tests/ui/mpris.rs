@@ -222,3 +222,80 @@ async fn media_keys_play_pause_next_and_seek_through_mpris() {
     .await
     .unwrap();
 }
+
+/// MPRIS's Next in the last chapter of a book: the book ends (finished on
+/// the server, as listening to its end does) and the next book of its
+/// series starts at once, from the place the server holds for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_in_the_last_chapter_goes_on_to_the_next_book_of_the_series() {
+    use crate::up_next_live::{place, saga_library};
+    let lib = saga_library(40);
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let client = earmark::api::Client::new(
+        earmark::api::BaseUrl::parse(server.base_url()).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    client
+        .login(&server.username, &server.password)
+        .await
+        .unwrap();
+    let books = client.books(&Default::default()).await.unwrap();
+    let one = books
+        .iter()
+        .find(|b| b.title == "Saga One")
+        .unwrap()
+        .id
+        .clone();
+    let two = books
+        .iter()
+        .find(|b| b.title == "Saga Two")
+        .unwrap()
+        .id
+        .clone();
+    place(&client, &two, 12.0).await;
+    let home = tempfile::tempdir().unwrap();
+    let base = server.base_url().to_owned();
+    let (user, password) = (server.username.clone(), server.password.clone());
+    tokio::task::spawn_blocking(move || {
+        let bus = Bus::start();
+        let mut tui = Tui::start_on_bus(
+            home.path(),
+            &base,
+            &user,
+            &["--audio", "null"],
+            Some(&bus.address),
+        );
+        tui.wait_for("Log in to your audiobook server");
+        tui.keys(&password);
+        tui.keys("\r");
+        tui.wait_for("Saga Two");
+        tui.keys("j"); // Beta, Saga One, Saga Two
+        tui.keys("\r");
+        tui.wait_for("01 - Saga One 1");
+        tui.keys("\r"); // chapter 1
+        tui.wait_for("▶ Playing");
+        wait_until("the MPRIS name on the bus", || bus.name_owned(), &tui);
+        bus.call("Next", &[]);
+        tui.wait_for("Saga One · 02 - Saga One 2");
+        bus.call("Next", &[]);
+        tui.wait_for("Saga Two · 02 - Saga Two 2");
+        wait_until(
+            "the album of the next book",
+            || bus.prop("Metadata").contains("\"Saga Two\""),
+            &tui,
+        );
+        wait_until(
+            "its place (chapter 2 past 0:12)",
+            || bus.position_secs() >= 12.0,
+            &tui,
+        );
+        tui.keys(" ");
+        tui.keys("Q");
+        assert!(tui.wait_exit().success());
+    })
+    .await
+    .unwrap();
+    let p = client.progress(&one).await.unwrap().progress.unwrap();
+    assert!(p.finished, "Saga One is finished: {p:?}");
+}

@@ -228,3 +228,183 @@ fn times_left_are_at_the_speed_and_t_switches_to_book_time() {
     app.update(key('T'));
     assert!(render(&mut app, 80, 24).contains("sleep: ch end -16:00"));
 }
+
+fn remote(app: &mut App, cmd: RemoteCmd) -> Vec<Effect> {
+    app.update(Event::Answer(Answer::Remote(cmd)))
+}
+
+#[test]
+fn a_headset_play_pause_during_the_fade_extends_as_z_does() {
+    for cmd in [RemoteCmd::PlayPause, RemoteCmd::Play] {
+        let mut app = playing();
+        typed(&mut app, "1");
+        let t = app.now;
+        app.update(Event::Tick(t + 60_000));
+        app.update(Event::Tick(t + 65_000));
+        assert!(matches!(app.sleep, Some(SleepTimer::Fading { .. })));
+        let fx = remote(&mut app, cmd.clone());
+        assert_eq!(
+            engine(&fx),
+            [EngineCmd::FadeVolume(0.8)],
+            "{cmd:?}: the volume comes back, playback goes on"
+        );
+        assert_eq!(app.sleep.and_then(|s| s.left_ms(app.now)), Some(300_000));
+    }
+}
+
+#[test]
+fn a_headset_play_pause_after_the_stop_resumes_and_extends_for_two_minutes() {
+    for (after, extends) in [(100_000, true), (121_000, false)] {
+        let mut app = playing();
+        typed(&mut app, "1");
+        let t = app.now;
+        app.update(Event::Tick(t + 60_000));
+        app.update(Event::Tick(t + 71_000));
+        at(&mut app, PlayState::Paused, "moby-2", 660.0);
+        app.update(Event::Tick(t + 71_000 + after));
+        let fx = remote(&mut app, RemoteCmd::PlayPause);
+        assert!(engine(&fx).contains(&EngineCmd::Toggle), "{after}: {fx:?}");
+        let timed = matches!(app.sleep, Some(SleepTimer::Timed { .. }));
+        assert_eq!(timed, extends, "{after}: {:?}", app.sleep);
+    }
+}
+
+#[test]
+fn a_headset_play_pause_without_a_fading_timer_only_toggles() {
+    let mut app = playing();
+    typed(&mut app, "10");
+    let fx = remote(&mut app, RemoteCmd::PlayPause);
+    assert_eq!(engine(&fx), [EngineCmd::Toggle]);
+    assert_eq!(
+        app.sleep.and_then(|s| s.left_ms(app.now)),
+        Some(600_000),
+        "not extended while it runs"
+    );
+}
+
+/// 23:10 UTC on 2026-11-22, the loop's clock at 0.
+const LATE: EpochMillis = 1_795_389_000_000;
+
+fn auto_settings(window: &str, timer: &str) -> UiSettings {
+    let text = format!("[sleep]\nauto = \"{window}\"\nauto_timer = {timer}\n");
+    earmark::ui::UiConfig::from_toml(&text, true, false)
+        .unwrap()
+        .settings
+}
+
+/// Moby Dick open with `settings`, the wall clock at `wall` (UTC).
+fn at_clock(settings: UiSettings, wall: EpochMillis) -> App {
+    let mut app = book_open();
+    app.settings = settings;
+    app.clock_origin = wall - app.now as EpochMillis;
+    app.utc_offset_s = 0;
+    app
+}
+
+fn start(app: &mut App) {
+    app.update(key(' '));
+    at(app, PlayState::Playing, "moby-2", 600.0);
+}
+
+#[test]
+fn the_automatic_timer_sets_itself_when_playback_starts_between_its_hours() {
+    let mut app = at_clock(auto_settings("22:30-06:00", "20"), LATE);
+    start(&mut app);
+    assert_eq!(
+        app.sleep.and_then(|s| s.left_ms(app.now)),
+        Some(20 * 60_000)
+    );
+    let toast = &app.toasts.back().unwrap().text;
+    assert!(toast.contains("automatic, 22:30–06:00"), "{toast}");
+
+    // At noon (UTC+1 of 11:10 UTC) nothing happens.
+    let mut app = at_clock(auto_settings("22:30-06:00", "20"), LATE - 12 * 3_600_000);
+    app.utc_offset_s = 3600;
+    start(&mut app);
+    assert_eq!(app.sleep, None);
+
+    // The end of the chapter, in the small hours (across midnight).
+    let mut app = at_clock(
+        auto_settings("22:30-06:00", "\"chapter\""),
+        LATE + 4 * 3_600_000,
+    );
+    start(&mut app);
+    assert_eq!(app.sleep, Some(SleepTimer::Chapters { left: 1 }));
+}
+
+#[test]
+fn the_automatic_timer_starts_when_the_clock_enters_its_hours_and_stays_off_once_turned_off() {
+    // 23:09:50 local, playing; the window opens at 23:10.
+    let mut app = at_clock(auto_settings("23:10-06:00", "30"), LATE - 10_000);
+    start(&mut app);
+    assert_eq!(app.sleep, None, "not yet");
+    let t = app.now;
+    app.update(Event::Tick(t + 5_000));
+    assert_eq!(app.sleep, None);
+    app.update(Event::Tick(t + 10_000));
+    assert_eq!(
+        app.sleep.and_then(|s| s.left_ms(app.now)),
+        Some(30 * 60_000)
+    );
+    // Off by hand: it stays off while playback goes on…
+    app.update(key('s'));
+    for _ in 1..SLEEP_CHOICES.len() {
+        app.update(key('j'));
+    }
+    app.update(code(KeyCode::Enter));
+    assert_eq!(app.sleep, None, "turned off");
+    app.update(Event::Tick(t + 60_000));
+    assert_eq!(app.sleep, None, "stays off while it plays");
+    // … and comes back when playback starts again.
+    at(&mut app, PlayState::Paused, "moby-2", 650.0);
+    app.update(Event::Tick(t + 70_000));
+    at(&mut app, PlayState::Playing, "moby-2", 650.0);
+    assert!(matches!(app.sleep, Some(SleepTimer::Timed { .. })));
+}
+
+/// Through the real backends: a headset's play/pause while the timer
+/// fades keeps the engine playing, gives its volume back and extends the
+/// timer (the D-Bus side of `Answer::Remote` is tests/ui/mpris.rs's).
+#[test]
+fn a_headset_play_pause_during_the_fade_keeps_the_engine_playing_at_full_volume() {
+    let mut settings = UiSettings::default();
+    settings.sleep.fade_ms = 6_000;
+    settings.smart_rewind = None;
+    let mut d = Driver::start(settings);
+    d.step(code(KeyCode::Enter));
+    d.follow(
+        "playing",
+        |a| matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p >= 0.5),
+    );
+    let now = d.app.now;
+    d.app.sleep = Some(SleepTimer::Timed {
+        left_ms: 500,
+        since: Some(now),
+    });
+    d.follow("the engine fading", |a| {
+        matches!(a.sleep, Some(SleepTimer::Fading { .. }))
+            && a.playing
+                .as_ref()
+                .and_then(|p| p.engine.as_ref())
+                .is_some_and(|e| e.volume < 0.8)
+    });
+    d.step(Event::Answer(Answer::Remote(RemoteCmd::PlayPause)));
+    assert!(
+        matches!(d.app.sleep, Some(SleepTimer::Timed { .. })),
+        "{:?}",
+        d.app.sleep
+    );
+    d.follow("full volume again", |a| {
+        a.playing
+            .as_ref()
+            .and_then(|p| p.engine.as_ref())
+            .is_some_and(|e| e.volume > 0.99)
+    });
+    let (state, _, at) = Driver::at(&d.app).unwrap();
+    assert_eq!(state, PlayState::Playing);
+    let later = d.app.now + 1_500;
+    d.follow("still playing a while later", |a| {
+        a.now >= later && matches!(Driver::at(a), Some((PlayState::Playing, _, p)) if p > at + 1.0)
+    });
+    d.live.shutdown();
+}

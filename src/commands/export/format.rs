@@ -6,9 +6,8 @@
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, civil_date};
 
 /// Markdown or CSV (`--export md|csv`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
-    #[value(name = "md")]
     Markdown,
     Csv,
 }

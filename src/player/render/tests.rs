@@ -1,6 +1,6 @@
 use super::*;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn counted() -> (Renderer, Arc<AtomicUsize>) {
     let r = Renderer::new();

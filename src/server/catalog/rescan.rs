@@ -315,7 +315,8 @@ fn embedded_cover(audio: &Path, fingerprint: &str, covers_dir: &Path) -> Option<
         }
     };
     let path = named(ext);
-    match std::fs::create_dir_all(covers_dir).and_then(|_| std::fs::write(&path, bytes)) {
+    // Whole or not at all: a cover found here is never extracted again.
+    match crate::durable::write_atomic(&path, &bytes) {
         Ok(()) => Some(path),
         Err(err) => {
             tracing::warn!("cannot store the cover of {}: {err}", audio.display());

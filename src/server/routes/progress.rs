@@ -7,6 +7,7 @@ use crate::server::catalog::Library;
 use crate::server::db::write_clock_ms;
 use crate::server::error::{ApiError, ApiJson, ApiPath, ApiResult, parse_json};
 use crate::server::merge::{self, Incoming, Outcome, Stored};
+use crate::server::write_log;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -227,6 +228,26 @@ fn apply_write(
         (_, Some(prev)) => prev,
         (_, None) => unreachable!("a write without a stored record is always applied"),
     };
+    if let Some(boot) = &state.write_log {
+        write_log::record(
+            &tx,
+            &write_log::LoggedWrite {
+                seq: 0,
+                boot: boot.clone(),
+                user_id,
+                book_id: book_id.to_owned(),
+                chapter_id: chapter.id.clone(),
+                position_sec: position,
+                book_position_sec: incoming.book_position_sec,
+                finished: w.finished,
+                reset: w.reset,
+                client_updated_at: incoming.client_updated_at,
+                outcome,
+                revision: record.revision,
+                server_updated_at: now,
+            },
+        )?;
+    }
     tx.commit()?;
     Ok((outcome == Outcome::Applied, record.to_json(lib)))
 }

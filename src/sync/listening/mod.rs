@@ -13,7 +13,9 @@
 
 pub mod stats;
 
-use crate::domain::{BookId, EpochMillis, ListeningStats, PlaceMark, civil_date, push_place_mark};
+use crate::domain::{
+    BookId, EpochMillis, ListeningStats, PlaceMark, civil_date, push_place_mark, utc_offset_secs,
+};
 use crate::durable::{Fault, RecordLog, Recovery};
 use serde::{Deserialize, Serialize};
 use stats::Days;
@@ -282,22 +284,6 @@ pub fn local_clock(at: EpochMillis) -> String {
     let secs = at.div_euclid(1000) + utc_offset_secs(at.div_euclid(1000));
     let (day, s) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     format!("{} {:02}:{:02}", civil_date(day), s / 3600, (s / 60) % 60)
-}
-
-// musl's libc crate deprecates the `time_t` alias (its width changed in musl
-// 1.2); it is still the type `localtime_r` takes there.
-#[allow(deprecated)]
-fn utc_offset_secs(secs: i64) -> i64 {
-    let t = secs as libc::time_t;
-    // SAFETY: localtime_r writes only into the `tm` we own.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            0
-        } else {
-            tm.tm_gmtoff
-        }
-    }
 }
 
 #[cfg(test)]

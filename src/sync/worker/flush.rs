@@ -10,6 +10,15 @@ use crate::sync::session::LoginReason;
 /// The longest wait before a refused entry is sent again.
 const REFUSED_MAX_WAIT: Duration = Duration::from_secs(600);
 
+/// Quitting keeps trying a server that answered this recently: a restart
+/// or a blip of the link (seconds) must not leave the last place unsent
+/// until the next start. One away for longer gets one attempt, so a
+/// listener offline for a while does not wait at every quit.
+const QUIT_WAITS_IF_REACHED_WITHIN: Duration = Duration::from_secs(60);
+
+/// How often quitting tries again.
+const QUIT_RETRY_EVERY: Duration = Duration::from_millis(250);
+
 impl Worker {
     pub(super) fn backing_off(&self) -> bool {
         self.next_attempt.is_some_and(|t| Instant::now() < t)
@@ -145,6 +154,33 @@ impl Worker {
         }
     }
 
+    /// Flushes for quitting: no back-off, and again every
+    /// [`QUIT_RETRY_EVERY`] while the server is unreachable but answered
+    /// within [`QUIT_WAITS_IF_REACHED_WITHIN`] and something is left to
+    /// send. The caller bounds it with the quit's timeout.
+    pub(super) async fn flush_to_quit(&mut self) {
+        loop {
+            self.next_attempt = None;
+            self.flush().await;
+            let recent = self
+                .last_reached
+                .is_some_and(|t| t.elapsed() < QUIT_WAITS_IF_REACHED_WITHIN);
+            let left = self.scope.as_ref().is_some_and(|s| {
+                self.outbox.in_scope(s).iter().any(|e| {
+                    !e.is_parked()
+                        && self
+                            .retry_at
+                            .get(&e.seq)
+                            .is_none_or(|t| Instant::now() >= *t)
+                })
+            });
+            if self.link != Link::Offline || !recent || !left {
+                return;
+            }
+            tokio::time::sleep(QUIT_RETRY_EVERY).await;
+        }
+    }
+
     pub(super) fn done(&mut self, seq: u64) {
         super::local::kept!(self, complete(seq));
     }
@@ -275,15 +311,12 @@ impl Worker {
     }
 
     pub(super) fn reachable(&mut self) {
+        self.last_reached = Some(Instant::now());
         self.backoff = Duration::ZERO;
         self.next_attempt = None;
         if self.link == Link::Offline {
             self.link = Link::Online;
             self.last_error = None;
-        }
-        if !self.rec.is_online() {
-            // Also after a read that failed while sync was paused for a
-            // login: the reconciler reads the server's place again.
             let ds = self.rec.handle(Event::Online, now_millis());
             self.decide(ds);
         }

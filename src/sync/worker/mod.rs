@@ -95,6 +95,7 @@ pub(super) fn spawn(
         next_playback: 0,
         playing: None,
         link: Link::Online,
+        last_reached: None,
         backoff: Duration::ZERO,
         next_attempt: None,
         license_checked: Instant::now(),
@@ -149,6 +150,8 @@ struct Worker {
     next_playback: u64,
     playing: Option<Playing>,
     link: Link,
+    /// When the server last answered (quitting waits for it if recent).
+    last_reached: Option<Instant>,
     backoff: Duration,
     next_attempt: Option<Instant>,
     license_checked: Instant,
@@ -542,7 +545,9 @@ impl Worker {
         self.save_listened();
         self.want_fetch = None;
         self.next_attempt = None;
-        let timed_out = tokio::time::timeout(timeout, self.flush()).await.is_err();
+        let timed_out = tokio::time::timeout(timeout, self.flush_to_quit())
+            .await
+            .is_err();
         if let Err(e) = self.cache.save() {
             tracing::warn!("progress cache: {e}");
         }

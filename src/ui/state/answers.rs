@@ -26,6 +26,7 @@ impl App {
                     self.screen = Screen::Library;
                 }
                 fx.push(Effect::LoadLibrary);
+                self.up_next_logged_in(fx);
             }
             Answer::LoginFailed(e) => {
                 self.login.busy = false;
@@ -64,6 +65,7 @@ impl App {
                 if self.library.get(&id).is_none() {
                     self.library.merge(vec![book]);
                 }
+                self.up_next_manifest(&id, Some(&manifest), fx);
                 if self.book.id == id {
                     self.book.loading = false;
                     self.book.manifest = Some(manifest);
@@ -101,6 +103,7 @@ impl App {
                 } else {
                     self.library.merge(vec![book]);
                 }
+                self.up_next_manifest(&id, manifest.as_ref(), fx);
                 if self.book.id == id {
                     self.book.loading = false;
                     if manifest.is_some() {
@@ -168,6 +171,7 @@ impl App {
             }
             Answer::Notice(msg) => self.toast(msg, false),
             Answer::Remote(cmd) => self.remote(cmd, fx),
+            Answer::UpNext { account, books } => self.up_next_loaded(account, books),
         }
     }
 
@@ -185,6 +189,7 @@ impl App {
         let chapter_changed = prev_chapter.is_some_and(|c| c != view.chapter);
         np.engine = Some(view);
         self.sleep_engine_state(prev_state.as_ref());
+        self.up_next_engine(prev_state.as_ref(), fx);
         self.rewind_watch(prev_state, fx);
         if chapter_changed {
             self.sleep_chapter_changed(fx);

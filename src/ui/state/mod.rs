@@ -11,8 +11,10 @@ mod playback;
 mod remote;
 pub mod rewind;
 mod sleep;
+pub mod sleep_auto;
 mod sound;
 mod stats;
+pub mod up_next;
 
 pub use downloads::{DownloadMark, Downloads};
 pub use library::{Filter, Library, Search, Sort};
@@ -21,6 +23,7 @@ pub use overlay::Overlay;
 pub use playback::{NowPlaying, fmt_time, listened};
 pub use sleep::{SLEEP_CHOICES, SleepChoice, SleepSettings, SleepTimer, parse_sleep};
 pub use sound::SoundView;
+pub use up_next::{Countdown, UpNext, UpNextSettings};
 
 use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
@@ -41,6 +44,8 @@ pub struct UiSettings {
     /// The rewind may go back into the previous chapter.
     pub rewind_past_chapter_start: bool,
     pub sleep: SleepSettings,
+    /// `[player] up_next`, `up_next_countdown`.
+    pub up_next: UpNextSettings,
     /// `[ui] covers`: the book screen's cover box, and how it is drawn.
     pub covers: crate::ui::covers::CoverMode,
     /// `[ui] accessible` / `--accessible`: no borders, bars or covers; the
@@ -56,6 +61,7 @@ impl Default for UiSettings {
             smart_rewind: Some(rewind::RewindCurve::default()),
             rewind_past_chapter_start: false,
             sleep: SleepSettings::default(),
+            up_next: UpNextSettings::default(),
             covers: Default::default(),
             accessible: false,
         }
@@ -122,6 +128,8 @@ pub enum Screen {
     License,
     /// Listening statistics of this device.
     Stats,
+    /// The play next list: reorder and remove.
+    UpNext,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -151,11 +159,16 @@ pub struct App {
     /// Boost, normalisation, skip silence of the playing book.
     pub sound: SoundView,
     pub sleep: Option<SleepTimer>,
+    /// The clock was inside `[sleep] auto`'s hours at the last look.
+    pub sleep_window: bool,
+    pub up_next: UpNext,
     pub sync: SyncView,
     /// Place history per book (this device).
     pub history: history::Histories,
     /// The wall-clock time at the loop's clock 0 (set by the event loop).
     pub clock_origin: crate::domain::EpochMillis,
+    /// The local time zone's offset from UTC (set by the event loop).
+    pub utc_offset_s: i64,
     /// Times left are shown in the book's time instead of at the speed.
     pub media_times: bool,
     /// What smart rewind follows.
@@ -194,9 +207,12 @@ impl App {
             volume: 1.0,
             sound: SoundView::default(),
             sleep: None,
+            sleep_window: false,
+            up_next: UpNext::default(),
             sync: SyncView::default(),
             history: Default::default(),
             clock_origin: 0,
+            utc_offset_s: 0,
             stats: None,
             pauses: Default::default(),
             media_times: false,
@@ -256,6 +272,7 @@ impl App {
                 self.backend(b, &mut fx);
             }
         }
+        self.up_next_refresh();
         if fx.contains(&Effect::Quit) {
             self.quit = true;
         }
@@ -270,6 +287,9 @@ impl App {
             at(self.now + PLAYING_TICK_MS);
         }
         if let Some(t) = self.sleep_wake() {
+            at(t);
+        }
+        if let Some(t) = self.up_next_wake() {
             at(t);
         }
         if let Some(t) = self.toasts.front() {
@@ -325,6 +345,7 @@ impl App {
             }
         }
         self.sleep_tick(fx);
+        self.up_next_tick(fx);
         if self.library.step_scan() {
             self.dirty = true;
         }
@@ -337,6 +358,9 @@ impl App {
         if key.ctrl && key.code == KeyCode::Char('c') {
             fx.push(Effect::FlushProgress);
             fx.push(Effect::Quit);
+            return;
+        }
+        if self.up_next_cancels() {
             return;
         }
         if self.overlay.is_some() {

@@ -170,6 +170,13 @@ pub enum Effect {
     LoadHistory(BookId),
     /// Read the listening statistics (answered with `Answer::Stats`).
     LoadStats,
+    /// Read the login's play next list (answered with `Answer::UpNext`).
+    LoadUpNext,
+    /// Keep `account`'s play next list.
+    SaveUpNext {
+        account: crate::domain::Account,
+        books: Vec<crate::domain::Queued>,
+    },
     Quit,
 }
 
@@ -366,6 +373,11 @@ pub enum Answer {
     /// A media key or desktop widget (MPRIS) asks for this; handled like
     /// the player's own keys.
     Remote(RemoteCmd),
+    /// The play next list of the login's account, as kept on disk.
+    UpNext {
+        account: crate::domain::Account,
+        books: Vec<crate::domain::Queued>,
+    },
 }
 
 /// What a remote control (MPRIS) can ask of the player.

@@ -163,10 +163,15 @@ impl App {
                 };
                 self.book.cursor = 0;
             }
+            A::UpNextAdd => self.up_next_toggle(fx),
+            A::UpNext => self.show_up_next(),
+            A::MoveEarlier => self.up_next_shift(-1, fx),
+            A::MoveLater => self.up_next_shift(1, fx),
             A::UndoJump => self.undo_jump(fx),
             A::History => self.show_history(fx),
             A::Stats => self.show_stats(fx),
             A::Bookmarks => {}
+            A::Delete if self.screen == Screen::UpNext => self.up_next_toggle(fx),
             A::Delete => {
                 if self.screen == Screen::Book
                     && self.book.pane == BookPane::Bookmarks
@@ -239,7 +244,7 @@ impl App {
     }
 
     /// The book the user is looking at: the open book, or the selected row.
-    fn current_book(&self) -> Option<&crate::domain::Book> {
+    pub(super) fn current_book(&self) -> Option<&crate::domain::Book> {
         match self.screen {
             Screen::Book => self.library.get(&self.book.id),
             Screen::Library => self.library.selected(),
@@ -250,7 +255,7 @@ impl App {
     fn back(&mut self, fx: &mut Vec<Effect>) {
         match self.screen {
             Screen::Book => self.screen = Screen::Library,
-            Screen::License | Screen::Stats => self.screen = self.prev_screen,
+            Screen::License | Screen::Stats | Screen::UpNext => self.screen = self.prev_screen,
             Screen::Library if self.library.search.is_some() => self.close_search(),
             Screen::Library if self.library.focus.is_some() || self.library.group.is_some() => {
                 self.browse_back();
@@ -289,6 +294,7 @@ impl App {
                     .saturating_add_signed(delta)
                     .min(len.saturating_sub(1));
             }
+            Screen::UpNext => self.up_next_navigate(delta),
             _ => {}
         }
     }
@@ -302,6 +308,7 @@ impl App {
                 }
             }
             Screen::Book if self.book.pane == BookPane::History => self.history_jump(fx),
+            Screen::UpNext => self.up_next_open(fx),
             Screen::Book => {
                 let start = match self.book.pane {
                     BookPane::History => None,
@@ -379,16 +386,29 @@ impl App {
             fx.push(Effect::Engine(EngineCmd::Toggle));
             return;
         }
-        // Smart rewind after a break: when the place was saved comes from
-        // the playback owner (`Answer::Resumed`), never from the library.
-        self.pauses.resumed = None;
-        if self.sleep.is_some() && self.playing.as_ref().is_some_and(|p| p.book.id != book.id) {
-            // A timer set for one book does not put another to sleep.
+        if self.sleep.is_some() && self.playing.is_some() {
+            // A timer set for one book does not put the one the listener
+            // picks to sleep (up next's continuation keeps it).
             if let Some(SleepTimer::Fading { volume, .. }) = self.sleep {
                 fx.push(Effect::Engine(EngineCmd::FadeVolume(volume)));
             }
             self.set_sleep(SleepChoice::Off);
         }
+        self.begin(book, manifest, start, fx);
+    }
+
+    /// A new playback of `book` (the player's, or up next's).
+    pub(super) fn begin(
+        &mut self,
+        book: crate::domain::Book,
+        manifest: Manifest,
+        start: StartAt,
+        fx: &mut Vec<Effect>,
+    ) {
+        // Smart rewind after a break: when the place was saved comes from
+        // the playback owner (`Answer::Resumed`), never from the library.
+        self.pauses.resumed = None;
+        self.up_next_started(&book.id, fx);
         self.playing = Some(NowPlaying {
             book: book.clone(),
             manifest: manifest.clone(),

@@ -1,7 +1,9 @@
 //! Remote control (MPRIS: media keys, `playerctl`, desktop widgets): each
 //! request goes through the same reducer path as the matching key, so
 //! whatever follows the keys (sync, the place history, the license stop)
-//! sees it too. Next and previous mean chapters.
+//! sees it too. Next and previous mean chapters (Next in the last one
+//! goes on to the book up next); play/pause while the sleep timer fades or
+//! just stopped extends it, as its key does.
 
 use super::*;
 use crate::domain::JumpCause;
@@ -10,10 +12,12 @@ impl App {
     pub(super) fn remote(&mut self, cmd: RemoteCmd, fx: &mut Vec<Effect>) {
         let playing = self.playing.as_ref().map(|p| p.is_playing());
         match cmd {
+            RemoteCmd::PlayPause | RemoteCmd::Play if self.sleep_remote_play(fx) => {}
             RemoteCmd::PlayPause => self.action(Action::PlayPause, fx),
             RemoteCmd::Play if playing != Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Pause if playing == Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Play | RemoteCmd::Pause => {}
+            RemoteCmd::NextChapter if self.up_next_remote_next(fx) => {}
             RemoteCmd::NextChapter => self.action(Action::NextChapter, fx),
             RemoteCmd::PrevChapter => self.action(Action::PrevChapter, fx),
             // The license stop answers these as it answers the skip keys.

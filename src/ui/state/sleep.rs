@@ -42,6 +42,8 @@ pub struct SleepSettings {
     pub extend_ms: Millis,
     /// The countdown goes on while playback is paused.
     pub counts_while_paused: bool,
+    /// `[sleep] auto`: the hours the timer sets itself, and how long.
+    pub auto: Option<super::sleep_auto::AutoSleep>,
 }
 
 impl Default for SleepSettings {
@@ -50,6 +52,7 @@ impl Default for SleepSettings {
             fade_ms: 10_000,
             extend_ms: 5 * 60_000,
             counts_while_paused: false,
+            auto: None,
         }
     }
 }
@@ -248,6 +251,8 @@ impl App {
     }
 
     /// The listener played again after the timer's stop: it is over.
+    /// Playback started (not a seek's or a stall's return): the automatic
+    /// timer may set itself.
     pub(super) fn sleep_engine_state(&mut self, before: Option<&PlayState>) {
         let now_playing = self
             .playing
@@ -259,6 +264,30 @@ impl App {
         {
             self.sleep = None;
         }
+        let started = matches!(
+            before,
+            None | Some(
+                PlayState::Loading | PlayState::Paused | PlayState::Ended | PlayState::Error(_)
+            )
+        );
+        if now_playing && started {
+            self.auto_sleep(true);
+        }
+    }
+
+    /// A remote's play or play/pause (a headset button) extends the timer
+    /// as the extend key does while it fades and up to two minutes after
+    /// its stop; true when it did.
+    pub(super) fn sleep_remote_play(&mut self, fx: &mut Vec<Effect>) -> bool {
+        let extends = match self.sleep {
+            Some(SleepTimer::Fading { .. }) => true,
+            Some(SleepTimer::Stopped { at }) => self.now < at + EXTEND_AFTER_STOP_MS,
+            _ => false,
+        };
+        if extends {
+            self.extend_sleep(fx);
+        }
+        extends
     }
 
     /// The engine moved to another chapter.
@@ -276,6 +305,7 @@ impl App {
 
     pub(super) fn sleep_tick(&mut self, fx: &mut Vec<Effect>) {
         self.sleep_follow_playback();
+        self.auto_sleep(false);
         let Some(timer) = self.sleep else {
             return;
         };

@@ -18,6 +18,7 @@ mod player_bar;
 pub mod spoken;
 mod stats;
 pub mod text;
+mod up_next;
 
 use crate::ui::state::{App, Screen};
 use crate::ui::theme::Theme;
@@ -43,6 +44,7 @@ pub fn render(app: &mut App, theme: &Theme, frame: &mut Frame) {
         Screen::Book => book::render(app, theme, buf, areas.main),
         Screen::License => login::render_license(app, theme, buf, areas.main),
         Screen::Stats => stats::render(app, theme, buf, areas.main),
+        Screen::UpNext => up_next::render(app, theme, buf, areas.main),
     };
     player_bar::render(app, theme, buf, &areas);
     let in_box = overlays::render(app, theme, buf, &areas);
@@ -123,6 +125,7 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Screen::Book => " earmark · book".to_owned(),
         Screen::License => " earmark · license".to_owned(),
         Screen::Stats => " earmark · listening statistics".to_owned(),
+        Screen::UpNext => format!(" earmark · up next · {}", app.up_next.list.len()),
     };
     // Not by colour alone: the word says it (the player bar says it too),
     // first, where a narrow screen keeps it.

@@ -1,5 +1,6 @@
 //! Boxes over the screen: help, sleep menu, bookmark note, confirmations,
-//! the conflict prompt; and toasts on the last line above the player bar.
+//! the conflict prompt, the up next countdown; and toasts on the last line
+//! above the player bar.
 //! A box holds the cursor: on its chosen line, or after the typed text.
 //! In the accessible mode a box has no border (its title line leads it)
 //! and an error toast says "Error:" (not only its colour does).
@@ -30,6 +31,21 @@ impl Caret {
 /// a box is open.
 pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Option<Position> {
     toasts(app, theme, buf, areas);
+    let framed = !app.settings.accessible;
+    // The up next countdown comes first: the next key cancels it, so it
+    // is what the screen shows.
+    if let Some((title, lines)) = super::up_next::countdown(app, theme) {
+        return boxed(
+            buf,
+            theme,
+            areas.full,
+            &title,
+            &lines,
+            None,
+            framed,
+            Caret::on(0),
+        );
+    }
     let overlay = app.overlay.as_ref()?;
     // The drawn bar after typed text is for eyes; the accessible mode
     // leaves it to the terminal's cursor (a reader would say it).
@@ -181,7 +197,6 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
                 Caret::on(*cursor),
             ),
         };
-    let framed = !app.settings.accessible;
     boxed(
         buf, theme, areas.full, &title, &lines, cursor, framed, caret,
     )

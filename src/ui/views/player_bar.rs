@@ -1,6 +1,6 @@
 //! The player bar, always at the bottom: state, title, chapter, a chapter
 //! bar, a whole-book bar with chapter ticks, times at the current speed,
-//! speed, volume, sleep countdown and sync state. In the accessible mode
+//! speed, volume, sleep countdown, sync state and what plays next. In the accessible mode
 //! the rule has no `─`, the state is a sentence and the bars are text.
 
 use super::layout::{Areas, bar_margins};
@@ -82,11 +82,21 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     if r.height >= 4 {
         rule(buf, theme, r, y, &state, &status, said);
         y += 1;
-        // Boost, normalisation, skip silence: right of the title.
-        let sound = match app.sound.book.as_ref() == Some(&np.book.id) && w >= 40 {
+        // Boost, normalisation, skip silence, what plays next: right of
+        // the title.
+        let mut sound = match app.sound.book.as_ref() == Some(&np.book.id) && w >= 40 {
             true => app.sound.bar_parts().join(" · "),
             false => String::new(),
         };
+        let room = (w / 3).saturating_sub(width(&sound) + 3);
+        if w >= 50
+            && let Some(next) = super::up_next::bar_next(app, room)
+        {
+            sound = match sound.is_empty() {
+                true => next,
+                false => format!("{sound} · {next}"),
+            };
+        }
         let room = match sound.is_empty() {
             true => w.saturating_sub(1),
             false => w.saturating_sub(width(&sound) + 3),

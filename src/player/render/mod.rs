@@ -4,14 +4,22 @@
 //! limiter, see `loudness`) and the volume. The output calls [`Renderer::render`]; it never touches
 //! the network and never waits for the pipeline. When the queue is empty the
 //! output gets silence and the position does not move.
+//!
+//! This file owns the queue, the settings and the clock's ticks; `frames`
+//! turns the queue into output frames (directly or through the
+//! stretcher), and `wake` decides when the parked engine is woken.
+
+mod frames;
+mod wake;
 
 use super::loudness::Loudness;
-use super::stretch::{FastWsola, Stretcher};
 use super::{DEFAULT_LOUDNESS_TARGET, PlaybackError, clamp_speed};
 use crate::domain::{ChapterId, SoundSettings};
+use frames::{StretchState, render_inner};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::AtomicU8;
 use std::sync::{Condvar, Mutex, MutexGuard};
+use wake::{WAKE_NONE, WOKEN_BY_OUTPUT, WOKEN_BY_QUEUED, WOKEN_BY_UNDERRUN, Waker};
 
 /// Media seconds the pipeline may queue ahead of the output.
 const MAX_AHEAD: f64 = 2.0;
@@ -25,24 +33,6 @@ const POSITION_TICKS_PER_SEC: u32 = 4;
 
 /// Position ticks are at least this far apart in wall time.
 const MIN_TICK_GAP: std::time::Duration = std::time::Duration::from_millis(50);
-
-/// What wakes a parked engine (`Renderer::engine_armed`): a set of the
-/// `WOKEN_BY_*` reasons below.
-const WAKE_NONE: u8 = 0;
-/// A block queued (a paused or loading engine waits for its target).
-const WOKEN_BY_QUEUED: u8 = 1;
-/// The output ran dry or got audio again.
-const WOKEN_BY_UNDERRUN: u8 = 2;
-/// A position tick, the first audio after a load, the end, an error.
-const WOKEN_BY_OUTPUT: u8 = 4;
-/// Any edge.
-const WAKE_ALL: u8 = WOKEN_BY_QUEUED | WOKEN_BY_UNDERRUN | WOKEN_BY_OUTPUT;
-/// Playing: ticks and edges, not every queued block and not an underrun
-/// (the engine's own check notices one that lasts; an output faster than
-/// the decode runs dry at every block).
-const WAKE_PLAYING: u8 = WOKEN_BY_OUTPUT;
-/// Buffering while playing: the output getting audio again, too.
-const WAKE_BUFFERING: u8 = WOKEN_BY_UNDERRUN | WOKEN_BY_OUTPUT;
 
 /// Decoded audio of one chapter.
 #[derive(Debug, Clone)]
@@ -112,20 +102,6 @@ pub struct RenderStatus {
     pub norm_gain_db: Option<f32>,
 }
 
-struct StretchState {
-    st: Box<dyn Stretcher>,
-    rate: u32,
-    channels: usize,
-    chapter: ChapterId,
-    /// Media position (chapter seconds) of the next output frame.
-    pos: f64,
-    /// Media position just after the last frame pushed in.
-    fed_to: f64,
-    /// Cuts by skip silence inside the stretcher: (media second where the
-    /// cut starts, seconds cut); `pos` jumps by them as it passes.
-    cuts: VecDeque<(f64, f64)>,
-}
-
 struct Inner {
     generation: u64,
     queue: VecDeque<Item>,
@@ -159,8 +135,6 @@ struct Inner {
     ticked_second: i64,
     ticked_at: Option<std::time::Instant>,
 }
-
-type Waker = Box<dyn Fn() + Send + Sync>;
 
 pub struct Renderer {
     inner: Mutex<Inner>,
@@ -236,65 +210,6 @@ impl Renderer {
         let mut g = self.lock();
         while g.changes == seen {
             g = self.changed.wait(g).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    /// The callback that wakes the engine thread (called from the pipeline
-    /// and output threads; it must not block).
-    pub fn set_engine_waker(&self, waker: impl Fn() + Send + Sync + 'static) {
-        *self.engine_waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(waker));
-    }
-
-    /// Ask for one wake-up on the next published edge.
-    pub fn arm_engine_wake(&self) {
-        self.engine_armed.store(WAKE_ALL, Ordering::SeqCst);
-    }
-
-    /// Playing: wake the engine on the output's ticks and edges only (the
-    /// pipeline queues a block every few ms). Keeps a wake-up already taken
-    /// since `arm_engine_wake`.
-    pub fn arm_engine_wake_playing(&self) {
-        self.narrow_engine_wake(WAKE_PLAYING);
-    }
-
-    /// Buffering while playing: as [`Self::arm_engine_wake_playing`], and the
-    /// end of the underrun.
-    pub fn arm_engine_wake_buffering(&self) {
-        self.narrow_engine_wake(WAKE_BUFFERING);
-    }
-
-    fn narrow_engine_wake(&self, to: u8) {
-        let _ =
-            self.engine_armed
-                .compare_exchange(WAKE_ALL, to, Ordering::SeqCst, Ordering::SeqCst);
-    }
-
-    /// Wake the engine if it is armed for `reason` (one of `WOKEN_BY_*`).
-    fn wake_engine(&self, reason: u8) {
-        let mut armed = self.engine_armed.load(Ordering::SeqCst);
-        let taken = loop {
-            if armed & reason == 0 {
-                break false;
-            }
-            // The engine may narrow what it is armed for meanwhile: retry.
-            match self.engine_armed.compare_exchange(
-                armed,
-                WAKE_NONE,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => break true,
-                Err(now) => armed = now,
-            }
-        };
-        if taken
-            && let Some(w) = self
-                .engine_waker
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-        {
-            w();
         }
     }
 
@@ -512,181 +427,6 @@ impl Renderer {
             self.wake_engine(reason);
         }
     }
-}
-
-fn pop_front(g: &mut Inner) {
-    if let Some(Item::Audio(b)) = g.queue.pop_front() {
-        g.queued_secs = (g.queued_secs - b.secs()).max(0.0);
-    }
-    g.front_off = 0;
-}
-
-fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
-    // Terminal items first.
-    match g.queue.front() {
-        None => {
-            // Underrun. Keep the stretcher and what it holds: flushing it
-            // here would restart it on every underrun (each restart adds
-            // output and a seam). Its few ms play when audio comes back.
-            g.underrun = true;
-            return;
-        }
-        Some(Item::End) => {
-            if let Some(mut s) = g.stretch.take() {
-                finish_stretch(&mut s, g.speed, out);
-                g.position = Some((s.chapter.clone(), s.fed_to));
-                if out.audible {
-                    return;
-                }
-            }
-            g.ended = true;
-            return;
-        }
-        Some(Item::Error(e)) => {
-            g.error = Some(e.clone());
-            return;
-        }
-        Some(Item::Audio(_)) => {}
-    }
-    let speed = g.speed;
-    let unity = (speed - 1.0).abs() < 1e-3;
-    if unity && let Some(mut s) = g.stretch.take() {
-        // Back to 1×: play the stretcher's tail, then bypass it.
-        finish_stretch(&mut s, g.speed, out);
-        g.position = Some((s.chapter.clone(), s.fed_to));
-        if out.audible {
-            return;
-        }
-    }
-    if unity {
-        let off = g.front_off;
-        let Some(Item::Audio(b)) = g.queue.front() else {
-            return;
-        };
-        let skipped = if off == 0 { b.skipped_before } else { 0.0 };
-        let n = (b.frames() - off).min(max_frames);
-        out.rate = b.rate;
-        out.channels = b.channels;
-        out.samples
-            .extend_from_slice(&b.samples[off * b.channels..(off + n) * b.channels]);
-        out.audible = n > 0;
-        let pos = b.pos + (off + n) as f64 / b.rate as f64;
-        let chapter = b.chapter.clone();
-        let done = off + n >= b.frames();
-        g.silence_skipped += skipped;
-        g.position = Some((chapter, pos));
-        if done {
-            pop_front(g);
-        } else {
-            g.front_off += n;
-        }
-        return;
-    }
-    render_stretched(g, speed, max_frames, out);
-}
-
-/// Play the stretcher's tail, no longer than the media it still holds
-/// (at the current speed), so output duration stays input / speed.
-fn finish_stretch(s: &mut StretchState, speed: f32, out: &mut Chunk) {
-    out.rate = s.rate;
-    out.channels = s.channels;
-    let before = out.samples.len();
-    s.st.finish(&mut out.samples);
-    let left = ((s.fed_to - s.pos).max(0.0) * s.rate as f64 / speed.max(0.1) as f64).round();
-    let max = before + left as usize * s.channels;
-    if out.samples.len() > max {
-        out.samples.truncate(max);
-    }
-    out.audible = out.samples.len() > before;
-}
-
-/// Frames fed to the stretcher per step.
-const FEED_FRAMES: usize = 1024;
-
-fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chunk) {
-    // (Re)create the stretcher when the front block's chapter or format differs.
-    let (rate, channels, chapter, pos) = match g.queue.front() {
-        Some(Item::Audio(b)) => (
-            b.rate,
-            b.channels,
-            b.chapter.clone(),
-            b.pos + g.front_off as f64 / b.rate as f64,
-        ),
-        _ => return,
-    };
-    let fits = g
-        .stretch
-        .as_ref()
-        .is_some_and(|s| s.rate == rate && s.channels == channels && s.chapter == chapter);
-    if !fits {
-        if let Some(mut old) = g.stretch.take() {
-            // Close the previous chapter with its tail; the next call starts this one.
-            finish_stretch(&mut old, speed, out);
-            g.position = Some((old.chapter.clone(), old.fed_to));
-            if out.audible {
-                return;
-            }
-        }
-        g.stretch = Some(StretchState {
-            st: Box::new(FastWsola::new(rate, channels)),
-            rate,
-            channels,
-            chapter,
-            pos,
-            fed_to: pos,
-            cuts: VecDeque::new(),
-        });
-    }
-    let mut scratch = std::mem::take(&mut g.scratch);
-    scratch.clear();
-    let mut produced = 0usize;
-    loop {
-        let s = g.stretch.as_mut().expect("stretcher present");
-        s.st.set_speed(speed);
-        produced += s.st.pull(&mut scratch, max_frames - produced);
-        if produced >= max_frames {
-            break;
-        }
-        // Needs input: feed from the front block if it belongs to this stretcher.
-        let off = g.front_off;
-        let feed = match g.queue.front() {
-            Some(Item::Audio(b))
-                if b.chapter == s.chapter && b.rate == s.rate && b.channels == s.channels =>
-            {
-                let n = (b.frames() - off).min(FEED_FRAMES);
-                if off == 0 && b.skipped_before > 0.0 {
-                    s.cuts.push_back((s.fed_to, b.skipped_before));
-                    g.silence_skipped += b.skipped_before;
-                }
-                s.st.push(&b.samples[off * b.channels..(off + n) * b.channels]);
-                s.fed_to = b.pos + (off + n) as f64 / b.rate as f64;
-                Some((n, off + n >= b.frames()))
-            }
-            _ => None,
-        };
-        match feed {
-            Some((_, true)) => pop_front(g),
-            Some((n, false)) => g.front_off += n,
-            None => break,
-        }
-    }
-    let s = g.stretch.as_mut().expect("stretcher present");
-    s.pos += produced as f64 * speed as f64 / s.rate as f64;
-    while let Some(&(at, by)) = s.cuts.front()
-        && s.pos >= at
-    {
-        s.pos += by;
-        s.cuts.pop_front();
-    }
-    s.pos = s.pos.min(s.fed_to);
-    out.rate = s.rate;
-    out.channels = s.channels;
-    out.samples.extend_from_slice(&scratch);
-    out.audible = produced > 0;
-    if produced > 0 {
-        g.position = Some((s.chapter.clone(), s.pos));
-    }
-    g.scratch = scratch;
 }
 
 #[cfg(test)]

@@ -1,0 +1,154 @@
+//! `earmark play --up-next`: the real binary crosses into the next book
+//! when one ends (the series, or the up next list the player keeps),
+//! marks the finished one finished and restores the next one's place by
+//! the rules of sync (never 0 over a place).
+
+use crate::support::{Home, text, wav};
+use earmark::api::{Client, ProgressWrite};
+use earmark::config::UpNextStore;
+use earmark::domain::{Account, BookId, ChapterId, Queued, now_millis};
+use earmark::server::testing::TestServer;
+
+/// "Saga One" (#1, 2 × 2 s), "Saga Two" (#2, 2 × 30 s), "Beta" (2 × 30 s).
+fn saga() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (title, lens, series) in [
+        ("Saga One", [2, 2], "series = \"Saga\"\nsequence = 1\n"),
+        ("Saga Two", [30, 30], "series = \"Saga\"\nsequence = 2\n"),
+        ("Beta", [30, 30], ""),
+    ] {
+        let b = dir.path().join(title);
+        std::fs::create_dir_all(&b).unwrap();
+        for (i, l) in lens.iter().enumerate() {
+            wav(&b.join(format!("{:02}.wav", i + 1)), *l);
+        }
+        std::fs::write(
+            b.join("book.toml"),
+            format!("title = \"{title}\"\nauthor = \"Test\"\n{series}"),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+fn id(books: &[earmark::domain::Book], title: &str) -> BookId {
+    books.iter().find(|b| b.title == title).unwrap().id.clone()
+}
+
+/// `book`'s place on the server: chapter 2 at 9 s, from another device.
+async fn place(c: &Client, book: &BookId) -> ChapterId {
+    let ch = c.manifest(book).await.unwrap().items[1].chapter_id.clone();
+    c.post_progress(
+        book,
+        &ProgressWrite {
+            chapter_id: ch.clone(),
+            position: 9.0,
+            client_updated_at: now_millis() - 60_000,
+            finished: false,
+            device_id: None,
+            reset: false,
+        },
+    )
+    .await
+    .unwrap();
+    ch
+}
+
+/// The status lines of `earmark --json play`.
+fn lines(o: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| !v["chapter_id"].is_null())
+        .collect()
+}
+
+async fn finished(c: &Client, book: &BookId) -> bool {
+    c.progress(book)
+        .await
+        .unwrap()
+        .progress
+        .is_some_and(|p| p.finished)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_up_next_crosses_into_the_next_of_the_series_at_its_synced_place() {
+    let lib = saga();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let (home, direct, books) = Home::logged_in(&server).await;
+    let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
+    let two_ch2 = place(&direct, &two).await;
+    let o = home.run(
+        &[
+            "--json",
+            "play",
+            one.as_str(),
+            "--audio",
+            "null",
+            "--up-next",
+            "--for",
+            "8",
+        ],
+        None,
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("up next: Saga Two"), "{t}");
+    let m1 = direct.manifest(&one).await.unwrap();
+    let all = lines(&o);
+    let of_one = |v: &&serde_json::Value| {
+        m1.items
+            .iter()
+            .any(|i| v["chapter_id"] == i.chapter_id.as_str())
+    };
+    let of_two: Vec<&serde_json::Value> = all.iter().skip_while(of_one).collect();
+    assert!(!of_two.is_empty(), "it went on: {t}");
+    for v in &of_two {
+        assert_eq!(v["chapter_id"].as_str(), Some(two_ch2.as_str()), "{t}");
+        assert!(v["position"].as_f64().unwrap() >= 8.9, "never 0: {t}");
+    }
+    assert!(finished(&direct, &one).await, "Saga One is finished: {t}");
+    let p = direct.progress(&two).await.unwrap().progress.unwrap();
+    assert_eq!(p.chapter_id, two_ch2);
+    assert!(p.position > 9.0, "{p:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_up_next_takes_the_list_first_and_the_book_leaves_it() {
+    let lib = saga();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let (home, direct, books) = Home::logged_in(&server).await;
+    let (one, beta) = (id(&books, "Saga One"), id(&books, "Beta"));
+    let auth = direct.auth().unwrap();
+    let store = UpNextStore::of(
+        &home.dir.path().join("data/earmark"),
+        &Account {
+            server_id: auth.server_id,
+            user_id: auth.user_id,
+        },
+    );
+    let q = |b: &BookId, title: &str| Queued {
+        id: b.clone(),
+        title: title.into(),
+    };
+    // The book played leaves the list at once; Beta is next.
+    store
+        .save(&[q(&one, "Saga One"), q(&beta, "Beta")])
+        .unwrap();
+    let o = home.run(
+        &[
+            "play",
+            one.as_str(),
+            "--audio",
+            "null",
+            "--up-next",
+            "--for",
+            "6",
+        ],
+        None,
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("up next: Beta"), "{t}");
+    assert_eq!(store.load().unwrap(), vec![], "both left the list");
+}

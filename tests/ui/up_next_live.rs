@@ -1,0 +1,260 @@
+//! Up next through the player's real backends (`runtime::Live`: the
+//! engine on the null output, sync, the reference server over HTTP): a
+//! book of a two-book series ends, is marked finished on the server, and
+//! the next one starts from the place the server holds for it (never 0);
+//! the play next list is kept on disk across restarts, per account.
+
+use crate::backend::{log_in, next_answer};
+use crate::driver::Driver;
+use crate::fixtures::*;
+use earmark::api::ProgressWrite;
+use earmark::domain::*;
+use earmark::player::AudioMode;
+use earmark::runtime::Live;
+use earmark::server::testing::TestServer;
+use earmark::ui::event_loop::{Backends, UiSender};
+use earmark::ui::keymap::KeyCode;
+use earmark::ui::state::*;
+use std::path::Path;
+
+/// A mono 8-bit WAV of `secs` seconds of silence at 2 kHz.
+fn wav(path: &Path, secs: u32) {
+    let (rate, n) = (2000u32, 2000 * secs);
+    let mut b = Vec::with_capacity(44 + n as usize);
+    b.extend_from_slice(b"RIFF");
+    b.extend_from_slice(&(36 + n).to_le_bytes());
+    b.extend_from_slice(b"WAVEfmt ");
+    for v in [
+        16u32.to_le_bytes().as_slice(),
+        &1u16.to_le_bytes(),
+        &1u16.to_le_bytes(),
+    ] {
+        b.extend_from_slice(v);
+    }
+    b.extend_from_slice(&rate.to_le_bytes());
+    b.extend_from_slice(&rate.to_le_bytes());
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(&8u16.to_le_bytes());
+    b.extend_from_slice(b"data");
+    b.extend_from_slice(&n.to_le_bytes());
+    b.resize(44 + n as usize, 128);
+    std::fs::write(path, b).unwrap();
+}
+
+/// A series "Saga": "Saga One" (#1, two chapters of `one` seconds each)
+/// and "Saga Two" (#2, two chapters of 40 s), and "Beta", in no series.
+pub(crate) fn saga_library(one: u32) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("earmark-saga-")
+        .tempdir()
+        .unwrap();
+    for (title, lens, series) in [
+        ("Saga One", [one, one], "series = \"Saga\"\nsequence = 1\n"),
+        ("Saga Two", [40, 40], "series = \"Saga\"\nsequence = 2\n"),
+        ("Beta", [40, 40], ""),
+    ] {
+        let b = dir.path().join(title);
+        std::fs::create_dir_all(&b).unwrap();
+        for (i, l) in lens.iter().enumerate() {
+            wav(&b.join(format!("0{} - {title} {}.wav", i + 1, i + 1)), *l);
+        }
+        std::fs::write(
+            b.join("book.toml"),
+            format!("title = \"{title}\"\nauthor = \"Test\"\n{series}"),
+        )
+        .unwrap();
+    }
+    dir
+}
+
+/// Gives `book` a place on the server: chapter 2 at `position`, saved a
+/// minute ago (another device's).
+pub(crate) async fn place(c: &earmark::api::Client, book: &BookId, position: f64) -> ChapterId {
+    let m = c.manifest(book).await.unwrap();
+    let ch = m.items[1].chapter_id.clone();
+    c.post_progress(
+        book,
+        &ProgressWrite {
+            chapter_id: ch.clone(),
+            position,
+            client_updated_at: now_millis() - 60_000,
+            finished: false,
+            device_id: None,
+            reset: false,
+        },
+    )
+    .await
+    .unwrap();
+    ch
+}
+
+#[test]
+fn a_finished_book_is_marked_finished_and_the_next_of_its_series_resumes_at_its_place() {
+    let lib = saga_library(2);
+    let settings = UiSettings {
+        smart_rewind: None,
+        up_next: UpNextSettings {
+            countdown_ms: 1_500,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut d = Driver::start_on(lib.path(), settings, |b, _| b.title == "Saga One");
+    let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
+    let two = books
+        .iter()
+        .find(|b| b.title == "Saga Two")
+        .unwrap()
+        .clone();
+    let two_ch2 = d.rt.block_on(place(&d.client, &two.id, 12.0));
+    d.step(Event::Answer(Answer::Library {
+        books,
+        from_cache: false,
+    }));
+    d.follow("the account's list read", |a| a.up_next.account.is_some());
+    d.step(code(KeyCode::Enter)); // chapter 1 from 0
+    d.follow("next: Saga Two", |a| {
+        a.up_next.next.as_ref().is_some_and(|n| n.book == two.id)
+    });
+    d.follow("the countdown", |a| a.up_next.countdown.is_some());
+    // Every view of Saga Two the player gets, until it plays.
+    let seen = std::cell::RefCell::new(Vec::new());
+    d.follow("Saga Two playing", |a| {
+        let np = a.playing.as_ref().filter(|p| p.book.id == two.id);
+        let Some(e) = np.and_then(|p| p.engine.as_ref()) else {
+            return false;
+        };
+        seen.borrow_mut().push((e.chapter.clone(), e.position));
+        e.state == PlayState::Playing
+    });
+    for (ch, pos) in seen.borrow().iter() {
+        assert_eq!(ch, &two_ch2, "its synced chapter: {:?}", seen.borrow());
+        assert!(
+            *pos >= 11.9,
+            "its synced place, never 0: {:?}",
+            seen.borrow()
+        );
+    }
+    // Saga One ended: sync marked it finished on the server.
+    let one = d.book.id.clone();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let p = d.rt.block_on(d.client.progress(&one)).unwrap().progress;
+        if p.as_ref().is_some_and(|p| p.finished) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Saga One not finished: {p:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    d.live.shutdown();
+    let p =
+        d.rt.block_on(d.client.progress(&two.id))
+            .unwrap()
+            .progress
+            .unwrap();
+    assert_eq!(p.chapter_id, two_ch2);
+    assert!(p.position >= 12.0, "{}", p.position);
+}
+
+#[test]
+fn a_key_during_the_countdown_keeps_the_next_book_from_starting() {
+    let lib = saga_library(2);
+    let settings = UiSettings {
+        up_next: UpNextSettings {
+            countdown_ms: 1_500,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut d = Driver::start_on(lib.path(), settings, |b, _| b.title == "Saga One");
+    let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
+    d.step(Event::Answer(Answer::Library {
+        books,
+        from_cache: false,
+    }));
+    d.step(code(KeyCode::Enter));
+    d.follow("the countdown", |a| a.up_next.countdown.is_some());
+    d.step(key('x'));
+    assert!(d.app.up_next.countdown.is_none());
+    // Well past the countdown, Saga One is still the book, ended.
+    let until = d.app.now + 3_000;
+    d.follow("3 s", |a| a.now >= until);
+    let np = d.app.playing.as_ref().unwrap();
+    assert_eq!(np.book.id, d.book.id);
+    assert_eq!(np.state(), PlayState::Ended);
+    d.live.shutdown();
+}
+
+#[test]
+fn the_list_is_kept_across_restarts_for_its_account_only() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lib = saga_library(2);
+    let server = rt.block_on(TestServer::start(lib.path())).unwrap();
+    server.add_user("bob", "bobs-password-1").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let books = rt.block_on(done.client.books(&Default::default())).unwrap();
+    let list: Vec<Queued> = books.iter().rev().map(Queued::of).collect();
+    let alice = Account {
+        server_id: done.session.server_id.clone(),
+        user_id: done.session.user_id.clone(),
+    };
+    let read = |rx: &std::sync::mpsc::Receiver<_>| match next_answer(rx, "the list", |a| {
+        matches!(a, Answer::UpNext { .. })
+    }) {
+        Answer::UpNext { account, books } => (account, books),
+        _ => unreachable!(),
+    };
+    {
+        let (ui, rx) = UiSender::channel();
+        let mut live = Live::start(
+            ui,
+            profile.clone(),
+            Some(done.session.clone()),
+            AudioMode::Null,
+        )
+        .unwrap();
+        assert_eq!(read(&rx), (alice.clone(), vec![]), "nothing kept yet");
+        live.handle(Effect::SaveUpNext {
+            account: alice.clone(),
+            books: list.clone(),
+        });
+        live.shutdown();
+    }
+    // A restart reads it back.
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    assert_eq!(read(&rx), (alice.clone(), list.clone()));
+    // Bob, on the same device and server, has his own (empty) list.
+    live.handle(Effect::Login {
+        address: server.base_url().to_owned(),
+        user: "bob".into(),
+        password: Password::new("bobs-password-1"),
+        profile: Some("bob".into()),
+    });
+    next_answer(&rx, "bob logged in", |a| matches!(a, Answer::LoggedIn(_)));
+    live.handle(Effect::LoadUpNext);
+    let (bob, books) = read(&rx);
+    assert_ne!(bob, alice);
+    assert_eq!(bob.server_id, alice.server_id);
+    assert!(books.is_empty(), "{books:?}");
+    live.shutdown();
+    let dir = home.path().join("data/up-next");
+    assert_eq!(
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count(),
+        1,
+        "only alice's list was written"
+    );
+}
