@@ -1,11 +1,90 @@
-//! Turns the audio engine's published state into reconciler events: pure,
-//! so the mapping is testable without audio. Only states of the engine
-//! playback that was loaded for *our* playback are forwarded; a state from
-//! an earlier load (another book) is dropped here, and again by the
-//! reconciler's ownership check.
+//! The audio engine as sync sees it: [`EngineLink`], its published states
+//! and a way to ask it for what sync decides ([`EngineAsk`]; sync never
+//! commands it), and [`EngineBridge`], which turns those states into
+//! reconciler events: pure, so the mapping is testable without audio.
+//! Only states of the engine playback that was loaded for *our* playback
+//! are forwarded; a state from an earlier load (another book) is dropped
+//! here, and again by the reconciler's ownership check.
 
 use super::reconciler::{Action, Event, PlaybackId, Spot};
+use crate::domain::{ChapterId, Manifest};
 use crate::player::{PlaybackId as EngineId, PlayerState, Status};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::watch;
+
+/// What sync asks of the audio engine. Sync never commands the engine:
+/// the playback owner (`crate::playback`) turns each ask into an engine
+/// command, so every command the engine gets is built in one place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineAsk {
+    /// Load `manifest` at `start` and play (creates a new engine load).
+    Load {
+        manifest: Manifest,
+        start: (ChapterId, f64),
+    },
+    /// Move the loaded book to this place (a conflict choice, a restore
+    /// after an offline open).
+    Seek { chapter: ChapterId, position: f64 },
+    /// The opened book's speed (the user's, or the one saved for it).
+    Speed(f32),
+    /// The opened book's volume (the user's, or the one saved for it).
+    Volume(f32),
+    /// Play on: a resume the server's place did not stop.
+    Play,
+    /// Pause: a prompt about the place waits for the listener.
+    Pause,
+}
+
+/// The audio engine as sync sees it: its published states, and a way to
+/// ask it for what sync decides ([`EngineAsk`]). Clones share one count of
+/// the loads asked for, which is how the engine numbers its playbacks, so
+/// a state is attributed exactly.
+#[derive(Clone)]
+pub struct EngineLink {
+    states: watch::Receiver<PlayerState>,
+    ask: Arc<dyn Fn(EngineAsk) + Send + Sync>,
+    loads: Arc<AtomicU64>,
+}
+
+impl EngineLink {
+    /// `states` is the engine's published state; `ask` hands a request to
+    /// whoever commands the engine. Every load the engine gets must be
+    /// asked through this link.
+    pub fn new(
+        states: watch::Receiver<PlayerState>,
+        ask: impl Fn(EngineAsk) + Send + Sync + 'static,
+    ) -> Self {
+        let loads = states.borrow().playback_id.0;
+        Self {
+            states,
+            ask: Arc::new(ask),
+            loads: Arc::new(AtomicU64::new(loads)),
+        }
+    }
+
+    pub(super) fn ask(&self, ask: EngineAsk) {
+        (self.ask)(ask)
+    }
+
+    /// Asks for a load and returns the engine playback id it creates;
+    /// `before` runs with that id first.
+    pub(super) fn load(
+        &self,
+        manifest: Manifest,
+        start: (ChapterId, f64),
+        before: impl FnOnce(EngineId),
+    ) -> EngineId {
+        let id = EngineId(self.loads.fetch_add(1, Ordering::SeqCst) + 1);
+        before(id);
+        self.ask(EngineAsk::Load { manifest, start });
+        id
+    }
+
+    pub(super) fn states(&self) -> watch::Receiver<PlayerState> {
+        self.states.clone()
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct EngineBridge {
