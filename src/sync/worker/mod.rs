@@ -290,7 +290,7 @@ impl Worker {
             }
             Command::Resume => self.resume(),
             Command::ServerLost(message) => {
-                if self.link == Link::Online && !self.blocked() {
+                if self.link == Link::Online && !self.blocked() && self.scope.is_some() {
                     self.request_failed(Failure::Retry(message));
                 }
             }
@@ -490,7 +490,11 @@ impl Worker {
         }
         // The server is away: ask it again after each back-off, through
         // the playing book's place (read on return anyway), else a ping.
-        if self.link == Link::Offline && !self.blocked() && !self.backing_off() {
+        if self.link == Link::Offline
+            && !self.blocked()
+            && !self.backing_off()
+            && self.scope.is_some()
+        {
             match self.rec.current_playback() {
                 Some((playback, book)) if self.want_fetch.is_none() => {
                     self.want_fetch = Some((playback, book.clone()));
