@@ -37,7 +37,6 @@ async fn main() {
         .clone();
     let manifest = client.manifest(&book).await.unwrap();
     let scope = Scope {
-        server: client.base().clone(),
         server_id: login.server_id.clone(),
         user_id: login.user_id,
     };

@@ -270,7 +270,6 @@ pub fn big_library(_earmark: &std::path::Path, client: &Client, n: usize) -> Res
     )
     .map_err(|e| e.to_string())?;
     let scope = cache::Scope {
-        address: s["server"].as_str().unwrap_or_default().into(),
         server_id: ServerId::new(s["serverId"].as_str().unwrap_or_default()),
         user_id: UserId::from(s["userId"].as_u64().unwrap_or_default()),
     };

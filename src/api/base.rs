@@ -92,6 +92,16 @@ impl BaseUrl {
         &self.1
     }
 
+    /// The address in a few words, as a status line says it: the host, its
+    /// port when it is not the scheme's, and the gateway prefix
+    /// (`nas.local:8686`, `vpn.example/nas`).
+    pub fn label(&self) -> String {
+        let host = self.0.host_str().unwrap_or_default();
+        let port = self.0.port().map(|p| format!(":{p}")).unwrap_or_default();
+        let prefix = self.path().strip_suffix(API_SUFFIX).unwrap_or_default();
+        format!("{host}{port}{prefix}")
+    }
+
     /// The path of the base address (`/api/v1`, or `/prefix/api/v1`).
     pub fn path(&self) -> &str {
         self.0.path()
@@ -152,6 +162,16 @@ impl BaseUrl {
             input: g.to_owned(),
             reason: e.to_string(),
         })
+    }
+
+    /// `url` below this base moved to the same place below `onto` (another
+    /// address of the same server); `None` when `url` is not below it.
+    pub fn rebase(&self, url: &Url, onto: &BaseUrl) -> Option<Url> {
+        let rest = url.as_str().strip_prefix(self.0.as_str())?;
+        if !(rest.is_empty() || rest.starts_with(['/', '?', '#'])) {
+            return None;
+        }
+        Url::parse(&format!("{}{rest}", onto.0.as_str())).ok()
     }
 
     /// True when `url` has the same scheme, host and port as the base, so
@@ -297,6 +317,40 @@ mod tests {
         assert!(b.same_origin(&b.resolve("/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("http://h:2/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("https://h:1/x").unwrap()));
+    }
+
+    #[test]
+    fn labels_are_short() {
+        let l = |s: &str| BaseUrl::parse(s).unwrap().label();
+        assert_eq!(l("nas.local"), "nas.local:8686");
+        assert_eq!(l("https://vpn.example/nas"), "vpn.example/nas");
+        assert_eq!(l("https://vpn.example:8443"), "vpn.example:8443");
+    }
+
+    #[test]
+    fn a_url_below_one_address_moves_below_another() {
+        let home = BaseUrl::parse("http://nas.local:8686").unwrap();
+        let away = BaseUrl::parse("https://vpn.example/nas").unwrap();
+        let on_home = home.resolve("/chapters/c1/play?raw=1").unwrap();
+        assert_eq!(
+            home.rebase(&on_home, &away).unwrap().as_str(),
+            "https://vpn.example/nas/api/v1/chapters/c1/play?raw=1"
+        );
+        assert_eq!(
+            home.rebase(home.as_url(), &away).unwrap().as_str(),
+            "https://vpn.example/nas/api/v1"
+        );
+        // Not below the base: another origin, or a path that only starts alike.
+        for other in [
+            "http://cdn:8686/api/v1/x",
+            "http://nas.local:8686/api/v10/x",
+        ] {
+            assert_eq!(
+                home.rebase(&Url::parse(other).unwrap(), &away),
+                None,
+                "{other}"
+            );
+        }
     }
 
     #[test]

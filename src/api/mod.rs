@@ -18,8 +18,9 @@ pub mod wire;
 pub use base::BaseUrl;
 pub use bodies::{BodyFields, PositionUnit};
 pub use client::{
-    BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, MAX_COVER_BYTES, NewBookmark,
-    PageCursor, Pager, ProgressWrite, RawAnswer, SettingsWrite, Shortfall, StreamRequest,
+    Address, BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, MAX_COVER_BYTES,
+    NewBookmark, PageCursor, Pager, ProgressWrite, RawAnswer, SettingsWrite, Shortfall,
+    StreamRequest,
 };
 pub use error::{ApiError, ErrorClass};
 pub use paths::Paths;

@@ -6,7 +6,7 @@
 
 use super::{CommandError, output::Out};
 use crate::api::wire::{self, ProgressRead};
-use crate::api::{Auth, BookQuery, Client, Token};
+use crate::api::{Address, Auth, BookQuery, Client, Token};
 use crate::config::{Profile, Session, read_record};
 use crate::domain::*;
 use reqwest::Method;
@@ -41,7 +41,7 @@ pub async fn run(
     out: &mut Out,
 ) -> Result<(), CommandError> {
     let mut r = Report::default();
-    let mut base = profile.server.as_ref().map(|s| s.to_string());
+    let mut base = profile.server().map(|s| s.to_string());
     let res = checks(profile, password_stdin, &mut r, &mut base).await;
     print(out, base.as_deref().unwrap_or("(none)"), &r);
     res
@@ -55,7 +55,7 @@ async fn checks(
 ) -> Result<(), CommandError> {
     let client = if password_stdin {
         let record = read_record(profile).ok().flatten();
-        let server = match (&profile.server, &record) {
+        let server = match (profile.server(), &record) {
             (Some(s), _) => s.clone(),
             (None, Some(rec)) => rec.server.clone(),
             (None, None) => {
@@ -72,7 +72,17 @@ async fn checks(
             .ok_or_else(|| CommandError::usage("no user name; pass --user"))?;
         let password =
             super::password::from_stdin().map_err(|e| CommandError::usage(e.to_string()))?;
-        let client = Client::new(server, profile.options.clone())?;
+        // The profile's addresses (the login is checked at the first).
+        let mut all: Vec<Address> = profile
+            .addresses
+            .iter()
+            .cloned()
+            .map(Address::new)
+            .collect();
+        if all.is_empty() {
+            all.push(Address::new(server));
+        }
+        let client = Client::with_addresses(all, None, profile.options.clone(), None)?;
         *base = Some(client.base().to_string());
         login_checks(&client, &user, &password, r).await?;
         client
@@ -85,6 +95,7 @@ async fn checks(
         );
         session.client(profile)?
     };
+    address_checks(&client, r).await;
     *base = Some(client.base().to_string());
     license_check(&client, r).await?;
     let first = books_checks(&client, r).await?;
@@ -218,6 +229,29 @@ async fn login_checks(
             );
             Err(e.into())
         }
+    }
+}
+
+/// Every address of several: the same server, another one (NO: the token
+/// never goes there), or not checked; and whether it answers now. The
+/// checks after it go to one that answers.
+async fn address_checks(client: &Client, r: &mut Report) {
+    if client.addresses().len() < 2 {
+        return;
+    }
+    client.check_address().await;
+    let server = client.auth().map(|a| a.server_id);
+    for a in super::addresses::knocked(client).await {
+        let ok = match (&a.said, &server, &a.reach) {
+            (Some(s), Some(mine), _) if s != mine => Some(false),
+            (Some(_), Some(_), Some(Ok(_))) => Some(true),
+            _ => None,
+        };
+        r.add(
+            "address",
+            ok,
+            format!("{} {}", a.base, a.words(server.as_ref())),
+        );
     }
 }
 

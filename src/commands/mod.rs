@@ -4,6 +4,7 @@
 //! per class (2 usage, 3 auth, 4 license, 5 not found, 6 network/server,
 //! 7 scope mismatch).
 
+mod addresses;
 pub mod doctor;
 pub mod downloads;
 pub mod export;
@@ -262,7 +263,7 @@ async fn login(profile: &Profile, password_stdin: bool, out: &mut Out) -> Result
                 profile.name
             ))
         })?;
-    if profile.server.is_none() && previous.is_none() {
+    if profile.addresses.is_empty() && previous.is_none() {
         return Err(CommandError::usage(format!(
             "no server address for profile {:?}; pass --server or set it in config.toml",
             profile.name
@@ -296,15 +297,31 @@ async fn login(profile: &Profile, password_stdin: bool, out: &mut Out) -> Result
         Ok(l) => (output::license_json(l), None),
         Err(e) => (json!(null), Some(e.to_string())),
     };
+    let states = addresses::logged(&logged.answers, &s.server);
     out.json(json!({
         "profile": s.profile, "server": s.server.as_str(), "user": s.user,
         "userId": s.user_id, "serverId": s.server_id.as_str(),
         "tokenStore": s.token_store.to_string(), "license": license_json,
+        "addresses": states.iter().map(|a| a.json(Some(&s.server_id))).collect::<Vec<_>>(),
     }));
     out.line(format!(
         "Logged in to {} as {} (user id {}, server {}).",
         s.server, s.user, s.user_id, s.server_id
     ));
+    for l in addresses::lines(&states, Some(&s.server_id)) {
+        out.line(l);
+    }
+    for a in states
+        .iter()
+        .filter(|a| a.said.as_ref().is_some_and(|x| *x != s.server_id))
+    {
+        eprintln!(
+            "earmark: warning: {} is another server (serverId {}), not {}; earmark never sends it the token. Take it out of the profile's addresses unless the server was rebuilt.",
+            a.base,
+            a.said.as_ref().map(|x| x.as_str()).unwrap_or_default(),
+            s.server_id
+        );
+    }
     match license {
         Ok(l) if !l.valid => eprintln!(
             "earmark: the server's license is {}: {} Playback and sync stay disabled until it is resolved.",
@@ -347,12 +364,12 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
         Err(SessionError::NotLoggedIn { .. }) => {
             out.json(json!({
                 "profile": profile.name, "loggedIn": false,
-                "server": profile.server.as_ref().map(|s| s.as_str()),
+                "server": profile.server().map(|s| s.as_str()),
                 "user": profile.user, "userId": null, "serverId": null,
                 "tokenStore": null, "license": null,
             }));
             out.line(format!("Profile:     {}", profile.name));
-            if let Some(s) = &profile.server {
+            if let Some(s) = profile.server() {
                 out.line(format!("Server:      {s}"));
             }
             out.line("Not logged in; run `earmark login`.");
@@ -368,14 +385,25 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
     };
     let client = session.client(profile)?;
     let license = client.license_status().await;
+    // Several addresses: each is knocked at (without the token).
+    let states = if session.addresses.len() > 1 {
+        addresses::knocked(&client).await
+    } else {
+        addresses::known(&session.addresses, &session.server)
+    };
+    let mine = Some(&session.server_id);
     out.json(json!({
-        "profile": session.profile, "loggedIn": true, "server": session.server.as_str(),
+        "profile": session.profile, "loggedIn": true, "server": client.base().as_str(),
         "user": session.user, "userId": session.user_id, "serverId": session.server_id.as_str(),
         "tokenStore": session.token_store.to_string(),
         "license": license.as_ref().ok().map(output::license_json),
+        "addresses": states.iter().map(|a| a.json(mine)).collect::<Vec<_>>(),
     }));
     out.line(format!("Profile:     {}", session.profile));
-    out.line(format!("Server:      {}", session.server));
+    out.line(format!("Server:      {}", client.base()));
+    for l in addresses::lines(&states, mine) {
+        out.line(l);
+    }
     out.line(format!("Server id:   {}", session.server_id));
     out.line(format!(
         "User:        {} (id {})",

@@ -167,6 +167,16 @@ async fn play(
         Some((c, p)) => StartAt::At(c, p),
         None => StartAt::Resume,
     };
+    if client.addresses().len() > 1 {
+        // A profile of several addresses: each switch is said on stderr.
+        let mut switches = client.watch_base();
+        tokio::spawn(async move {
+            while switches.changed().await.is_ok() {
+                let now = switches.borrow_and_update().clone();
+                eprintln!("earmark: the server answers at {now} now.");
+            }
+        });
+    }
     let follow_on = match args.up_next {
         true => {
             use crate::playback::up_next::FollowOn;

@@ -5,7 +5,7 @@
 
 use super::output::{Out, clock};
 use super::{EXIT_USAGE, Invocation};
-use crate::config::{Profile, SoundBooks, read_record, sound_key};
+use crate::config::{Profile, SoundBooks, SoundOwner, read_record};
 use crate::domain::BookId;
 use serde_json::json;
 use std::process::ExitCode;
@@ -41,15 +41,11 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&mut out, 1, &e.to_string()),
     };
-    let login = record
-        .as_ref()
-        .map(|r| (r.server.to_string(), r.user.clone()));
+    let owner = SoundOwner {
+        login: record.as_ref().map(|r| r.sound_login()),
+        profile: profile.name.clone(),
+    };
     let book = BookId::new(args.book_id);
-    let key = sound_key(
-        login.as_ref().map(|(s, u)| (s.as_str(), u.as_str())),
-        &profile.name,
-        &book,
-    );
     let store = SoundBooks::open(&profile.dirs.data);
     if let Some(aside) = store.damaged() {
         eprintln!(
@@ -57,6 +53,7 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
             aside.display()
         );
     }
+    let key = store.key(&owner, &book);
     let mut settings = store.settings(&key);
     let before = settings;
     if let Some(b) = args.boost {

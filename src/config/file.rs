@@ -4,6 +4,7 @@
 //! default_profile = "home"
 //! [profiles.home]
 //! server = "http://nas.local:8686"
+//! addresses = ["https://vpn.example/nas"] # optional: more ways to the same server
 //! user = "alice"
 //! identity_header_prefix = "X-Service"   # optional
 //! [profiles.home.paths]                   # optional overrides, see api::paths
@@ -165,6 +166,9 @@ impl SizeSetting {
 #[serde(deny_unknown_fields)]
 pub struct ProfileConfig {
     pub server: Option<String>,
+    /// More addresses of the same server (home, a VPN, a gateway), tried
+    /// in order after `server`; each must report the same serverId.
+    pub addresses: Option<Vec<String>>,
     pub user: Option<String>,
     pub identity_header_prefix: Option<String>,
     pub paths: Option<Paths>,
@@ -258,9 +262,11 @@ impl Config {
 pub struct Profile {
     pub name: String,
     pub dirs: Dirs,
-    /// From `--server` or the config; `None` when only a session knows it.
-    pub server: Option<BaseUrl>,
-    /// True when `server` came from `--server`/`EARMARK_SERVER`.
+    /// The server's addresses in the order they are tried: `--server`
+    /// (one), or the config's `server` then `addresses`; empty when only a
+    /// session knows them.
+    pub addresses: Vec<BaseUrl>,
+    /// True when the address came from `--server`/`EARMARK_SERVER`.
     pub server_from_args: bool,
     pub user: Option<String>,
     pub options: ClientOptions,
@@ -299,7 +305,44 @@ impl ProfileSelector {
     }
 }
 
+/// How long earmark waits to connect to one of several addresses before
+/// it tries the next.
+pub const ADDRESS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The profile's `server`, then its `addresses`, each once, in order.
+fn configured_addresses(
+    name: &str,
+    pc: &ProfileConfig,
+    dirs: &Dirs,
+) -> Result<Vec<BaseUrl>, ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        path: dirs.config_file(),
+        message: format!("profiles.{name}.{key}: {message}"),
+    };
+    if pc.addresses.as_ref().is_some_and(Vec::is_empty) {
+        return Err(invalid(
+            "addresses",
+            "the list is empty; name at least one address or leave it out".into(),
+        ));
+    }
+    let mut out: Vec<BaseUrl> = Vec::new();
+    let given = pc.server.iter().map(|s| ("server", s));
+    let listed = pc.addresses.iter().flatten().map(|s| ("addresses", s));
+    for (key, text) in given.chain(listed) {
+        let base = BaseUrl::parse(text).map_err(|e| invalid(key, e.to_string()))?;
+        if !out.contains(&base) {
+            out.push(base);
+        }
+    }
+    Ok(out)
+}
+
 impl Profile {
+    /// The first address (the one `--server` gave), if any.
+    pub fn server(&self) -> Option<&BaseUrl> {
+        self.addresses.first()
+    }
+
     /// Where this profile's sync outbox and progress cache live.
     pub fn sync_dir(&self) -> PathBuf {
         self.dirs.data.join("sync").join(&self.name)
@@ -322,16 +365,9 @@ impl Profile {
             return Err(ConfigError::BadProfileName(name));
         }
         let pc = config.profiles.get(&name).cloned().unwrap_or_default();
-        let (server, server_from_args) = match (&global.server, &pc.server) {
-            (Some(s), _) => (Some(BaseUrl::parse(s)?), true),
-            (None, Some(s)) => (
-                Some(BaseUrl::parse(s).map_err(|e| ConfigError::Invalid {
-                    path: dirs.config_file(),
-                    message: format!("profiles.{name}.server: {e}"),
-                })?),
-                false,
-            ),
-            (None, None) => (None, false),
+        let (addresses, server_from_args) = match &global.server {
+            Some(s) => (vec![BaseUrl::parse(s)?], true),
+            None => (configured_addresses(&name, &pc, &dirs)?, false),
         };
         let mut options = ClientOptions::default();
         if let Some(p) = pc.identity_header_prefix.filter(|p| !p.trim().is_empty()) {
@@ -343,6 +379,10 @@ impl Profile {
         if let Some(fields) = pc.fields {
             options.fields = fields;
         }
+        if addresses.len() > 1 {
+            // A dead address must not hold up the next one for long.
+            options.connect_timeout = options.connect_timeout.min(ADDRESS_TIMEOUT);
+        }
         let download_limit = match config.downloads.and_then(|d| d.max_size) {
             Some(size) => Some(size.bytes().map_err(|message| ConfigError::Invalid {
                 path: dirs.config_file(),
@@ -353,7 +393,7 @@ impl Profile {
         Ok(Profile {
             name,
             dirs,
-            server,
+            addresses,
             server_from_args,
             user: global.user.clone().or(pc.user),
             options,
@@ -476,7 +516,7 @@ categories = "/genres"
         .unwrap();
         let p = Profile::resolve_in(&ProfileSelector::default(), dirs.clone()).unwrap();
         assert_eq!(p.name, "home");
-        assert_eq!(p.server.unwrap().as_str(), "http://nas:8686/api/v1");
+        assert_eq!(p.server().unwrap().as_str(), "http://nas:8686/api/v1");
         assert_eq!(p.options.identity_header_prefix, "X-Acme");
         let g = ProfileSelector {
             server: Some("https://other/gw".into()),
@@ -485,10 +525,62 @@ categories = "/genres"
         };
         let p = Profile::resolve_in(&g, dirs.clone()).unwrap();
         assert!(p.server_from_args);
-        assert_eq!(p.server.unwrap().as_str(), "https://other/gw/api/v1");
+        assert_eq!(p.server().unwrap().as_str(), "https://other/gw/api/v1");
+        assert_eq!(p.addresses.len(), 1, "--server stays one address");
         assert_eq!(p.user.as_deref(), Some("bob"));
         std::fs::write(dirs.config_file(), "bogus = 1").unwrap();
         let e = Profile::resolve_in(&ProfileSelector::default(), dirs).unwrap_err();
         assert!(e.to_string().contains("config.toml"), "{e}");
+    }
+
+    #[test]
+    fn a_profile_lists_several_addresses_after_its_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let dirs = Dirs {
+            config: dir.path().join("c"),
+            data: dir.path().join("d"),
+            cache: dir.path().join("k"),
+        };
+        std::fs::create_dir_all(&dirs.config).unwrap();
+        let write = |text: &str| std::fs::write(dirs.config_file(), text).unwrap();
+        let resolve = || Profile::resolve_in(&ProfileSelector::named("home"), dirs.clone());
+        let shown =
+            |p: &Profile| -> Vec<String> { p.addresses.iter().map(|a| a.to_string()).collect() };
+        write(
+            "[profiles.home]\nserver = \"http://nas.local:8686\"\naddresses = [\"https://vpn.example/nas\", \"nas.local\"]\n",
+        );
+        let p = resolve().unwrap();
+        assert_eq!(
+            shown(&p),
+            [
+                "http://nas.local:8686/api/v1",
+                "https://vpn.example/nas/api/v1"
+            ],
+            "server first, each address once"
+        );
+        assert_eq!(p.options.connect_timeout, ADDRESS_TIMEOUT);
+        write("[profiles.home]\naddresses = [\"a\", \"b:9\"]\n");
+        assert_eq!(
+            shown(&resolve().unwrap()),
+            ["http://a:8686/api/v1", "http://b:9/api/v1"]
+        );
+        write("[profiles.home]\nserver = \"a\"\n");
+        let one = resolve().unwrap();
+        assert_eq!(
+            one.options.connect_timeout,
+            ClientOptions::default().connect_timeout
+        );
+        write("[profiles.home]\naddresses = []\n");
+        let e = resolve().unwrap_err().to_string();
+        assert!(
+            e.contains("profiles.home.addresses") && e.contains("empty"),
+            "{e}"
+        );
+        write("[profiles.home]\naddresses = [\"a\", \"ftp://b\"]\n");
+        let e = resolve().unwrap_err().to_string();
+        assert!(
+            e.contains("profiles.home.addresses") && e.contains("ftp://b"),
+            "{e}"
+        );
     }
 }

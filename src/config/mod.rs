@@ -1,8 +1,9 @@
 //! Client-side configuration and the logged-in session:
 //! - `file`: `config.toml` (profiles) and the XDG directories,
 //! - `tokens`: the token at rest (OS keyring, else a 0600 file),
-//! - `session`: the session store (server, serverId, userId per profile),
-//!   loading the current session and logging in,
+//! - `session`: the session store (the addresses and what each one's login
+//!   said, serverId, userId per profile), loading the current session and
+//!   logging in,
 //! - `sound`: each book's sound settings on this device (`sound.json`),
 //! - `up_next`: the "play next" list of each server and account.
 //!
@@ -19,8 +20,9 @@ pub use file::{
     SizeSetting, SoundConfig,
 };
 pub use session::{
-    LoggedIn, Session, SessionError, SessionRecord, login, logout_local, read_record,
+    AddressLogin, LoggedIn, Session, SessionError, SessionRecord, choose_login, login,
+    logout_local, read_record,
 };
-pub use sound::{SoundBooks, sound_key};
+pub use sound::{SoundBooks, SoundLogin, SoundOwner};
 pub use tokens::{TokenStore, TokenStoreKind};
 pub use up_next::UpNextStore;

@@ -1,11 +1,20 @@
-//! The session store: per profile, what login learned (normalized address,
-//! serverId, userId, user name, which token store holds the token) in
+//! The session store: per profile, what login learned (the addresses and
+//! the serverId each one's login said, serverId, userId, user name, which
+//! token store holds the token, the address that answered last) in
 //! `$XDG_DATA_HOME/earmark/sessions/<profile>.json`; the token itself is in
 //! the token store. Loading a session and (re-)logging in live here.
+//!
+//! Several addresses are one server only while their logins say the same
+//! serverId: `earmark login` logs in through each address that answers
+//! (the password goes to each), keeps one token and revokes the others.
+//! The session's server is the one the last session had, when an address
+//! still says it, else the first address's that answered. An address whose
+//! login said another serverId, or that no login reached yet, never gets
+//! the token (`api::Address::vouches_for`); a new login is what checks it.
 
 use super::file::{ConfigError, Profile};
 use super::tokens::{self, StoreError, TokenStore, TokenStoreKind};
-use crate::api::{ApiError, Auth, BaseUrl, Client, LoginData, Token};
+use crate::api::{Address, ApiError, Auth, BaseUrl, Client, LoginData, Token};
 use crate::domain::{EpochMillis, ServerId, UserId, now_millis};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -13,7 +22,12 @@ use std::path::PathBuf;
 /// A logged-in session: everything authenticated calls need.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {
+    /// The address in use when the session was loaded (the one that
+    /// answered last).
     pub server: BaseUrl,
+    /// The profile's addresses in order, with the serverId each one's
+    /// login said: the token goes only to those that say `server_id`.
+    pub addresses: Vec<Address>,
     pub token: Token,
     pub server_id: ServerId,
     pub user_id: UserId,
@@ -26,12 +40,50 @@ pub struct Session {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRecord {
+    /// The address the login went through.
     pub server: BaseUrl,
     pub server_id: ServerId,
     pub user_id: UserId,
     pub user: String,
     pub token_store: TokenStoreKind,
     pub logged_in_at: EpochMillis,
+    /// Every address of the last login, with the serverId its own login
+    /// said (a record of one address has none: `server` is the one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<Address>,
+    /// The address that answered last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_use: Option<BaseUrl>,
+}
+
+impl SessionRecord {
+    /// The addresses the login knew, with what each said (a record from
+    /// before addresses: the login's own).
+    pub fn known(&self) -> Vec<Address> {
+        if self.addresses.is_empty() {
+            vec![Address {
+                base: self.server.clone(),
+                server_id: Some(self.server_id.clone()),
+            }]
+        } else {
+            self.addresses.clone()
+        }
+    }
+
+    /// `bases` in order, each with what the record knows it said.
+    fn said_by(&self, bases: &[BaseUrl]) -> Vec<Address> {
+        let known = self.known();
+        bases
+            .iter()
+            .map(|b| Address {
+                base: b.clone(),
+                server_id: known
+                    .iter()
+                    .find(|a| a.base == *b)
+                    .and_then(|a| a.server_id.clone()),
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +112,29 @@ pub enum SessionError {
     Api(#[from] ApiError),
 }
 
+impl SessionRecord {
+    /// Whose books' sound this login's are (`sound.json`).
+    pub fn sound_login(&self) -> super::SoundLogin {
+        super::SoundLogin {
+            server_id: self.server_id.clone(),
+            user_id: self.user_id.clone(),
+            addresses: self.known().into_iter().map(|a| a.base).collect(),
+            user: self.user.clone(),
+        }
+    }
+}
+
 impl Session {
+    /// Whose books' sound this session's are (`sound.json`).
+    pub fn sound_login(&self) -> super::SoundLogin {
+        super::SoundLogin {
+            server_id: self.server_id.clone(),
+            user_id: self.user_id.clone(),
+            addresses: self.addresses.iter().map(|a| a.base.clone()).collect(),
+            user: self.user.clone(),
+        }
+    }
+
     pub fn auth(&self) -> Auth {
         Auth {
             token: self.token.clone(),
@@ -69,33 +143,59 @@ impl Session {
         }
     }
 
-    /// A client for this session with the profile's paths and header prefix.
+    /// A client for this session with the profile's paths and header
+    /// prefix, starting at the address in use; a switch to another address
+    /// is remembered in the session store.
     pub fn client(&self, profile: &Profile) -> Result<Client, ApiError> {
-        Client::with_auth(self.server.clone(), profile.options.clone(), self.auth())
+        let client = Client::with_addresses(
+            self.addresses.clone(),
+            Some(&self.server),
+            profile.options.clone(),
+            Some(self.auth()),
+        )?;
+        if self.addresses.len() > 1 {
+            let profile = profile.clone();
+            client.on_switch(move |base| remember_in_use(&profile, base));
+        }
+        Ok(client)
     }
 
-    /// The stored session of `profile`. When `--server` names another
-    /// server than the session's, that is an error, not a silent switch.
+    /// The stored session of `profile`. When none of the addresses asked
+    /// for (`--server`, or config.toml's) said the session's serverId at a
+    /// login, that is an error, not a silent switch.
     pub fn load(profile: &Profile) -> Result<Session, SessionError> {
         let not_logged_in = || SessionError::NotLoggedIn {
             profile: profile.name.clone(),
         };
         let record = read_record(profile)?.ok_or_else(not_logged_in)?;
-        if let Some(requested) = &profile.server
-            && *requested != record.server
-        {
+        let addresses = if profile.addresses.is_empty() {
+            record.known()
+        } else {
+            record.said_by(&profile.addresses)
+        };
+        let vouched = |a: &&Address| a.vouches_for(&record.server_id);
+        let Some(first) = addresses.iter().find(vouched) else {
+            let requested: Vec<String> = addresses.iter().map(|a| a.base.to_string()).collect();
             return Err(SessionError::OtherServer {
                 profile: profile.name.clone(),
                 logged_in: record.server.to_string(),
-                requested: requested.to_string(),
+                requested: requested.join(" or "),
             });
-        }
+        };
+        let server = record
+            .in_use
+            .as_ref()
+            .and_then(|b| addresses.iter().filter(vouched).find(|a| a.base == *b))
+            .unwrap_or(first)
+            .base
+            .clone();
         let store = TokenStore::new(profile.dirs.tokens_dir())?;
         let token = store
             .load(&profile.name, record.token_store)?
             .ok_or_else(not_logged_in)?;
         Ok(Session {
-            server: record.server,
+            server,
+            addresses,
             token,
             server_id: record.server_id,
             user_id: record.user_id,
@@ -144,25 +244,50 @@ pub struct LoggedIn {
     pub session: Session,
     pub client: Client,
     pub login: LoginData,
+    /// What the login through each address said, in the profile's order.
+    pub answers: Vec<AddressLogin>,
     /// Shown once when the token went to the file instead of the keyring.
     pub store_warning: Option<String>,
 }
 
-/// Log in to the profile's server (or the one of its last session) and
-/// store the session. The password is only sent to the server.
+/// What the login through one address said: its serverId, or why it
+/// could not be asked.
+#[derive(Debug, Clone)]
+pub struct AddressLogin {
+    pub base: BaseUrl,
+    pub said: Result<ServerId, ApiError>,
+}
+
+/// Which login becomes the session's, from the serverId each address's
+/// login said (`None`: it failed): the one the last session had, when an
+/// address still says it (another address now saying something else does
+/// not take the profile over), else the first that answered.
+pub fn choose_login(previous: Option<&ServerId>, said: &[Option<&ServerId>]) -> Option<usize> {
+    previous
+        .and_then(|p| said.iter().position(|s| *s == Some(p)))
+        .or_else(|| said.iter().position(Option::is_some))
+}
+
+/// Log in to the profile's server (through its addresses, or those of its
+/// last session) and store the session. The password is only sent to the
+/// server's addresses.
 pub async fn login(
     profile: &Profile,
     user: Option<&str>,
     password: &str,
 ) -> Result<LoggedIn, SessionError> {
     let previous = read_record(profile).ok().flatten();
-    let server = profile
-        .server
-        .clone()
-        .or_else(|| previous.as_ref().map(|r| r.server.clone()))
-        .ok_or_else(|| SessionError::NoServer {
+    let bases: Vec<BaseUrl> = if profile.addresses.is_empty() {
+        let known = previous.as_ref().map(SessionRecord::known);
+        known.into_iter().flatten().map(|a| a.base).collect()
+    } else {
+        profile.addresses.clone()
+    };
+    if bases.is_empty() {
+        return Err(SessionError::NoServer {
             profile: profile.name.clone(),
-        })?;
+        });
+    }
     let user = user
         .map(str::to_owned)
         .or_else(|| profile.user.clone())
@@ -170,8 +295,42 @@ pub async fn login(
         .ok_or_else(|| SessionError::NoUser {
             profile: profile.name.clone(),
         })?;
-    let client = Client::new(server.clone(), profile.options.clone())?;
-    let data = client.login(&user, password).await?;
+    let addresses = match &previous {
+        Some(r) => r.said_by(&bases),
+        None => bases.iter().cloned().map(Address::new).collect(),
+    };
+    let client = Client::with_addresses(addresses, None, profile.options.clone(), None)?;
+    // The first address that answers: a refusal (a wrong password) ends
+    // the login there, before the password goes anywhere else.
+    let first = client.login(&user, password).await?;
+    let at = bases
+        .iter()
+        .position(|b| *b == client.base())
+        .unwrap_or_default();
+    let mut results = Vec::with_capacity(bases.len());
+    for i in 0..bases.len() {
+        results.push(if i == at {
+            Ok(first.clone())
+        } else {
+            client.login_through(i, &user, password).await
+        });
+    }
+    let said: Vec<Option<&ServerId>> = results
+        .iter()
+        .map(|r| r.as_ref().ok().map(|d| &d.server_id))
+        .collect();
+    let chosen = choose_login(previous.as_ref().map(|r| &r.server_id), &said).unwrap_or(at);
+    let data = results[chosen].as_ref().unwrap_or(&first).clone();
+    client.adopt(chosen, &data);
+    // The second tokens of the same server go back; another server's are
+    // dropped unused (no token, not even its own, goes there).
+    for (i, r) in results.iter().enumerate() {
+        if let (Ok(other), true) = (r, i != chosen)
+            && other.server_id == data.server_id
+        {
+            client.revoke_at(i, other).await;
+        }
+    }
     let store = TokenStore::new(profile.dirs.tokens_dir())?;
     let token = data.token.clone();
     let saved = store.save(&profile.name, &token)?;
@@ -180,6 +339,7 @@ pub async fn login(
     {
         let _ = store.delete(&profile.name, prev.token_store);
     }
+    let server = bases[chosen].clone();
     let record = SessionRecord {
         server: server.clone(),
         server_id: data.server_id.clone(),
@@ -187,11 +347,30 @@ pub async fn login(
         user: data.user_name.clone().unwrap_or_else(|| user.clone()),
         token_store: saved.kind,
         logged_in_at: now_millis(),
+        addresses: if bases.len() > 1 {
+            client.addresses()
+        } else {
+            Vec::new()
+        },
+        in_use: None,
     };
     write_record(profile, &record)?;
+    let answers = bases
+        .iter()
+        .zip(results)
+        .map(|(base, r)| AddressLogin {
+            base: base.clone(),
+            said: r.map(|d| d.server_id),
+        })
+        .collect();
+    if bases.len() > 1 {
+        let profile = profile.clone();
+        client.on_switch(move |base| remember_in_use(&profile, base));
+    }
     Ok(LoggedIn {
         session: Session {
             server,
+            addresses: record.known(),
             token,
             server_id: record.server_id,
             user_id: record.user_id,
@@ -201,19 +380,35 @@ pub async fn login(
         },
         client,
         login: data,
+        answers,
         store_warning: saved.warning,
     })
 }
 
+/// Keeps `base` as the address that answered last (best effort: the next
+/// start only begins elsewhere when this is lost).
+fn remember_in_use(profile: &Profile, base: &BaseUrl) {
+    let Ok(Some(mut record)) = read_record(profile) else {
+        return;
+    };
+    if record.in_use.as_ref() == Some(base) {
+        return;
+    }
+    record.in_use = Some(base.clone());
+    if let Err(e) = write_record(profile, &record) {
+        tracing::warn!("cannot remember the address in use: {e}");
+    }
+}
+
 fn write_record(profile: &Profile, record: &SessionRecord) -> Result<(), SessionError> {
     let path = record_path(profile);
-    let err = |e: std::io::Error| SessionError::Record {
+    let err = |message: String| SessionError::Record {
         path: path.clone(),
-        message: e.to_string(),
+        message,
     };
-    tokens::create_private_dir(&profile.dirs.sessions_dir()).map_err(err)?;
+    tokens::create_private_dir(&profile.dirs.sessions_dir()).map_err(|e| err(e.to_string()))?;
     let bytes = serde_json::to_vec_pretty(record).expect("a record serializes");
-    tokens::write_private(&path, &bytes).map_err(err)
+    tokens::write_private(&path, &bytes).map_err(|e| err(e.to_string()))
 }
 
 /// Forget the session of `profile` locally: token and record. Returns the
@@ -239,4 +434,106 @@ pub fn logout_local(profile: &Profile) -> Result<Option<SessionRecord>, SessionE
         }
     }
     Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Dirs, ProfileSelector};
+
+    fn id(s: &str) -> ServerId {
+        ServerId::new(s)
+    }
+
+    #[test]
+    fn the_last_sessions_server_wins_over_the_first_that_answered() {
+        let (s1, s2) = (id("s1"), id("s2"));
+        let said = [Some(&s2), None, Some(&s1)];
+        assert_eq!(choose_login(Some(&s1), &said), Some(2));
+        assert_eq!(choose_login(None, &said), Some(0));
+        // Rebuilt: no address says the old serverId any more.
+        assert_eq!(choose_login(Some(&id("s0")), &said), Some(0));
+        assert_eq!(choose_login(Some(&s1), &[None, None]), None);
+    }
+
+    fn profile(dir: &std::path::Path, config: &str) -> Profile {
+        let dirs = Dirs {
+            config: dir.join("c"),
+            data: dir.join("d"),
+            cache: dir.join("k"),
+        };
+        std::fs::create_dir_all(&dirs.config).unwrap();
+        std::fs::write(dirs.config_file(), config).unwrap();
+        Profile::resolve_in(&ProfileSelector::named("home"), dirs).unwrap()
+    }
+
+    fn store(p: &Profile, record: &str) {
+        std::fs::create_dir_all(p.dirs.sessions_dir()).unwrap();
+        std::fs::write(p.dirs.sessions_dir().join("home.json"), record).unwrap();
+        let tokens = TokenStore::with_kind(p.dirs.tokens_dir(), Some(TokenStoreKind::File));
+        tokens.save("home", &Token::new("t")).unwrap();
+    }
+
+    const OLD_RECORD: &str = r#"{"server": "http://nas:8686/api/v1", "serverId": "s1",
+        "userId": 3, "user": "alice", "tokenStore": "file", "loggedInAt": 1}"#;
+
+    #[test]
+    fn a_record_from_before_addresses_vouches_for_its_own_address_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = profile(
+            dir.path(),
+            "[profiles.home]\nserver = \"nas\"\naddresses = [\"https://vpn/nas\"]\n",
+        );
+        store(&p, OLD_RECORD);
+        let s = Session::load(&p).unwrap();
+        assert_eq!(s.server.as_str(), "http://nas:8686/api/v1");
+        let said: Vec<_> = s.addresses.iter().map(|a| a.server_id.clone()).collect();
+        assert_eq!(
+            said,
+            [Some(id("s1")), None],
+            "the new address is not checked yet"
+        );
+        let c = s.client(&p).unwrap();
+        assert_eq!(c.addresses(), s.addresses);
+        // The config lists only an address no login went through.
+        let p = profile(
+            dir.path(),
+            "[profiles.home]\nserver = \"https://vpn/nas\"\n",
+        );
+        let e = Session::load(&p).unwrap_err();
+        assert!(matches!(e, SessionError::OtherServer { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_session_starts_at_the_address_that_answered_last_when_it_vouches() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = profile(
+            dir.path(),
+            "[profiles.home]\naddresses = [\"nas\", \"https://vpn/nas\", \"other\"]\n",
+        );
+        let record = |in_use: &str| {
+            format!(
+                r#"{{"server": "http://nas:8686/api/v1", "serverId": "s1", "userId": 3,
+                "user": "alice", "tokenStore": "file", "loggedInAt": 1, "inUse": "{in_use}",
+                "addresses": [
+                  {{"base": "http://nas:8686/api/v1", "serverId": "s1"}},
+                  {{"base": "https://vpn/nas/api/v1", "serverId": "s1"}},
+                  {{"base": "http://other:8686/api/v1", "serverId": "s2"}}]}}"#
+            )
+        };
+        store(&p, &record("https://vpn/nas/api/v1"));
+        let s = Session::load(&p).unwrap();
+        assert_eq!(s.server.as_str(), "https://vpn/nas/api/v1");
+        assert_eq!(s.client(&p).unwrap().base(), s.server);
+        // Another server answered last once: never where a session starts.
+        store(&p, &record("http://other:8686/api/v1"));
+        assert_eq!(
+            Session::load(&p).unwrap().server.as_str(),
+            "http://nas:8686/api/v1"
+        );
+        remember_in_use(&p, &BaseUrl::parse("https://vpn/nas").unwrap());
+        let r = read_record(&p).unwrap().unwrap();
+        assert_eq!(r.in_use.unwrap().as_str(), "https://vpn/nas/api/v1");
+        assert_eq!(r.addresses.len(), 3, "the rest of the record is kept");
+    }
 }

@@ -1,7 +1,11 @@
 //! Each book's sound (boost, normalisation, skip silence) and the silence
 //! skip silence saved, kept on this device in `sound.json` in the data
-//! directory, keyed by server, user and book ([`sound_key`]). The player
-//! and `earmark play` read the same file.
+//! directory, keyed by server instance, account and book ([`SoundOwner`]),
+//! whichever address of the server is in use. The player and `earmark
+//! play` read the same file. A book's sound kept under a key from before
+//! addresses (address, user name, book) moves to its new key the first
+//! time the book's key is asked for ([`SoundBooks::key`]), in the file at
+//! the next save.
 //!
 //! The contract's playback settings carry no such fields (docs/contract.md),
 //! and a real server may refuse a write with fields it does not know, so
@@ -10,19 +14,52 @@
 //! writes only what this process changed over what the file holds then,
 //! so the player and `earmark sound` never undo each other.
 
-use crate::domain::{BookId, SoundSettings};
+use crate::api::BaseUrl;
+use crate::domain::{BookId, ServerId, SoundSettings, UserId};
 use crate::durable::{LockFile, Wait, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The key of `book` for a server and user; `None` (not logged in): the
-/// profile's name stands for both.
-pub fn sound_key(login: Option<(&str, &str)>, profile: &str, book: &BookId) -> String {
-    match login {
-        Some((server, user)) => format!("{server}|{user}|{book}"),
-        None => format!("|{profile}|{book}"),
+/// Whose books' sound: a login's server instance and account, or a
+/// profile that is not logged in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SoundOwner {
+    pub login: Option<SoundLogin>,
+    pub profile: String,
+}
+
+/// A login as `sound.json` names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoundLogin {
+    pub server_id: ServerId,
+    pub user_id: UserId,
+    /// The server's addresses and the user name: the keys from before
+    /// addresses named them.
+    pub addresses: Vec<BaseUrl>,
+    pub user: String,
+}
+
+impl SoundOwner {
+    /// The key of `book`; not logged in, the profile's name stands for
+    /// the server and the user.
+    pub fn key(&self, book: &BookId) -> String {
+        match &self.login {
+            Some(l) => format!("{}|{}|{book}", l.server_id, l.user_id),
+            None => format!("|{}|{book}", self.profile),
+        }
+    }
+
+    /// The keys `book` had before addresses (one per address).
+    fn older_keys(&self, book: &BookId) -> Vec<String> {
+        let Some(l) = &self.login else {
+            return Vec::new();
+        };
+        l.addresses
+            .iter()
+            .map(|a| format!("{a}|{}|{book}", l.user))
+            .collect()
     }
 }
 
@@ -46,6 +83,8 @@ struct Stored {
     /// player, may have changed other books meanwhile).
     set: BTreeMap<String, SoundSettings>,
     added: BTreeMap<String, f64>,
+    /// Keys from before addresses moved to their new key (old → new).
+    moved: BTreeMap<String, String>,
 }
 
 /// What reading the file gave.
@@ -150,6 +189,23 @@ impl SoundBooks {
         (book, s.books.values().map(|b| b.silence_saved_sec).sum())
     }
 
+    /// `book`'s key for `owner`. The book's sound kept under a key from
+    /// before addresses moves to it now (in the file at the next save).
+    pub fn key(&self, owner: &SoundOwner, book: &BookId) -> String {
+        let key = owner.key(book);
+        let mut s = lock(&self.stored);
+        if !s.books.contains_key(&key) {
+            for old in owner.older_keys(book) {
+                if let Some(b) = s.books.remove(&old) {
+                    s.books.insert(key.clone(), b);
+                    s.moved.insert(old, key.clone());
+                    break;
+                }
+            }
+        }
+        key
+    }
+
     pub fn set(&self, key: String, settings: SoundSettings) {
         let mut s = lock(&self.stored);
         s.books.entry(key.clone()).or_default().settings = settings;
@@ -185,11 +241,17 @@ impl SoundBooks {
             }
             Read::Unreadable(e) => return Err(format!("{e}; not overwriting it")),
         };
-        let (set, added) = {
+        let (set, added, moved) = {
             let mut s = lock(&self.stored);
             s.unsaved = 0.0;
-            (std::mem::take(&mut s.set), std::mem::take(&mut s.added))
+            let taken = std::mem::take(&mut s.moved);
+            (
+                std::mem::take(&mut s.set),
+                std::mem::take(&mut s.added),
+                taken,
+            )
         };
+        move_keys(&mut books, &moved);
         apply(&mut books, &set, &added);
         let written = serde_json::to_vec_pretty(&books)
             .map_err(|e| e.to_string())
@@ -199,6 +261,7 @@ impl SoundBooks {
             Ok(()) => {
                 // Changes made during the write stay pending, on top.
                 let (later_set, later_added) = (s.set.clone(), s.added.clone());
+                move_keys(&mut books, &s.moved.clone());
                 apply(&mut books, &later_set, &later_added);
                 s.books = books;
                 Ok(())
@@ -210,6 +273,9 @@ impl SoundBooks {
                 for (k, v) in added {
                     *s.added.entry(k).or_default() += v;
                 }
+                for (old, new) in moved {
+                    s.moved.entry(old).or_insert(new);
+                }
                 Err(e)
             }
         }
@@ -218,6 +284,22 @@ impl SoundBooks {
     /// Where an unreadable file was moved when this store was loaded.
     pub fn damaged(&self) -> Option<&Path> {
         self.damaged.as_deref()
+    }
+}
+
+/// Keys from before addresses under their new key: a book already kept
+/// under the new one keeps its settings and adds the silence saved.
+fn move_keys(books: &mut BTreeMap<String, BookSound>, moved: &BTreeMap<String, String>) {
+    for (old, new) in moved {
+        let Some(b) = books.remove(old) else {
+            continue;
+        };
+        match books.get_mut(new) {
+            Some(have) => have.silence_saved_sec += b.silence_saved_sec,
+            None => {
+                books.insert(new.clone(), b);
+            }
+        }
     }
 }
 
@@ -259,6 +341,43 @@ mod tests {
         assert_eq!(again.settings("srv|u|b1"), s);
         assert_eq!(again.saved("srv|u|b1"), (10.0, 15.0));
         assert_eq!(again.settings("other|u|b1"), SoundSettings::default());
+    }
+
+    #[test]
+    fn a_books_sound_kept_under_an_address_is_read_for_the_server_and_account() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sound.json");
+        let old = serde_json::json!({
+            "http://nas:8686/api/v1|alice|b1": {"boostDb": 6.0, "silenceSavedSec": 4.0},
+        });
+        std::fs::write(&path, old.to_string()).unwrap();
+        let owner = SoundOwner {
+            login: Some(SoundLogin {
+                server_id: ServerId::new("s"),
+                user_id: UserId::from(3),
+                addresses: vec![
+                    BaseUrl::parse("https://vpn/nas").unwrap(),
+                    BaseUrl::parse("nas").unwrap(),
+                ],
+                user: "alice".into(),
+            }),
+            profile: "home".into(),
+        };
+        let store = SoundBooks::load(path.clone());
+        let key = store.key(&owner, &BookId::new("b1"));
+        assert_eq!(key, "s|3|b1");
+        assert_eq!(store.settings(&key).boost_db, 6.0);
+        store.add_saved(key.clone(), 1.0);
+        assert_eq!(store.saved(&key), (5.0, 5.0), "counted once");
+        store.save().unwrap();
+        let file: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            file,
+            serde_json::json!({"s|3|b1": {"boostDb": 6.0, "normalize": false,
+                "skipSilence": false, "silenceSavedSec": 5.0}}),
+            "moved in the file"
+        );
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The token at rest: the OS keyring when it answers within a short
 //! time-out, else `$XDG_DATA_HOME/earmark/tokens/<profile>.token` (file
-//! 0600 in a 0700 directory). `EARMARK_TOKEN_STORE=file|keyring` forces one
-//! (CI has no D-Bus session).
+//! 0600 in a 0700 directory, written with the one atomic write of
+//! `crate::durable`). `EARMARK_TOKEN_STORE=file|keyring` forces one (CI has
+//! no D-Bus session).
 
 use crate::api::Token;
+use crate::durable::DiskError;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -37,6 +38,8 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot store the token: {0}")]
+    Write(#[from] DiskError),
     #[error("the OS keyring failed: {0}")]
     Keyring(String),
     #[error("{STORE_ENV} must be \"file\" or \"keyring\", not {0:?}")]
@@ -136,13 +139,11 @@ impl TokenStore {
     }
 
     fn write_file(&self, profile: &str, token: &Token) -> Result<(), StoreError> {
-        let path = self.file_path(profile);
-        let err = |source| StoreError::File {
-            path: path.clone(),
-            source,
-        };
-        create_private_dir(&self.dir).map_err(err)?;
-        write_private(&path, token.expose().as_bytes()).map_err(err)
+        create_private_dir(&self.dir).map_err(|e| DiskError::new(&self.dir, e))?;
+        Ok(write_private(
+            &self.file_path(profile),
+            token.expose().as_bytes(),
+        )?)
     }
 
     fn warn_once(&self, cause: &StoreError) -> Option<String> {
@@ -169,26 +170,23 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Write `bytes` to `path` atomically with mode 0600 from the first byte.
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
+/// Writes `bytes` to `path` with the one atomic write
+/// (`durable::replace`: whole or not at all, fsynced with its directory),
+/// made 0600 before it takes its name. Callers keep such files in a
+/// directory of [`create_private_dir`] (0700), so no one else can open the
+/// temporary file meanwhile either.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), DiskError> {
+    crate::durable::replace(path, bytes, |f| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        #[cfg(not(unix))]
+        let _ = f;
+        Ok(())
+    })
+    .map(drop)
 }
 
 enum KeyringOp {
@@ -247,6 +245,9 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&s.file_path("home")), 0o600);
+        s.save("home", &Token::new("tok123")).unwrap();
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file is left: {names:?}");
         assert_eq!(
             s.load("home", TokenStoreKind::File).unwrap(),
             Some(Token::new("tok123"))

@@ -106,7 +106,9 @@ pub async fn download(
         return Err(DownloadError::Empty);
     }
     let title = client.book(book).await.ok().map(|b| b.title);
-    let mut files = plan(&manifest, |i| client.stream_url(i).to_string());
+    // Named as the first address names them, so a download goes on
+    // through any address of the server.
+    let mut files = plan(&manifest, |i| client.stream_key(i).to_string());
     let existing = store.get(scope, book)?;
     let had_files = existing.is_some();
     let mut replaced = false;

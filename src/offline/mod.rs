@@ -1,7 +1,8 @@
 //! Offline listening: books downloaded to the data directory and played
 //! from there without the server.
 //!
-//! - `store`: the layout per scope (address, serverId, user) and per book,
+//! - `store`: the layout per scope (serverId, user: every address of the
+//!   server shares it) and per book,
 //!   the manifest snapshot kept with the files, and each download's state
 //!   (only a complete download is ever played);
 //! - `fetch`: downloading through the play endpoint with Range resume,
@@ -31,7 +32,6 @@ impl Scope {
     /// The scope of a logged-in session.
     pub fn of(session: &Session) -> Scope {
         Scope {
-            server: session.server.clone(),
             server_id: session.server_id.clone(),
             user_id: session.user_id.clone(),
         }

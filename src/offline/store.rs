@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! $XDG_DATA_HOME/earmark/offline/
-//!   <scope key>/            one per (address, serverId, user id)
+//!   <scope key>/            one per (serverId, user id): every address of
+//!                           the server shares it
 //!     scope.json            the scope in clear
 //!     <book key>/           one per book
 //!       snapshot.json       the manifest snapshot and the files it maps to
@@ -14,8 +15,11 @@
 //! (`durable::write_atomic`), so a power cut never leaves a torn snapshot;
 //! a write that fails says why ([`StoreError::Disk`]: the disk is full,
 //! read-only, no permission).
+//!
+//! A scope directory from before addresses (keyed by address too) is
+//! moved under its server's and account's key the first time that scope
+//! is used; a book already there stays, and its older copy too.
 
-use crate::api::BaseUrl;
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, ServerId, UserId};
 use crate::durable::{DiskError, write_atomic};
 use serde::{Deserialize, Serialize};
@@ -23,23 +27,19 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Whose download this is: files of one server instance and account are
-/// never played for another.
+/// never played for another, and are the same whichever of the server's
+/// addresses is in use. (The `scope.json` of a directory from before
+/// addresses also names the address as `server`.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Scope {
-    pub server: BaseUrl,
     pub server_id: ServerId,
     pub user_id: UserId,
 }
 
 impl Scope {
     fn key(&self) -> String {
-        short_hash(&format!(
-            "{}\n{}\n{}",
-            self.server.as_str(),
-            self.server_id.as_str(),
-            self.user_id
-        ))
+        short_hash(&format!("{}\n{}", self.server_id.as_str(), self.user_id))
     }
 }
 
@@ -181,15 +181,67 @@ impl Store {
         self.root.join(scope.key()).join(short_hash(book.as_str()))
     }
 
-    /// Creates the book's directory (and writes the scope file).
-    pub fn prepare(&self, scope: &Scope, book: &BookId) -> Result<PathBuf, StoreError> {
-        let dir = self.book_dir(scope, book);
+    /// Moves the books of `scope`'s directories from before addresses
+    /// (another key, the same serverId and account in their scope file)
+    /// under its key. Best effort: what cannot move stays where it was.
+    fn adopt_older(&self, scope: &Scope) {
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return;
+        };
+        let key = scope.key();
+        for old in entries.flatten().map(|e| e.path()) {
+            if old.file_name().is_some_and(|n| n == key.as_str()) || !old.is_dir() {
+                continue;
+            }
+            let said: Option<Scope> = std::fs::read(old.join("scope.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            if said.as_ref() != Some(scope) {
+                continue;
+            }
+            if let Err(e) = self.move_books(&old, scope) {
+                tracing::warn!("cannot move the downloads of {}: {e}", old.display());
+            }
+        }
+    }
+
+    fn move_books(&self, old: &Path, scope: &Scope) -> Result<(), StoreError> {
+        let new = self.root.join(scope.key());
+        self.prepare_scope(scope)?;
+        for book in std::fs::read_dir(old).map_err(io(old))?.flatten() {
+            let to = new.join(book.file_name());
+            if book.path().is_dir() && !to.exists() {
+                std::fs::rename(book.path(), &to).map_err(io(&to))?;
+            }
+        }
+        let left = std::fs::read_dir(old)
+            .map_err(io(old))?
+            .flatten()
+            .any(|e| e.path().is_dir());
+        if !left {
+            std::fs::remove_dir_all(old).map_err(io(old))?;
+        }
+        Ok(())
+    }
+
+    /// The scope's directory and its scope file.
+    fn prepare_scope(&self, scope: &Scope) -> Result<(), StoreError> {
+        let dir = self.root.join(scope.key());
         std::fs::create_dir_all(&dir).map_err(|e| DiskError::new(&dir, e))?;
-        let scope_file = self.root.join(scope.key()).join("scope.json");
+        let scope_file = dir.join("scope.json");
         if !scope_file.exists() {
             let text = serde_json::to_vec_pretty(scope).expect("a scope serializes");
             write_atomic(&scope_file, &text)?;
         }
+        Ok(())
+    }
+
+    /// Creates the book's directory (and writes the scope file).
+    pub fn prepare(&self, scope: &Scope, book: &BookId) -> Result<PathBuf, StoreError> {
+        self.adopt_older(scope);
+        let dir = self.book_dir(scope, book);
+        std::fs::create_dir_all(&dir).map_err(|e| DiskError::new(&dir, e))?;
+        self.prepare_scope(scope)?;
         Ok(dir)
     }
 
@@ -215,11 +267,13 @@ impl Store {
 
     /// The download of `book` in `scope`, if there is one.
     pub fn get(&self, scope: &Scope, book: &BookId) -> Result<Option<Download>, StoreError> {
+        self.adopt_older(scope);
         read_download(&self.book_dir(scope, book))
     }
 
     /// Every download of `scope`, by title.
     pub fn list(&self, scope: &Scope) -> Result<Vec<Download>, StoreError> {
+        self.adopt_older(scope);
         let dir = self.root.join(scope.key());
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -244,6 +298,7 @@ impl Store {
 
     /// Removes a book's files; returns the bytes freed (`None`: none there).
     pub fn remove(&self, scope: &Scope, book: &BookId) -> Result<Option<u64>, StoreError> {
+        self.adopt_older(scope);
         let dir = self.book_dir(scope, book);
         if !dir.exists() {
             return Ok(None);
@@ -366,6 +421,48 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn downloads_kept_per_address_move_under_the_server_and_account() {
+        let data = tempfile::tempdir().unwrap();
+        let store = Store::new(data.path());
+        let scope = Scope {
+            server_id: ServerId::new("s"),
+            user_id: UserId::from(1),
+        };
+        // Two directories from before addresses (home and away), and one of
+        // another server.
+        let older = |name: &str, server: &str, id: &str, books: &[&str]| {
+            let dir = store.root().join(name);
+            for b in books {
+                std::fs::create_dir_all(dir.join(short_hash(b))).unwrap();
+                std::fs::write(dir.join(short_hash(b)).join("snapshot.json"), *b).unwrap();
+            }
+            let said = serde_json::json!({"server": server, "serverId": id, "userId": 1});
+            std::fs::write(dir.join("scope.json"), said.to_string()).unwrap();
+        };
+        older("home", "http://nas:8686/api/v1", "s", &["b1", "b2"]);
+        older("away", "https://vpn/nas/api/v1", "s", &["b2", "b3"]);
+        older("other", "http://other:8686/api/v1", "s2", &["b4"]);
+        store.adopt_older(&scope);
+        let here = |b: &str| {
+            store
+                .book_dir(&scope, &BookId::new(b))
+                .join("snapshot.json")
+        };
+        for b in ["b1", "b2", "b3"] {
+            assert!(here(b).exists(), "{b}");
+        }
+        assert!(!store.book_dir(&scope, &BookId::new("b4")).exists());
+        let left: Vec<String> = std::fs::read_dir(store.root())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        // One copy of b2 moved; the other stays where it was (never lost).
+        assert_eq!(left.len(), 3, "{left:?}");
+        assert!(left.contains(&"other".to_owned()) && left.contains(&scope.key()));
+    }
 
     #[test]
     fn only_every_file_at_its_announced_length_is_complete() {

@@ -82,18 +82,22 @@ impl LocalIndex {
 }
 
 /// The engine reads the current client for every stream, so a new login
-/// applies to the next chapter without a restart. A chapter of a complete
-/// download plays from disk.
+/// applies to the next chapter without a restart, and so does the address
+/// in use (noted in `from`). A chapter of a complete download plays from
+/// disk.
 pub(super) fn resolver(
     downloads: Arc<RwLock<LocalIndex>>,
     client: CurrentClient,
+    from: super::address::StreamingFrom,
 ) -> StreamResolver {
     Arc::new(move |item| {
         if let Some(local) = super::read(&downloads).resolve(item) {
+            from.set(None);
             return local;
         }
         match client.get() {
             Some(c) => {
+                from.set(Some(c.base()));
                 let r = c.stream_request(item);
                 StreamRequest {
                     url: r.url.to_string(),

@@ -23,12 +23,14 @@
 //! - `stop`: the one classification ([`StopReason`]) and the stream judge.
 //! - `local`: the one stream resolver (downloads, then the login's stream)
 //!   and the index of downloaded mp3s.
+//! - `address`: playback follows the server to another of its addresses.
 //! - `settings`: each book's speed, volume and sound.
 //! - `worker`: the task that owns it all.
 //! - `up_next`: what `earmark play --up-next` plays when the book ends.
 //!
 //! Sits between `runtime`/`commands` and `offline`.
 
+mod address;
 mod engine;
 mod local;
 mod settings;
@@ -42,7 +44,7 @@ pub use local::LocalIndex;
 pub use settings::SoundNow;
 
 use crate::api::{ApiError, Client};
-use crate::config::{Dirs, Profile, Session};
+use crate::config::{Dirs, Profile, Session, SoundOwner};
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, SoundSettings};
 use crate::offline::Download;
 use crate::player::{AudioMode, EngineHandle, PlayerState};
@@ -80,10 +82,9 @@ impl CurrentClient {
 /// Who plays: a login (or none) and where its sync keeps its files.
 pub struct Login {
     pub client: Option<Client>,
-    /// (server address, user name) of the session, when logged in.
-    pub who: Option<(String, String)>,
-    /// The profile's name (each book's sound is kept per profile too).
-    pub profile: String,
+    /// Whose books' sound (`sound.json`): the session's server and
+    /// account, else the profile.
+    pub who: SoundOwner,
     pub sync: SyncConfig,
 }
 
@@ -92,8 +93,10 @@ impl Login {
     pub fn of(profile: &Profile, session: Option<&Session>, client: Option<Client>) -> Login {
         Login {
             client,
-            who: session.map(|s| (s.server.to_string(), s.user.clone())),
-            profile: profile.name.clone(),
+            who: SoundOwner {
+                login: session.map(Session::sound_login),
+                profile: profile.name.clone(),
+            },
             sync: SyncConfig::new(profile.sync_dir()),
         }
     }

@@ -10,7 +10,7 @@
 //!   skip silence shortens) is read here once, for the engine.
 
 use super::engine;
-use crate::config::{Config, Dirs, SoundBooks, SoundConfig, sound_key};
+use crate::config::{Config, Dirs, SoundBooks, SoundConfig, SoundOwner};
 use crate::domain::{BookId, SoundSettings};
 use crate::player::{EngineHandle, PlayerState};
 use std::sync::Arc;
@@ -40,25 +40,10 @@ pub(super) fn config_sound(dirs: &Dirs) -> (Option<SoundConfig>, Option<String>)
     }
 }
 
-/// Whose books: `sound.json`'s keys are per server, user and profile.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Who {
-    /// (server address, user name) of the session, when logged in.
-    pub login: Option<(String, String)>,
-    pub profile: String,
-}
-
-impl Who {
-    fn key(&self, book: &BookId) -> String {
-        let login = self.login.as_ref().map(|(s, u)| (s.as_str(), u.as_str()));
-        sound_key(login, &self.profile, book)
-    }
-}
-
 /// The sound of the books played: the store, and what the engine plays.
 pub(super) struct Sounds {
     store: Arc<SoundBooks>,
-    pub who: Who,
+    pub who: SoundOwner,
     /// The book the engine played last (whose sound it got).
     book: Option<BookId>,
     /// The engine's silence count for the current load, already added.
@@ -66,7 +51,7 @@ pub(super) struct Sounds {
 }
 
 impl Sounds {
-    pub fn new(store: SoundBooks, who: Who) -> Sounds {
+    pub fn new(store: SoundBooks, who: SoundOwner) -> Sounds {
         Sounds {
             store: Arc::new(store),
             who,
@@ -86,7 +71,7 @@ impl Sounds {
     }
 
     fn now(&self, book: &BookId) -> SoundNow {
-        let key = self.who.key(book);
+        let key = self.store.key(&self.who, book);
         let (saved_book, saved_total) = self.store.saved(&key);
         SoundNow {
             settings: self.store.settings(&key),
@@ -120,7 +105,7 @@ impl Sounds {
             engine::sound(e, settings);
         }
         let book = book?;
-        self.store.set(self.who.key(book), settings);
+        self.store.set(self.store.key(&self.who, book), settings);
         self.save_in_background();
         Some(self.now(book))
     }
@@ -133,7 +118,7 @@ impl Sounds {
         book: &BookId,
         s: &PlayerState,
     ) -> SoundNow {
-        let key = self.who.key(book);
+        let key = self.store.key(&self.who, book);
         if self.book.as_ref() != Some(book) {
             self.book = Some(book.clone());
             let want = self.store.settings(&key);

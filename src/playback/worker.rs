@@ -4,7 +4,8 @@
 //! a UI to reach the code that reacts to it. It is the one place that acts
 //! on a stop.
 
-use super::settings::{Sounds, Who};
+use super::address::{self, Follow, StreamingFrom};
+use super::settings::Sounds;
 use super::{
     CurrentClient, Event, Intent, LocalIndex, Login, Now, Playback, Setup, Stop, StopReason,
     engine, local, settings, stop, write,
@@ -30,13 +31,14 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
     client.set(setup.login.client.clone());
     let downloads = Arc::new(RwLock::new(setup.downloads));
     let seek_maps = SeekMaps::default();
+    let streaming = StreamingFrom::default();
     let (sound, warning) = settings::config_sound(&setup.dirs);
     if let Some(w) = warning {
         say(Notice::Info(w));
     }
     let started = engine::spawn(engine::Start {
         audio: setup.audio,
-        resolve: local::resolver(downloads.clone(), client.clone()),
+        resolve: local::resolver(downloads.clone(), client.clone(), streaming.clone()),
         client: client.clone(),
         seek_maps: seek_maps.clone(),
         sound,
@@ -54,13 +56,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
             (None, Some(why))
         }
     };
-    let sounds = Sounds::new(
-        SoundBooks::open(&setup.dirs.data),
-        Who {
-            login: setup.login.who.clone(),
-            profile: setup.login.profile.clone(),
-        },
-    );
+    let sounds = Sounds::new(SoundBooks::open(&setup.dirs.data), setup.login.who.clone());
     if let Some(why) = sounds.damaged() {
         say(Notice::Info(why));
     }
@@ -70,7 +66,9 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
     let (now_tx, now) = watch::channel(Now::default());
     let (tx, rx) = mpsc::unbounded_channel();
     let sync = Arc::new(RwLock::new(sync));
+    let follow = Follow::new(streaming, &client);
     let worker = Worker {
+        follow,
         engine: engine.clone(),
         link,
         sync: sync.clone(),
@@ -113,6 +111,8 @@ enum Seen {
 }
 
 struct Worker {
+    /// Playback follows the server to another of its addresses.
+    follow: Follow,
     engine: Option<EngineHandle>,
     link: Option<EngineLink>,
     sync: Arc<RwLock<SyncSession>>,
@@ -197,6 +197,11 @@ impl Worker {
                     Some(s) => self.sync_status(s),
                     None => self.status = None,
                 },
+                s = address::next_switch(&mut self.follow.switches) => match s {
+                    Some(()) => self.reopen_if_moved(),
+                    None => self.follow.switches = None,
+                },
+                Some(()) = self.follow.look.recv() => self.reopen_if_moved(),
             }
         }
     }
@@ -371,6 +376,9 @@ impl Worker {
             if let Status::Error(e) = &s.status {
                 self.engine_failed(e);
             }
+            if let (Status::Buffering | Status::Stalled, Some(e)) = (&s.status, &self.engine) {
+                self.follow.waiting(e, &self.client, &s);
+            }
             self.last_status = Some(s.status.clone());
         }
         let sound = self.sounds.follow(self.engine.as_ref(), &book, &s);
@@ -396,13 +404,17 @@ impl Worker {
         }
     }
 
+    fn reopen_if_moved(&mut self) {
+        if let Some(e) = &self.engine {
+            self.follow.reopen_if_moved(e, &self.client);
+        }
+    }
+
     async fn log_in(&mut self, login: Login) {
         self.sync().quit(Duration::from_secs(3)).await;
         self.client.set(login.client.clone());
-        self.sounds.who = Who {
-            login: login.who,
-            profile: login.profile,
-        };
+        self.follow.login(&self.client);
+        self.sounds.who = login.who;
         let (session, notices) = SyncSession::start(login.sync, login.client, self.link.clone());
         self.status = Some(session.watch());
         self.notices = Some(notices);

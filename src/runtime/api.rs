@@ -216,11 +216,19 @@ async fn login(
     password: String,
     profile: Option<String>,
 ) {
-    let global = ProfileSelector {
+    let mut global = ProfileSelector {
         profile,
-        server: Some(address.clone()),
+        server: None,
         user: Some(user.clone()),
     };
+    // The address the form showed (the profile's first) keeps all of the
+    // profile's addresses; another one typed is that one alone.
+    let listed = Profile::resolve_in(&global, sh.dirs.clone())
+        .ok()
+        .and_then(|p| p.server().cloned());
+    if listed.is_none_or(|first| crate::api::BaseUrl::parse(&address).ok() != Some(first)) {
+        global.server = Some(address.clone());
+    }
     let profile = match Profile::resolve_in(&global, sh.dirs.clone()) {
         Ok(p) => p,
         Err(e) => {
@@ -250,6 +258,9 @@ async fn login(
             // old one flushes and stops first.
             sh.playback.log_in(owner_login).await;
             sh.ui.send(Answer::LoggedIn(info));
+            if let Some(c) = sh.client() {
+                tokio::spawn(super::notices::addresses(sh.clone(), c));
+            }
             if let Some(w) = done.store_warning {
                 sh.ui.send(Answer::Notice(w));
             }

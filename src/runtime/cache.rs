@@ -1,7 +1,8 @@
-//! The library cache on disk, one file per (address, serverId, userId), so
-//! the library shows at once on start while a refresh runs. Written with
-//! `durable::write_atomic` (a failed write leaves the old cache as it
-//! was); a missing, old or damaged cache is simply not used.
+//! The library cache on disk, one file per (serverId, userId): every
+//! address of the server shares it. The library shows at once on start
+//! while a refresh runs. Written with `durable::write_atomic` (a failed
+//! write leaves the old cache as it was); a missing, old or damaged cache
+//! is simply not used (one from before addresses, version 2, is old).
 //!
 //! Also what the player says when one of its caches (this one, the
 //! covers) cannot be written: one sentence per cache and fault
@@ -16,20 +17,17 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-const MAGIC: &str = "earmark-library-cache 2";
+const MAGIC: &str = "earmark-library-cache 3";
 
-/// Whose library a cache file holds.
+/// Whose library a cache file holds: a server instance and account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scope {
-    pub address: String,
     pub server_id: ServerId,
     pub user_id: UserId,
 }
 
 pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
     let mut h = Sha256::new();
-    h.update(scope.address.as_bytes());
-    h.update([0]);
     h.update(scope.server_id.as_str().as_bytes());
     h.update([0]);
     h.update(scope.user_id.as_str().as_bytes());
@@ -93,8 +91,6 @@ fn parse_opt<T: std::str::FromStr>(s: &str) -> Option<T> {
 
 fn header(scope: &Scope) -> String {
     let mut h = String::from(MAGIC);
-    h.push('\t');
-    esc(&scope.address, &mut h);
     h.push('\t');
     esc(scope.server_id.as_str(), &mut h);
     h.push('\t');
@@ -309,7 +305,6 @@ mod tests {
     fn round_trips_per_scope() {
         let dir = tempfile::tempdir().unwrap();
         let scope = Scope {
-            address: "http://a/api/v1".into(),
             server_id: ServerId::new("s1"),
             user_id: UserId::from(7),
         };
@@ -393,7 +388,6 @@ mod tests {
         let not_a_dir = dir.path().join("cache");
         std::fs::write(&not_a_dir, b"x").unwrap();
         let scope = Scope {
-            address: "http://a/api/v1".into(),
             server_id: ServerId::new("s1"),
             user_id: UserId::from(7),
         };

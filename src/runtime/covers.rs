@@ -4,7 +4,7 @@
 //! as `Answer::Cover`.
 //!
 //! The disk cache (`$XDG_CACHE_HOME/earmark/covers/`) keeps the bytes as
-//! the server sent them, one file per scope (address, server id, user) and
+//! the server sent them, one file per scope (server id, user: every address of the server shares it) and
 //! book, written with `durable::write_atomic`, least recently used first
 //! out above [`CACHE_CAP`]. Only bytes that decoded are kept. A cover that
 //! cannot be written (a full or read-only disk) leaves the cache as it
@@ -220,13 +220,8 @@ pub struct CoverKey(String);
 impl CoverKey {
     pub fn new(scope: &Scope, book: &BookId) -> CoverKey {
         let mut h = Sha256::new();
-        for part in [
-            scope.address.as_bytes(),
-            scope.server_id.as_str().as_bytes(),
-        ] {
-            h.update(part);
-            h.update([0]);
-        }
+        h.update(scope.server_id.as_str().as_bytes());
+        h.update([0]);
         h.update(scope.user_id.as_str().as_bytes());
         h.update([0]);
         h.update(book.as_str().as_bytes());
@@ -323,7 +318,6 @@ mod tests {
 
     fn scope(user: u64) -> Scope {
         Scope {
-            address: "http://nas:8686/api/v1".into(),
             server_id: ServerId::new("srv"),
             user_id: UserId::from(user),
         }

@@ -67,11 +67,7 @@ pub fn run(
 ) -> ExitCode {
     keep_heap_compact();
     let info = session.as_ref().map(session_info);
-    let address = profile
-        .server
-        .as_ref()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+    let address = profile.server().map(|s| s.to_string()).unwrap_or_default();
     let user = profile.user.clone().unwrap_or_default();
     let result = run_terminal(
         config,

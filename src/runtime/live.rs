@@ -91,6 +91,10 @@ impl Live {
         shared.send_profiles();
         // One-shot: the downloads on disk (markers; chapters play from them).
         rt.spawn(offline::refresh(shared.clone()));
+        if let Some(c) = shared.client() {
+            // The address in use, when the profile lists several.
+            rt.spawn(notices::addresses(shared.clone(), c));
+        }
         if logged_in {
             // One-shot: the library, the cache first.
             rt.spawn(api::library(shared.clone(), true));

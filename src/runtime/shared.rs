@@ -61,7 +61,6 @@ impl Shared {
         let l = read(&self.login);
         let s = l.session.as_ref()?;
         Some(cache::Scope {
-            address: s.server.to_string(),
             server_id: s.server_id.clone(),
             user_id: s.user_id.clone(),
         })
@@ -123,7 +122,7 @@ pub(crate) fn profiles_answer(dirs: &Dirs, p: &Profile) -> Answer {
     Answer::Profiles {
         names,
         current: Some(p.name.clone()),
-        address: p.server.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+        address: p.server().map(|s| s.to_string()).unwrap_or_default(),
         user: p.user.clone().unwrap_or_default(),
     }
 }

@@ -33,10 +33,27 @@ pub struct Cache {
 }
 
 fn key(scope: &Scope, book: &BookId) -> String {
-    format!(
-        "{}|{}|{}|{}",
-        scope.base, scope.server_id, scope.user_id, book
-    )
+    format!("{}|{}|{}", scope.server_id, scope.user_id, book)
+}
+
+/// A key from before addresses (`{address}|{server}|{user}|{book}`, the
+/// address ending in `/api/v1`) without its address; newer keys as they
+/// are. Of two that become one, the later place wins.
+fn migrate(books: BTreeMap<String, CachedBook>) -> BTreeMap<String, CachedBook> {
+    let mut out: BTreeMap<String, CachedBook> = BTreeMap::new();
+    for (k, b) in books {
+        let k = match k.split_once("/api/v1|") {
+            Some((address, rest)) if address.starts_with("http") => rest.to_owned(),
+            _ => k,
+        };
+        match out.get(&k) {
+            Some(have) if have.updated_at >= b.updated_at => {}
+            _ => {
+                out.insert(k, b);
+            }
+        }
+    }
+    out
 }
 
 impl Cache {
@@ -46,6 +63,7 @@ impl Cache {
         let books = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
+            .map(migrate)
             .unwrap_or_default();
         Self {
             path: Some(path),
@@ -131,5 +149,31 @@ impl Cache {
         write_atomic(path, &bytes)?;
         self.dirty = false;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{ServerId, UserId};
+
+    #[test]
+    fn a_place_kept_under_an_address_is_read_for_the_server_and_account() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.json");
+        let place = |pos: f64, at: u64| serde_json::json!({"chapterId": "c1", "positionSec": pos, "updatedAt": at});
+        let old = serde_json::json!({
+            "http://nas.local:8686/api/v1|s|1|b1": place(10.0, 1),
+            "https://vpn.example/nas/api/v1|s|1|b1": place(20.0, 2),
+        });
+        std::fs::write(&path, old.to_string()).unwrap();
+        let scope = Scope {
+            server_id: ServerId::new("s"),
+            user_id: UserId::from(1),
+        };
+        let p = Cache::load(&path)
+            .progress(&scope, &BookId::new("b1"))
+            .unwrap();
+        assert_eq!(p.spot.position, 20.0, "the later of the two");
     }
 }

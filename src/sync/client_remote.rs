@@ -40,7 +40,6 @@ impl ClientRemote {
 /// The scope of a client's current login.
 pub(super) fn scope_of(client: &Client) -> Option<Scope> {
     client.auth().map(|a| Scope {
-        base: client.base().as_str().to_owned(),
         server_id: a.server_id,
         user_id: a.user_id,
     })

@@ -16,23 +16,18 @@ use crate::domain::{BookId, ChapterId, EpochMillis, ListeningStats, PlaceMark, S
 use serde::Serialize;
 use std::path::PathBuf;
 
-/// Whose change it is: the server address, instance and account a queued
-/// change belongs to (it is only ever sent there).
+/// Whose change it is: the server instance and account a queued change
+/// belongs to (it is only ever sent there, through any of its addresses).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeScope {
-    pub base: String,
     pub server_id: ServerId,
     pub user_id: UserId,
 }
 
 impl std::fmt::Display for ChangeScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} (server {}, user {})",
-            self.base, self.server_id, self.user_id
-        )
+        write!(f, "server {}, user {}", self.server_id, self.user_id)
     }
 }
 
@@ -133,7 +128,6 @@ impl PendingChange {
         PendingChange {
             seq: e.seq,
             scope: ChangeScope {
-                base: e.scope.base,
                 server_id: e.scope.server_id,
                 user_id: e.scope.user_id,
             },
@@ -190,7 +184,6 @@ impl Records {
         let public = |v: Vec<Entry>| v.into_iter().map(PendingChange::of).collect();
         Ok(Pending {
             scope: scope.map(|s| ChangeScope {
-                base: s.base,
                 server_id: s.server_id,
                 user_id: s.user_id,
             }),
@@ -230,7 +223,6 @@ mod tests {
         Entry {
             seq: 7,
             scope: Scope {
-                base: "http://h:8686/api/v1".into(),
                 server_id: ServerId::new("srv_1"),
                 user_id: UserId::from(3),
             },

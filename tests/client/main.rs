@@ -2,6 +2,7 @@
 //! real HTTP on 127.0.0.1 against in-test servers with other payload
 //! families, and against the reference server.
 
+mod addresses;
 mod covers;
 mod errors;
 mod families;

@@ -12,7 +12,6 @@ use std::path::Path;
 
 fn scope() -> Scope {
     Scope {
-        address: "http://nas:8686/api/v1".into(),
         server_id: ServerId::new("srv"),
         user_id: UserId::from(7),
     }

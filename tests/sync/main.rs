@@ -1,6 +1,7 @@
 //! Sync scenarios against the real reference server over real HTTP, with a
 //! loopback proxy for outages and request counting (issue 5, tests 1–8).
 
+mod addresses;
 mod caches_disk;
 mod child;
 mod cli;

@@ -151,8 +151,12 @@ async fn play_applies_the_sound_the_player_saved_for_the_book() {
             .id
             .to_string(),
     );
-    // What the player writes when the listener sets Alpha's sound.
+    // What the player wrote (before addresses: the server's address and
+    // the user name) when the listener set Alpha's sound.
     let key = |book: &str| format!("{}|alice|{book}", BaseUrl::parse(&url).unwrap());
+    // Where it is kept now: the server instance and the account.
+    let s = server.login().await.unwrap();
+    let kept = |book: &str| format!("{}|{}|{book}", s.server_id, s.user_id);
     let data = home.dir.path().join("data/earmark");
     std::fs::create_dir_all(&data).unwrap();
     let saved = serde_json::json!({
@@ -195,8 +199,12 @@ async fn play_applies_the_sound_the_player_saved_for_the_book() {
     // The file keeps the settings and adds the silence skipped.
     let after: serde_json::Value =
         serde_json::from_slice(&std::fs::read(data.join("sound.json")).unwrap()).unwrap();
-    assert_eq!(after[key(&alpha)]["boostDb"], 6.0, "{after}");
-    let total = after[key(&alpha)]["silenceSavedSec"].as_f64().unwrap();
+    assert_eq!(after[kept(&alpha)]["boostDb"], 6.0, "{after}");
+    assert!(
+        after.get(key(&alpha)).is_none(),
+        "moved, not copied: {after}"
+    );
+    let total = after[kept(&alpha)]["silenceSavedSec"].as_f64().unwrap();
     assert!(
         (total - (4.0 + skipped)).abs() < 0.01,
         "{after} (skipped {skipped})"
@@ -233,13 +241,11 @@ async fn sound_shows_and_sets_a_books_sound_and_refuses_bad_values() {
     assert_eq!(v["boostDb"], 7.5, "{v}");
     assert_eq!(v["skipSilence"], true, "{v}");
     assert_eq!(v["changed"], true, "{v}");
-    // Kept under the key the player uses (server, user, book).
+    // Kept under the key the player uses (server instance, account, book).
     let file = home.dir.path().join("data/earmark/sound.json");
     let stored: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let key = format!(
-        "{}|alice|{alpha}",
-        BaseUrl::parse(server.base_url()).unwrap()
-    );
+    let s = server.login().await.unwrap();
+    let key = format!("{}|{}|{alpha}", s.server_id, s.user_id);
     assert_eq!(stored[&key]["boostDb"], 7.5, "{stored}");
     // Shown again as set; one flag changes only itself.
     let v = json(&["--normalize", "on"]);

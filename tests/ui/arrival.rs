@@ -302,7 +302,6 @@ fn a_page_that_keeps_failing_leaves_what_arrived_says_the_rest_is_missing_and_is
     assert_eq!(app.library.row(19).unwrap().title, "Arrival 019");
     // Nothing of the partial list was cached as the library.
     let scope = earmark::runtime::cache::Scope {
-        address: session.server.to_string(),
         server_id: session.server_id.clone(),
         user_id: session.user_id,
     };

@@ -45,7 +45,6 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 fn bench_start_to_first_frame_100k_cached() {
     let dir = tempfile::tempdir().unwrap();
     let scope = cache::Scope {
-        address: "http://127.0.0.1:8686/api/v1".into(),
         server_id: ServerId::new("s"),
         user_id: UserId::from(1),
     };
@@ -62,7 +61,7 @@ fn bench_start_to_first_frame_100k_cached() {
         let t_load = t.elapsed().as_secs_f64() * 1000.0;
         let mut app = App::new(Default::default(), Default::default());
         app.update(Event::Answer(Answer::LoggedIn(SessionInfo {
-            address: scope.address.clone(),
+            address: "http://127.0.0.1:8686/api/v1".into(),
             user: "u".into(),
             profile: None,
         })));

@@ -2,6 +2,7 @@
 //! rendering at every small size, the reducer's flows, and (with the
 //! reference server) end to end in a real pseudo-terminal.
 
+mod addresses;
 mod arrival;
 mod backend;
 mod bench;

@@ -2,14 +2,17 @@
 //! clone (an `Arc`); safe to share between the sync worker, the player and
 //! the UI's background tasks.
 //!
-//! `streams`: audio and other server-given URLs; `transport`: requests,
-//! retries, hand-followed redirects and error mapping; `paging`: lists
-//! page by page ([`Pager`]).
+//! `addresses`: the server's addresses, which one is in use and which may
+//! carry the token; `streams`: audio and other server-given URLs;
+//! `transport`: requests, retries, the next address, hand-followed
+//! redirects and error mapping; `paging`: lists page by page ([`Pager`]).
 
+mod addresses;
 mod paging;
 mod streams;
 mod transport;
 
+pub use addresses::Address;
 pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
 pub use streams::MAX_COVER_BYTES;
 pub use transport::RawAnswer;
@@ -22,7 +25,7 @@ use super::paths::{self, Paths};
 use super::wire::{self, LoginData, ProgressRead, ProgressState, WriteOutcome};
 use crate::domain::*;
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use transport::Access;
@@ -117,15 +120,31 @@ pub struct Client {
 
 struct Inner {
     http: reqwest::Client,
-    base: BaseUrl,
+    addresses: RwLock<addresses::Addresses>,
+    /// The address in use, for those who follow a switch.
+    switched: tokio::sync::watch::Sender<BaseUrl>,
+    /// Told of each switch, at once (the session store remembers it).
+    on_switch: RwLock<Option<SwitchHook>>,
     opts: ClientOptions,
     auth: RwLock<Option<Auth>>,
+}
+
+type SwitchHook = Arc<dyn Fn(&BaseUrl) + Send + Sync>;
+
+/// Locks are held for a copy or a swap only, so a poisoned one is used as
+/// it is.
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("base", &self.inner.base.as_str())
+            .field("base", &self.base().as_str())
             .finish_non_exhaustive()
     }
 }
@@ -142,8 +161,14 @@ impl Client {
         )
     }
 
+    /// A client of one address.
     pub fn new(base: BaseUrl, opts: ClientOptions) -> Result<Client, ApiError> {
-        let http = reqwest::Client::builder()
+        Client::with_addresses(vec![Address::new(base)], None, opts, None)
+    }
+
+    /// The HTTP client of every address of a client (one pool).
+    fn http(base: &BaseUrl, opts: &ClientOptions) -> Result<reqwest::Client, ApiError> {
+        reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .pool_idle_timeout(Duration::from_secs(90))
             .tcp_keepalive(Duration::from_secs(60))
@@ -154,26 +179,15 @@ impl Client {
             .map_err(|e| ApiError::Network {
                 address: base.to_string(),
                 message: format!("cannot set up HTTP: {e}"),
-            })?;
-        Ok(Client {
-            inner: Arc::new(Inner {
-                http,
-                base,
-                opts,
-                auth: RwLock::new(None),
-            }),
-        })
+            })
     }
 
-    /// A client that is already logged in with `auth`.
+    /// A client of one address that is already logged in (through it)
+    /// with `auth`.
     pub fn with_auth(base: BaseUrl, opts: ClientOptions, auth: Auth) -> Result<Client, ApiError> {
         let c = Client::new(base, opts)?;
         c.set_auth(Some(auth));
         Ok(c)
-    }
-
-    pub fn base(&self) -> &BaseUrl {
-        &self.inner.base
     }
 
     pub fn options(&self) -> &ClientOptions {
@@ -181,41 +195,36 @@ impl Client {
     }
 
     pub fn auth(&self) -> Option<Auth> {
-        self.inner
-            .auth
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.inner.auth).clone()
     }
 
+    /// Logged in with `auth` (through the address in use: one that no
+    /// login went through yet vouches for its server from now on), or out.
     pub fn set_auth(&self, auth: Option<Auth>) {
-        *self.inner.auth.write().unwrap_or_else(|e| e.into_inner()) = auth;
+        if let Some(a) = &auth {
+            self.vouch_current(&a.server_id);
+        }
+        *write(&self.inner.auth) = auth;
     }
 
     // ------------------------------------------------------------ auth
 
-    /// `POST /auth/login`. On success the client uses the new token and ids.
+    /// `POST /auth/login`, through the addresses in order (the one in use
+    /// first) until one answers. On success the client uses the new token
+    /// and ids, through that address.
     pub async fn login(&self, user: &str, password: &str) -> Result<LoginData, ApiError> {
-        let p = &self.inner.opts.paths;
-        let mut body = serde_json::Map::new();
-        body.insert(p.login_user_field.clone(), json!(user));
-        body.insert(p.login_password_field.clone(), json!(password));
-        let v = self
-            .call(
-                Method::POST,
-                &["auth", "login"],
-                &[],
-                Some(Value::Object(body)),
-                Access::Anonymous,
-            )
-            .await?;
-        let data = wire::decode_login(&v, "POST /auth/login")?;
-        self.set_auth(Some(Auth {
-            token: data.token.clone(),
-            server_id: data.server_id.clone(),
-            user_id: data.user_id.clone(),
-        }));
-        Ok(data)
+        let mut missed = Vec::new();
+        for (i, base) in self.candidates(Access::Anonymous) {
+            match self.login_at(&base, user, password).await {
+                Ok(data) => {
+                    self.adopt(i, &data);
+                    return Ok(data);
+                }
+                Err(e) if addresses::unanswered(&e) => missed.push(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(missed.pop().unwrap_or(ApiError::NotLoggedIn))
     }
 
     /// Revoke the token on the server (best effort for servers without logout).
@@ -535,7 +544,7 @@ impl Client {
         wire::decode_batch(
             &v,
             "POST /auth/reading-progress/batch",
-            self.inner.base.as_str(),
+            self.base().as_str(),
         )
     }
 

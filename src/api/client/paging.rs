@@ -388,18 +388,18 @@ impl Client {
             }
             NextPage::Url(_) => 1,
         };
+        let base = self.base();
         let url = match at {
-            NextPage::Url(u) => self.next_url(&req.endpoint, &req.segs, u)?,
+            NextPage::Url(u) => self.next_url(&base, &req.endpoint, &req.segs, u)?,
             _ => {
-                let mut url = self
-                    .inner
-                    .base
-                    .endpoint(req.segs.iter().map(String::as_str));
+                let mut url = base.endpoint(req.segs.iter().map(String::as_str));
                 url.query_pairs_mut().extend_pairs(&query);
                 url
             }
         };
-        let v = self.call_url(Method::GET, url, None, Access::Token).await?;
+        let v = self
+            .call_url(Method::GET, &base, url, None, Access::Token)
+            .await?;
         let list = wire::find_list(&v, &req.endpoint)?;
         let place = format!("{} page {}", req.endpoint, page_no_label(at, page_no));
         let entries = list
@@ -441,18 +441,22 @@ impl Client {
     }
 
     /// A `next` link as a URL we may send the token to: same origin only.
-    fn next_url(&self, endpoint: &str, segs: &[String], given: &str) -> Result<url::Url, ApiError> {
-        let current = self.inner.base.endpoint(segs.iter().map(String::as_str));
-        let url = self
-            .inner
-            .base
+    fn next_url(
+        &self,
+        base: &crate::api::BaseUrl,
+        endpoint: &str,
+        segs: &[String],
+        given: &str,
+    ) -> Result<url::Url, ApiError> {
+        let current = base.endpoint(segs.iter().map(String::as_str));
+        let url = base
             .resolve_next(&current, given)
             .map_err(|e| ApiError::Decode {
                 endpoint: endpoint.to_owned(),
                 field: "next".into(),
                 problem: format!("is not a URL earmark can follow: {e}"),
             })?;
-        if !self.inner.base.same_origin(&url) {
+        if !base.same_origin(&url) {
             return Err(ApiError::Decode {
                 endpoint: endpoint.to_owned(),
                 field: "next".into(),

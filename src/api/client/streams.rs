@@ -13,12 +13,15 @@ impl Client {
 
     /// The URL of a chapter's audio: the manifest `url` resolved against the
     /// base, else `/chapters/{chapterId}/play?raw=1`.
+    /// A URL below another address of the server is taken below the one
+    /// in use (`addresses`).
     pub fn stream_url(&self, item: &ManifestItem) -> Url {
-        let base = &self.inner.base;
+        let base = &self.base();
         item.url
             .as_deref()
             .filter(|u| !u.trim().is_empty())
             .and_then(|u| base.resolve(u).ok())
+            .map(|u| self.below_in_use(u))
             .unwrap_or_else(|| {
                 let mut u = base.endpoint(["chapters", item.chapter_id.as_str(), "play"]);
                 u.set_query(Some("raw=1"));
@@ -36,9 +39,10 @@ impl Client {
     pub fn stream_refusal(&self, status: u16, content_type: Option<&str>, body: &[u8]) -> ApiError {
         let st = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::BAD_GATEWAY);
         if !st.is_success() {
-            return self.error_from_body(st, content_type, body);
+            return self.error_from_body(&self.base(), st, content_type, body);
         }
-        let address = self.inner.base.as_str();
+        let base = self.base();
+        let address = base.as_str();
         let from_code = |code: Option<String>, message: Option<String>, said: Option<u16>| {
             let st = said
                 .filter(|s| *s >= 400)
@@ -82,15 +86,25 @@ impl Client {
         }
     }
 
+    /// The stream URL of `item` as the profile's first address names it:
+    /// the same whichever address is in use (a download's files are
+    /// named by it).
+    pub fn stream_key(&self, item: &ManifestItem) -> Url {
+        let url = self.stream_url(item);
+        let first = self.addresses().swap_remove(0).base;
+        self.base().rebase(&url, &first).unwrap_or(url)
+    }
+
     /// URL plus the Bearer header (only for the server's own origin).
     pub fn stream_request(&self, item: &ManifestItem) -> StreamRequest {
         self.request_to(self.stream_url(item))
     }
 
-    /// `url` with the Bearer header when it is on the server's origin.
+    /// `url` with the Bearer header when it is on the origin of the
+    /// address in use, and that address vouches for the login's server.
     fn request_to(&self, url: Url) -> StreamRequest {
         let headers = match self.auth() {
-            Some(a) if self.inner.base.same_origin(&url) => {
+            Some(a) if self.may_carry_token(&url, &a) => {
                 vec![(
                     "Authorization".to_owned(),
                     format!("Bearer {}", a.token.expose()),
@@ -105,7 +119,7 @@ impl Client {
     /// (only for the server's own origin).
     pub fn stream_url_with_token(&self, item: &ManifestItem) -> Url {
         let mut url = self.stream_url(item);
-        if let Some(a) = self.auth().filter(|_| self.inner.base.same_origin(&url)) {
+        if let Some(a) = self.auth().filter(|a| self.may_carry_token(&url, a)) {
             let kept: Vec<(String, String)> = url
                 .query_pairs()
                 .filter(|(k, _)| k != "access_token")
@@ -157,9 +171,11 @@ impl Client {
             if let Some(b) = from_byte {
                 rb = rb.header(header::RANGE, format!("bytes={b}-"));
             }
-            let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
+            let base = self.base();
+            let resp = rb.send().await.map_err(|e| self.network_error(&base, &e))?;
             if resp.status().is_redirection() {
-                let next = redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&url))?;
+                let next =
+                    redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&base, &url))?;
                 token_allowed &= next.origin() == url.origin();
                 url = next;
                 continue;
@@ -170,16 +186,36 @@ impl Client {
             let status = resp.status();
             let ct = content_type(&resp);
             let body = resp.bytes().await.unwrap_or_default();
-            return Err(self.error_from_body(status, ct.as_deref(), &body));
+            return Err(self.error_from_body(&base, status, ct.as_deref(), &body));
         }
-        Err(self.bad_redirect(&url))
+        Err(self.bad_redirect(&self.base(), &url))
     }
 
     /// A URL the server handed out (`coverUrl`, …) as a request: resolved
     /// against the base; the token only for the server's own origin.
     pub fn resource_request(&self, given: &str) -> Option<StreamRequest> {
-        let url = self.inner.base.resolve(given).ok()?;
-        Some(self.request_to(url))
+        let url = self.base().resolve(given).ok()?;
+        Some(self.request_to(self.below_in_use(url)))
+    }
+
+    /// `url` below another address of the server, moved below the one in
+    /// use (a manifest or cover URL from before a switch); else as it is.
+    fn below_in_use(&self, url: Url) -> Url {
+        let now = self.base();
+        self.addresses()
+            .iter()
+            .filter(|a| a.base != now)
+            .find_map(|a| a.base.rebase(&url, &now))
+            .unwrap_or(url)
+    }
+
+    fn may_carry_token(&self, url: &Url, auth: &crate::api::Auth) -> bool {
+        let now = self.base();
+        now.same_origin(url)
+            && self
+                .addresses()
+                .iter()
+                .any(|a| a.base == now && a.vouches_for(&auth.server_id))
     }
 
     /// A book's cover image bytes, `None` when it has none (404); see
@@ -205,7 +241,7 @@ impl Client {
             .filter(|u| !u.trim().is_empty())
             .and_then(|u| self.resource_request(u))
             .unwrap_or_else(|| {
-                self.request_to(self.inner.base.endpoint(["books", book.as_str(), "cover"]))
+                self.request_to(self.base().endpoint(["books", book.as_str(), "cover"]))
             });
         let fetch = async {
             let mut resp = match self.open_resource(&req, None).await {
@@ -214,14 +250,18 @@ impl Client {
                 Err(e) => return Err(e),
             };
             let too_big = || ApiError::Network {
-                address: self.inner.base.to_string(),
+                address: self.base().to_string(),
                 message: format!("the cover at {} is larger than {max} bytes", req.url),
             };
             if resp.content_length().is_some_and(|n| n > max as u64) {
                 return Err(too_big());
             }
             let mut body = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(|e| self.network_error(&e))? {
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| self.network_error(&self.base(), &e))?
+            {
                 if body.len() + chunk.len() > max {
                     return Err(too_big());
                 }
@@ -233,7 +273,7 @@ impl Client {
             .await
             .unwrap_or_else(|_| {
                 Err(ApiError::Network {
-                    address: self.inner.base.to_string(),
+                    address: self.base().to_string(),
                     message: format!("the cover at {} timed out", req.url),
                 })
             })

@@ -1,11 +1,13 @@
 //! Requests: auth and identity headers, retries with back-off for GETs,
-//! redirects followed by hand (the token never leaves the origin), paging,
-//! and mapping answers to values or typed errors.
+//! the next address when one does not answer (`addresses`), redirects
+//! followed by hand (the token never leaves the origin), and mapping
+//! answers to values or typed errors.
 
 use super::Client;
-use crate::api::Auth;
+use super::addresses::Miss;
 use crate::api::error::{ApiError, BodyKind};
 use crate::api::wire;
+use crate::api::{Auth, BaseUrl};
 use reqwest::{Method, StatusCode, header};
 use serde_json::Value;
 use url::Url;
@@ -32,18 +34,21 @@ impl Client {
         body: Option<Value>,
         access: Access,
     ) -> Result<Value, ApiError> {
-        let mut url = self.inner.base.endpoint(segs.iter().copied());
+        let base = self.base();
+        let mut url = base.endpoint(segs.iter().copied());
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
         }
-        self.call_url(method, url, body, access).await
+        self.call_url(method, &base, url, body, access).await
     }
 
-    /// A request to a URL on the server's origin (built from the base, or a
-    /// `next` link the caller checked).
+    /// A request to `url` below `base` (built from it, or a `next` link
+    /// the caller checked), at the address in use or, when that one does
+    /// not answer, at the next (`addresses`: the same place below it).
     pub(super) async fn call_url(
         &self,
         method: Method,
+        base: &BaseUrl,
         url: Url,
         body: Option<Value>,
         access: Access,
@@ -64,7 +69,10 @@ impl Client {
                 tokio::time::sleep(delay).await;
                 delay = delay.saturating_mul(2);
             }
-            match self.once(&method, &url, body.as_ref(), auth.as_ref()).await {
+            match self
+                .anywhere(&method, base, &url, body.as_ref(), auth.as_ref(), access)
+                .await
+            {
                 Err(e) if e.is_retryable() && attempt + 1 < attempts => {
                     tracing::debug!("retrying {method} {url}: {e}");
                     last = Some(e);
@@ -75,24 +83,71 @@ impl Client {
         Err(last.unwrap_or(ApiError::NotLoggedIn))
     }
 
-    async fn once(
+    /// One try at each address that may take the request, the one in use
+    /// first, until one answers (see `addresses`).
+    async fn anywhere(
         &self,
+        method: &Method,
+        base: &BaseUrl,
+        url: &Url,
+        body: Option<&Value>,
+        auth: Option<&Auth>,
+        access: Access,
+    ) -> Result<Value, ApiError> {
+        let candidates = self.candidates(access);
+        if candidates.is_empty() {
+            // No address vouches for this login's server.
+            return Err(ApiError::NotLoggedIn);
+        }
+        let mut missed: Vec<(BaseUrl, ApiError)> = Vec::new();
+        for (i, at) in candidates {
+            let there = if at == *base {
+                url.clone()
+            } else {
+                match base.rebase(url, &at) {
+                    Some(u) => u,
+                    None => continue,
+                }
+            };
+            let identity = *method != Method::GET;
+            match self.once(&at, method, &there, body, auth, identity).await {
+                Ok(v) => {
+                    self.answered_at(i);
+                    return Ok(v);
+                }
+                Err(Miss::Answered(e)) => {
+                    self.answered_at(i);
+                    return Err(e);
+                }
+                Err(Miss::Unanswered(e)) if *method != Method::GET => return Err(e),
+                Err(Miss::Unconnected(e) | Miss::Unanswered(e)) => missed.push((at, e)),
+            }
+        }
+        Err(unreachable(missed))
+    }
+
+    /// One request at address `base` (redirects within its origin
+    /// followed by hand). `identity`: with the identity headers.
+    pub(super) async fn once(
+        &self,
+        base: &BaseUrl,
         method: &Method,
         url: &Url,
         body: Option<&Value>,
         auth: Option<&Auth>,
-    ) -> Result<Value, ApiError> {
+        identity: bool,
+    ) -> Result<Value, Miss> {
         let prefix = &self.inner.opts.identity_header_prefix;
         let mut url = url.clone();
         for _ in 0..=MAX_REDIRECTS {
-            let same_origin = self.inner.base.same_origin(&url);
+            let same_origin = base.same_origin(&url);
             let mut rb = self
                 .inner
                 .http
                 .request(method.clone(), url.clone())
                 .timeout(self.inner.opts.request_timeout)
                 .header(header::ACCEPT, "application/json");
-            let identity_sent = auth.is_some() && same_origin && *method != Method::GET;
+            let identity_sent = auth.is_some() && same_origin && identity;
             if let (Some(a), true) = (auth, same_origin) {
                 rb = rb.bearer_auth(a.token.expose());
                 if identity_sent {
@@ -104,22 +159,37 @@ impl Client {
             if let Some(b) = body {
                 rb = rb.json(b);
             }
-            let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
+            let resp = rb.send().await.map_err(|e| {
+                let error = self.network_error(base, &e);
+                if e.is_connect() {
+                    Miss::Unconnected(error)
+                } else {
+                    Miss::Unanswered(error)
+                }
+            })?;
             let status = resp.status();
             if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
                 // Writes are never re-sent elsewhere.
                 if *method != Method::GET {
-                    return Err(self.bad_redirect(&url));
+                    return Err(Miss::Answered(self.bad_redirect(base, &url)));
                 }
-                url = redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&url))?;
+                url = redirect_target(&url, &resp)
+                    .ok_or_else(|| Miss::Answered(self.bad_redirect(base, &url)))?;
                 continue;
             }
             let ct = content_type(&resp);
             let retry_after = retry_after(&resp);
-            let bytes = resp.bytes().await.map_err(|e| self.network_error(&e))?;
+            let bytes = resp
+                .bytes()
+                .await
+                .map_err(|e| Miss::Unanswered(self.network_error(base, &e)))?;
             if !status.is_success() {
-                let e = self.error_from_body(status, ct.as_deref(), &bytes);
-                return Err(self.refine(e, retry_after, identity_sent));
+                let e = self.error_from_body(base, status, ct.as_deref(), &bytes);
+                let e = self.refine(e, retry_after, identity_sent);
+                return Err(match status.as_u16() {
+                    502..=504 => Miss::Unanswered(e),
+                    _ => Miss::Answered(e),
+                });
             }
             let v = match wire::parse_body(ct.as_deref(), &bytes) {
                 Ok(v) => v,
@@ -130,16 +200,16 @@ impl Client {
                     Value::Null
                 }
                 Err(kind) => {
-                    return Err(ApiError::NotJson {
-                        address: self.inner.base.to_string(),
+                    return Err(Miss::Answered(ApiError::NotJson {
+                        address: base.to_string(),
                         status: status.as_u16(),
                         kind,
-                    });
+                    }));
                 }
             };
             if let Some((st, code, msg)) = wire::envelope_error(&v) {
-                let e = ApiError::from_status(st, code, msg, self.inner.base.as_str());
-                return Err(self.refine(e, retry_after, identity_sent));
+                let e = ApiError::from_status(st, code, msg, base.as_str());
+                return Err(Miss::Answered(self.refine(e, retry_after, identity_sent)));
             }
             if ct.as_deref().is_some_and(is_problem) {
                 // RFC 7807 says what it is, whatever the status.
@@ -149,21 +219,22 @@ impl Client {
                     .filter(|s| *s >= 400)
                     .or_else(|| b.code.as_deref().and_then(wire::status_of_code))
                     .unwrap_or(400);
-                let e = ApiError::from_status(st, b.code, b.message, self.inner.base.as_str());
-                return Err(self.refine(e, retry_after, identity_sent));
+                let e = ApiError::from_status(st, b.code, b.message, base.as_str());
+                return Err(Miss::Answered(self.refine(e, retry_after, identity_sent)));
             }
             return Ok(v);
         }
-        Err(self.bad_redirect(&url))
+        Err(Miss::Answered(self.bad_redirect(base, &url)))
     }
 
     pub(super) fn error_from_body(
         &self,
+        base: &BaseUrl,
         status: StatusCode,
         ct: Option<&str>,
         body: &[u8],
     ) -> ApiError {
-        let address = self.inner.base.as_str();
+        let address = base.as_str();
         let (code, message) = match wire::parse_body(ct, body) {
             Ok(v) => wire::error_parts(&v),
             Err(BodyKind::Empty) => (None, None),
@@ -204,7 +275,7 @@ impl Client {
         }
     }
 
-    pub(super) fn network_error(&self, e: &reqwest::Error) -> ApiError {
+    pub(super) fn network_error(&self, base: &BaseUrl, e: &reqwest::Error) -> ApiError {
         let mut message = if e.is_timeout() {
             "the request timed out".to_owned()
         } else if e.is_connect() {
@@ -222,15 +293,34 @@ impl Client {
             src = s.source();
         }
         ApiError::Network {
-            address: self.inner.base.to_string(),
+            address: base.to_string(),
             message,
         }
     }
 
-    pub(super) fn bad_redirect(&self, from: &Url) -> ApiError {
+    pub(super) fn bad_redirect(&self, base: &BaseUrl, from: &Url) -> ApiError {
         ApiError::Redirect {
-            address: self.inner.base.to_string(),
+            address: base.to_string(),
             detail: format!("{from} elsewhere more than we follow (writes are never redirected)"),
+        }
+    }
+}
+
+/// Every address missed: one error naming each (the last one's reason).
+fn unreachable(mut missed: Vec<(BaseUrl, ApiError)>) -> ApiError {
+    match missed.len() {
+        0 => ApiError::NotLoggedIn,
+        1 => missed.remove(0).1,
+        _ => {
+            let names: Vec<String> = missed.iter().map(|(b, _)| b.to_string()).collect();
+            match missed.pop().map(|(_, e)| e) {
+                Some(ApiError::Network { message, .. }) => ApiError::Network {
+                    address: names.join(" or "),
+                    message,
+                },
+                Some(other) => other,
+                None => ApiError::NotLoggedIn,
+            }
         }
     }
 }
@@ -291,7 +381,8 @@ impl Client {
         body: Option<Value>,
         with_token: bool,
     ) -> Result<RawAnswer, ApiError> {
-        let mut url = self.inner.base.endpoint(segs.iter().copied());
+        let base = self.base();
+        let mut url = base.endpoint(segs.iter().copied());
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
         }
@@ -307,11 +398,14 @@ impl Client {
         if let Some(b) = &body {
             rb = rb.json(b);
         }
-        let resp = rb.send().await.map_err(|e| self.network_error(&e))?;
+        let resp = rb.send().await.map_err(|e| self.network_error(&base, &e))?;
         let status = resp.status().as_u16();
         let ct = content_type(&resp);
         let retry_after = retry_after(&resp);
-        let bytes = resp.bytes().await.map_err(|e| self.network_error(&e))?;
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| self.network_error(&base, &e))?;
         Ok(RawAnswer {
             status,
             body: wire::parse_body(ct.as_deref(), &bytes),

@@ -11,7 +11,7 @@
 //! It counts what it sees: connections, and HTTP/1.1 requests as they
 //! stream through (several per kept-alive connection; bodies by
 //! `content-length`; no pipelining), each logged with its method, path,
-//! `Range` and body. A request is *in flight* from the moment the client
+//! `Range`, `Authorization` and body. A request is *in flight* from the moment the client
 //! sent it until the first byte of its answer reaches the proxy; the most
 //! in flight at once tells requests sent together from requests sent one
 //! after another.
@@ -41,6 +41,9 @@ pub struct Request {
     pub path: String,
     /// The `Range` header, when there was one.
     pub range: Option<String>,
+    /// The `Authorization` header, when there was one (a token that
+    /// reached this proxy's server).
+    pub authorization: Option<String>,
     pub body: String,
     /// The proxy forwarded it (false: refused or answered with an error).
     pub forwarded: bool,
@@ -419,6 +422,7 @@ fn parse_request(b: &[u8], connection: u64) -> Option<(Request, usize)> {
             method,
             path,
             range: header("range").map(str::to_owned),
+            authorization: header("authorization").map(str::to_owned),
             body,
             forwarded: true,
             connection,
@@ -434,12 +438,14 @@ mod tests {
 
     #[test]
     fn parses_kept_alive_requests_one_after_another() {
-        let two = b"GET /a HTTP/1.1\r\nRange: bytes=5-\r\n\r\nPOST /b HTTP/1.1\r\ncontent-length: 2\r\n\r\nhi";
+        let two = b"GET /a HTTP/1.1\r\nRange: bytes=5-\r\n\r\nPOST /b HTTP/1.1\r\nauthorization: Bearer t\r\ncontent-length: 2\r\n\r\nhi";
         let (a, used) = parse_request(two, 3).unwrap();
         assert_eq!((a.method.as_str(), a.path.as_str()), ("GET", "/a"));
         assert_eq!(a.range.as_deref(), Some("bytes=5-"));
         let (b, rest) = parse_request(&two[used..], 3).unwrap();
         assert_eq!((b.path.as_str(), b.body.as_str()), ("/b", "hi"));
+        assert_eq!(a.authorization, None);
+        assert_eq!(b.authorization.as_deref(), Some("Bearer t"));
         assert_eq!(used + rest, two.len());
         // A body not yet all there: not a request yet.
         assert!(parse_request(&two[used..two.len() - 1], 3).is_none());

@@ -3,7 +3,6 @@ use crate::domain::ChapterId;
 
 fn scope(server: &str) -> Scope {
     Scope {
-        base: "http://127.0.0.1:8686/api/v1".into(),
         server_id: ServerId::new(server),
         user_id: UserId::from(1),
     }
@@ -256,4 +255,28 @@ fn every_op_round_trips() {
     let o = Outbox::open(&path).unwrap();
     let got: Vec<Op> = o.entries().iter().map(|e| e.op.clone()).collect();
     assert_eq!(got, ops);
+}
+
+#[test]
+fn a_journal_that_named_addresses_is_one_queue_per_server_and_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j");
+    // Records from before addresses: each names the address it was queued for.
+    let put = |seq: u64, base: &str, pos: f64| {
+        let record = serde_json::json!({"put": {
+            "seq": seq, "book": "b1", "queuedAt": seq,
+            "scope": {"base": base, "serverId": "s", "userId": 1},
+            "op": {"op": "progressWrite", "chapterId": "ch_1", "positionSec": pos,
+                   "finished": false, "reset": false, "clientUpdatedAt": seq},
+        }});
+        crate::durable::encode(&MAGIC, &serde_json::to_vec(&record).unwrap())
+    };
+    let mut bytes = put(1, "http://nas.local:8686/api/v1", 10.0);
+    bytes.extend(put(2, "https://vpn.example/nas/api/v1", 20.0));
+    std::fs::write(&path, bytes).unwrap();
+    let o = Outbox::open(&path).unwrap();
+    let mine = o.in_scope(&scope("s"));
+    assert_eq!(mine.len(), 1, "the later write of the same book wins");
+    assert_eq!(mine[0].op, write(20.0, 2));
+    assert!(o.held(&scope("s")).is_empty());
 }

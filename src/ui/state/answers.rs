@@ -170,6 +170,7 @@ impl App {
                 self.toast(msg, true)
             }
             Answer::Notice(msg) => self.toast(msg, false),
+            Answer::Via(via) => self.via = via,
             Answer::Remote(cmd) => self.remote(cmd, fx),
             Answer::UpNext { account, books } => self.up_next_loaded(account, books),
         }

@@ -151,6 +151,9 @@ pub struct App {
     pub overlay: Option<Overlay>,
     pub login: LoginForm,
     pub session: Option<crate::ui::state::SessionInfo>,
+    /// The server's address in use, when the profile lists several (the
+    /// player bar says it).
+    pub via: Option<String>,
     pub library: Library,
     pub book: BookScreen,
     pub playing: Option<NowPlaying>,
@@ -200,6 +203,7 @@ impl App {
             overlay: None,
             login: LoginForm::default(),
             session: None,
+            via: None,
             library: Library::default(),
             book: BookScreen::default(),
             playing: None,

@@ -272,6 +272,9 @@ pub enum Answer {
         user: String,
     },
     LoggedIn(SessionInfo),
+    /// The server's address in use (a few words), when the profile lists
+    /// several; `None` otherwise.
+    Via(Option<String>),
     LoginFailed(LoginError),
     Library {
         books: Vec<Book>,

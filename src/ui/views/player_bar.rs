@@ -207,7 +207,8 @@ fn state_label(np: &NowPlaying, app: &App) -> String {
     s
 }
 
-/// Speed, volume, sleep countdown, sync state: the right side of the rule.
+/// Speed, volume, sleep countdown, the address in use (of several), sync
+/// state: the right side of the rule.
 fn status_text(app: &App) -> String {
     let said = app.settings.accessible;
     let mut parts = if said {
@@ -229,6 +230,9 @@ fn status_text(app: &App) -> String {
     }
     if app.media_times && app.speed != 1.0 {
         parts.push("left in book time".into());
+    }
+    if let Some(v) = &app.via {
+        parts.push(format!("via {v}"));
     }
     let s = app.sync;
     if s.offline {
