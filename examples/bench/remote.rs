@@ -464,12 +464,27 @@ fn book_screen(link: &Link, client: &Client, runs: usize, tag: &str) -> Result<R
     ))
 }
 
-/// Connections and requests while playing the 1 h book for `secs`.
+/// Connections and requests while playing the 1 h book for `secs`: those
+/// opened at start-up (the first 5 s: requests sent together each need
+/// one over HTTP/1.1) and those opened after it, per minute.
 fn connections(link: &Link, client: &Client, peers: &Peers, secs: f64) -> Result<Row, String> {
-    let per_min = |n: f64| n * 60.0 / secs;
-    let seen = || Seen {
-        requests: Seen::of(&link.proxy.requests()).requests,
-        connections: link.proxy.connections() as usize,
+    const START_UP: Duration = Duration::from_secs(5);
+    let rest_min = (secs - START_UP.as_secs_f64()).max(1.0) / 60.0;
+    let seen = || {
+        let log = link.proxy.requests();
+        let t0 = log.iter().map(|r| r.sent).min();
+        let mut first: Vec<(u64, Instant)> = Vec::new();
+        for r in &log {
+            match first.iter_mut().find(|(c, _)| *c == r.connection) {
+                Some((_, at)) => *at = (*at).min(r.sent),
+                None => first.push((r.connection, r.sent)),
+            }
+        }
+        let later = first
+            .iter()
+            .filter(|(_, at)| t0.is_some_and(|t0| *at > t0 + START_UP))
+            .count();
+        (first.len() - later, later, log.len())
     };
     link.proxy.clear();
     client.playing(&client.hour, 1.0, secs)?;
@@ -481,23 +496,23 @@ fn connections(link: &Link, client: &Client, peers: &Peers, secs: f64) -> Result
     } else {
         None
     };
-    let cell = |s: &Seen| {
+    let cell = |(start, later, reqs): &(usize, usize, usize)| {
         format!(
-            "{:.1} conn ({:.1} req)",
-            per_min(s.connections as f64),
-            per_min(s.requests as f64)
+            "{start} at start-up, then {:.1}/min ({:.1} req/min)",
+            *later as f64 / rest_min,
+            *reqs as f64 * 60.0 / secs
         )
     };
     Ok(row(
         format!(
-            "RTT {} ms: connections opened per minute of playback, 1 h book from 0 ({secs:.0} s of `earmark play` / mpv)",
+            "RTT {} ms: connections opened while playing the 1 h book from 0 ({secs:.0} s of `earmark play` / mpv; at start-up, then per minute)",
             link.rtt_ms
         ),
         cell(&ours),
         peer.as_ref().map(cell),
         peer.map_or("—".into(), |p| {
-            measure::ratio(ours.connections as f64, p.connections as f64, false)
+            measure::ratio((ours.0 + ours.1) as f64, (p.0 + p.1) as f64, false)
         }),
-        "1 for the session",
+        "no new one after start-up",
     ))
 }

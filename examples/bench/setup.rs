@@ -483,8 +483,8 @@ impl Client {
         let phases = [
             main,
             main + ms("sessionMs"),
-            main + ms("manifestMs"),
             main + ms("engineMs"),
+            main + ms("manifestMs"),
             main + ms("loadMs"),
             first,
         ];
@@ -512,8 +512,8 @@ impl Client {
 pub const PHASES: [&str; 6] = [
     "main",
     "session + token",
-    "manifest",
     "engine + output",
+    "manifest (the place and the stream asked beside it)",
     "Load (sync's progress read)",
     "first audio",
 ];

@@ -271,7 +271,12 @@ pub fn big_library(_earmark: &std::path::Path, client: &Client, n: usize) -> Res
     .map_err(|e| e.to_string())?;
     let scope = cache::Scope {
         server_id: ServerId::new(s["serverId"].as_str().unwrap_or_default()),
-        user_id: UserId::from(s["userId"].as_u64().unwrap_or_default()),
+        // The server's digits, as the session file keeps them.
+        user_id: UserId::parse(&match &s["userId"] {
+            serde_json::Value::String(d) => d.clone(),
+            other => other.to_string(),
+        })
+        .ok_or("the session file has no user id")?,
     };
     let books: Vec<Book> = (0..n)
         .map(|i| {

@@ -159,14 +159,7 @@ async fn play(
     let client = session.client(&profile)?;
     startup.session = Some(Instant::now());
     let book = BookId::new(args.book_id.as_str());
-    let (manifest, download) = queue(&profile, &session, &client, &book).await?;
-    startup.manifest = Some(Instant::now());
-    let start = match start_point(&manifest, args.chapter.as_deref(), args.at)
-        .map_err(CommandError::usage)?
-    {
-        Some((c, p)) => StartAt::At(c, p),
-        None => StartAt::Resume,
-    };
+    let local = local_copy(&profile, &session, &book);
     if client.addresses().len() > 1 {
         // A profile of several addresses: each switch is said on stderr.
         let mut switches = client.watch_base();
@@ -191,11 +184,13 @@ async fn play(
     };
     let mut login = Login::of(&profile, Some(&session), Some(client.clone()));
     login.sync.follow_server = true;
+    // The owner starts first, so the manifest, the place and (for a
+    // chapter named, and no download) the stream are asked for together.
     let (playback, events) = Playback::start(Setup {
         dirs: profile.dirs.clone(),
         login,
         audio: args.audio,
-        downloads: LocalIndex::of(download.into_iter().collect()),
+        downloads: LocalIndex::default(),
     });
     startup.engine = Some(Instant::now());
     if let Some(why) = playback.no_audio() {
@@ -206,6 +201,28 @@ async fn play(
             message,
         });
     }
+    let expected = args.chapter.as_deref().map(ChapterId::new);
+    playback.open_ahead(&book, expected.filter(|_| local.is_none()));
+    let queued = queue(&client, &book, local)
+        .await
+        .and_then(|(manifest, download)| {
+            let start = start_point(&manifest, args.chapter.as_deref(), args.at)
+                .map_err(CommandError::usage)?;
+            Ok((manifest, download, start))
+        });
+    let (manifest, download, start) = match queued {
+        Ok(q) => q,
+        Err(e) => {
+            playback.quit(Duration::ZERO).await;
+            return Err(e);
+        }
+    };
+    startup.manifest = Some(Instant::now());
+    let start = match start {
+        Some((c, p)) => StartAt::At(c, p),
+        None => StartAt::Resume,
+    };
+    playback.set_downloads(LocalIndex::of(download.into_iter().collect()));
     playback.open(book.clone(), manifest, start);
     if let Some(s) = args.speed {
         playback.control(Control::Speed(s));
@@ -233,22 +250,31 @@ async fn play(
     Ok(code)
 }
 
-/// The queue to play: the download when it matches the server's manifest
-/// (or the server is away), else the server's; and the complete download
-/// of the book, if any, for the resolver.
-async fn queue(
+/// The download of `book` in this session's scope, if any (read before
+/// the network, so start-up knows whether to open a stream ahead).
+fn local_copy(
     profile: &crate::config::Profile,
     session: &crate::config::Session,
-    client: &crate::api::Client,
     book: &BookId,
-) -> Result<(Manifest, Option<crate::offline::Download>), CommandError> {
-    use crate::offline::{self, Scope, Source, Store, Why};
-    let local = Store::new(&profile.dirs.data)
+) -> Option<crate::offline::Download> {
+    use crate::offline::{Scope, Store};
+    Store::new(&profile.dirs.data)
         .get(&Scope::of(session), book)
         .unwrap_or_else(|e| {
             eprintln!("earmark: the download of {book} cannot be used: {e}");
             None
-        });
+        })
+}
+
+/// The queue to play: the download when it matches the server's manifest
+/// (or the server is away), else the server's; and the complete download
+/// of the book, if any, for the resolver.
+async fn queue(
+    client: &crate::api::Client,
+    book: &BookId,
+    local: Option<crate::offline::Download>,
+) -> Result<(Manifest, Option<crate::offline::Download>), CommandError> {
+    use crate::offline::{self, Source, Why};
     let (source, why) = offline::choose(client.manifest(book).await, local.as_ref())?;
     match why {
         Why::Current => eprintln!("earmark: playing the downloaded copy of {book}."),
@@ -294,7 +320,8 @@ impl PlayOn<'_> {
                 ));
             }
         };
-        let (manifest, download) = queue(self.profile, self.session, self.client, &next.book)
+        let local = local_copy(self.profile, self.session, &next.book);
+        let (manifest, download) = queue(self.client, &next.book, local)
             .await
             .map_err(|e| (e.code, e.message))?;
         eprintln!("earmark: up next: {} ({})", next.title, next.book);

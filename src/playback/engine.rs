@@ -24,6 +24,10 @@ pub(super) struct Start {
 pub(super) fn spawn(s: Start) -> Result<EngineHandle, String> {
     let mut config = EngineConfig::new(s.audio, s.resolve);
     config.seek_maps = s.seek_maps;
+    let current = s.client.clone();
+    // The login's pool, asked for per stream: API calls and streams share
+    // its kept-alive connections (a new login's from its first stream).
+    config.pool = Some(std::sync::Arc::new(move || current.get().map(|c| c.pool())));
     config.judge = super::stop::judge(s.client, config.judge.clone());
     if let Some(sound) = s.sound {
         config.loudness_target = sound.loudness_target;
@@ -87,6 +91,11 @@ pub(super) fn pause(engine: &EngineHandle) {
 /// The book's own sound, before its audio plays.
 pub(super) fn sound(engine: &EngineHandle, s: crate::domain::SoundSettings) {
     engine.send(Command::SetSound(s));
+}
+
+/// The stream start-up expects, opened while the manifest is read.
+pub(super) fn open_ahead(engine: &EngineHandle, item: crate::domain::ManifestItem) {
+    engine.send(Command::OpenAhead(item));
 }
 
 pub(super) fn shutdown(engine: &EngineHandle) {

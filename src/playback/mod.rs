@@ -195,8 +195,10 @@ pub struct Playback {
     sync_status: watch::Receiver<SyncStatus>,
     sync: Arc<RwLock<SyncSession>>,
     downloads: Arc<RwLock<LocalIndex>>,
-    /// Private: only for `first_audio_at`.
+    /// Private: only for `first_audio_at` and `open_ahead`.
     engine: Option<EngineHandle>,
+    /// The current login's client (start-up's reads ahead).
+    client: CurrentClient,
     no_audio: Option<String>,
 }
 
@@ -216,6 +218,31 @@ impl Playback {
             manifest,
             start,
         });
+    }
+
+    /// Start-up, before the manifest is in: opens the stream of `chapter`
+    /// (at its default address; the manifest's item takes it over when its
+    /// request is the same, else it is dropped unused) and reads `book`'s
+    /// place, so the manifest, the place and the stream's first bytes
+    /// arrive together. Where playback starts is still sync's decision.
+    pub fn open_ahead(&self, book: &BookId, chapter: Option<ChapterId>) {
+        let Some(client) = self.client.get() else {
+            return;
+        };
+        client.prefetch_progress(book);
+        if let (Some(chapter), Some(e)) = (chapter, &self.engine) {
+            let item = crate::domain::ManifestItem {
+                chapter_id: chapter,
+                title: String::new(),
+                duration: None,
+                url: None,
+                mime_type: None,
+                size_bytes: None,
+                start: 0.0,
+                end: None,
+            };
+            engine::open_ahead(e, item);
+        }
     }
 
     pub fn control(&self, c: Control) {

@@ -67,6 +67,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
     let (tx, rx) = mpsc::unbounded_channel();
     let sync = Arc::new(RwLock::new(sync));
     let follow = Follow::new(streaming, &client);
+    let worker_client = client.clone();
     let worker = Worker {
         follow,
         engine: engine.clone(),
@@ -96,6 +97,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
         sync,
         downloads,
         engine,
+        client: worker_client,
         no_audio,
     };
     (playback, events)

@@ -272,6 +272,13 @@ impl EngineLoop {
 
     /// Cancel what is playing and start decoding at `index`/`pos`.
     fn start_at(&mut self, index: usize, pos: f64) {
+        self.start_from(index, pos, true);
+    }
+
+    /// [`start_at`](Self::start_at); `reuse_head`: the stream's kept head
+    /// may stand in for its first request (a move within this load, whose
+    /// stream the server has answered; never a load or a retry).
+    fn start_from(&mut self, index: usize, pos: f64, reuse_head: bool) {
         let Some(manifest) = self.manifest.clone() else {
             return;
         };
@@ -303,6 +310,8 @@ impl EngineLoop {
             skip_silence: self.skip_silence.clone(),
             silence: self.config.silence,
             judge: self.config.judge.clone(),
+            pool: self.config.pool.clone(),
+            reuse_head,
         });
     }
 
@@ -345,7 +354,7 @@ impl EngineLoop {
                 self.playing = autoplay;
                 self.renderer.set_playing(autoplay);
                 match index {
-                    Some(i) => self.start_at(i, pos),
+                    Some(i) => self.start_from(i, pos, false),
                     None => {
                         self.generation += 1;
                         self.renderer.flush(self.generation);
@@ -411,6 +420,17 @@ impl EngineLoop {
                 self.target = None;
                 self.error = None;
             }
+            Command::OpenAhead(item) => {
+                let req = (self.config.resolve)(&item);
+                if req.url.starts_with("http") {
+                    super::source::open_ahead(
+                        self.config.pool.as_ref().and_then(|p| p()),
+                        req,
+                        Duration::from_secs_f64(self.config.stall_after.max(0.05)),
+                        self.config.judge.clone(),
+                    );
+                }
+            }
             Command::Shutdown => {}
         }
     }
@@ -427,7 +447,7 @@ impl EngineLoop {
             && (self.error.is_some() || self.renderer.status().error.is_some())
             && let Some((i, pos)) = self.current_index()
         {
-            self.start_at(i, pos);
+            self.start_from(i, pos, false);
         }
     }
 

@@ -100,6 +100,10 @@ pub enum Command {
     SetSound(SoundSettings),
     /// Stop playback and drop the queue.
     Stop,
+    /// Open this item's stream now, before its `Load` (start-up, while the
+    /// manifest and the place are read): the `Load` whose first stream is
+    /// the same request takes it over instead of asking again.
+    OpenAhead(ManifestItem),
     /// End the engine thread.
     Shutdown,
 }
@@ -251,6 +255,12 @@ impl Default for PlayerState {
 /// headers such as `Authorization`). `earmark::api::Client` provides one.
 pub type StreamResolver = Arc<dyn Fn(&ManifestItem) -> StreamRequest + Send + Sync>;
 
+/// The connection pool a stream goes out on, asked for as each opens: the
+/// current login's, shared with its API calls, so a session keeps one
+/// kept-alive connection. It must follow no redirect (the player follows
+/// them by hand, the token staying on its origin).
+pub type HttpPool = Arc<dyn Fn() -> Option<reqwest::Client> + Send + Sync>;
+
 /// How to start the engine.
 #[derive(Clone)]
 pub struct EngineConfig {
@@ -277,6 +287,8 @@ pub struct EngineConfig {
     /// What a stream's refusal (an error status, or a body that is not
     /// audio) means.
     pub judge: RefusalJudge,
+    /// The streams' connection pool (`None`: the player's own).
+    pub pool: Option<HttpPool>,
 }
 
 impl EngineConfig {
@@ -292,6 +304,7 @@ impl EngineConfig {
             silence: silence::SilenceRule::default(),
             seek_maps: mpa::SeekMaps::default(),
             judge: http_error::default_judge(),
+            pool: None,
         }
     }
 }

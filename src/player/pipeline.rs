@@ -74,6 +74,9 @@ pub(super) struct Pipeline {
     pub skip_silence: Arc<AtomicBool>,
     pub silence: SilenceRule,
     pub judge: super::RefusalJudge,
+    pub pool: Option<super::HttpPool>,
+    /// The first stream may start from its kept head (see `source::heads`).
+    pub reuse_head: bool,
 }
 
 pub(super) fn spawn(p: Pipeline) {
@@ -155,7 +158,15 @@ impl Pipeline {
                 let url = req.url.clone();
                 // Until the bitrate is known, download little ahead.
                 let first_ahead = self.read_ahead.min(source::READ_AHEAD_FLOOR);
-                let src = HttpSource::start(req, self.stall_after, first_ahead, self.judge.clone());
+                let http = self.pool.as_ref().and_then(|p| p());
+                let src = HttpSource::reopen(
+                    http,
+                    req,
+                    self.stall_after,
+                    first_ahead,
+                    self.judge.clone(),
+                    self.reuse_head && i == self.start_index,
+                );
                 self.shared.set_monitor(src.monitor());
                 if let Err(e) = src.wait_headers() {
                     if e != SourceError::Cancelled {

@@ -75,6 +75,13 @@ impl ClientRemote {
         scope_of(self.client.as_ref()?)
     }
 
+    /// A progress read of `book` started ahead is not to be used.
+    pub fn forget_prefetched(&self, book: &BookId) {
+        if let Some(c) = &self.client {
+            c.forget_prefetched(book);
+        }
+    }
+
     pub async fn manifest(&self, book: &BookId) -> Result<Manifest, Failure> {
         self.client()?.manifest(book).await.map_err(classify)
     }

@@ -78,8 +78,14 @@ fn seek(proxy: &Proxy, dec: &mut StreamDecoder, at: f64) -> Vec<Request> {
     proxy.requests()
 }
 
+/// A bitrate probe: a bounded read of 16 KiB (the stream's own requests
+/// are bounded too, but by its read-ahead).
 fn is_probe(r: &Request) -> bool {
-    r.range.as_deref().is_some_and(|v| !v.ends_with('-'))
+    let bounds = r.range.as_deref().and_then(|v| {
+        let (a, b) = v.strip_prefix("bytes=")?.split_once('-')?;
+        Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))
+    });
+    bounds.is_some_and(|(a, b)| b + 1 - a == 16 * 1024)
 }
 
 /// Sends a bounded GET of `vbr.mp3` on `conn` and reads its whole answer.
@@ -281,27 +287,171 @@ fn opening_a_stream_of_every_format_costs_one_request() {
 }
 
 #[test]
-fn a_seek_in_a_playing_engine_costs_the_streams_head_and_the_landing() {
+fn a_seek_in_a_playing_engine_costs_one_request_where_it_lands() {
     let (_server, proxy, _rt) = slow_link(Duration::from_millis(20));
     let e = engine_via(&proxy);
     load(&proxy, &e, "/files/vbr.mp3", 1200.0, 0.0);
-    proxy.clear();
-    let sent = Instant::now();
-    e.send(Command::Seek {
-        chapter: ChapterId::new("ch"),
-        position: 1100.0,
-    });
-    let deadline = sent + Duration::from_secs(60);
-    while e.first_audio_at().is_none_or(|t| t < sent) {
-        assert!(Instant::now() < deadline, "no audio after the seek");
-        std::thread::sleep(Duration::from_millis(1));
+    for at in [1100.0, 300.0] {
+        proxy.clear();
+        let sent = Instant::now();
+        e.send(Command::Seek {
+            chapter: ChapterId::new("ch"),
+            position: at,
+        });
+        let deadline = sent + Duration::from_secs(60);
+        while e.first_audio_at().is_none_or(|t| t < sent) {
+            assert!(Instant::now() < deadline, "no audio after the seek");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let seen: Vec<Request> = proxy
+            .requests()
+            .into_iter()
+            .filter(|r| e.first_audio_at().is_some_and(|t| r.sent <= t))
+            .collect();
+        // Each seek starts a new pipeline; its decoder probes the stream's
+        // head kept from the first open, and the one request goes where
+        // the TOC lands (it used to open at byte 0 first: two in series).
+        assert_eq!(seen.len(), 1, "seek to {at} s: {seen:?}");
+        assert!(
+            !seen[0]
+                .range
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("bytes=0-"),
+            "{seen:?}"
+        );
     }
+    e.send(Command::Shutdown);
+}
+
+/// An engine on the null output at `clock` × real time, downloading at
+/// most `read_ahead` bytes ahead, its streams on `pool` when given.
+fn engine_on(
+    proxy: &Proxy,
+    clock: f64,
+    read_ahead: u64,
+    pool: Option<reqwest::Client>,
+) -> EngineHandle {
+    let base = format!("http://{}", proxy.addr());
+    let resolve = Arc::new(move |item: &ManifestItem| StreamRequest {
+        url: format!("{base}{}", item.url.as_deref().unwrap_or("")),
+        headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
+    });
+    let mut config = EngineConfig::new(AudioMode::Null, resolve);
+    config.null_clock_rate = clock;
+    config.read_ahead = read_ahead;
+    config.pool = pool.map(|p| Arc::new(move || Some(p.clone())) as earmark::player::HttpPool);
+    Engine::spawn(config).expect("an engine")
+}
+
+#[test]
+fn a_playing_stream_asks_for_chunk_after_chunk_on_one_kept_alive_connection() {
+    // A stream far enough ahead used to hang up and reconnect for more:
+    // a connection per refill. Bounded chunks end by themselves, so the
+    // connection goes back to the pool and carries the next one.
+    let (_server, proxy, _rt) = slow_link(Duration::from_millis(10));
+    // 64 KiB ahead of a 32 kb/s stream: a refill every ~8 s of audio.
+    let e = engine_on(&proxy, 20.0, 64 * 1024, None);
+    load(&proxy, &e, "/files/cbr.mp3", 1200.0, 0.0);
+    e.wait_for(Duration::from_secs(120), |s| s.position >= 90.0)
+        .expect("90 s of audio played");
     let seen = proxy.requests();
-    // Each seek starts a new pipeline whose stream opens at byte 0 (the
-    // head), then the demuxer lands through the TOC: two requests in
-    // series. Opening at the landing needs the pipeline to know the
-    // stream's TOC before it opens it (issue 23, phase 2).
-    assert_eq!(seen.len(), 2, "{seen:?}");
-    assert_eq!(seen[0].range.as_deref(), Some("bytes=0-"), "{seen:?}");
+    assert!(seen.len() >= 4, "several chunks: {seen:?}");
+    assert_eq!(proxy.connections(), 1, "{seen:?}");
+    assert!(
+        seen.iter().all(|r| r.connection == seen[0].connection),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .all(|r| r.range.as_deref().is_some_and(|v| !v.ends_with('-'))),
+        "every request bounded: {seen:?}"
+    );
+    e.send(Command::Shutdown);
+}
+
+#[test]
+fn the_streams_go_out_on_the_pool_they_are_given_so_api_calls_and_audio_share_a_connection() {
+    let (_server, proxy, rt) = slow_link(Duration::from_millis(10));
+    // The API's pool follows no redirect; the player follows them by hand.
+    let pool = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let url = format!("http://{}/files/vbr.mp3", proxy.addr());
+    rt.block_on(async {
+        let r = pool
+            .get(&url)
+            .bearer_auth(TOKEN)
+            .header("range", "bytes=0-99");
+        let r = r.send().await.unwrap();
+        assert!(r.status().is_success());
+        r.bytes().await.unwrap();
+    });
+    assert_eq!(proxy.connections(), 1);
+    let e = engine_on(&proxy, 20.0, READ_AHEAD_FLOOR, Some(pool));
+    let seen = load(&proxy, &e, "/files/cbr.mp3", 1200.0, 0.0);
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(proxy.connections(), 0, "the API's connection: {seen:?}");
+    e.send(Command::Shutdown);
+}
+
+#[test]
+fn the_next_chapters_stream_is_asked_for_while_the_current_one_still_plays() {
+    // Two chapters of two files: the next one's request must go out
+    // before the seam, so a slow link's round trip is hidden behind the
+    // audio decoded ahead (counted by what the engine plays when the
+    // proxy sees the request, not by times).
+    let server = TestServer::start(&crate::support::fixtures());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let proxy = rt.block_on(Proxy::start(server.addr));
+    proxy.set_delay(Duration::from_millis(25));
+    let e = engine_on(&proxy, 1.0, READ_AHEAD_FLOOR, None);
+    let item = |id: &str, path: &str| ManifestItem {
+        chapter_id: ChapterId::new(id),
+        title: id.into(),
+        duration: Some(3.0),
+        url: Some(path.into()),
+        mime_type: None,
+        size_bytes: None,
+        start: 0.0,
+        end: None,
+    };
+    e.send(Command::Load {
+        manifest: Manifest {
+            book_id: BookId::new("seam"),
+            items: vec![
+                item("one", "/files/tone.mp3"),
+                item("two", "/files/tone.flac"),
+            ],
+        },
+        start: (ChapterId::new("one"), 0.0),
+        autoplay: true,
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let when_asked = loop {
+        if proxy
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with("tone.flac"))
+        {
+            break e.state();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the next chapter was never asked for"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(
+        when_asked.chapter_id.as_ref().map(|c| c.as_str()),
+        Some("one"),
+        "{when_asked:?}"
+    );
+    assert!(when_asked.position < 2.5, "{when_asked:?}");
     e.send(Command::Shutdown);
 }

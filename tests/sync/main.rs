@@ -19,6 +19,7 @@ mod queued;
 mod rule7;
 mod scenarios;
 mod small_disk;
+mod startup;
 mod stops;
 mod support;
 mod up_next;

@@ -25,6 +25,7 @@ mod listening_backend;
 mod mpris;
 mod resume;
 mod rewind;
+mod round_trips;
 mod rule7;
 mod search;
 mod sizes;

@@ -130,6 +130,7 @@ impl Client {
                 on_switch: std::sync::RwLock::new(None),
                 opts,
                 auth: std::sync::RwLock::new(auth),
+                prefetched: Default::default(),
             }),
         })
     }

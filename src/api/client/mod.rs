@@ -9,6 +9,7 @@
 
 mod addresses;
 mod paging;
+mod prefetch;
 mod streams;
 mod transport;
 
@@ -127,6 +128,8 @@ struct Inner {
     on_switch: RwLock<Option<SwitchHook>>,
     opts: ClientOptions,
     auth: RwLock<Option<Auth>>,
+    /// A progress read started ahead of its reader (`prefetch`).
+    prefetched: std::sync::Mutex<Option<prefetch::Prefetched>>,
 }
 
 type SwitchHook = Arc<dyn Fn(&BaseUrl) + Send + Sync>;
@@ -188,6 +191,12 @@ impl Client {
         let c = Client::new(base, opts)?;
         c.set_auth(Some(auth));
         Ok(c)
+    }
+
+    /// The connection pool (it follows no redirect): the player's streams
+    /// go out on it too, so a session keeps one kept-alive connection.
+    pub fn pool(&self) -> reqwest::Client {
+        self.inner.http.clone()
     }
 
     pub fn options(&self) -> &ClientOptions {
@@ -422,6 +431,13 @@ impl Client {
     /// `GET /auth/reading-progress/{bookId}` as it came; a 404 is `null`
     /// (no progress yet), as a 204 is.
     async fn progress_answer(&self, book: &BookId) -> Result<Value, ApiError> {
+        if let Some(answer) = self.take_prefetched(book).await {
+            return answer;
+        }
+        self.progress_answer_now(book).await
+    }
+
+    async fn progress_answer_now(&self, book: &BookId) -> Result<Value, ApiError> {
         match self
             .get(&["auth", "reading-progress", book.as_str()], &[])
             .await

@@ -357,7 +357,11 @@ impl Worker {
             {
                 *local = self.cache.progress(scope, book);
             }
-            // Send what is queued first, so the server merges it, then ask.
+            // Send what is queued first, so the server merges it, then ask
+            // (a read started ahead of the open would not have seen it).
+            if !self.outbox.is_empty() {
+                self.remote.forget_prefetched(book);
+            }
             self.want_flush = true;
             self.want_fetch = Some((*playback, book.clone()));
         }

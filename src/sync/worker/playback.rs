@@ -354,8 +354,13 @@ impl Worker {
         } else {
             self.requests += 1;
             let opened = self.opened.as_ref().filter(|o| o.book == book);
+            let waiting = self.rec.waiting_on_server();
+            if waiting {
+                // A resume reads the server now, not an answer read ahead.
+                self.remote.forget_prefetched(&book);
+            }
             let read = self.remote.fetch(&book, opened.map(|o| &o.manifest));
-            if self.rec.waiting_on_server() {
+            if waiting {
                 // A resume waits on it: not for long.
                 match tokio::time::timeout(GATE_WAIT, read).await {
                     Ok(r) => r,

@@ -1,0 +1,60 @@
+//! One GET of a stream with its `Range`, on the pool the layer above gave
+//! (the API's, so the session keeps one kept-alive connection). That pool
+//! follows no redirect, so they are followed here, as the API's are: up to
+//! five, and a hop to another origin drops the request's headers (the
+//! token never leaves the server's origin).
+
+use super::StreamRequest;
+use reqwest::header::LOCATION;
+
+/// Redirects followed before the stream is given up as broken.
+const MAX_REDIRECTS: usize = 5;
+
+/// The pool every stream uses unless given one: it follows no redirect
+/// either (one code path for both).
+pub(super) fn default_pool() -> reqwest::Client {
+    static C: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    C.get_or_init(|| {
+        reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(3))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new())
+    })
+    .clone()
+}
+
+/// Sends `GET req` with `Range: range`, following redirects by hand.
+pub(super) async fn get(
+    http: &reqwest::Client,
+    req: &StreamRequest,
+    range: &str,
+) -> Result<reqwest::Response, String> {
+    let origin = url::Url::parse(&req.url).ok().map(|u| u.origin());
+    let mut url = req.url.clone();
+    for _ in 0..=MAX_REDIRECTS {
+        let same_origin = url::Url::parse(&url).ok().map(|u| u.origin()) == origin;
+        let mut rb = http.get(&url).header("Range", range);
+        if same_origin {
+            for (k, v) in &req.headers {
+                rb = rb.header(k, v);
+            }
+        }
+        let resp = rb.send().await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        if !status.is_redirection() || status == reqwest::StatusCode::NOT_MODIFIED {
+            return Ok(resp);
+        }
+        let next = resp
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|l| resp.url().join(l).ok())
+            .ok_or_else(|| format!("a redirect without a usable location from {url}"))?;
+        url = next.to_string();
+    }
+    Err(format!(
+        "more than {MAX_REDIRECTS} redirects from {}",
+        req.url
+    ))
+}
