@@ -86,6 +86,10 @@ impl EngineLink {
     }
 }
 
+/// How far a paused engine's place may drift (the output draining) before
+/// a move counts as a seek.
+const PAUSED_STILL: f64 = 0.5;
+
 #[derive(Debug, Default)]
 pub struct EngineBridge {
     /// Our playback, and the engine id its `Load` produced (once seen).
@@ -169,6 +173,13 @@ impl EngineBridge {
             } else if was_unlanded && unlanded && p.position != spot.position {
                 // Another seek before the last one landed (paused offline,
                 // the engine cannot): a new target.
+                out.push(action(Action::Seek(spot.clone())));
+            } else if p.status == Status::Paused
+                && s.status == Status::Paused
+                && (p.position - spot.position).abs() > PAUSED_STILL
+            {
+                // A paused engine does not move: this is a seek whose
+                // target was not seen (it landed before this was read).
                 out.push(action(Action::Seek(spot.clone())));
             }
         }
@@ -281,6 +292,12 @@ mod tests {
         again.version += 1;
         again.buffered_to = 12.0;
         assert!(!b.events(&again).contains(&seek(10.0)));
+        // Landed at once, its target never seen: a paused move is a seek.
+        b.events(&state(1, "a", 10.0, true, Status::Paused));
+        assert!(
+            b.events(&state(1, "a", 40.0, true, Status::Paused))
+                .contains(&seek(40.0))
+        );
     }
 
     #[test]
