@@ -243,11 +243,9 @@ async fn play(
         next.as_ref(),
     )
     .await;
-    let left = playback.quit(Duration::from_secs(5)).await.left;
-    if left > 0 {
-        eprintln!(
-            "earmark: {left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
-        );
+    // Kept for next time only when the journal is on the disk.
+    if let Some(line) = playback.quit(Duration::from_secs(5)).await.farewell() {
+        eprintln!("earmark: {line}");
     }
     Ok(code)
 }

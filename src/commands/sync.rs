@@ -7,6 +7,7 @@
 use super::Invocation;
 use crate::config::{Profile, Session};
 use crate::domain::now_millis;
+use crate::durable::{Durability, Fault};
 use crate::sync::{Link, Pending, Records, SyncConfig, SyncSession};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -88,9 +89,9 @@ fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Disc
         config.local_only = true;
         let (sync, _notices) = SyncSession::start(config, client, None);
         sync.settle().await;
-        if !sync.status().durable {
+        if let Durability::Memory(why) = sync.status().durability {
             sync.quit(Duration::ZERO).await;
-            return fail(IN_USE);
+            return fail(&unusable(&why));
         }
         let n = match what {
             Discard::Held => sync.discard_held().await,
@@ -103,7 +104,14 @@ fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Disc
     })
 }
 
-const IN_USE: &str = "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first";
+/// Why the journal cannot be used: another earmark holds it, or the disk
+/// will not take it (read-only, full, no permission).
+fn unusable(why: &Fault) -> String {
+    match why {
+        Fault::Locked => "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first".into(),
+        why => format!("the sync journal on this device cannot be changed ({why}); nothing was sent or dropped"),
+    }
+}
 
 fn runtime() -> Option<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
@@ -198,9 +206,9 @@ fn push(dir: &std::path::Path, client: crate::api::Client, refused: bool) -> Exi
     rt.block_on(async move {
         let (sync, _notices) = SyncSession::start(SyncConfig::new(dir), Some(client), None);
         sync.settle().await;
-        if !sync.status().durable {
+        if let Durability::Memory(why) = sync.status().durability {
             sync.quit(Duration::ZERO).await;
-            return fail(IN_USE);
+            return fail(&unusable(&why));
         }
         let moved = if refused {
             sync.retry_refused().await

@@ -52,6 +52,8 @@ pub fn command_for(ask: EngineAsk) -> Command {
         EngineAsk::Seek { chapter, position } => Command::Seek { chapter, position },
         EngineAsk::Speed(s) => Command::SetSpeed(clamp_speed(s)),
         EngineAsk::Volume(v) => Command::SetVolume(volume(v)),
+        EngineAsk::Play => Command::Play,
+        EngineAsk::Pause => Command::Pause,
     }
 }
 

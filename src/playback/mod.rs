@@ -4,7 +4,9 @@
 //! [`Setup`], it builds the stream resolver and the seek maps, starts the
 //! audio engine and sync's session, and from then on:
 //! - takes the listener's intents: [`Playback::open`], [`Playback::control`]
-//!   (toggle, seek, skip, chapters, speed, volume, sound, …),
+//!   (toggle, seek, skip, chapters, speed, volume, sound, …; playing on
+//!   after a pause goes through sync's `resume`, which reads the server's
+//!   place first),
 //!   [`Playback::log_in`], [`Playback::quit`]; sync's bookkeeping (finished,
 //!   history, conflicts, queued favorites) through [`Playback::sync`];
 //! - publishes one `watch` of what is playing now ([`Now`]: the book, the
@@ -113,6 +115,8 @@ pub struct Setup {
 /// What the listener asks of playback.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Control {
+    /// Pause, or play on after a pause once sync has read the server's
+    /// place (contract rule 7: it may ask the listener first).
     Toggle,
     Pause,
     /// Stop playback and drop the queue.
@@ -252,6 +256,10 @@ impl Playback {
         if stop.reason == StopReason::License {
             self.send(Intent::Stop(stop.clone()));
         }
+        if e.is_retryable() {
+            // The server is away: sync shows it and asks it until it is back.
+            self.sync().server_lost(e.to_string());
+        }
         stop
     }
 
@@ -325,6 +333,7 @@ impl Playback {
             _ => QuitSummary {
                 left: self.sync_status.borrow().queued,
                 timed_out: true,
+                durability: self.sync_status.borrow().durability.clone(),
             },
         }
     }

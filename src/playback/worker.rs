@@ -274,6 +274,16 @@ impl Worker {
                     self.now.send_modify(|n| n.sound = Some((book, now)));
                 }
             }
+            Control::Toggle => {
+                let Some(e) = &self.engine else { return };
+                match e.state().status {
+                    Status::Playing | Status::Buffering | Status::Stalled => {
+                        engine::control(e, Control::Pause)
+                    }
+                    // Sync reads the server's place, then asks to play.
+                    _ => self.sync().resume(),
+                }
+            }
             c => {
                 if let Some(e) = &self.engine {
                     engine::control(e, c);
@@ -382,6 +392,10 @@ impl Worker {
 
     fn engine_failed(&mut self, e: &PlaybackError) {
         let reason = stop::of_engine(e.kind);
+        if reason == StopReason::Network {
+            // The stream found the server away: sync shows it offline.
+            self.sync().server_lost(e.to_string());
+        }
         match e.kind {
             // Sync reads the license status and says which stop it is.
             ErrorKind::Forbidden => self.forbidden = true,

@@ -177,6 +177,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         Effect::Play { .. }
         | Effect::SetFinished { .. }
         | Effect::FlushProgress
+        | Effect::Recheck
         | Effect::RetryRefused
         | Effect::DiscardRefused
         | Effect::ResolveConflict { .. }

@@ -118,15 +118,6 @@ impl Live {
             rt.spawn(fut);
         }
     }
-
-    /// What quitting left behind (changes not sent yet), in one sentence.
-    fn farewell(left: usize) -> Option<String> {
-        (left > 0).then(|| {
-            format!(
-                "{left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
-            )
-        })
-    }
 }
 
 /// The player's engine keys as the owner's controls.
@@ -181,6 +172,7 @@ impl Backends for Live {
                 sh.playback.sync().mark_finished(book, finished)
             }
             Effect::FlushProgress => sh.playback.sync().flush(),
+            Effect::Recheck => sh.playback.sync().check(),
             Effect::MarkPlace { book, mark } => sh.playback.sync().mark_place(book, mark),
             Effect::LoadHistory(book) => self.spawn(async move {
                 let marks = sh.playback.sync().history(book.clone()).await;
@@ -229,7 +221,7 @@ impl Backends for Live {
         // The last place is written, then the engine stops.
         let summary = rt.block_on(self.shared.playback.quit(Duration::from_secs(3)));
         rt.shutdown_timeout(Duration::from_secs(2));
-        Live::farewell(summary.left)
+        summary.farewell()
     }
 }
 

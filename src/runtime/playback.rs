@@ -20,7 +20,8 @@ fn play_state(s: &Status) -> PlayState {
         Status::Buffering => PlayState::Buffering,
         Status::Stalled => PlayState::Stalled,
         Status::Ended => PlayState::Ended,
-        Status::Error(e) => PlayState::Error(e.to_string()),
+        // The chapter is the bar's title: its opaque id would only crowd.
+        Status::Error(e) => PlayState::Error(e.message.clone()),
     }
 }
 

@@ -106,7 +106,6 @@ impl ClientRemote {
         self.client()?
             .post_progress(book, &self.wire(p))
             .await
-            .map(|o| o.record)
             .map_err(classify)
     }
 
@@ -129,7 +128,7 @@ impl ClientRemote {
         for (i, (book, _)) in items.iter().enumerate() {
             let r = match results.get(i) {
                 Some(r) if r.book_id.as_ref().is_none_or(|b| b == book) => {
-                    r.outcome.clone().map(|o| o.record).map_err(classify)
+                    r.outcome.clone().map_err(classify)
                 }
                 Some(_) => Err(Failure::Retry(format!(
                     "batch result {i} names another book than {book}"

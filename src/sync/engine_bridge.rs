@@ -1,11 +1,94 @@
-//! Turns the audio engine's published state into reconciler events: pure,
-//! so the mapping is testable without audio. Only states of the engine
-//! playback that was loaded for *our* playback are forwarded; a state from
-//! an earlier load (another book) is dropped here, and again by the
-//! reconciler's ownership check.
+//! The audio engine as sync sees it: [`EngineLink`], its published states
+//! and a way to ask it for what sync decides ([`EngineAsk`]; sync never
+//! commands it), and [`EngineBridge`], which turns those states into
+//! reconciler events: pure, so the mapping is testable without audio.
+//! Only states of the engine playback that was loaded for *our* playback
+//! are forwarded; a state from an earlier load (another book) is dropped
+//! here, and again by the reconciler's ownership check.
 
 use super::reconciler::{Action, Event, PlaybackId, Spot};
+use crate::domain::{ChapterId, Manifest};
 use crate::player::{PlaybackId as EngineId, PlayerState, Status};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::watch;
+
+/// What sync asks of the audio engine. Sync never commands the engine:
+/// the playback owner (`crate::playback`) turns each ask into an engine
+/// command, so every command the engine gets is built in one place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineAsk {
+    /// Load `manifest` at `start` and play (creates a new engine load).
+    Load {
+        manifest: Manifest,
+        start: (ChapterId, f64),
+    },
+    /// Move the loaded book to this place (a conflict choice, a restore
+    /// after an offline open).
+    Seek { chapter: ChapterId, position: f64 },
+    /// The opened book's speed (the user's, or the one saved for it).
+    Speed(f32),
+    /// The opened book's volume (the user's, or the one saved for it).
+    Volume(f32),
+    /// Play on: a resume the server's place did not stop.
+    Play,
+    /// Pause: a prompt about the place waits for the listener.
+    Pause,
+}
+
+/// The audio engine as sync sees it: its published states, and a way to
+/// ask it for what sync decides ([`EngineAsk`]). Clones share one count of
+/// the loads asked for, which is how the engine numbers its playbacks, so
+/// a state is attributed exactly.
+#[derive(Clone)]
+pub struct EngineLink {
+    states: watch::Receiver<PlayerState>,
+    ask: Arc<dyn Fn(EngineAsk) + Send + Sync>,
+    loads: Arc<AtomicU64>,
+}
+
+impl EngineLink {
+    /// `states` is the engine's published state; `ask` hands a request to
+    /// whoever commands the engine. Every load the engine gets must be
+    /// asked through this link.
+    pub fn new(
+        states: watch::Receiver<PlayerState>,
+        ask: impl Fn(EngineAsk) + Send + Sync + 'static,
+    ) -> Self {
+        let loads = states.borrow().playback_id.0;
+        Self {
+            states,
+            ask: Arc::new(ask),
+            loads: Arc::new(AtomicU64::new(loads)),
+        }
+    }
+
+    pub(super) fn ask(&self, ask: EngineAsk) {
+        (self.ask)(ask)
+    }
+
+    /// Asks for a load and returns the engine playback id it creates;
+    /// `before` runs with that id first.
+    pub(super) fn load(
+        &self,
+        manifest: Manifest,
+        start: (ChapterId, f64),
+        before: impl FnOnce(EngineId),
+    ) -> EngineId {
+        let id = EngineId(self.loads.fetch_add(1, Ordering::SeqCst) + 1);
+        before(id);
+        self.ask(EngineAsk::Load { manifest, start });
+        id
+    }
+
+    pub(super) fn states(&self) -> watch::Receiver<PlayerState> {
+        self.states.clone()
+    }
+}
+
+/// How far a paused engine's place may drift (the output draining) before
+/// a move counts as a seek.
+const PAUSED_STILL: f64 = 0.5;
 
 #[derive(Debug, Default)]
 pub struct EngineBridge {
@@ -14,6 +97,9 @@ pub struct EngineBridge {
     /// Engine ids up to this one belong to earlier loads.
     before: EngineId,
     last: Option<PlayerState>,
+    /// The last state had not landed, as the engine said (before an
+    /// approximate place was counted as not landed).
+    last_unlanded: bool,
 }
 
 impl EngineBridge {
@@ -28,6 +114,7 @@ impl EngineBridge {
         self.ours = Some((ours, Some(engine_id)));
         self.before = EngineId(engine_id.0.saturating_sub(1));
         self.last = None;
+        self.last_unlanded = false;
     }
 
     /// Events for one published state (call on every change). A place the
@@ -36,6 +123,7 @@ impl EngineBridge {
     /// never reported as if it were exact.
     pub fn events(&mut self, s: &PlayerState) -> Vec<Event> {
         let mut out = Vec::new();
+        let unlanded = !s.landed;
         let vouched;
         let s = if s.approximate && s.landed {
             vouched = PlayerState {
@@ -66,6 +154,7 @@ impl EngineBridge {
             return out;
         }
         let prev = self.last.replace(s.clone());
+        let was_unlanded = std::mem::replace(&mut self.last_unlanded, unlanded);
         let action = |a| Event::Action {
             playback,
             action: a,
@@ -80,6 +169,17 @@ impl EngineBridge {
                 out.push(action(Action::ChapterChange(spot.clone())));
             } else if p.landed && !s.landed {
                 // A seek: the engine publishes the target until it lands.
+                out.push(action(Action::Seek(spot.clone())));
+            } else if was_unlanded && unlanded && p.position != spot.position {
+                // Another seek before the last one landed (paused offline,
+                // the engine cannot): a new target.
+                out.push(action(Action::Seek(spot.clone())));
+            } else if p.status == Status::Paused
+                && s.status == Status::Paused
+                && (p.position - spot.position).abs() > PAUSED_STILL
+            {
+                // A paused engine does not move: this is a seek whose
+                // target was not seen (it landed before this was read).
                 out.push(action(Action::Seek(spot.clone())));
             }
         }
@@ -166,6 +266,37 @@ mod tests {
                 spot: Spot::new("b", 7.0),
                 landed: false
             }]
+        );
+    }
+
+    #[test]
+    fn a_second_seek_before_the_first_landed_is_a_seek_too() {
+        let mut b = EngineBridge::new();
+        b.loading_as(PlaybackId(1), EngineId(1));
+        b.events(&state(1, "a", 30.0, true, Status::Paused));
+        let seek = |to: f64| Event::Action {
+            playback: PlaybackId(1),
+            action: Action::Seek(Spot::new("a", to)),
+        };
+        // Paused and offline: the engine publishes each target, never lands.
+        assert!(
+            b.events(&state(1, "a", 20.0, false, Status::Paused))
+                .contains(&seek(20.0))
+        );
+        assert!(
+            b.events(&state(1, "a", 10.0, false, Status::Paused))
+                .contains(&seek(10.0))
+        );
+        // The same target again is no new seek.
+        let mut again = state(1, "a", 10.0, false, Status::Paused);
+        again.version += 1;
+        again.buffered_to = 12.0;
+        assert!(!b.events(&again).contains(&seek(10.0)));
+        // Landed at once, its target never seen: a paused move is a seek.
+        b.events(&state(1, "a", 10.0, true, Status::Paused));
+        assert!(
+            b.events(&state(1, "a", 40.0, true, Status::Paused))
+                .contains(&seek(40.0))
         );
     }
 

@@ -5,15 +5,17 @@
 //! keeps on this device. Everything else here is private.
 //!
 //! - `session`: the front door (commands in, [`Notice`]s and a published
-//!   [`SyncStatus`] out) and the [`EngineLink`] it follows and asks
+//!   [`SyncStatus`] out), given the [`EngineLink`] it follows and asks
 //!   ([`EngineAsk`]: sync never commands the engine itself).
 //! - `reconciler`: the pure rules (landing, zero guard, ownership,
-//!   prompts), where the property tests are. The only place they live.
+//!   prompts, the server's place read again after a pause or a
+//!   reconnect), where the property tests are. The only place they live.
 //! - `worker`: the tokio task that carries the reconciler's decisions out.
 //! - `outbox`: the crash-safe journal of queued writes, tagged by scope
 //!   (in memory when the file cannot be opened: same rules, not durable).
 //! - `cache`: this device's last known place and settings per book.
-//! - `engine_bridge`: engine states → reconciler events.
+//! - `engine_bridge`: the engine as sync sees it ([`EngineLink`], what it
+//!   asks of it, [`EngineAsk`]) and its states → reconciler events.
 //! - `remote` / `client_remote`: the contract client as the worker sees it.
 //! - `records`: the read-only view: queued changes (`earmark sync
 //!   pending`), place history and statistics (`earmark history | stats`),

@@ -2,6 +2,7 @@
 //! contract client becomes one [`Failure`], so the worker's error handling
 //! is one match (see `client_remote`).
 
+use crate::api::WriteOutcome;
 use crate::domain::Progress;
 
 /// How a failed request is handled (the contract's error table).
@@ -33,5 +34,6 @@ pub enum Failure {
     },
 }
 
-/// One result of a batch write, in request order.
-pub type ItemResult = Result<Option<Progress>, Failure>;
+/// One result of a progress write (of a batch, in request order): whether
+/// the server applied it, and the record it holds now.
+pub type ItemResult = Result<WriteOutcome<Progress>, Failure>;

@@ -8,18 +8,18 @@
 //! this device keeps (queued changes, place history, statistics) is read
 //! without a worker through [`super::Records`].
 
-use super::outbox::{Op, QueuedSettings};
+use super::outbox::Op;
 use super::reconciler::Side;
 use crate::api::Client;
 use crate::domain::EpochMillis;
 use crate::domain::{BookId, ChapterId, ListeningStats, Manifest, PlaceMark, Progress};
-use crate::player::{PlaybackId as EngineId, PlayerState};
+use crate::durable::Durability;
+use crate::player::PlaybackId as EngineId;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
+pub use super::engine_bridge::{EngineAsk, EngineLink};
 pub use super::reconciler::{Side as Choice, Source, Spot};
 
 /// Tunables; [`SyncConfig::new`] has the defaults.
@@ -89,75 +89,6 @@ fn report_interval_from_env() -> Duration {
     }
 }
 
-/// What sync asks of the audio engine. Sync never commands the engine:
-/// the playback owner (`crate::playback`) turns each ask into an engine
-/// command, so every command the engine gets is built in one place.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EngineAsk {
-    /// Load `manifest` at `start` and play (creates a new engine load).
-    Load {
-        manifest: Manifest,
-        start: (ChapterId, f64),
-    },
-    /// Move the loaded book to this place (a conflict choice, a restore
-    /// after an offline open).
-    Seek { chapter: ChapterId, position: f64 },
-    /// The opened book's speed (the user's, or the one saved for it).
-    Speed(f32),
-    /// The opened book's volume (the user's, or the one saved for it).
-    Volume(f32),
-}
-
-/// The audio engine as sync sees it: its published states, and a way to
-/// ask it for what sync decides ([`EngineAsk`]). Clones share one count of
-/// the loads asked for, which is how the engine numbers its playbacks, so
-/// a state is attributed exactly.
-#[derive(Clone)]
-pub struct EngineLink {
-    states: watch::Receiver<PlayerState>,
-    ask: Arc<dyn Fn(EngineAsk) + Send + Sync>,
-    loads: Arc<AtomicU64>,
-}
-
-impl EngineLink {
-    /// `states` is the engine's published state; `ask` hands a request to
-    /// whoever commands the engine. Every load the engine gets must be
-    /// asked through this link.
-    pub fn new(
-        states: watch::Receiver<PlayerState>,
-        ask: impl Fn(EngineAsk) + Send + Sync + 'static,
-    ) -> Self {
-        let loads = states.borrow().playback_id.0;
-        Self {
-            states,
-            ask: Arc::new(ask),
-            loads: Arc::new(AtomicU64::new(loads)),
-        }
-    }
-
-    pub(super) fn ask(&self, ask: EngineAsk) {
-        (self.ask)(ask)
-    }
-
-    /// Asks for a load and returns the engine playback id it creates;
-    /// `before` runs with that id first.
-    pub(super) fn load(
-        &self,
-        manifest: Manifest,
-        start: (ChapterId, f64),
-        before: impl FnOnce(EngineId),
-    ) -> EngineId {
-        let id = EngineId(self.loads.fetch_add(1, Ordering::SeqCst) + 1);
-        before(id);
-        self.ask(EngineAsk::Load { manifest, start });
-        id
-    }
-
-    pub(super) fn states(&self) -> watch::Receiver<PlayerState> {
-        self.states.clone()
-    }
-}
-
 /// Where an opened book starts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StartAt {
@@ -202,7 +133,7 @@ pub struct Playing {
     pub saved_at: Option<EpochMillis>,
 }
 
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SyncStatus {
     pub link: Link,
     /// Entries waiting to be sent to the current scope.
@@ -215,10 +146,34 @@ pub struct SyncStatus {
     pub last_error: Option<String>,
     pub shown: Option<Shown>,
     pub playing: Option<Playing>,
-    /// False when the journal lives in memory (the file could not be opened).
-    pub durable: bool,
+    /// Whether queued changes are on the disk, and if not why (another
+    /// earmark holds the journal, the disk is full or read-only, …).
+    pub durability: Durability,
     /// Requests made to the server (diagnostics).
     pub requests: u64,
+}
+
+impl SyncStatus {
+    /// The queued changes are on the disk.
+    pub fn durable(&self) -> bool {
+        self.durability == Durability::Durable
+    }
+}
+
+impl Default for SyncStatus {
+    fn default() -> Self {
+        SyncStatus {
+            link: Link::default(),
+            queued: 0,
+            refused: 0,
+            held: 0,
+            last_error: None,
+            shown: None,
+            playing: None,
+            durability: Durability::Durable,
+            requests: 0,
+        }
+    }
 }
 
 /// Why a login is needed.
@@ -269,9 +224,29 @@ pub enum Notice {
 /// What quitting achieved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuitSummary {
-    /// Entries still queued (they are sent at the next start).
+    /// Entries still queued: sent at the next start when `durability` says
+    /// they are on the disk, else lost.
     pub left: usize,
     pub timed_out: bool,
+    pub durability: Durability,
+}
+
+impl QuitSummary {
+    /// What quitting left behind, in one sentence (`None`: nothing).
+    pub fn farewell(&self) -> Option<String> {
+        if self.left == 0 {
+            return None;
+        }
+        let left = self.left;
+        Some(match &self.durability {
+            Durability::Durable => format!(
+                "{left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
+            ),
+            Durability::Memory(why) => format!(
+                "{left} change(s) could not be sent, and they are lost: the sync journal could not keep them on this device ({why})"
+            ),
+        })
+    }
 }
 
 /// What the worker does; only [`SyncSession`] sends these.
@@ -313,6 +288,12 @@ pub(super) enum Command {
     },
     RecheckLicense,
     Flush,
+    /// Play on after a pause, once the server's place allows it.
+    Resume,
+    /// A request outside sync found the server unreachable.
+    ServerLost(String),
+    /// Read the server again now (the listener refreshed).
+    Check,
     PushHeld {
         reply: oneshot::Sender<usize>,
     },
@@ -462,6 +443,25 @@ impl SyncSession {
         self.send(Command::Flush);
     }
 
+    /// The listener asked to play on after a pause: the server's place is
+    /// read first (contract rule 7), then the owner is asked to play
+    /// ([`EngineAsk::Play`]), or the listener to choose.
+    pub fn resume(&self) {
+        self.send(Command::Resume);
+    }
+
+    /// A request outside sync found the server unreachable: sync shows
+    /// it offline and keeps asking it until it answers.
+    pub fn server_lost(&self, message: String) {
+        self.send(Command::ServerLost(message));
+    }
+
+    /// Read the server now: send what is queued, read the playing book's
+    /// place (a newer one asks the listener), and, offline, try it again.
+    pub fn check(&self) {
+        self.send(Command::Check);
+    }
+
     pub fn status(&self) -> SyncStatus {
         self.status.borrow().clone()
     }
@@ -524,27 +524,8 @@ impl SyncSession {
             _ => QuitSummary {
                 left: self.status().queued,
                 timed_out: true,
+                durability: self.status().durability,
             },
         }
-    }
-}
-
-/// Settings writes get strictly increasing stamps: the server keeps the
-/// stored record on equal timestamps, and several key presses drained in
-/// one frame land in the same millisecond.
-pub(super) fn settings_stamp() -> i64 {
-    static LAST: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
-    let now = crate::domain::now_millis();
-    let prev = LAST
-        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |l| Some(now.max(l + 1)))
-        .unwrap_or(now);
-    now.max(prev + 1)
-}
-
-pub(super) fn queued_settings(speed: f32, volume: Option<f32>) -> QueuedSettings {
-    QueuedSettings {
-        speed,
-        volume,
-        client_updated_at: settings_stamp(),
     }
 }

@@ -82,3 +82,19 @@ fn man_page_is_roff_with_the_subcommands() {
         assert!(out.contains(sub), "man page does not mention {sub}");
     }
 }
+
+#[test]
+fn the_man_page_names_no_missing_pages_and_has_exit_status_files_and_keys() {
+    let (ok, out, err) = earmark(&["man"]);
+    assert!(ok, "{err}");
+    assert!(
+        !out.contains("earmark\\-login(1)"),
+        "a page that does not exist"
+    );
+    for h in ["COMMANDS", "EXIT STATUS", "FILES", "ENVIRONMENT", "KEYS"] {
+        assert!(out.contains(&format!(".SH {h}")), "no {h} section");
+    }
+    assert!(out.contains("listening_scope_mismatch"), "exit code 7");
+    assert!(out.contains("config.toml"));
+    assert!(out.contains("play / pause"), "the player's keys");
+}

@@ -55,7 +55,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     let client = env.client().await;
     let mut p = start_worker(&client, disk.path());
     p.sync.settle().await;
-    assert!(p.sync.status().durable, "the journal opened on the disk");
+    assert!(p.sync.status().durable(), "the journal opened on the disk");
     disk.fill();
 
     // The server is up: the place reaches it although nothing is journaled.
@@ -71,7 +71,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     );
     p.action(1, Action::Pause);
     let s = p
-        .until("sent, in memory", |s| s.queued == 0 && !s.durable)
+        .until("sent, in memory", |s| s.queued == 0 && !s.durable())
         .await;
     assert!(
         s.last_error
@@ -95,7 +95,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     p.action(1, Action::Play);
     let pos = play(&p, &ch(&m, 0), pos, 8).await;
     p.action(1, Action::Pause);
-    p.until("queued in memory", |s| s.queued == 1 && !s.durable)
+    p.until("queued in memory", |s| s.queued == 1 && !s.durable())
         .await;
     assert_eq!(journaled(disk.path()), 0);
 
@@ -106,7 +106,7 @@ async fn a_full_disk_under_the_outbox_still_sends_the_place_keeps_it_in_memory_o
     p.action(1, Action::Pause);
     p.notice(|n| info_says(n, "saves changes on this device again"))
         .await;
-    p.until("durable again", |s| s.durable && s.queued == 1)
+    p.until("durable again", |s| s.durable() && s.queued == 1)
         .await;
     assert_eq!(journaled(disk.path()), 1, "the queued place is on the disk");
 
@@ -394,6 +394,68 @@ async fn play_with_a_read_only_data_directory_sends_the_place_and_says_read_only
     assert!(err.contains("read-only"), "{err}");
     assert!(!err.contains("other player"), "{err}");
     assert!(!err.contains("another earmark"), "{err}");
+}
+
+/// `sync push` and `sync retry` over a journal on a read-only disk name
+/// the fault, never another earmark (the journal is not locked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_push_and_retry_on_a_read_only_disk_say_read_only_not_another_earmark() {
+    let lib = library();
+    let server = earmark::server::testing::TestServer::start(lib.path())
+        .await
+        .unwrap();
+    let Some((home, disk, direct)) =
+        home_on_small_disk(&server, 512 * 1024, "sync read-only").await
+    else {
+        return;
+    };
+    let book = book_id(&direct, "Alpha").await;
+    let o = home.run(
+        &["play", book.as_str(), "--audio", "null", "--for", "0.5"],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    disk.read_only();
+    for what in ["push", "retry"] {
+        let o = home.run(&["sync", what], None);
+        let t = text(&o);
+        assert!(!o.status.success(), "{what}: {t}");
+        assert!(t.contains("read-only"), "{what}: {t}");
+        assert!(!t.contains("another earmark"), "{what}: {t}");
+    }
+}
+
+/// `earmark play` that can neither send its last place (the server went
+/// away) nor keep it (a read-only disk) says the change is lost, not kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_that_cannot_send_nor_keep_says_the_changes_are_lost() {
+    let lib = library();
+    let mut server = earmark::server::testing::TestServer::start(lib.path())
+        .await
+        .unwrap();
+    let Some((home, disk, direct)) = home_on_small_disk(&server, 512 * 1024, "play lost").await
+    else {
+        return;
+    };
+    let book = book_id(&direct, "Alpha").await;
+    let o = home.run(
+        &["play", book.as_str(), "--audio", "null", "--for", "0.5"],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    disk.read_only();
+    let child = home
+        .command(&["play", book.as_str(), "--audio", "null", "--for", "3"])
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    server.stop().await;
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(err.contains("lost"), "{err}");
+    assert!(!err.contains("kept and sent next time"), "{err}");
 }
 
 /// One book "Short" of two WAV chapters of `secs` seconds (2 kB/s each).

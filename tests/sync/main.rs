@@ -16,6 +16,7 @@ mod offline_open;
 mod play;
 mod proxy;
 mod queued;
+mod rule7;
 mod scenarios;
 mod small_disk;
 mod startup;

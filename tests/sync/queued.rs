@@ -38,7 +38,7 @@ async fn s8_torn_journal_recovers_every_whole_record() {
     env.proxy.set_mode(Mode::Forward);
     let p = start_worker(&client, dir.path());
     let s = p.until("flushed", |s| s.queued == 0).await;
-    assert!(s.durable, "the journal file was reopened");
+    assert!(s.durable(), "the journal file was reopened");
     let favs = env.direct().await.favorites().await.unwrap();
     assert!(favs.iter().any(|x| x.id == a), "{favs:?}");
     assert!(favs.iter().any(|x| x.id == b), "{favs:?}");

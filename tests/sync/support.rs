@@ -227,6 +227,15 @@ impl Player {
         }
     }
 
+    /// The engine commands sync asked for so far and not waited for.
+    pub fn drain(&mut self) -> Vec<EngineCommand> {
+        let mut out = Vec::new();
+        while let Ok(c) = self.commands.try_recv() {
+            out.push(c);
+        }
+        out
+    }
+
     /// The engine publishes a place for its load `playback`.
     pub fn position(&self, playback: u64, chapter: &ChapterId, pos: f64, landed: bool) {
         self.publish(playback, |s| {

@@ -135,6 +135,16 @@ impl Driver {
             .map(|e| (e.state, e.chapter, e.position))
     }
 
+    /// Stops the reference server (`restart_server` brings it back on
+    /// the same port and data).
+    pub fn stop_server(&mut self) {
+        self.rt.block_on(self._server.stop());
+    }
+
+    pub fn restart_server(&mut self) {
+        self.rt.block_on(self._server.restart()).unwrap();
+    }
+
     pub fn server_progress(&self) -> Progress {
         self.rt
             .block_on(self.client.progress(&self.book.id))

@@ -130,7 +130,12 @@ impl Tui {
     }
 
     pub(crate) fn wait_for(&self, what: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        self.wait_for_within(what, Duration::from_secs(20));
+    }
+
+    /// `wait_for` with a deadline of its own (a back-off to wait out).
+    pub(crate) fn wait_for_within(&self, what: &str, within: Duration) {
+        let deadline = Instant::now() + within;
         while Instant::now() < deadline {
             if self.text().contains(what) {
                 return;

@@ -152,3 +152,57 @@ fn quitting_with_unsent_changes_says_how_many_are_kept() {
         "{words}"
     );
 }
+
+/// A plain 403 on the chapter stream (no license code, a valid license):
+/// the player bar says the server's words, never its raw JSON nor the
+/// chapter's opaque id.
+#[test]
+fn a_plain_403_on_the_chapter_stream_is_said_in_words() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let gate = rt.block_on(Gate::start(server.base_url()));
+    gate.refuse_streams(403, r#"{"code":"forbidden","message":"No access."}"#);
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in_at(&rt, &server, &gate.base_url(), home.path());
+    let c = done.client.clone();
+    let (book, manifest) = rt.block_on(async {
+        let b = c.books(&BookQuery::default()).await.unwrap().remove(0);
+        let m = c.manifest(&b.id).await.unwrap();
+        (b, m)
+    });
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut app = App::new(
+        earmark::ui::keymap::Keymap::default(),
+        UiSettings::default(),
+    );
+    app.update(Event::Answer(Answer::Library {
+        books: vec![book.clone()],
+        from_cache: false,
+    }));
+    app.book.id = book.id.clone();
+    app.screen = Screen::Book;
+    app.update(Event::Answer(Answer::BookLoaded {
+        book: book.clone(),
+        manifest: Some(manifest.clone()),
+        bookmarks: vec![],
+    }));
+    for e in app.update(key(' ')) {
+        live.handle(e);
+    }
+    follow(&mut app, &rx, "the refusal", |a| {
+        matches!(
+            a.playing.as_ref().map(|p| p.state()),
+            Some(PlayState::Error(_))
+        )
+    });
+    let screen = render(&mut app, 80, 24);
+    let bar = screen.lines().nth(20).unwrap_or_default().to_owned();
+    assert!(bar.contains("No access."), "{screen}");
+    assert!(!bar.contains('{'), "raw JSON: {bar}");
+    assert!(
+        !bar.contains(manifest.items[0].chapter_id.as_str()),
+        "{bar}"
+    );
+    live.shutdown();
+}

@@ -8,12 +8,18 @@
 //! - a position at the very start of the book never replaces valid progress
 //!   unless an explicit user intent (restart, seek to 0, mark unfinished)
 //!   asked for it;
+//! - after a pause or a reconnect, nothing is written and playback does not
+//!   resume before the server's place was read again: a newer place further
+//!   than a few seconds away is shown and the listener asked (`gate`);
 //! - only the current playback reports, so book X never gets book Y's
 //!   position;
 //! - progress is `(chapterId, position)`, never a list index.
 //!
 //! - `types`: events in, decisions out;
-//! - `server`: the server's answer (restore, prompt, settling a held place).
+//! - `actions`: the listener's transport actions and explicit intents;
+//! - `server`: the server's answer (restore, prompt, settling a held place);
+//! - `gate`: the server's place read again before a resume or a paused
+//!   seek is reported, a write the server kept, the place taken offline.
 
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, Progress};
 
@@ -23,6 +29,8 @@ pub const START_EPSILON: f64 = 1.0;
 /// How close a landed engine position must be to the requested target.
 pub const LAND_TOLERANCE: f64 = 3.0;
 
+mod actions;
+mod gate;
 mod server;
 mod types;
 pub use types::*;
@@ -31,8 +39,12 @@ pub use types::*;
 enum Phase {
     /// Waiting for the server's progress (or its failure).
     Restoring,
-    /// Waiting for the user's answer.
-    Choosing { server: Spot, local: Spot },
+    /// Waiting for the user's answer; `resume`: play once answered.
+    Choosing {
+        server: Spot,
+        local: Spot,
+        resume: bool,
+    },
     /// The engine was told to go to `target`; waiting for it to land.
     Landing { target: Spot },
     /// Positions from the engine are real and reportable.
@@ -67,6 +79,14 @@ struct Current {
     server_unreadable: bool,
     last_reported: Option<(Spot, bool)>,
     last_report_at: Option<EpochMillis>,
+    /// When this device's place of the book was last stamped (its cached
+    /// place, then each report): a server record stamped later is newer.
+    mine_at: EpochMillis,
+    /// When the server's place was last read (or took ours); cleared by a
+    /// pause and by going offline (`gate`).
+    checked_at: Option<EpochMillis>,
+    /// What waits for the server's place to be read (`gate`).
+    waiting: gate::Waiting,
 }
 
 impl Current {
@@ -125,7 +145,8 @@ impl Reconciler {
         }
     }
 
-    #[cfg(test)]
+    /// The reconciler's own view of the link (a failed read of the
+    /// server's place sets it offline).
     pub fn is_online(&self) -> bool {
         self.online
     }
@@ -171,6 +192,7 @@ impl Reconciler {
                     .as_ref()
                     .filter(|l| manifest.position_of(&l.spot.chapter).is_some())
                     .map(|l| l.spot.clone());
+                let mine_at = local.as_ref().map_or(0, |l| l.updated_at);
                 self.current = Some(Current {
                     had_local: known.is_some(),
                     playback,
@@ -187,6 +209,9 @@ impl Reconciler {
                     server_unreadable: false,
                     last_reported: None,
                     last_report_at: None,
+                    mine_at,
+                    checked_at: None,
+                    waiting: Default::default(),
                 });
             }
             Event::ServerProgress { playback, progress } => {
@@ -205,16 +230,36 @@ impl Reconciler {
                     cur.server_checked = true;
                     if restoring {
                         out.push(cur.load_without_server());
+                    } else {
+                        // Its place is unknown: what waited goes on.
+                        self.unanswered(now, &mut out);
                     }
                 }
             }
             Event::ServerFetchFailed { playback } => {
-                if let Some(cur) = self.owned(playback)
-                    && cur.phase == Phase::Restoring
-                {
+                if let Some(restoring) = self.owned(playback).map(|c| c.phase == Phase::Restoring) {
                     self.online = false;
-                    let cur = self.current.as_mut().expect("owned");
-                    out.push(cur.load_without_server());
+                    if restoring {
+                        let cur = self.current.as_mut().expect("owned");
+                        out.push(cur.load_without_server());
+                    } else {
+                        self.unanswered(now, &mut out);
+                    }
+                }
+            }
+            Event::ResumeAsked { playback } => {
+                if self.owned(playback).is_some() {
+                    self.resume_asked(now, &mut out);
+                }
+            }
+            Event::WriteAnswered {
+                playback,
+                progress,
+                applied,
+            } => {
+                if self.owned(playback).is_some() {
+                    self.online = true;
+                    self.write_answered(progress, applied, now, &mut out);
                 }
             }
             Event::EnginePosition {
@@ -244,7 +289,11 @@ impl Reconciler {
             Event::Chose { playback, side } => {
                 if let Some(cur) = self.current.as_mut()
                     && cur.playback == playback
-                    && let Phase::Choosing { server, local } = cur.phase.clone()
+                    && let Phase::Choosing {
+                        server,
+                        local,
+                        resume,
+                    } = cur.phase.clone()
                 {
                     let target = match side {
                         Side::Server => server,
@@ -258,6 +307,11 @@ impl Reconciler {
                         playback,
                         spot: target,
                     });
+                    // The listener answered: the server's place is settled.
+                    cur.checked_at = Some(now);
+                    if resume {
+                        out.push(Decision::Resume { playback });
+                    }
                     if side == Side::Local {
                         // Picking this device's place is an explicit choice:
                         // it may move the server backwards.
@@ -286,7 +340,16 @@ impl Reconciler {
                     }
                 }
             }
-            Event::Offline => self.online = false,
+            Event::Offline => {
+                let was_online = std::mem::replace(&mut self.online, false);
+                if let Some(c) = self.current.as_mut() {
+                    // What is played from now on is unconfirmed.
+                    c.checked_at = None;
+                    if was_online && c.phase == Phase::Live {
+                        out.extend(c.unconfirmed_display());
+                    }
+                }
+            }
         }
         out
     }
@@ -329,103 +392,6 @@ impl Reconciler {
         }
     }
 
-    fn on_action(&mut self, action: Action, now: EpochMillis, out: &mut Vec<Decision>) {
-        let picked = matches!(action, Action::Seek(_));
-        let cur = self.current.as_mut().expect("owned");
-        match action {
-            Action::Play => cur.playing = true,
-            Action::Pause | Action::Sleep => {
-                self.report_current(now, false, out);
-                self.current.as_mut().expect("owned").playing = false;
-            }
-            Action::Stop | Action::Quit => {
-                self.report_current(now, false, out);
-                let cur = self.current.as_mut().expect("owned");
-                cur.playing = false;
-                if action == Action::Quit {
-                    // Nothing from this playback may report after quitting.
-                    cur.phase = Phase::Closed;
-                }
-            }
-            Action::Seek(target) | Action::ChapterChange(target) => {
-                // Report where the listener was, then wait for the engine to
-                // land on the new place before reporting again.
-                self.report_current(now, false, out);
-                let cur = self.current.as_mut().expect("owned");
-                if picked {
-                    // The listener picked a place: theirs to report.
-                    cur.server_unreadable = false;
-                }
-                if cur.manifest.position_of(&target.chapter).is_none() {
-                    return;
-                }
-                if is_start(&cur.manifest, &target) {
-                    // A user seek to the very start is an explicit intent.
-                    cur.reset_pending = true;
-                }
-                if matches!(cur.phase, Phase::Live | Phase::Landing { .. }) {
-                    cur.phase = Phase::Landing { target };
-                }
-            }
-            Action::Ended => {
-                if cur.phase == Phase::Live
-                    && let Some(pos) = cur.position.clone()
-                {
-                    cur.finished = true;
-                    if cur.unconfirmed() {
-                        cur.last_reported = None;
-                        self.report_current(now, false, out);
-                    } else {
-                        let write = self.stamp(pos, true, false, now);
-                        out.push(Decision::Report(write));
-                    }
-                }
-                let cur = self.current.as_mut().expect("owned");
-                cur.playing = false;
-            }
-        }
-    }
-
-    fn on_intent(&mut self, intent: Intent, now: EpochMillis, out: &mut Vec<Decision>) {
-        let cur = self.current.as_mut().expect("owned");
-        cur.server_unreadable = false;
-        match intent {
-            Intent::RestartBook | Intent::SeekToZero(_) => {
-                let target = match intent {
-                    Intent::SeekToZero(ch) if cur.manifest.position_of(&ch).is_some() => {
-                        Spot::new(ch, 0.0)
-                    }
-                    _ => start_of(&cur.manifest),
-                };
-                cur.finished = false;
-                cur.known = Some(target.clone());
-                cur.phase = Phase::Landing {
-                    target: target.clone(),
-                };
-                cur.position = None;
-                cur.reset_pending = false;
-                let playback = cur.playback;
-                let write = self.stamp(target.clone(), false, true, now);
-                out.push(Decision::Report(write));
-                out.push(Decision::LoadAt {
-                    playback,
-                    spot: target,
-                });
-            }
-            Intent::MarkFinished | Intent::MarkUnfinished => {
-                let finished = intent == Intent::MarkFinished;
-                let spot = cur
-                    .position
-                    .clone()
-                    .or_else(|| cur.known.clone())
-                    .unwrap_or_else(|| start_of(&cur.manifest));
-                cur.finished = finished;
-                let write = self.stamp(spot, finished, !finished, now);
-                out.push(Decision::Report(write));
-            }
-        }
-    }
-
     /// Reports the current landed position if it is reportable and changed.
     fn report_current(&mut self, now: EpochMillis, force: bool, out: &mut Vec<Decision>) {
         let Some(cur) = self.current.as_ref() else {
@@ -435,6 +401,15 @@ impl Reconciler {
             return;
         }
         let Some(spot) = cur.position.clone() else {
+            return;
+        };
+        self.report_spot(spot, now, force, out);
+    }
+
+    /// Reports `spot` (a landed position, or the target of a seek the
+    /// listener made while paused) if it is reportable and changed.
+    fn report_spot(&mut self, spot: Spot, now: EpochMillis, force: bool, out: &mut Vec<Decision>) {
+        let Some(cur) = self.current.as_ref() else {
             return;
         };
         let unchanged = cur
@@ -452,13 +427,16 @@ impl Reconciler {
         if !reset && (cur.unconfirmed() || cur.server_unreadable) {
             // Kept on this device only until the server has answered.
             let book = cur.book.clone();
-            self.current.as_mut().expect("owned").last_report_at = Some(now);
+            let at = now.max(self.last_stamp + 1);
+            let cur = self.current.as_mut().expect("owned");
+            cur.last_report_at = Some(now);
+            cur.mine_at = cur.mine_at.max(at);
             out.push(Decision::Hold(ProgressWrite {
                 book,
                 spot,
                 finished,
                 reset: false,
-                client_updated_at: now.max(self.last_stamp + 1),
+                client_updated_at: at,
             }));
             return;
         }
@@ -494,6 +472,7 @@ impl Reconciler {
         let cur = self.current.as_mut().expect("owned");
         cur.last_reported = Some((spot.clone(), finished));
         cur.last_report_at = Some(now);
+        cur.mine_at = cur.mine_at.max(ts);
         cur.known = Some(spot.clone());
         cur.reset_pending = false;
         ProgressWrite {
@@ -541,3 +520,6 @@ mod props;
 
 #[cfg(test)]
 mod jumps;
+
+#[cfg(test)]
+mod rule7;

@@ -45,6 +45,14 @@ enum Op {
     Chose {
         server: bool,
     },
+    /// The listener asks to play on after a pause.
+    Resume,
+    /// The server answered a write of the current playback.
+    Answered {
+        applied: bool,
+        ch: u32,
+        pos: f64,
+    },
     Tick,
     Online,
     Offline,
@@ -96,6 +104,12 @@ fn any_op() -> impl Strategy<Value = Op> {
             ch
         }),
         any::<bool>().prop_map(|server| Op::Chose { server }),
+        Just(Op::Resume),
+        (any::<bool>(), 1u32..=3, any_pos()).prop_map(|(applied, ch, pos)| Op::Answered {
+            applied,
+            ch,
+            pos
+        }),
         Just(Op::Tick),
         Just(Op::Online),
         Just(Op::Offline),
@@ -116,6 +130,10 @@ struct Model {
     had_local: HashMap<u64, bool>,
     /// An explicit intent happened since the last report, per playback.
     intent: HashMap<u64, bool>,
+    /// The restore is over (the server answered or could not be read).
+    restored: HashMap<u64, bool>,
+    /// A prompt waits for the listener.
+    choosing: HashMap<u64, bool>,
 }
 
 fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
@@ -130,6 +148,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
         let cur = m.playbacks.len() as u64;
         let book = m.playbacks.last().cloned().unwrap_or_else(|| "a".into());
         let pick = |stale: bool| PlaybackId(if stale { cur.saturating_sub(1) } else { cur });
+        let mut sought: Option<Spot> = None;
         // Which playback (and so which book) an event is attributed to.
         let (event, target) = match op {
             Op::Open { book: b, local: l } => {
@@ -161,6 +180,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                 let pr = pr.map(|(c, x)| progress(b.as_deref().unwrap_or("a"), c, x));
                 if let Some(b) = &b {
                     m.server_answered.insert(p.0, true);
+                    m.restored.insert(p.0, true);
                     if let Some(x) = &pr {
                         // The server's latest record is what is valid now
                         // (another device may have restarted the book).
@@ -179,6 +199,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
             }
             Op::FetchFailed { stale } => {
                 let p = pick(stale);
+                m.restored.insert(p.0, true);
                 (Event::ServerFetchFailed { playback: p }, p.0)
             }
             Op::Position {
@@ -233,6 +254,12 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                     6 => Action::Quit,
                     _ => Action::Ended,
                 };
+                if matches!(a, Action::Seek(_) | Action::ChapterChange(_)) && p.0 == cur {
+                    // The place the listener sought is theirs: reported at
+                    // once while paused, even before the engine landed.
+                    m.landed.entry(cur).or_default().push(s.clone());
+                    sought = Some(s.clone());
+                }
                 if matches!(a, Action::Seek(_) | Action::ChapterChange(_))
                     && is_start(&manifest(&book), &s)
                     && p.0 == cur
@@ -267,6 +294,10 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                     2 => Intent::MarkFinished,
                     _ => Intent::MarkUnfinished,
                 };
+                if intent < 2 {
+                    // The restart loads the book: the restore is over.
+                    m.restored.insert(p.0, true);
+                }
                 (
                     Event::Intent {
                         playback: p,
@@ -282,6 +313,36 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                 },
                 cur,
             ),
+            Op::Resume => (
+                Event::ResumeAsked {
+                    playback: PlaybackId(cur),
+                },
+                cur,
+            ),
+            Op::Answered { applied, ch, pos } => {
+                // The server holds this record now (valid unless the start).
+                let pr = progress(&book, ch, pos);
+                let at_start = is_start(
+                    &manifest(&book),
+                    &Spot::new(pr.chapter_id.clone(), pr.position),
+                );
+                // Taken only after the restore and outside a prompt (they
+                // decide where playback goes).
+                let taken = m.restored.get(&cur).copied().unwrap_or(false)
+                    && !m.choosing.get(&cur).copied().unwrap_or(false);
+                if taken {
+                    m.server_answered.insert(cur, true);
+                    m.valid.insert(cur, !at_start);
+                }
+                (
+                    Event::WriteAnswered {
+                        playback: PlaybackId(cur),
+                        progress: pr,
+                        applied,
+                    },
+                    cur,
+                )
+            }
             Op::Tick => (Event::Tick, cur),
             Op::Online => (Event::Online, cur),
             Op::Offline => (Event::Offline, cur),
@@ -317,7 +378,17 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
         } else {
             m.playbacks.len() as u64
         };
+        let chose = matches!(event, Event::Chose { .. });
         let decisions = r.handle(event, now);
+        if chose {
+            m.choosing.insert(cur, false);
+        }
+        if decisions
+            .iter()
+            .any(|d| matches!(d, Decision::Choose { .. }))
+        {
+            m.choosing.insert(cur, true);
+        }
         for w in reports(&decisions) {
             // Only the current playback reports, and only its own book.
             prop_assert!(reporter > 0, "a report without an open book");
@@ -348,7 +419,9 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                 w
             );
             if is_start(&mf, &w.spot) && !w.finished {
-                let explicit = m.intent.get(&p).copied().unwrap_or(false);
+                // A seek to the start, reported at once while paused.
+                let explicit = m.intent.get(&p).copied().unwrap_or(false)
+                    || (target == u64::MAX && sought.as_ref() == Some(&w.spot));
                 if !explicit {
                     prop_assert!(!w.reset, "reset without an explicit intent");
                     prop_assert!(

@@ -18,6 +18,7 @@ impl Reconciler {
         let cur = self.current.as_mut().expect("owned");
         let was_unconfirmed = cur.unconfirmed();
         cur.server_checked = true;
+        cur.checked_at = Some(now);
         cur.server_unreadable = false;
         // A record naming a chapter outside the manifest cannot be restored.
         let server = progress.filter(|p| cur.manifest.position_of(&p.chapter_id).is_some());
@@ -34,16 +35,12 @@ impl Reconciler {
                 // The first answer after an offline open from a guess: the
                 // held place is this device's side of a restore.
                 self.settle_unconfirmed(server, now, out);
-                return;
+                // What waited for it goes on, or waits for the prompt.
+                return self.server_place(None, now, out);
             }
-            // After a reconnect or a merged write: the server's answer is
-            // displayed (above) and becomes the known progress; playback is
-            // not moved under the listener.
-            if let Some(p) = server {
-                cur.known = Some(Spot::new(p.chapter_id, p.position));
-                cur.finished = p.finished;
-            }
-            return;
+            // After a reconnect, before a resume or a paused seek: the
+            // server's answer (shown above) against this device's place.
+            return self.server_place(server, now, out);
         }
         let server_spot = server
             .as_ref()
@@ -71,6 +68,7 @@ impl Reconciler {
                     cur.phase = Phase::Choosing {
                         server: s,
                         local: l,
+                        resume: false,
                     };
                     return;
                 }
@@ -135,6 +133,7 @@ impl Reconciler {
                 cur.phase = Phase::Choosing {
                     server: s,
                     local: here,
+                    resume: false,
                 };
             }
             Some(_) if !far => {

@@ -140,6 +140,18 @@ pub enum Event {
         playback: PlaybackId,
         side: Side,
     },
+    /// The listener asked to play on after a pause (Space, a media key,
+    /// after smart rewind): the server's place is read first.
+    ResumeAsked {
+        playback: PlaybackId,
+    },
+    /// The server answered one of this playback's writes: `applied` false
+    /// means it kept its own record (newer, from another device).
+    WriteAnswered {
+        playback: PlaybackId,
+        progress: Progress,
+        applied: bool,
+    },
     /// Periodic clock tick from the worker.
     Tick,
     Online,
@@ -192,4 +204,11 @@ pub enum Decision {
     /// offline with nothing on this device): keep it on this device only,
     /// never send it. Once the server answers, the restore rules decide.
     Hold(ProgressWrite),
+    /// The engine may play on (a resume the server's place did not stop).
+    Resume { playback: PlaybackId },
+    /// Pause the engine: a prompt about the place waits for the listener.
+    Pause { playback: PlaybackId },
+    /// The server kept a newer place than this device's and the player
+    /// was moved there (with the `LoadAt` beside it): say so.
+    Followed { book: BookId, spot: Spot },
 }

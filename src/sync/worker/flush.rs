@@ -52,12 +52,10 @@ impl Worker {
                 };
                 self.requests += 1;
                 match self.remote.write_progress(&e.book, p).await {
-                    Ok(merged) => {
+                    Ok(answer) => {
                         self.reachable();
                         self.done(e.seq);
-                        if let Some(p) = merged {
-                            self.server_said(&e.book, p);
-                        }
+                        self.server_said(&e.book, answer);
                     }
                     Err(f) => {
                         if !self.item_failed(e.seq, &e.book, f) {
@@ -86,11 +84,9 @@ impl Worker {
                     self.reachable();
                     for (entry, result) in chunk.iter().zip(results) {
                         match result {
-                            Ok(merged) => {
+                            Ok(answer) => {
                                 self.done(entry.seq);
-                                if let Some(p) = merged {
-                                    self.server_said(&entry.book, p);
-                                }
+                                self.server_said(&entry.book, answer);
                             }
                             Err(f) => {
                                 if !self.item_failed(entry.seq, &entry.book, f) {
@@ -189,24 +185,39 @@ impl Worker {
         super::local::kept!(self, complete(seq));
     }
 
-    /// The server's merged record of a book we wrote.
-    pub(super) fn server_said(&mut self, book: &BookId, p: crate::domain::Progress) {
+    /// The server's answer to a write of `book`: the record it holds now
+    /// (ours, or, not applied, its own newer one).
+    pub(super) fn server_said(
+        &mut self,
+        book: &BookId,
+        answer: crate::api::WriteOutcome<crate::domain::Progress>,
+    ) {
+        let Some(p) = answer.record else {
+            return;
+        };
         if let Some(scope) = self.scope.clone() {
             let spot = Spot::new(p.chapter_id.clone(), p.position);
             let at = p.client_updated_at.unwrap_or_else(now_millis);
             self.cache.set_progress(&scope, book, &spot, p.finished, at);
         }
-        if let Some((playback, b)) = self.rec.current_playback()
-            && b == book
-        {
-            let ds = self.rec.handle(
-                Event::ServerProgress {
-                    playback,
-                    progress: Some(p),
-                },
-                now_millis(),
-            );
-            self.decide(ds);
+        match self.rec.current_playback() {
+            Some((playback, b)) if b == book => {
+                let ds = self.rec.handle(
+                    Event::WriteAnswered {
+                        playback,
+                        progress: p,
+                        applied: answer.applied,
+                    },
+                    now_millis(),
+                );
+                self.decide(ds);
+            }
+            // Another book's place the server kept: the library shows it.
+            _ if !answer.applied => self.notify(Notice::ProgressChanged {
+                book: book.clone(),
+                progress: p,
+            }),
+            _ => {}
         }
     }
 
@@ -276,6 +287,27 @@ impl Worker {
             .saturating_mul(1 << count.min(16))
             .min(REFUSED_MAX_WAIT);
         self.retry_at.insert(seq, Instant::now() + wait);
+    }
+
+    /// Asks the server whether it is back (the license status: small, and
+    /// every server has it).
+    pub(super) async fn probe(&mut self) {
+        self.requests += 1;
+        match self.remote.license().await {
+            Ok(None) => self.reachable(),
+            Ok(Some(message)) => {
+                self.reachable();
+                self.license_blocked(message);
+            }
+            Err(f @ Failure::Retry(_)) => {
+                self.last_error = Some(f.to_string());
+                self.back_off();
+            }
+            Err(f) => {
+                self.reachable();
+                self.request_failed(f);
+            }
+        }
     }
 
     pub(super) fn reachable(&mut self) {

@@ -1,4 +1,5 @@
-//! This device's files as the worker sees them. A change the journal
+//! This device's files as the worker sees them: dropping queued changes,
+//! and what the journal could not take. A change the journal
 //! cannot take (a full disk, a read-only file system) is applied in memory
 //! all the same and sent as usual; the user is told once why, and told
 //! again when the journal takes changes again. Only a lock held by another
@@ -44,6 +45,24 @@ pub(super) fn recovered(r: &Recovery) -> Option<Notice> {
 }
 
 impl Worker {
+    pub(super) fn seqs(
+        entries: Vec<&crate::sync::outbox::Entry>,
+        keep: impl Fn(&crate::sync::outbox::Entry) -> bool,
+    ) -> Vec<u64> {
+        entries
+            .into_iter()
+            .filter(|e| keep(e))
+            .map(|e| e.seq)
+            .collect()
+    }
+
+    /// Drops these entries; how many were there.
+    pub(super) fn discard(&mut self, seqs: Vec<u64>) -> usize {
+        seqs.into_iter()
+            .filter(|&seq| kept!(self, complete(seq)))
+            .count()
+    }
+
     /// The value of an outbox change; one the journal could not take is
     /// applied in memory all the same, and its reason said.
     pub(super) fn kept<T: std::fmt::Debug>(&mut self, r: Journaled<T>) -> T {

@@ -19,7 +19,8 @@ use super::outbox::{Op, Outbox, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
 use super::session::{
-    Command, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig, SyncStatus,
+    Command, EngineAsk, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig,
+    SyncStatus,
 };
 use crate::api::Client;
 use crate::domain::{BookId, now_millis};
@@ -287,6 +288,21 @@ impl Worker {
                 self.next_attempt = None;
                 self.want_flush = true;
             }
+            Command::Resume => self.resume(),
+            Command::ServerLost(message) => {
+                if self.link == Link::Online && !self.blocked() && self.scope.is_some() {
+                    self.request_failed(Failure::Retry(message));
+                }
+            }
+            Command::Check => {
+                self.next_attempt = None;
+                self.want_flush = true;
+                if let Some((playback, book)) = self.rec.current_playback() {
+                    self.want_fetch = Some((playback, book.clone()));
+                } else if self.link == Link::Offline {
+                    self.probe().await;
+                }
+            }
             Command::PushHeld { reply } => {
                 let n = match &self.scope {
                     Some(scope) => local::kept!(self, adopt(scope, now_millis())),
@@ -326,24 +342,6 @@ impl Worker {
             }
             Command::Quit { .. } | Command::Settle { .. } => unreachable!("handled in run"),
         }
-    }
-
-    fn seqs(
-        entries: Vec<&super::outbox::Entry>,
-        keep: impl Fn(&super::outbox::Entry) -> bool,
-    ) -> Vec<u64> {
-        entries
-            .into_iter()
-            .filter(|e| keep(e))
-            .map(|e| e.seq)
-            .collect()
-    }
-
-    /// Drops these entries; how many were there.
-    fn discard(&mut self, seqs: Vec<u64>) -> usize {
-        seqs.into_iter()
-            .filter(|&seq| local::kept!(self, complete(seq)))
-            .count()
     }
 
     fn event(&mut self, mut e: Event) {
@@ -417,6 +415,15 @@ impl Worker {
                         self.want_fetch = Some((p, book));
                     }
                 }
+                Decision::Resume { playback } => self.ask_if_ours(playback, EngineAsk::Play),
+                Decision::Pause { playback } => self.ask_if_ours(playback, EngineAsk::Pause),
+                Decision::Followed { book, spot } => {
+                    let place = self.place_words(&spot);
+                    self.notify(Notice::Info(format!(
+                        "The server has a newer place for this book (another device's): {place}. Playback moved there; u goes back."
+                    )));
+                    let _ = book;
+                }
             }
         }
     }
@@ -453,14 +460,15 @@ impl Worker {
     }
 
     /// The tick has work only while playing (periodic reports), while
-    /// writes are queued, the server's place is awaited, or the license
-    /// blocks sync; otherwise the worker sleeps until a command or an
-    /// engine state (an overdue tick then fires at once).
+    /// writes are queued, the server's place is awaited, the server is
+    /// away (it is asked again), or the license blocks sync; otherwise the
+    /// worker sleeps until a command or an engine state (an overdue tick
+    /// then fires at once).
     fn wants_tick(&self) -> bool {
         self.rec.playing()
             || !self.outbox.is_empty()
             || self.rec.awaiting_server().is_some()
-            || matches!(self.link, Link::LicenseBlocked { .. })
+            || matches!(self.link, Link::LicenseBlocked { .. } | Link::Offline)
     }
 
     async fn on_tick(&mut self) {
@@ -483,6 +491,21 @@ impl Worker {
             && !self.backing_off()
         {
             self.want_fetch = Some((playback, book.clone()));
+        }
+        // The server is away: ask it again after each back-off, through
+        // the playing book's place (read on return anyway), else a ping.
+        if self.link == Link::Offline
+            && !self.blocked()
+            && !self.backing_off()
+            && self.scope.is_some()
+        {
+            match self.rec.current_playback() {
+                Some((playback, book)) if self.want_fetch.is_none() => {
+                    self.want_fetch = Some((playback, book.clone()));
+                }
+                None if self.outbox.is_empty() => self.probe().await,
+                _ => {}
+            }
         }
     }
 
@@ -540,6 +563,7 @@ impl Worker {
         QuitSummary {
             left: self.outbox.len(),
             timed_out,
+            durability: self.outbox.durability(),
         }
     }
 
@@ -561,7 +585,7 @@ impl Worker {
             last_error: self.last_error.clone(),
             shown: self.shown.clone(),
             playing: self.playing.clone(),
-            durable: self.outbox.is_durable(),
+            durability: self.outbox.durability(),
             requests: self.requests,
         };
         self.status_tx.send_if_modified(|s| {

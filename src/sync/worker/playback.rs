@@ -9,10 +9,15 @@ use crate::api::ProgressRead;
 use crate::domain::PlaybackSettings;
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
 use crate::player::{ErrorKind, PlayerState, Status};
+use crate::sync::outbox::QueuedSettings;
 use crate::sync::outbox::{Op, QueuedProgress, Scope};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
 use crate::sync::remote::Failure;
-use crate::sync::session::{EngineAsk, Notice, Playing, StartAt, queued_settings};
+use crate::sync::session::{EngineAsk, Notice, Playing, StartAt};
+
+/// How long a resume (or a paused seek) waits for the server's place
+/// before playback goes on from this device's, marked unconfirmed.
+const GATE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Worker {
     pub(super) fn open(&mut self, book: BookId, manifest: Manifest, start: StartAt) {
@@ -58,6 +63,53 @@ impl Worker {
                 playback,
                 intent: Intent::RestartBook,
             });
+        }
+    }
+
+    /// The listener asked to play on after a pause: the reconciler reads
+    /// the server's place first (or plays on at once).
+    pub(super) fn resume(&mut self) {
+        let ours = self
+            .opened
+            .as_ref()
+            .map(|o| o.playback)
+            .filter(|p| self.rec.current_playback().is_some_and(|(c, _)| c == *p));
+        match ours {
+            Some(playback) => {
+                if self.link == crate::sync::Link::Online && !self.rec.is_online() {
+                    // Online again since a read failed: read it again.
+                    self.event(Event::Online);
+                }
+                self.event(Event::ResumeAsked { playback })
+            }
+            // Nothing of sync's plays: the engine plays on.
+            None => {
+                if let Some(e) = &self.engine {
+                    e.ask(EngineAsk::Play);
+                }
+            }
+        }
+    }
+
+    /// Asks the engine, when `playback` is the opened book's.
+    pub(super) fn ask_if_ours(&self, playback: PlaybackId, ask: EngineAsk) {
+        if self.opened.as_ref().is_some_and(|o| o.playback == playback)
+            && let Some(e) = &self.engine
+        {
+            e.ask(ask);
+        }
+    }
+
+    /// "ch 6 0:30": a place of the opened book in the listener's words.
+    pub(super) fn place_words(&self, spot: &Spot) -> String {
+        let time = crate::ui::state::fmt_time(spot.position);
+        match self
+            .opened
+            .as_ref()
+            .and_then(|o| o.manifest.position_of(&spot.chapter))
+        {
+            Some(i) => format!("ch {} {time}", i + 1),
+            None => time,
         }
     }
 
@@ -121,6 +173,15 @@ impl Worker {
                 .max(saved_before),
             _ => None,
         };
+        let saved = self
+            .scope
+            .as_ref()
+            .and_then(|scope| self.cache.settings(scope, &book));
+        if saved.is_none() && self.asked.0.is_none() {
+            // Nothing saved for it: the default speed, not the last book's.
+            self.asked.0 = Some(1.0);
+            engine.ask(EngineAsk::Speed(1.0));
+        }
         let bridge = &mut self.bridge;
         let id = engine.load(manifest, start, |id| bridge.loading_as(playback, id));
         self.playing = Some(Playing {
@@ -293,7 +354,24 @@ impl Worker {
         } else {
             self.requests += 1;
             let opened = self.opened.as_ref().filter(|o| o.book == book);
-            self.remote.fetch(&book, opened.map(|o| &o.manifest)).await
+            let waiting = self.rec.waiting_on_server();
+            if waiting {
+                // A resume reads the server now, not an answer read ahead.
+                self.remote.forget_prefetched(&book);
+            }
+            let read = self.remote.fetch(&book, opened.map(|o| &o.manifest));
+            if waiting {
+                // A resume waits on it: not for long.
+                match tokio::time::timeout(GATE_WAIT, read).await {
+                    Ok(r) => r,
+                    Err(_) => Err(Failure::Retry(format!(
+                        "the server did not answer within {} s",
+                        GATE_WAIT.as_secs()
+                    ))),
+                }
+            } else {
+                read.await
+            }
         };
         let now = now_millis();
         match result {
@@ -362,5 +440,26 @@ impl Worker {
                 engine.ask(EngineAsk::Volume(v));
             }
         }
+    }
+}
+
+/// Settings writes get strictly increasing stamps: the server keeps the
+/// stored record on equal timestamps, and several key presses drained in
+/// one frame land in the same millisecond.
+fn settings_stamp() -> i64 {
+    use std::sync::atomic::Ordering::SeqCst;
+    static LAST: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+    let now = crate::domain::now_millis();
+    let prev = LAST
+        .fetch_update(SeqCst, SeqCst, |l| Some(now.max(l + 1)))
+        .unwrap_or(now);
+    now.max(prev + 1)
+}
+
+fn queued_settings(speed: f32, volume: Option<f32>) -> QueuedSettings {
+    QueuedSettings {
+        speed,
+        volume,
+        client_updated_at: settings_stamp(),
     }
 }

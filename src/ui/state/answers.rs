@@ -146,7 +146,7 @@ impl App {
             Answer::Resumed { book, saved_at } => self.resumed(book, saved_at),
             Answer::Engine(view) => self.engine(view, fx),
             Answer::Sound(view) => self.sound = view,
-            Answer::Sync(s) => self.sync = s,
+            Answer::Sync(s) => self.sync_changed(s, fx),
             Answer::Conflict {
                 book,
                 server,

@@ -5,6 +5,7 @@ pub mod downloads;
 pub mod history;
 pub mod library;
 pub mod msg;
+mod offline;
 mod overlay;
 mod playback;
 mod remote;
@@ -19,7 +20,7 @@ pub use downloads::{DownloadMark, Downloads};
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
 pub use overlay::Overlay;
-pub use playback::{NowPlaying, fmt_time};
+pub use playback::{NowPlaying, fmt_time, listened};
 pub use sleep::{SLEEP_CHOICES, SleepChoice, SleepSettings, SleepTimer, parse_sleep};
 pub use sound::SoundView;
 pub use up_next::{Countdown, UpNext, UpNextSettings};
@@ -341,7 +342,10 @@ impl App {
             let q = search.query.trim().to_owned();
             if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
                 search.asked = Some(q.clone());
-                fx.push(Effect::Search(q));
+                // Offline, the books already here are what is searched.
+                if !self.sync.offline {
+                    fx.push(Effect::Search(q));
+                }
             }
         }
         self.sleep_tick(fx);
@@ -407,6 +411,14 @@ impl App {
                 search.ask_server_at = None;
                 if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
                     search.asked = Some(q.clone());
+                    if self.sync.offline {
+                        self.search_focus = false;
+                        self.toast(
+                            "The server cannot be reached: only the books shown here are searched.",
+                            false,
+                        );
+                        return true;
+                    }
                     fx.push(Effect::Search(q));
                 }
                 self.search_focus = false;

@@ -158,6 +158,9 @@ pub enum Effect {
     },
     /// Write the current progress now (sleep timer fired, quitting).
     FlushProgress,
+    /// Ask the server again now: what is queued goes out, the playing
+    /// book's place is read (a newer one asks), an absent server is tried.
+    Recheck,
     /// Remember the place before a jump (this device's place history).
     MarkPlace {
         book: BookId,

@@ -74,12 +74,15 @@ impl App {
                 }
                 self.search_focus = true;
             }
+            // On another book's screen, Space plays that book (its screen
+            // says so), not the one in the player bar.
+            A::PlayPause if self.screen == Screen::Book && !self.plays(&self.book.id.clone()) => {
+                self.play_book(StartAt::Resume, fx)
+            }
             A::PlayPause => {
                 if self.playing.is_some() {
                     self.resume_after_pause(fx);
                     fx.push(Effect::Engine(EngineCmd::Toggle));
-                } else if self.screen == Screen::Book {
-                    self.play_book(StartAt::Resume, fx);
                 }
             }
             A::SkipBackShort => self.skip(-self.settings.short_skip, fx),
@@ -145,12 +148,7 @@ impl App {
             A::Group | A::AuthorBooks | A::NarratorBooks | A::SeriesBooks => self.browse(action),
             A::Refresh if self.screen == Screen::License => fx.push(Effect::LoadLicense),
             A::Refresh if self.screen == Screen::Stats => fx.push(Effect::LoadStats),
-            A::Refresh => {
-                fx.push(Effect::LoadLibrary);
-                if self.screen == Screen::Book {
-                    fx.push(Effect::LoadBook(self.book.id.clone()));
-                }
-            }
+            A::Refresh => self.refresh(fx),
             A::NowPlaying => {
                 if let Some(id) = self.playing.as_ref().map(|p| p.book.id.clone()) {
                     self.open_book(id, fx);
@@ -217,6 +215,7 @@ impl App {
                     self.overlay = Some(Overlay::ConfirmRestart { book: b.id.clone() });
                 }
             }
+            A::Download if self.needs_server("Downloading") => {}
             A::Download => {
                 if let Some(b) = self.current_book() {
                     let (id, title) = (b.id.clone(), b.title.clone());
@@ -369,7 +368,7 @@ impl App {
             return;
         }
         let Some(manifest) = self.book.manifest.clone() else {
-            self.toast("The chapter list is still loading.", false);
+            self.no_chapters_yet();
             return;
         };
         let Some(book) = self.library.get(&self.book.id).cloned() else {
@@ -386,6 +385,14 @@ impl App {
         if same && start == StartAt::Resume {
             fx.push(Effect::Engine(EngineCmd::Toggle));
             return;
+        }
+        if self.sleep.is_some() && self.playing.is_some() {
+            // A timer set for one book does not put the one the listener
+            // picks to sleep (up next's continuation keeps it).
+            if let Some(SleepTimer::Fading { volume, .. }) = self.sleep {
+                fx.push(Effect::Engine(EngineCmd::FadeVolume(volume)));
+            }
+            self.set_sleep(SleepChoice::Off);
         }
         self.begin(book, manifest, start, fx);
     }

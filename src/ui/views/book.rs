@@ -2,7 +2,7 @@
 //! or the bookmarks, and the book's progress.
 
 use super::text::{fit, fit_pad, fit_right, put, width, wrap};
-use crate::ui::state::{App, BookPane, fmt_time, history::ago, library::fraction};
+use crate::ui::state::{App, BookPane, fmt_time, history::ago};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -69,7 +69,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
     }
     let chapters = app.book.manifest.as_ref().map(|m| m.items.len());
     if let Some(n) = chapters.or(book.chapter_count.map(|c| c as usize)) {
-        facts.push(format!("{n} chapters"));
+        facts.push(super::count(n, "chapter"));
     }
     // Description: up to a quarter of the screen.
     let desc_max = usize::from(r.height / 4);
@@ -123,8 +123,12 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
                 fmt_time(app.shown_left((d - p).max(0.0)))
             ));
         }
+        if app.sync.unconfirmed {
+            // Taken offline: the server has not seen this place yet.
+            s.push_str(" · unconfirmed");
+        }
         s
-    } else if let Some(f) = fraction(book) {
+    } else if let Some(f) = app.listened(book) {
         format!("{:.0}% listened · Space resumes · R restarts", f * 100.0)
     } else {
         "not started · Space plays".to_owned()
@@ -169,7 +173,15 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
     let lines: Vec<(String, String)> = match app.book.pane {
         BookPane::Chapters => match &app.book.manifest {
             None if app.book.loading => vec![("Loading chapters…".into(), String::new())],
-            None => vec![("No chapter list.".into(), String::new())],
+            // Why there is none, and when it comes.
+            None if app.sync.offline => vec![
+                (
+                    "Offline, and this book is not downloaded:".into(),
+                    String::new(),
+                ),
+                ("its chapters come with the server.".into(), String::new()),
+            ],
+            None => vec![("No chapter list (r tries again).".into(), String::new())],
             Some(m) => m
                 .items
                 .iter()

@@ -3,8 +3,8 @@
 use super::layout::Areas;
 use super::text::{clusters, fit, fit_pad, fit_right, put, width};
 use crate::domain::Book;
-use crate::ui::state::library::{Facet, Focus, fraction, sequence_in};
-use crate::ui::state::{App, DownloadMark, Downloads, Library, fmt_time};
+use crate::ui::state::library::{Facet, Focus, sequence_in};
+use crate::ui::state::{App, DownloadMark, Downloads, Library, fmt_time, listened};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -22,6 +22,7 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
     let list = areas.list();
     // The server is away: only complete downloads can play.
     let offline = app.sync.offline;
+    let playing = app.playing.as_ref();
     let lib = &mut app.library;
     lib.scroll_into_view(usize::from(list.height));
     let typing = app.search_focus && lib.search.is_some();
@@ -81,8 +82,11 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
             None => "#? ".to_owned(),
         });
         let bars = !app.settings.accessible;
+        // The playing book's place is the player bar's.
+        let done = listened(&book, playing);
         book_row(
             &book,
+            done,
             place.as_deref(),
             &matches,
             selected,
@@ -183,6 +187,7 @@ fn group_rows(lib: &Library, theme: &Theme, buf: &mut Buffer, list: Rect) {
 #[allow(clippy::too_many_arguments)]
 fn book_row(
     book: &Book,
+    done: Option<f64>,
     place: Option<&str>,
     matches: &[u32],
     selected: bool,
@@ -205,7 +210,7 @@ fn book_row(
         if selected { base } else { theme.favorite },
     );
     let dur = book.duration.map(fmt_time).unwrap_or_default();
-    let prog = progress_text(book, if w >= 70 && bars { 10 } else { 0 });
+    let prog = progress_text(book, done, if w >= 70 && bars { 10 } else { 0 });
     let prog = if w >= 50 && prog == "done" {
         "finished".to_owned()
     } else {
@@ -253,7 +258,7 @@ fn book_row(
         let p = if w >= 50 {
             prog
         } else {
-            progress_text(book, 0)
+            progress_text(book, done, 0)
         };
         put(
             buf,
@@ -338,8 +343,8 @@ fn title(
     clip.right()
 }
 
-/// "████░░ 42%", "finished", or "" when nothing is known.
-fn progress_text(book: &Book, bar: usize) -> String {
+/// "████░░ 42%" of `done`, "finished", or "" when nothing is known.
+fn progress_text(book: &Book, done: Option<f64>, bar: usize) -> String {
     if book.progress.as_ref().is_some_and(|p| p.finished) {
         return if bar == 0 {
             "done".into()
@@ -347,7 +352,7 @@ fn progress_text(book: &Book, bar: usize) -> String {
             "finished".into()
         };
     }
-    let Some(f) = fraction(book) else {
+    let Some(f) = done else {
         return String::new();
     };
     let pct = format!("{:>3.0}%", f * 100.0);

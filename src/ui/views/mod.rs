@@ -54,6 +54,28 @@ pub fn render(app: &mut App, theme: &Theme, frame: &mut Frame) {
     frame.set_cursor_position(inside(at, area));
 }
 
+/// "1 book", "12 books".
+pub fn count(n: usize, word: &str) -> String {
+    match n {
+        1 => format!("1 {word}"),
+        n => format!("{n} {word}s"),
+    }
+}
+
+/// `text` as a sentence: a capital first letter, a full stop at the end.
+fn sentence(text: &str) -> String {
+    let t = text.trim();
+    let mut c = t.chars();
+    let mut s = match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect::<String>(),
+        None => return String::new(),
+    };
+    if !s.ends_with(['.', '!', '?']) {
+        s.push('.');
+    }
+    s
+}
+
 /// `at`, moved into `area` (its last cell when it is past an edge).
 fn inside(at: Position, area: Rect) -> Position {
     Position::new(
@@ -69,9 +91,15 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     }
     if let Some(msg) = &app.license_block {
         clear_row(buf, r, r.y, theme.banner);
-        let text = format!(
-            " License required: playback and sync are stopped. {msg} Ask the server's administrator to renew it; i shows the status. "
-        );
+        // The advice first and whole (shorter when narrow): what is cut
+        // is the end of the server's words.
+        let advice = match r.width >= 97 {
+            true => {
+                " License required: playback and sync are stopped. Ask the administrator to renew it (i: status)."
+            }
+            false => " License required: playback and sync stopped. Ask the admin to renew it (i).",
+        };
+        let text = format!("{advice} {} ", sentence(msg));
         put(
             buf,
             r,
@@ -86,7 +114,7 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Screen::Login => " earmark · log in".to_owned(),
         Screen::Library => {
             let l = &app.library;
-            let mut s = format!(" earmark · library · {} books", l.total());
+            let mut s = format!(" earmark · library · {}", count(l.total(), "book"));
             if l.partial {
                 s = " earmark · library · reading the cache…".to_owned();
             } else if l.from_cache {
@@ -98,6 +126,12 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Screen::License => " earmark · license".to_owned(),
         Screen::Stats => " earmark · listening statistics".to_owned(),
         Screen::UpNext => format!(" earmark · up next · {}", app.up_next.list.len()),
+    };
+    // Not by colour alone: the word says it (the player bar says it too),
+    // first, where a narrow screen keeps it.
+    let left = match app.sync.offline && app.screen != Screen::Login {
+        true => left.replacen(" earmark", " earmark · offline", 1),
+        false => left,
     };
     let right = match &app.session {
         Some(s) => format!("{}@{} · ? help ", s.user, s.address),

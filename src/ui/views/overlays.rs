@@ -54,22 +54,28 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
         match overlay {
             Overlay::Help { scroll } => {
                 let mut lines = Vec::new();
-                let mut group = "";
                 let key_w = Action::ALL
                     .iter()
                     .map(|a| width(&app.keymap.label(*a)))
                     .max()
                     .unwrap_or(8)
                     .min(22);
-                for &a in Action::ALL {
-                    if a.group() != group {
-                        group = a.group();
-                        lines.push((format!("— {group} —"), theme.accent));
+                // Each group once, in the order it first comes, with all
+                // of its keys (the keymap's order is not grouped).
+                let mut groups: Vec<&str> = Vec::new();
+                for a in Action::ALL {
+                    if !groups.contains(&a.group()) {
+                        groups.push(a.group());
                     }
-                    lines.push((
-                        format!("{}  {}", fit_pad(&app.keymap.label(a), key_w), a.help()),
-                        theme.base,
-                    ));
+                }
+                for group in groups {
+                    lines.push((format!("— {group} —"), theme.accent));
+                    for &a in Action::ALL.iter().filter(|a| a.group() == group) {
+                        lines.push((
+                            format!("{}  {}", fit_pad(&app.keymap.label(a), key_w), a.help()),
+                            theme.base,
+                        ));
+                    }
                 }
                 lines.push(("Ctrl+C  quit at once (always)".into(), theme.dim));
                 let scroll = (*scroll).min(lines.len().saturating_sub(1));
