@@ -444,11 +444,28 @@ async fn play_that_cannot_send_nor_keep_says_the_changes_are_lost() {
     );
     assert!(o.status.success(), "{}", text(&o));
     disk.read_only();
-    let child = home
+    let mut child = home
         .command(&["play", book.as_str(), "--audio", "null", "--for", "3"])
         .spawn()
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The server goes away once the book plays (its status line says so).
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("playing") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(60)))
+        .await
+        .unwrap()
+        .expect("earmark play never said it was playing");
     server.stop().await;
     let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
