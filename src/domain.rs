@@ -14,7 +14,7 @@ pub mod up_next;
 pub use local_time::utc_offset_secs;
 pub use series::{Sequence, SeriesRef, series_order};
 pub use stop::{Stop, StopReason};
-pub use up_next::{Account, Next, NextFrom, Queued, UpNextMode, next_after};
+pub use up_next::{Account, Next, NextFrom, Opening, Queued, UpNextMode, next_after};
 
 macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {

@@ -8,7 +8,7 @@
 //! (`playback::up_next`).
 
 use super::{CommandError, Invocation};
-use crate::domain::{BookId, ChapterId, Manifest};
+use crate::domain::{BookId, ChapterId, Manifest, Opening};
 use crate::playback::{
     Control, Event, Events, LocalIndex, Login, Now, Playback, Setup, StopReason,
 };
@@ -324,9 +324,13 @@ impl PlayOn<'_> {
         let (manifest, download) = queue(self.client, &next.book, local)
             .await
             .map_err(|e| (e.code, e.message))?;
-        eprintln!("earmark: up next: {} ({})", next.title, next.book);
+        let (start, again) = match self.rule.opening(&next).await {
+            Opening::Resume => (StartAt::Resume, ""),
+            Opening::Restart => (StartAt::Restart, ", from the beginning: it was finished"),
+        };
+        eprintln!("earmark: up next: {} ({}){again}", next.title, next.book);
         playback.set_downloads(LocalIndex::of(download.into_iter().collect()));
-        playback.open(next.book.clone(), manifest, StartAt::Resume);
+        playback.open(next.book.clone(), manifest, start);
         Ok(Some(next.book))
     }
 }

@@ -4,7 +4,7 @@
 //! decision, [`next_after`], is pure and used by the player and by
 //! `earmark play --up-next`.
 
-use super::{Book, BookId, ServerId, UserId, series_order};
+use super::{Book, BookId, Progress, ServerId, UserId, series_order};
 use serde::{Deserialize, Serialize};
 
 /// `[player] up_next` of config.toml.
@@ -145,6 +145,30 @@ fn position(library: &[Book], id: &BookId) -> usize {
         .iter()
         .position(|b| &b.id == id)
         .unwrap_or(usize::MAX)
+}
+
+/// How the next book opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// At its synced place, restored by every rule of contract rule 7.
+    Resume,
+    /// From the start of its first chapter: the listener queued a book
+    /// they had finished, so they asked to hear it again. An explicit
+    /// restart (sent with `reset`), never "a 0 over a valid place".
+    Restart,
+}
+
+impl Opening {
+    /// The one rule for the player and `earmark play --up-next`, from the
+    /// place the library or the server holds for the next book: finished
+    /// restarts; anything else, or a place that could not be read
+    /// (`None`), resumes (the open reads the server's place itself).
+    pub fn of(place: Option<&Progress>) -> Opening {
+        match place {
+            Some(p) if p.finished => Opening::Restart,
+            _ => Opening::Resume,
+        }
+    }
 }
 
 /// Edits of the play next list; each tells whether it changed it.
@@ -300,6 +324,11 @@ mod tests {
     }
 
     #[test]
+    fn a_place_that_could_not_be_read_resumes() {
+        assert_eq!(Opening::of(None), Opening::Resume);
+    }
+
+    #[test]
     fn the_mode_is_read_and_a_bad_one_is_named() {
         assert_eq!(UpNextMode::parse(None), Ok(UpNextMode::Series));
         assert_eq!(UpNextMode::parse(Some("queue")), Ok(UpNextMode::Queue));
@@ -371,6 +400,41 @@ mod tests {
             }
             let want: Vec<BookId> = members.iter().map(|b| b.id.clone()).collect();
             prop_assert_eq!(walked, want);
+        }
+
+        /// A finished book opens from its beginning only when the list
+        /// brought it back (the series passes over finished books);
+        /// every other next book resumes at its place.
+        #[test]
+        fn only_a_finished_book_from_the_list_restarts(
+            lib in any_library(),
+            done in proptest::collection::vec(any::<bool>(), 12),
+            i in 0usize..12,
+            listed in proptest::collection::vec(0usize..12, 0..3),
+        ) {
+            let mut lib = lib;
+            for (b, d) in lib.iter_mut().zip(&done) {
+                b.progress = Some(Progress {
+                    chapter_id: crate::domain::ChapterId::new("c9"),
+                    position: 30.0,
+                    book_position: None,
+                    finished: *d,
+                    client_updated_at: None,
+                    server_updated_at: None,
+                });
+            }
+            let ended = BookId::new(format!("b{}", i % lib.len()));
+            let list: Vec<Queued> = listed.iter().map(|j| queued(&format!("b{j}"))).collect();
+            for mode in [UpNextMode::Series, UpNextMode::Queue] {
+                let Some(n) = next_after(mode, &ended, &list, &lib) else { continue };
+                let place = lib.iter().find(|b| b.id == n.book).and_then(|b| b.progress.as_ref());
+                let opening = Opening::of(place);
+                let finished = place.is_some_and(|p| p.finished);
+                prop_assert_eq!(opening == Opening::Restart, finished);
+                if opening == Opening::Restart {
+                    prop_assert_eq!(&n.from, &NextFrom::List);
+                }
+            }
         }
 
         #[test]

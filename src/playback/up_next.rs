@@ -4,12 +4,15 @@
 //! then the next book of its series in the server's library. A book that
 //! starts leaves the list, as in the player. Opening it is the caller's
 //! [`Playback::open`](super::Playback::open) with `StartAt::Resume`, so
-//! sync restores its place by every rule.
+//! sync restores its place by every rule, or `StartAt::Restart` for a
+//! finished book the list brought back ([`FollowOn::opening`]).
 
 use crate::api::{ApiError, BookQuery, Client};
 use crate::config::{Config, Profile, Session, UpNextStore};
 use crate::domain::up_next::list;
-use crate::domain::{Account, BookId, Next, NextFrom, Stop, StopReason, UpNextMode, next_after};
+use crate::domain::{
+    Account, BookId, Next, NextFrom, Opening, Stop, StopReason, UpNextMode, next_after,
+};
 use std::path::Path;
 
 /// Why the next book could not be worked out.
@@ -116,6 +119,23 @@ impl FollowOn {
             .await
             .map_err(FollowError::Api)?;
         Ok(next_after(self.mode, finished, &[], &library))
+    }
+}
+
+impl FollowOn {
+    /// How `next` opens, by the player's rule (`Opening::of`): a book the
+    /// list brought back is looked up on the server, and restarts when it
+    /// is finished; a book of the series resumes (the series passes over
+    /// finished books). A place that cannot be read resumes: the open
+    /// reads it again, by every rule of rule 7.
+    pub async fn opening(&self, next: &Next) -> Opening {
+        if next.from != NextFrom::List {
+            return Opening::Resume;
+        }
+        match self.client.progress(&next.book).await {
+            Ok(state) => Opening::of(state.progress.as_ref()),
+            Err(_) => Opening::Resume,
+        }
     }
 }
 

@@ -36,4 +36,5 @@ mod snapshots_scripts;
 mod sound;
 mod stops;
 mod up_next;
+mod up_next_follow;
 mod up_next_live;

@@ -8,14 +8,14 @@ use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
 
-fn account(user: &str) -> Account {
+pub(crate) fn account(user: &str) -> Account {
     Account {
         server_id: ServerId::new("srv-1"),
         user_id: UserId::parse(user).unwrap(),
     }
 }
 
-fn queued(id: &str, title: &str) -> Queued {
+pub(crate) fn queued(id: &str, title: &str) -> Queued {
     Queued {
         id: BookId::new(id),
         title: title.into(),
@@ -23,7 +23,7 @@ fn queued(id: &str, title: &str) -> Queued {
 }
 
 /// Logged in, the account's list read (`list`), the library on screen.
-fn with_list(list: Vec<Queued>) -> App {
+pub(crate) fn with_list(list: Vec<Queued>) -> App {
     let mut app = logged_in();
     app.update(Event::Answer(Answer::UpNext {
         account: account("1"),
@@ -34,7 +34,7 @@ fn with_list(list: Vec<Queued>) -> App {
 
 /// The library row of `title` selected (sorted by title: Cafe, Emma,
 /// Moby, Pride, 三体).
-fn select(app: &mut App, title: &str) {
+pub(crate) fn select(app: &mut App, title: &str) {
     app.update(key('g'));
     let rows = ["Cafe", "Emma", "Moby", "Pride", "三体"];
     let i = rows.iter().position(|r| title.starts_with(r)).unwrap();
@@ -45,7 +45,7 @@ fn select(app: &mut App, title: &str) {
 
 /// Pride and Prejudice (Austen Novels #2, 2 chapters of 60 s) playing
 /// near the end of its last chapter.
-fn playing_pride(app: &mut App) {
+pub(crate) fn playing_pride(app: &mut App) {
     select(app, "Pride");
     app.update(code(KeyCode::Enter));
     let pride = library().into_iter().find(|b| b.id.as_str() == "pride");
@@ -62,7 +62,7 @@ fn playing_pride(app: &mut App) {
     engine(app, "pride", "pride-2", 55.0, PlayState::Playing);
 }
 
-fn engine(
+pub(crate) fn engine(
     app: &mut App,
     book: &str,
     chapter: &str,
@@ -80,11 +80,11 @@ fn engine(
     })))
 }
 
-fn ended(app: &mut App) -> Vec<Effect> {
+pub(crate) fn ended(app: &mut App) -> Vec<Effect> {
     engine(app, "pride", "pride-2", 60.0, PlayState::Ended)
 }
 
-fn loaded(app: &mut App, id: &str) -> Vec<Effect> {
+pub(crate) fn loaded(app: &mut App, id: &str) -> Vec<Effect> {
     let book = library().into_iter().find(|b| b.id.as_str() == id).unwrap();
     app.update(Event::Answer(Answer::BookLoaded {
         book,
@@ -93,14 +93,14 @@ fn loaded(app: &mut App, id: &str) -> Vec<Effect> {
     }))
 }
 
-fn plays(fx: &[Effect]) -> Option<(BookId, StartAt)> {
+pub(crate) fn plays(fx: &[Effect]) -> Option<(BookId, StartAt)> {
     fx.iter().find_map(|e| match e {
         Effect::Play { book, start, .. } => Some((book.id.clone(), start.clone())),
         _ => None,
     })
 }
 
-fn saved(fx: &[Effect]) -> Option<Vec<String>> {
+pub(crate) fn saved(fx: &[Effect]) -> Option<Vec<String>> {
     fx.iter().find_map(|e| match e {
         Effect::SaveUpNext { books, .. } => Some(books.iter().map(|q| q.id.to_string()).collect()),
         _ => None,

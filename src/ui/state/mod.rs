@@ -364,6 +364,15 @@ impl App {
             fx.push(Effect::Quit);
             return;
         }
+        // The next key during the countdown starts the book now, as
+        // MPRIS Next does; any other key cancels it.
+        if self.up_next.countdown.is_some()
+            && self.overlay.is_none()
+            && self.keymap.action(key) == Some(Action::NextChapter)
+        {
+            self.action(Action::NextChapter, fx);
+            return;
+        }
         if self.up_next_cancels() {
             return;
         }

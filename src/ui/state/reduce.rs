@@ -101,6 +101,7 @@ impl App {
             A::BoostDown | A::BoostUp | A::Normalize | A::SkipSilence => {
                 self.sound_action(action, fx)
             }
+            A::NextChapter if self.up_next_go(fx) => {}
             A::NextChapter if self.playing.is_some() => {
                 self.mark_here(JumpCause::Chapter, fx);
                 fx.push(Effect::Engine(EngineCmd::NextChapter))

@@ -17,7 +17,8 @@ impl App {
             RemoteCmd::Play if playing != Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Pause if playing == Some(true) => self.action(Action::PlayPause, fx),
             RemoteCmd::Play | RemoteCmd::Pause => {}
-            RemoteCmd::NextChapter if self.up_next_remote_next(fx) => {}
+            // Next in the last chapter goes on to the book up next: the
+            // key's own path decides it.
             RemoteCmd::NextChapter => self.action(Action::NextChapter, fx),
             RemoteCmd::PrevChapter => self.action(Action::PrevChapter, fx),
             // The license stop answers these as it answers the skip keys.

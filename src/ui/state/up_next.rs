@@ -4,12 +4,13 @@
 //! the player bar, and what happens when a book ends: a countdown that
 //! any key cancels, then the next book (`domain::next_after`: the list,
 //! else the series) starts from its synced place (`StartAt::Resume`, so
-//! sync restores it by every rule). MPRIS's Next in the last chapter goes
-//! straight to it.
+//! sync restores it by every rule), or, a finished book the list brought
+//! back, from its beginning (`StartAt::Restart`). The next key (`n`, MPRIS Next) in the
+//! last chapter goes straight to it.
 
 use super::*;
 use crate::domain::up_next::list;
-use crate::domain::{Account, Book, Next, NextFrom, Queued, UpNextMode, next_after};
+use crate::domain::{Account, Book, Next, NextFrom, Opening, Queued, UpNextMode, next_after};
 
 /// How long after the countdown the next book's chapters may take.
 const CHAPTERS_WITHIN_MS: Millis = 30_000;
@@ -319,7 +320,12 @@ impl App {
                 ..Book::default()
             });
         let follow = self.screen == Screen::Book && self.book.id == after;
-        self.begin(book, manifest, StartAt::Resume, fx);
+        let opening = Opening::of(book.progress.as_ref());
+        let start = match opening {
+            Opening::Restart => StartAt::Restart,
+            Opening::Resume => StartAt::Resume,
+        };
+        self.begin(book, manifest, start, fx);
         if follow {
             self.open_book(next.book.clone(), fx);
         }
@@ -327,7 +333,11 @@ impl App {
             NextFrom::List => "from your up next list".to_owned(),
             NextFrom::Series(s) => format!("next in {s}"),
         };
-        self.toast(format!("Up next: “{}” ({why})", next.title), false);
+        let again = match opening {
+            Opening::Restart => ", from the beginning: you had finished it",
+            Opening::Resume => "",
+        };
+        self.toast(format!("Up next: “{}” ({why}{again})", next.title), false);
     }
 
     /// When the loop must wake for the countdown: each second it shows.
@@ -344,10 +354,12 @@ impl App {
         )
     }
 
-    /// MPRIS Next: during the countdown the next book starts now; after
-    /// the end, too; in the last chapter, the book is marked finished and
-    /// the next one starts at once. True when it was handled here.
-    pub(super) fn up_next_remote_next(&mut self, fx: &mut Vec<Effect>) -> bool {
+    /// The next key (`n`, MPRIS Next): during the countdown the next book
+    /// starts now; after the end, too; in the last chapter, the book is
+    /// marked finished and the next one starts at once; with nothing up
+    /// next there, the bar says so. True when it was handled here (before
+    /// the last chapter it is the engine's next chapter).
+    pub(super) fn up_next_go(&mut self, fx: &mut Vec<Effect>) -> bool {
         if let Some(c) = self.up_next.countdown.as_mut() {
             c.at = self.now;
             self.up_next_tick(fx);
@@ -364,16 +376,27 @@ impl App {
         }) else {
             return false;
         };
+        if !ended && !in_last {
+            return false;
+        }
         self.up_next_refresh();
         if self.up_next.next.is_none() {
-            return false;
+            let why = match self.settings.up_next.mode {
+                UpNextMode::Off => "up next is off",
+                UpNextMode::Queue => "the up next list is empty",
+                UpNextMode::Series => "the up next list is empty and no book follows in its series",
+            };
+            let here = if ended {
+                "The book has ended"
+            } else {
+                "This is the last chapter"
+            };
+            self.toast(format!("{here}: no next book ({why})."), false);
+            return true;
         }
         if ended {
             self.up_next_offer(book, true, fx);
             return true;
-        }
-        if !in_last {
-            return false;
         }
         // Finished through sync, as the mark-finished key does (a jump to
         // the end would land after sync stopped reporting this book).

@@ -81,13 +81,23 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
             Some(seq) => format!("#{} ", seq.shown()),
             None => "#? ".to_owned(),
         });
+        // Its place in the up next list comes first, in signs or words.
+        let queued = app.up_next.list.iter().position(|q| q.id == book.id);
+        let lead = match (queued, place) {
+            (None, place) => place,
+            (Some(n), place) => Some(format!(
+                "{}{}",
+                queued_mark(n + 1, app.settings.accessible),
+                place.unwrap_or_default()
+            )),
+        };
         let bars = !app.settings.accessible;
         // The playing book's place is the player bar's.
         let done = listened(&book, playing);
         book_row(
             &book,
             done,
-            place.as_deref(),
+            lead.as_deref(),
             &matches,
             selected,
             bars,
@@ -98,6 +108,16 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
         offline_mark(&app.downloads, offline, &book, selected, theme, buf, r);
     }
     at
+}
+
+/// "»2 " before the title of the book second up next ("next 2: " in the
+/// accessible mode, where a sign would be read as noise).
+pub fn queued_mark(position: usize, accessible: bool) -> String {
+    if accessible {
+        format!("next {position}: ")
+    } else {
+        format!("»{position} ")
+    }
 }
 
 /// The filter line, or the search line; returns the end of the typed
@@ -181,9 +201,9 @@ fn group_rows(lib: &Library, theme: &Theme, buf: &mut Buffer, list: Rect) {
     }
 }
 
-/// One book: mark, its place in the series shown (`#2 `), title (matched
-/// letters highlighted), author, duration, progress (a bar beside the
-/// percentage when `bars` and there is room).
+/// One book: mark, its place up next and in the series shown (`»1 #2 `),
+/// title (matched letters highlighted), author, duration, progress (a bar
+/// beside the percentage when `bars` and there is room).
 #[allow(clippy::too_many_arguments)]
 fn book_row(
     book: &Book,

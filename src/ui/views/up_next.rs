@@ -3,7 +3,7 @@
 //! "next: …".
 
 use super::text::{fit, fit_pad, put};
-use crate::domain::NextFrom;
+use crate::domain::{NextFrom, Opening};
 use crate::ui::keymap::Action;
 use crate::ui::state::App;
 use crate::ui::theme::Theme;
@@ -102,11 +102,19 @@ pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style
             None => format!("next in the series {s}"),
         },
     };
+    let place = app
+        .library
+        .get(&c.next.book)
+        .and_then(|b| b.progress.as_ref());
+    let how = match Opening::of(place) {
+        Opening::Resume => "from where you left it",
+        Opening::Restart => "from the beginning (you had finished it)",
+    };
     Some((
         "Up next".to_owned(),
         vec![
             (format!("“{}” {when}", c.next.title), theme.title),
-            (format!("{from}, from where you left it"), theme.dim),
+            (format!("{from}, {how}"), theme.dim),
             ("any key cancels".to_owned(), theme.accent),
         ],
     ))
