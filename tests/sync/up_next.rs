@@ -1,7 +1,8 @@
 //! `earmark play --up-next`: the real binary crosses into the next book
 //! when one ends (the series, or the up next list the player keeps),
 //! marks the finished one finished and restores the next one's place by
-//! the rules of sync (never 0 over a place).
+//! the rules of sync (never 0 over a place); a finished book from the
+//! list starts from its beginning as a restart the server records.
 
 use crate::support::{Home, text, wav};
 use earmark::api::{Client, ProgressWrite};
@@ -151,4 +152,121 @@ async fn play_up_next_takes_the_list_first_and_the_book_leaves_it() {
     assert!(o.status.success(), "{t}");
     assert!(t.contains("up next: Beta"), "{t}");
     assert_eq!(store.load().unwrap(), vec![], "both left the list");
+}
+
+/// Beta on the account's list, its place on the server chapter 2 at
+/// 20 s, `finished` or not; Saga One (4 s) plays with `--up-next`.
+/// Returns the run's text, Beta's status lines, a client, Beta's id and
+/// manifest, and the server with its library (kept while it is read).
+async fn beta_from_the_list(
+    finished: bool,
+) -> (
+    String,
+    Vec<serde_json::Value>,
+    Client,
+    BookId,
+    earmark::domain::Manifest,
+    (TestServer, tempfile::TempDir),
+) {
+    let lib = saga();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let (home, direct, books) = Home::logged_in(&server).await;
+    let (one, beta) = (id(&books, "Saga One"), id(&books, "Beta"));
+    let m = direct.manifest(&beta).await.unwrap();
+    direct
+        .post_progress(
+            &beta,
+            &ProgressWrite {
+                chapter_id: m.items[1].chapter_id.clone(),
+                position: 20.0,
+                client_updated_at: now_millis() - 60_000,
+                finished,
+                device_id: None,
+                reset: false,
+            },
+        )
+        .await
+        .unwrap();
+    let auth = direct.auth().unwrap();
+    UpNextStore::of(
+        &home.dir.path().join("data/earmark"),
+        &Account {
+            server_id: auth.server_id,
+            user_id: auth.user_id,
+        },
+    )
+    .save(&[Queued {
+        id: beta.clone(),
+        title: "Beta".into(),
+    }])
+    .unwrap();
+    let o = home.run(
+        &[
+            "--json",
+            "play",
+            one.as_str(),
+            "--audio",
+            "null",
+            "--up-next",
+            "--for",
+            "8",
+        ],
+        None,
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("up next: Beta"), "{t}");
+    let of_beta = lines(&o)
+        .into_iter()
+        .filter(|v| {
+            m.items
+                .iter()
+                .any(|i| v["chapter_id"] == i.chapter_id.as_str())
+        })
+        .collect();
+    (t, of_beta, direct, beta, m, (server, lib))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_up_next_starts_a_finished_book_from_the_list_from_its_beginning_and_the_server_records_it()
+ {
+    let (t, of_beta, direct, beta, m, _server) = beta_from_the_list(true).await;
+    assert!(
+        t.contains("from the beginning: it was finished"),
+        "said: {t}"
+    );
+    assert!(!of_beta.is_empty(), "Beta played: {t}");
+    let first = m.items[0].chapter_id.as_str();
+    for v in &of_beta {
+        assert_eq!(
+            v["chapter_id"].as_str(),
+            Some(first),
+            "its first chapter: {t}"
+        );
+        assert!(
+            v["position"].as_f64().unwrap() < 6.0,
+            "from 0, not its end: {t}"
+        );
+    }
+    let p = direct.progress(&beta).await.unwrap().progress.unwrap();
+    assert!(!p.finished, "the restart is recorded: {p:?}");
+    assert_eq!(p.chapter_id.as_str(), first, "{p:?}");
+    assert!(p.position < 6.0, "{p:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_up_next_resumes_an_unfinished_book_from_the_list_at_its_place() {
+    let (t, of_beta, direct, beta, m, _server) = beta_from_the_list(false).await;
+    assert!(!t.contains("from the beginning"), "{t}");
+    assert!(!of_beta.is_empty(), "Beta played: {t}");
+    let second = m.items[1].chapter_id.as_str();
+    for v in &of_beta {
+        assert_eq!(v["chapter_id"].as_str(), Some(second), "{t}");
+        assert!(v["position"].as_f64().unwrap() >= 19.9, "never 0: {t}");
+    }
+    let p = direct.progress(&beta).await.unwrap().progress.unwrap();
+    assert!(
+        !p.finished && p.chapter_id.as_str() == second && p.position >= 20.0,
+        "{p:?}"
+    );
 }

@@ -5,6 +5,7 @@
 use crate::backend::{demo_library, log_in};
 use crate::fixtures::*;
 use earmark::api::{BookQuery, Client};
+use earmark::config::UpNextStore;
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
@@ -45,11 +46,28 @@ impl Driver {
         settings: UiSettings,
         pick: impl Fn(&Book, &Manifest) -> bool,
     ) -> Driver {
+        Driver::start_prepared(library, settings, pick, |_, _, _| {})
+    }
+
+    /// As [`Driver::start_on`], with `prepare` run once logged in and
+    /// before the player's backends start (to set the server's places or
+    /// the account's up next list they will read).
+    pub fn start_prepared(
+        library: &std::path::Path,
+        settings: UiSettings,
+        pick: impl Fn(&Book, &Manifest) -> bool,
+        prepare: impl FnOnce(&tokio::runtime::Runtime, &Client, &UpNextStore),
+    ) -> Driver {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let server = rt.block_on(TestServer::start(library)).unwrap();
         let home = tempfile::tempdir().unwrap();
         let (profile, done) = log_in(&rt, &server, home.path());
         let client = done.client.clone();
+        let account = Account {
+            server_id: done.session.server_id.clone(),
+            user_id: done.session.user_id.clone(),
+        };
+        prepare(&rt, &client, &UpNextStore::of(&profile.dirs.data, &account));
         let (book, manifest) = rt.block_on(async {
             for b in client.books(&BookQuery::default()).await.unwrap() {
                 let m = client.manifest(&b.id).await.unwrap();

@@ -2,12 +2,15 @@
 //! engine on the null output, sync, the reference server over HTTP): a
 //! book of a two-book series ends, is marked finished on the server, and
 //! the next one starts from the place the server holds for it (never 0);
-//! the play next list is kept on disk across restarts, per account.
+//! the play next list is kept on disk across restarts, per account; a
+//! finished book the list brings back plays from 0 as a restart the
+//! server records, an unfinished one resumes.
 
 use crate::backend::{log_in, next_answer};
 use crate::driver::Driver;
 use crate::fixtures::*;
 use earmark::api::ProgressWrite;
+use earmark::config::UpNextStore;
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
@@ -256,5 +259,101 @@ fn the_list_is_kept_across_restarts_for_its_account_only() {
             .count(),
         1,
         "only alice's list was written"
+    );
+}
+
+/// Saga One plays to its end with Beta on the list, Beta's place on the
+/// server chapter 2 at 20 s, `finished` or not; every view of Beta the
+/// player gets until it plays, and Beta's place on the server once the
+/// player quit.
+fn beta_from_the_list(finished: bool) -> (Vec<(ChapterId, f64)>, Manifest, Progress) {
+    let lib = saga_library(2);
+    let settings = UiSettings {
+        smart_rewind: None,
+        up_next: UpNextSettings {
+            countdown_ms: 1_000,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let prepare = |rt: &tokio::runtime::Runtime, c: &earmark::api::Client, list: &UpNextStore| {
+        let books = rt.block_on(c.books(&Default::default())).unwrap();
+        let beta = books.iter().find(|b| b.title == "Beta").unwrap();
+        let m = rt.block_on(c.manifest(&beta.id)).unwrap();
+        let write = ProgressWrite {
+            chapter_id: m.items[1].chapter_id.clone(),
+            position: 20.0,
+            client_updated_at: now_millis() - 60_000,
+            finished,
+            device_id: None,
+            reset: false,
+        };
+        rt.block_on(c.post_progress(&beta.id, &write)).unwrap();
+        list.save(&[Queued::of(beta)]).unwrap();
+    };
+    let mut d = Driver::start_prepared(lib.path(), settings, |b, _| b.title == "Saga One", prepare);
+    // The library as the server now tells it.
+    let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
+    let beta = books.iter().find(|b| b.title == "Beta").unwrap().clone();
+    assert_eq!(
+        beta.progress.as_ref().map(|p| p.finished),
+        Some(finished),
+        "the library tells it"
+    );
+    let m = d.rt.block_on(d.client.manifest(&beta.id)).unwrap();
+    d.step(Event::Answer(Answer::Library {
+        books,
+        from_cache: false,
+    }));
+    d.follow("the account's list read", |a| !a.up_next.list.is_empty());
+    d.step(code(KeyCode::Enter));
+    d.follow("the countdown to Beta", |a| {
+        a.up_next
+            .countdown
+            .as_ref()
+            .is_some_and(|c| c.next.book == beta.id)
+    });
+    let seen = std::cell::RefCell::new(Vec::new());
+    d.follow("Beta playing", |a| {
+        let np = a.playing.as_ref().filter(|p| p.book.id == beta.id);
+        let Some(e) = np.and_then(|p| p.engine.as_ref()) else {
+            return false;
+        };
+        seen.borrow_mut().push((e.chapter.clone(), e.position));
+        e.state == PlayState::Playing
+    });
+    d.live.shutdown();
+    let p =
+        d.rt.block_on(d.client.progress(&beta.id))
+            .unwrap()
+            .progress
+            .unwrap();
+    (seen.into_inner(), m, p)
+}
+
+#[test]
+fn a_finished_book_from_the_list_plays_from_0_and_the_server_records_the_restart() {
+    let (seen, m, p) = beta_from_the_list(true);
+    let first = &m.items[0].chapter_id;
+    for (ch, pos) in &seen {
+        assert_eq!(ch, first, "its first chapter: {seen:?}");
+        assert!(*pos < 5.0, "from 0, not its end: {seen:?}");
+    }
+    assert!(!p.finished, "the server recorded the restart: {p:?}");
+    assert_eq!(&p.chapter_id, first, "{p:?}");
+    assert!(p.position < 5.0, "{p:?}");
+}
+
+#[test]
+fn an_unfinished_book_from_the_list_resumes_at_its_place() {
+    let (seen, m, p) = beta_from_the_list(false);
+    let second = &m.items[1].chapter_id;
+    for (ch, pos) in &seen {
+        assert_eq!(ch, second, "its synced chapter: {seen:?}");
+        assert!(*pos >= 19.9, "its synced place, never 0: {seen:?}");
+    }
+    assert!(
+        !p.finished && &p.chapter_id == second && p.position >= 20.0,
+        "{p:?}"
     );
 }
