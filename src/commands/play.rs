@@ -8,7 +8,7 @@
 //! (`playback::up_next`).
 
 use super::{CommandError, Invocation};
-use crate::domain::{BookId, ChapterId, Manifest, Opening};
+use crate::domain::{BookId, ChapterId, Manifest, Next, Opening};
 use crate::playback::{
     Control, Event, Events, LocalIndex, Login, Now, Playback, Setup, StopReason,
 };
@@ -302,24 +302,24 @@ struct PlayOn<'a> {
 }
 
 impl PlayOn<'_> {
-    /// Opens what follows `ended`: its id, or the exit code and why not
-    /// (`Ok(None)`: nothing follows).
-    async fn open_next(
+    /// What follows `ended`, or the exit code and why it could not be
+    /// worked out (`Ok(None)`: nothing follows).
+    async fn next_after(
         &self,
         playback: &Playback,
         ended: &BookId,
-    ) -> Result<Option<BookId>, (u8, String)> {
-        let next = match self.rule.next_after(ended).await {
-            Ok(Some(n)) => n,
-            Ok(None) => return Ok(None),
-            Err(e) => {
-                let stop = e.stop(playback);
-                return Err((
-                    stop.reason.exit_code(),
-                    format!("up next: {}", stop.message),
-                ));
-            }
-        };
+    ) -> Result<Option<Next>, (u8, String)> {
+        self.rule.next_after(ended).await.map_err(|e| {
+            let stop = e.stop(playback);
+            (
+                stop.reason.exit_code(),
+                format!("up next: {}", stop.message),
+            )
+        })
+    }
+
+    /// Opens `next`: its id, or the exit code and why not.
+    async fn open(&self, playback: &Playback, next: Next) -> Result<BookId, (u8, String)> {
         let local = local_copy(self.profile, self.session, &next.book);
         let (manifest, download) = queue(self.client, &next.book, local)
             .await
@@ -331,8 +331,17 @@ impl PlayOn<'_> {
         eprintln!("earmark: up next: {} ({}){again}", next.title, next.book);
         playback.set_downloads(LocalIndex::of(download.into_iter().collect()));
         playback.open(next.book.clone(), manifest, start);
-        Ok(Some(next.book))
+        Ok(next.book)
     }
+}
+
+/// How the countdown before the next book ended.
+enum Countdown {
+    Over,
+    /// Ctrl-C or SIGTERM: nothing more starts.
+    Signal,
+    /// `--for` ran out.
+    Limit,
 }
 
 /// Prints one status line a second until `--for` runs out, the book ends
@@ -422,13 +431,37 @@ async fn follow(
                 if s.status == Status::Ended && this_book && ended != Some(s.playback_id) {
                     ended = Some(s.playback_id);
                     let _ = writeln!(out, "{}", status_line(&s, json));
-                    let Some(next) = next else { return ExitCode::SUCCESS };
-                    match next.open_next(playback, &book).await {
-                        Ok(Some(b)) => {
+                    let Some(on) = next else { return ExitCode::SUCCESS };
+                    let following = match on.next_after(playback, &book).await {
+                        Ok(Some(n)) => n,
+                        Ok(None) => return ExitCode::SUCCESS,
+                        Err((code, message)) => return stop(code, &message),
+                    };
+                    let _ = out.flush();
+                    let wait = on.rule.countdown;
+                    if !wait.is_zero() {
+                        eprintln!(
+                            "earmark: next: {} in {} s, Ctrl-C to stop",
+                            following.title,
+                            wait.as_secs_f64().ceil()
+                        );
+                    }
+                    let over = tokio::select! {
+                        _ = tokio::time::sleep(wait) => Countdown::Over,
+                        _ = next_signal(&mut int) => Countdown::Signal,
+                        _ = next_signal(&mut term) => Countdown::Signal,
+                        _ = async { match limit { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => Countdown::Limit,
+                    };
+                    match over {
+                        Countdown::Over => {}
+                        Countdown::Signal => return ExitCode::from(130),
+                        Countdown::Limit => return ExitCode::SUCCESS,
+                    }
+                    match on.open(playback, following).await {
+                        Ok(b) => {
                             book = b;
                             sound_said = false;
                         }
-                        Ok(None) => return ExitCode::SUCCESS,
                         Err((code, message)) => return stop(code, &message),
                     }
                 }

@@ -49,6 +49,9 @@ pub struct FollowOn {
     mode: UpNextMode,
     client: Client,
     store: UpNextStore,
+    /// `[player] up_next_countdown`: how long the next book is announced
+    /// before it starts.
+    pub countdown: std::time::Duration,
 }
 
 impl FollowOn {
@@ -62,11 +65,13 @@ impl FollowOn {
             },
             client,
             store: UpNextStore::of(data_dir, account),
+            countdown: std::time::Duration::from_secs(10),
         }
     }
 
     /// The rule of `earmark play --up-next` for the login (`[player]
-    /// up_next` of config.toml, the account's list), and what to say when
+    /// up_next` and `up_next_countdown` of config.toml, the account's
+    /// list), and what to say when
     /// the list could not be read (it was moved aside); `book` starts, so
     /// it leaves the list. The error names a bad setting.
     pub fn for_play(
@@ -75,14 +80,15 @@ impl FollowOn {
         client: Client,
         book: &BookId,
     ) -> Result<(FollowOn, Option<String>), String> {
-        let mode = Config::load(&profile.dirs.config_file())
-            .map_err(|e| e.to_string())?
-            .up_next()?;
+        let config = Config::load(&profile.dirs.config_file()).map_err(|e| e.to_string())?;
+        // The player's reading of `[player]`, so both follow one rule.
+        let settings = crate::ui::up_next_settings(config.player.as_ref())?;
         let account = Account {
             server_id: session.server_id.clone(),
             user_id: session.user_id.clone(),
         };
-        let rule = FollowOn::new(mode, client, &profile.dirs.data, &account);
+        let mut rule = FollowOn::new(settings.mode, client, &profile.dirs.data, &account);
+        rule.countdown = std::time::Duration::from_millis(settings.countdown_ms);
         let said = rule.started(book).err().map(|e| e.to_string());
         Ok((rule, said))
     }

@@ -10,6 +10,7 @@ pub mod graphics;
 pub mod input;
 pub mod keymap;
 mod player_config;
+pub use player_config::up_next as up_next_settings;
 pub mod state;
 pub mod terminal;
 pub mod theme;

@@ -3,9 +3,9 @@
 //! Errors name the setting and what it must be.
 
 use super::covers::CoverMode;
-use super::state::UiSettings;
 use super::state::rewind::RewindCurve;
 use super::state::sleep_auto::AutoSleep;
+use super::state::{UiSettings, UpNextSettings};
 use crate::domain::UpNextMode;
 
 fn secs(v: &toml::Value) -> Option<f64> {
@@ -75,15 +75,35 @@ pub(super) fn read(p: &toml::Table, s: &mut UiSettings) -> Result<(), String> {
             );
         }
     }
-    s.up_next.mode = match p.get("up_next") {
+    s.up_next = up_next(Some(p))?;
+    Ok(())
+}
+
+/// `[player] up_next` and `up_next_countdown` (`p` is the `[player]`
+/// table, if any): the player's, and `earmark play --up-next`'s.
+pub fn up_next(p: Option<&toml::Table>) -> Result<UpNextSettings, String> {
+    let mut s = UpNextSettings::default();
+    let Some(p) = p else {
+        return Ok(s);
+    };
+    s.mode = match p.get("up_next") {
         None => UpNextMode::parse(None)?,
         Some(toml::Value::String(v)) => UpNextMode::parse(Some(v))?,
         Some(v) => UpNextMode::parse(Some(&v.to_string()))?,
     };
-    if let Some(c) = ranged("up_next_countdown", 0.0, 120.0, "seconds")? {
-        s.up_next.countdown_ms = (c * 1000.0) as u64;
+    match p.get("up_next_countdown") {
+        None => {}
+        Some(v) => match secs(v) {
+            Some(c) if (0.0..=120.0).contains(&c) => s.countdown_ms = (c * 1000.0) as u64,
+            _ => {
+                return Err(
+                    "[player] in config.toml: `up_next_countdown` must be seconds between 0 and 120"
+                        .into(),
+                );
+            }
+        },
     }
-    Ok(())
+    Ok(s)
 }
 
 /// Reads `[sleep]`: the automatic sleep timer.

@@ -55,6 +55,17 @@ async fn place(c: &Client, book: &BookId) -> ChapterId {
     ch
 }
 
+/// `[player] up_next_countdown` in the home's config.toml.
+fn countdown(home: &Home, secs: u32) {
+    let dir = home.dir.path().join("config/earmark");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!("[player]\nup_next_countdown = {secs}\n"),
+    )
+    .unwrap();
+}
+
 /// The status lines of `earmark --json play`.
 fn lines(o: &std::process::Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&o.stdout)
@@ -79,6 +90,7 @@ async fn play_up_next_crosses_into_the_next_of_the_series_at_its_synced_place() 
     let (home, direct, books) = Home::logged_in(&server).await;
     let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
     let two_ch2 = place(&direct, &two).await;
+    countdown(&home, 1);
     let o = home.run(
         &[
             "--json",
@@ -88,13 +100,17 @@ async fn play_up_next_crosses_into_the_next_of_the_series_at_its_synced_place() 
             "null",
             "--up-next",
             "--for",
-            "8",
+            "10",
         ],
         None,
     );
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("up next: Saga Two"), "{t}");
+    assert!(
+        t.contains("earmark: next: Saga Two in 1 s, Ctrl-C to stop"),
+        "the countdown of config.toml: {t}"
+    );
     let m1 = direct.manifest(&one).await.unwrap();
     let all = lines(&o);
     let of_one = |v: &&serde_json::Value| {
@@ -136,6 +152,7 @@ async fn play_up_next_takes_the_list_first_and_the_book_leaves_it() {
     store
         .save(&[q(&one, "Saga One"), q(&beta, "Beta")])
         .unwrap();
+    countdown(&home, 0);
     let o = home.run(
         &[
             "play",
@@ -151,6 +168,7 @@ async fn play_up_next_takes_the_list_first_and_the_book_leaves_it() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("up next: Beta"), "{t}");
+    assert!(!t.contains("Ctrl-C to stop"), "no countdown at 0: {t}");
     assert_eq!(store.load().unwrap(), vec![], "both left the list");
 }
 
@@ -200,6 +218,7 @@ async fn beta_from_the_list(
         title: "Beta".into(),
     }])
     .unwrap();
+    countdown(&home, 0);
     let o = home.run(
         &[
             "--json",
@@ -269,4 +288,54 @@ async fn play_up_next_resumes_an_unfinished_book_from_the_list_at_its_place() {
         !p.finished && p.chapter_id.as_str() == second && p.position >= 20.0,
         "{p:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_up_next_announces_the_next_book_and_ctrl_c_during_the_countdown_keeps_it_from_starting()
+ {
+    use std::io::BufRead;
+    let lib = saga();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let (home, direct, books) = Home::logged_in(&server).await;
+    let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
+    let two_ch2 = place(&direct, &two).await;
+    // No config.toml: the default countdown, 10 s.
+    let mut child = home
+        .command(&["play", one.as_str(), "--audio", "null", "--up-next"])
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut said = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !said
+        .iter()
+        .any(|l: &String| l.contains("next: Saga Two in 10 s, Ctrl-C to stop"))
+    {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) => said.push(l),
+            Err(_) => panic!("no countdown line: {said:?}"),
+        }
+    }
+    // Ctrl-C while it counts down.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    said.extend(rx.try_iter());
+    assert_eq!(o.status.code(), Some(130), "{said:?}");
+    assert!(
+        !said.iter().any(|l| l.contains("up next: Saga Two")),
+        "it never started: {said:?}"
+    );
+    assert!(finished(&direct, &one).await, "Saga One stays finished");
+    let p = direct.progress(&two).await.unwrap().progress.unwrap();
+    assert_eq!((p.chapter_id, p.position), (two_ch2, 9.0), "untouched");
 }
