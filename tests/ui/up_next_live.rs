@@ -4,7 +4,8 @@
 //! the next one starts from the place the server holds for it (never 0);
 //! the play next list is kept on disk across restarts, per account; a
 //! finished book the list brings back plays from 0 as a restart the
-//! server records, an unfinished one resumes.
+//! server records, an unfinished one resumes; `n` in the last chapter goes
+//! on at once, the book marked finished on the server.
 
 use crate::backend::{log_in, next_answer};
 use crate::driver::Driver;
@@ -356,4 +357,65 @@ fn an_unfinished_book_from_the_list_resumes_at_its_place() {
         !p.finished && &p.chapter_id == second && p.position >= 20.0,
         "{p:?}"
     );
+}
+
+#[test]
+fn n_in_the_last_chapter_marks_the_book_finished_on_the_server_and_the_next_resumes_at_once() {
+    // Chapters of 30 s: nothing ends by itself while the keys are pressed.
+    let lib = saga_library(30);
+    let settings = UiSettings {
+        smart_rewind: None,
+        ..Default::default()
+    };
+    let mut d = Driver::start_on(lib.path(), settings, |b, _| b.title == "Saga One");
+    let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
+    let two = books
+        .iter()
+        .find(|b| b.title == "Saga Two")
+        .unwrap()
+        .clone();
+    let two_ch2 = d.rt.block_on(place(&d.client, &two.id, 12.0));
+    d.step(Event::Answer(Answer::Library {
+        books,
+        from_cache: false,
+    }));
+    d.follow("the account's list read", |a| a.up_next.account.is_some());
+    d.step(code(KeyCode::Enter));
+    let (one, last) = (d.book.id.clone(), d.manifest.items[1].chapter_id.clone());
+    d.follow("Saga One playing", |a| {
+        Driver::at(a).is_some_and(|(s, _, _)| s == PlayState::Playing)
+    });
+    d.step(key('n'));
+    d.follow("its last chapter", |a| {
+        Driver::at(a).is_some_and(|(s, c, _)| s == PlayState::Playing && c == last)
+    });
+    d.step(key('n'));
+    assert!(
+        d.app
+            .up_next
+            .countdown
+            .as_ref()
+            .is_some_and(|c| c.at <= d.app.now),
+        "no countdown: n asked for it"
+    );
+    d.follow("Saga Two playing", |a| {
+        a.playing.as_ref().is_some_and(|p| p.book.id == two.id)
+            && Driver::at(a).is_some_and(|(s, _, _)| s == PlayState::Playing)
+    });
+    let (_, ch, pos) = Driver::at(&d.app).unwrap();
+    assert_eq!(ch, two_ch2, "its synced chapter");
+    assert!(pos >= 11.9, "its synced place, never 0: {pos}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let p = d.rt.block_on(d.client.progress(&one)).unwrap().progress;
+        if p.as_ref().is_some_and(|p| p.finished) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Saga One not finished on the server: {p:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    d.live.shutdown();
 }
