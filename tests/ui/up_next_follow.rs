@@ -173,6 +173,14 @@ fn a_finished_book_from_the_list_starts_from_its_beginning_and_an_unfinished_one
         app.toasts
     );
 
+    let mut app = with_list(vec![queued("pride", "Pride and Prejudice")]);
+    app.update(key('>'));
+    let text = render(&mut app, 80, 24);
+    assert!(
+        row(&text, "Pride").contains("Pride and Prejudice · finished: from the start"),
+        "the list screen says it: {text}"
+    );
+
     let mut app = with_list(vec![queued("moby", "Moby Dick")]);
     playing_emma(&mut app);
     engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);

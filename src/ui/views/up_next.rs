@@ -66,7 +66,12 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
             .and_then(|b| b.series.first())
             .map(|s| format!(" · {}", s.label()))
             .unwrap_or_default();
-        let text = format!("{:>2}. {title}{by}{series}", i + 1);
+        // A finished book will start over: said, not coloured.
+        let again = match Opening::of(book.and_then(|b| b.progress.as_ref())) {
+            Opening::Restart => " · finished: from the start",
+            Opening::Resume => "",
+        };
+        let text = format!("{:>2}. {title}{again}{by}{series}", i + 1);
         let style = if i == u.cursor {
             theme.selected
         } else {
