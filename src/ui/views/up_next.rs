@@ -120,7 +120,13 @@ pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style
         vec![
             (format!("“{}” {when}", c.next.title), theme.title),
             (format!("{from}, {how}"), theme.dim),
-            ("any key cancels".to_owned(), theme.accent),
+            (
+                format!(
+                    "any key cancels ({}: start now)",
+                    key(app, Action::NextChapter)
+                ),
+                theme.accent,
+            ),
         ],
     ))
 }
