@@ -274,6 +274,10 @@ impl Worker {
     /// nothing) while sync reads the server's place: one round trip for
     /// both where the place is the same.
     fn resume_ahead(&self, book: &BookId, manifest: &crate::domain::Manifest) {
+        if self.playing.as_ref().is_some_and(|p| p.book == *book) {
+            // Its stream is open already.
+            return;
+        }
         let (Some(e), Some(client)) = (&self.engine, self.client.get()) else {
             return;
         };
