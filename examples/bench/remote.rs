@@ -147,7 +147,7 @@ pub fn rows(
         link.set_rtt(rtt);
         let tag = format!("RTT {rtt} ms");
         eprintln!("bench: slow link, {tag}: first audio");
-        out.push(first_audio(&link, &client, peers, runs.first_audio, &tag)?);
+        out.extend(first_audio(&link, &client, peers, runs.first_audio, &tag)?);
         for (what, book) in [
             ("with a TOC", &client.seek_toc),
             ("without a TOC", &client.seek_no_toc),
@@ -182,46 +182,65 @@ fn row(measure: String, ours: String, peer: Option<String>, ratio: String, targe
     }
 }
 
-/// `earmark play` of the 1 MB book from 0 with a stored session: fork to
-/// first audio, and the requests sent before it; mpv given the URL.
+/// `earmark play` of the 1 MB book with a stored session, two ways: as a
+/// listener types it (`earmark play BOOK`: resuming where this device last
+/// played, its chapter opened ahead) and with `--chapter CH --at 0`; fork
+/// to first audio, and the requests sent before it. mpv given the URL, at
+/// the same place.
 fn first_audio(
     link: &Link,
     client: &Client,
     peers: &Peers,
     runs: usize,
     tag: &str,
-) -> Result<Row, String> {
-    let (mut ours, mut seen, mut mpv, mut mpv_seen) = (vec![], vec![], vec![], vec![]);
-    for _ in 0..runs {
-        link.proxy.clear();
-        let spawned = measure::monotonic_ms();
-        let phases = client.startup(&client.small, 0.0)?;
-        let first = spawned + phases[phases.len() - 1];
-        let before: Vec<Request> = link
-            .proxy
+) -> Result<Vec<Row>, String> {
+    // This device's place, in the chapter: what a resume opens ahead.
+    client.startup(&client.small, 0.0)?;
+    let url = client.stream_url(&client.small);
+    let before_first = |first: f64| -> Vec<Request> {
+        link.proxy
             .requests()
             .into_iter()
             .filter(|r| link.monotonic_ms(r.sent) <= first)
-            .collect();
-        ours.push(phases[phases.len() - 1]);
-        seen.push(Seen::of(&before));
-        if peers.mpv {
+            .collect()
+    };
+    let mut rows = Vec::new();
+    for resume in [true, false] {
+        let (mut ours, mut seen, mut mpv, mut mpv_seen) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..runs {
             link.proxy.clear();
-            mpv.push(measure::mpv_startup(&client.stream_url(&client.small), 0.0)? * 1000.0);
-            mpv_seen.push(Seen::of(&link.proxy.requests()));
+            let spawned = measure::monotonic_ms();
+            let (phases, at) = match resume {
+                true => client.resume_startup(&client.small)?,
+                false => (client.startup(&client.small, 0.0)?, 0.0),
+            };
+            let first = spawned + phases[phases.len() - 1];
+            ours.push(phases[phases.len() - 1]);
+            seen.push(Seen::of(&before_first(first)));
+            if peers.mpv {
+                link.proxy.clear();
+                let at = if at.is_finite() { at } else { 0.0 };
+                mpv.push(measure::mpv_startup(&url, at)? * 1000.0);
+                mpv_seen.push(Seen::of(&link.proxy.requests()));
+            }
         }
+        let o = median(&ours);
+        let p = (!mpv.is_empty()).then(|| median(&mpv));
+        let how = match resume {
+            true => "`earmark play BOOK` resuming this device's place",
+            false => "`earmark play BOOK --chapter CH --at 0`",
+        };
+        rows.push(row(
+            format!(
+                "{tag}: first audio, cold {how} with a stored session, 1 MB chapter (median of {runs}; requests before it)"
+            ),
+            link.cell(o, &Seen::median(&seen)),
+            p.map(|p| link.cell(p, &Seen::median(&mpv_seen))),
+            p.map_or("—".into(), |p| measure::ratio(o, p, false)),
+            "≤ 3 RTT + 1 s of audio",
+        ));
     }
-    let o = median(&ours);
-    let p = (!mpv.is_empty()).then(|| median(&mpv));
-    Ok(row(
-        format!(
-            "{tag}: first audio, cold `earmark play` with a stored session, 1 MB chapter (median of {runs}; requests before it)"
-        ),
-        link.cell(o, &Seen::median(&seen)),
-        p.map(|p| link.cell(p, &Seen::median(&mpv_seen))),
-        p.map_or("—".into(), |p| measure::ratio(o, p, false)),
-        "≤ 3 RTT + 1 s of audio",
-    ))
+    Ok(rows)
 }
 
 /// A seek 10 h into `book` while it plays: earmark's engine (Seek to the

@@ -445,22 +445,39 @@ impl Client {
         secs: f64,
         audio: &str,
     ) -> Result<Played, String> {
-        let spawned = crate::measure::monotonic_ms();
-        let (out, cost) = run(self.command().args([
-            "--json",
-            "play",
-            &book.id,
+        let at = at.to_string();
+        let (speed, secs) = (speed.to_string(), secs.to_string());
+        let args = [
             "--chapter",
             &book.chapter,
             "--at",
-            &at.to_string(),
+            &at,
             "--speed",
-            &speed.to_string(),
+            &speed,
             "--for",
-            &secs.to_string(),
+            &secs,
             "--audio",
             audio,
-        ]))?;
+        ];
+        self.play_args(book, &args).map(|(p, _)| p)
+    }
+
+    /// `earmark play BOOK` as a listener types it, resuming where this
+    /// device last played: its phases, and where its first state was.
+    pub fn resume_startup(&self, book: &Book) -> Result<([f64; 6], f64), String> {
+        let args = ["--for", "1.5", "--audio", "null"];
+        self.play_args(book, &args).map(|(p, at)| (p.phases, at))
+    }
+
+    /// `earmark --json play BOOK ARGS`, its cost, phases and first place.
+    fn play_args(&self, book: &Book, args: &[&str]) -> Result<(Played, f64), String> {
+        let spawned = crate::measure::monotonic_ms();
+        let (out, cost) = run(self.command().args(["--json", "play", &book.id]).args(args))?;
+        let first_place = out
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find_map(|v| v["position"].as_f64())
+            .unwrap_or(f64::NAN);
         let last = out
             .lines()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -488,7 +505,7 @@ impl Client {
             main + ms("loadMs"),
             first,
         ];
-        Ok(Played { cost, phases })
+        Ok((Played { cost, phases }, first_place))
     }
 
     /// Whole process from `fork` to the first sample handed to the output

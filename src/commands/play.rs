@@ -10,7 +10,7 @@
 use super::{CommandError, Invocation};
 use crate::domain::{BookId, ChapterId, Manifest, Next, Opening};
 use crate::playback::{
-    Control, Event, Events, LocalIndex, Login, Now, Playback, Setup, StopReason,
+    Control, Event, Events, Expect, LocalIndex, Login, Now, Playback, Setup, StopReason,
 };
 use crate::player::{AudioMode, PlayerState, Status};
 use crate::sync::{Notice, StartAt};
@@ -201,8 +201,15 @@ async fn play(
             message,
         });
     }
-    let expected = args.chapter.as_deref().map(ChapterId::new);
-    playback.open_ahead(&book, expected.filter(|_| local.is_none()));
+    // The chapter named, else (no --at) the one this device last played:
+    // its stream is asked for beside the manifest and the place.
+    let expect = match (&args.chapter, args.at) {
+        _ if local.is_some() => Expect::Unknown,
+        (Some(c), _) => Expect::Chapter(ChapterId::new(c.as_str())),
+        (None, None) => Expect::Resume,
+        (None, Some(_)) => Expect::Unknown,
+    };
+    playback.open_ahead(&book, expect);
     let queued = queue(&client, &book, local)
         .await
         .and_then(|(manifest, download)| {

@@ -48,7 +48,7 @@ use crate::config::{Dirs, Profile, Session, SoundOwner};
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, SoundSettings};
 use crate::offline::Download;
 use crate::player::{AudioMode, EngineHandle, PlayerState};
-use crate::sync::{Notice, QuitSummary, StartAt, SyncConfig, SyncSession, SyncStatus};
+use crate::sync::{Notice, QuitSummary, Records, StartAt, SyncConfig, SyncSession, SyncStatus};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -110,6 +110,32 @@ pub struct Setup {
     pub audio: AudioMode,
     /// The complete downloads a chapter may play from.
     pub downloads: LocalIndex,
+}
+
+/// What start-up expects to play, before the manifest is in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expect {
+    /// The chapter named (`earmark play --chapter`).
+    Chapter(ChapterId),
+    /// Resuming: this device's last known place names the chapter.
+    Resume,
+    /// Not known before the manifest (`--at` in its first chapter, a
+    /// download): only the place is read ahead.
+    Unknown,
+}
+
+/// The one answer to "which chapter will resuming `book` play?" before
+/// the server says: this device's last known place (sync's progress
+/// cache, saved after each of its rounds). Its stream is opened ahead
+/// while the server's place is read; contract rule 7 still decides where
+/// playback starts, and a stream the `Load` does not ask for is dropped
+/// unplayed. Opened at the chapter's head, not at the place's byte: a new
+/// process keeps no head or index of the stream, and the head (its Xing
+/// TOC, or the frames a CBR guess is made from) is what the landing's one
+/// request is computed from, so the landing costs that request and no
+/// probe. `None`: nothing known here (as without this).
+fn resume_ahead(places: &RwLock<Records>, client: &Client, book: &BookId) -> Option<ChapterId> {
+    read(places).last_place(client, book).map(|s| s.chapter)
 }
 
 /// What the listener asks of playback.
@@ -199,6 +225,8 @@ pub struct Playback {
     engine: Option<EngineHandle>,
     /// The current login's client (start-up's reads ahead).
     client: CurrentClient,
+    /// The current login's records (the last known places).
+    places: Arc<RwLock<Records>>,
     no_audio: Option<String>,
 }
 
@@ -220,16 +248,22 @@ impl Playback {
         });
     }
 
-    /// Start-up, before the manifest is in: opens the stream of `chapter`
-    /// (at its default address; the manifest's item takes it over when its
-    /// request is the same, else it is dropped unused) and reads `book`'s
-    /// place, so the manifest, the place and the stream's first bytes
-    /// arrive together. Where playback starts is still sync's decision.
-    pub fn open_ahead(&self, book: &BookId, chapter: Option<ChapterId>) {
+    /// Start-up, before the manifest is in: reads `book`'s place and opens
+    /// the stream of the chapter start-up expects (at its default address;
+    /// the manifest's item takes it over when its request is the same,
+    /// else it is dropped unused), so the manifest, the place and the
+    /// stream's first bytes arrive together. Where playback starts is
+    /// still sync's decision.
+    pub fn open_ahead(&self, book: &BookId, expect: Expect) {
         let Some(client) = self.client.get() else {
             return;
         };
         client.prefetch_progress(book);
+        let chapter = match expect {
+            Expect::Chapter(c) => Some(c),
+            Expect::Resume => resume_ahead(&self.places, &client, book),
+            Expect::Unknown => None,
+        };
         if let (Some(chapter), Some(e)) = (chapter, &self.engine) {
             let item = crate::domain::ManifestItem {
                 chapter_id: chapter,

@@ -14,7 +14,8 @@ use crate::config::SoundBooks;
 use crate::domain::BookId;
 use crate::player::{EngineHandle, ErrorKind, PlaybackError, PlayerState, Status, mpa::SeekMaps};
 use crate::sync::{
-    EngineLink, LoginReason, Notice, Notices, Playing, QuitSummary, SyncSession, SyncStatus,
+    EngineLink, LoginReason, Notice, Notices, Playing, QuitSummary, Records, SyncSession,
+    SyncStatus,
 };
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
@@ -60,6 +61,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
     if let Some(why) = sounds.damaged() {
         say(Notice::Info(why));
     }
+    let places = Arc::new(RwLock::new(Records::of(&setup.login.sync)));
     let link = engine.as_ref().map(engine::link);
     let (sync, notices) = SyncSession::start(setup.login.sync, setup.login.client, link.clone());
     let (status_tx, sync_status) = watch::channel(sync.status());
@@ -77,6 +79,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
         status: Some(super::read(&sync).watch()),
         status_out: status_tx,
         client,
+        places: places.clone(),
         sounds,
         downloads: downloads.clone(),
         seek_maps,
@@ -98,6 +101,7 @@ pub(super) fn start(setup: Setup) -> (Playback, super::Events) {
         downloads,
         engine,
         client: worker_client,
+        places,
         no_audio,
     };
     (playback, events)
@@ -123,6 +127,8 @@ struct Worker {
     status: Option<watch::Receiver<SyncStatus>>,
     status_out: watch::Sender<SyncStatus>,
     client: CurrentClient,
+    /// The current login's records (the last known places).
+    places: Arc<RwLock<Records>>,
     sounds: Sounds,
     downloads: Arc<RwLock<LocalIndex>>,
     seek_maps: SeekMaps,
@@ -256,8 +262,31 @@ impl Worker {
             local::index_mp3s(d, &self.seek_maps);
             self.indexed.insert(book.clone());
         }
+        if start == crate::sync::StartAt::Resume {
+            self.resume_ahead(&book, &manifest);
+        }
         self.opened = Some(book.clone());
         self.sync().open(book, manifest, start);
+    }
+
+    /// Resuming: the chapter this device last knew is opened ahead (its
+    /// manifest item, so a download resolves to its file and opens
+    /// nothing) while sync reads the server's place: one round trip for
+    /// both where the place is the same.
+    fn resume_ahead(&self, book: &BookId, manifest: &crate::domain::Manifest) {
+        if self.playing.as_ref().is_some_and(|p| p.book == *book) {
+            // Its stream is open already.
+            return;
+        }
+        let (Some(e), Some(client)) = (&self.engine, self.client.get()) else {
+            return;
+        };
+        let Some(chapter) = super::resume_ahead(&self.places, &client, book) else {
+            return;
+        };
+        if let Some(item) = manifest.items.iter().find(|i| i.chapter_id == chapter) {
+            engine::open_ahead(e, item.clone());
+        }
     }
 
     fn control(&mut self, c: super::Control) {
@@ -417,6 +446,7 @@ impl Worker {
         self.client.set(login.client.clone());
         self.follow.login(&self.client);
         self.sounds.who = login.who;
+        *write(&self.places) = Records::of(&login.sync);
         let (session, notices) = SyncSession::start(login.sync, login.client, self.link.clone());
         self.status = Some(session.watch());
         self.notices = Some(notices);

@@ -10,7 +10,7 @@
 
 use super::client_remote::scope_of;
 use super::outbox::{Entry, Op, Outbox};
-use super::session::SyncConfig;
+use super::session::{Spot, SyncConfig};
 use crate::api::Client;
 use crate::domain::{BookId, ChapterId, EpochMillis, ListeningStats, PlaceMark, ServerId, UserId};
 use serde::Serialize;
@@ -172,6 +172,13 @@ impl Records {
         }
     }
 
+    /// The records a session of `config` keeps.
+    pub fn of(config: &SyncConfig) -> Records {
+        Records {
+            config: config.clone(),
+        }
+    }
+
     /// The queued changes, as the current login (`client`) sees them.
     pub fn pending(&self, client: Option<&Client>) -> Result<Pending, String> {
         let (entries, load) = Outbox::peek(&self.config.outbox_path).map_err(|e| e.to_string())?;
@@ -192,6 +199,17 @@ impl Records {
             held: public(held),
             corrupt_skipped: load.corrupt_skipped,
         })
+    }
+
+    /// This device's last known place in `book` for the current login
+    /// (`client`), from the progress cache the session keeps (saved after
+    /// each of its rounds); `None` when there is none, or it says the book
+    /// was finished (resuming then is the server's and sync's call).
+    /// A hint only: the server's place still decides (contract rule 7).
+    pub fn last_place(&self, client: &Client, book: &BookId) -> Option<Spot> {
+        let scope = scope_of(client)?;
+        let p = super::cache::Cache::in_memory(&self.config.cache_path).progress(&scope, book)?;
+        (!p.finished && p.spot.position.is_finite() && p.spot.position >= 0.0).then_some(p.spot)
     }
 
     /// A book's place history on this device, oldest first.

@@ -61,3 +61,133 @@ async fn a_book_screens_requests_go_out_together_so_it_completes_in_one_round_tr
         seen.len()
     );
 }
+
+/// Runs `earmark ARGS` in `home` against `server` as alice, to the end.
+fn earmark(home: &std::path::Path, server: &str, args: &[&str], stdin: Option<&str>) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut c = Command::new(env!("CARGO_BIN_EXE_earmark"))
+        .args(["--server", server, "--user", "alice"])
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("EARMARK_TOKEN_STORE", "file")
+        .env_remove("EARMARK_PROFILE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = c.stdin.take().unwrap();
+    if let Some(s) = stdin {
+        input.write_all(s.as_bytes()).unwrap();
+    }
+    drop(input);
+    let o = c.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "earmark {args:?}: {text}");
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_on_a_book_screen_asks_for_the_place_and_the_last_played_chapter_together() {
+    let server = TestServer::start(demo_library()).await.unwrap();
+    let proxy = Proxy::start(server.addr()).await;
+    let direct = earmark::api::Client::new(
+        earmark::api::BaseUrl::parse(server.base_url()).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    direct
+        .login(&server.username, &server.password)
+        .await
+        .unwrap();
+    let books = direct.books(&Default::default()).await.unwrap();
+    let book = books.iter().find(|b| b.title.contains("Aesop")).unwrap();
+    let manifest = direct.manifest(&book.id).await.unwrap();
+    let third = manifest.items[2].chapter_id.to_string();
+    let home = tempfile::tempdir().unwrap();
+    let base = proxy.base_url();
+    earmark(
+        home.path(),
+        &base,
+        &["login", "--password-stdin"],
+        Some(&server.password),
+    );
+    // This device played the third chapter last.
+    let args = [
+        "play",
+        book.id.as_str(),
+        "--chapter",
+        &third,
+        "--at",
+        "2",
+        "--for",
+        "1",
+        "--audio",
+        "null",
+    ];
+    earmark(home.path(), &base, &args, None);
+    let home_path = home.path().to_owned();
+    let proxy = std::sync::Arc::new(proxy);
+    let p = proxy.clone();
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut tui = Tui::start(&home_path, &base, "alice", &["--audio", "null"]);
+        tui.wait_for("filter: all");
+        tui.wait_for("Aesop");
+        tui.keys("/aesop");
+        tui.wait_for("found");
+        tui.keys("\r");
+        tui.keys("\r");
+        tui.wait_for("The Fox and the Grapes");
+        tui.wait_gone("Loading chapters");
+        // The book screen's own requests first.
+        let quiet = Instant::now() + Duration::from_secs(20);
+        let mut last = p.requests().len();
+        loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let now = p.requests().len();
+            if now == last || Instant::now() > quiet {
+                break;
+            }
+            last = now;
+        }
+        p.set_delay(Duration::from_millis(40));
+        p.clear();
+        tui.keys(" ");
+        tui.wait_for("▶ Playing");
+        let seen = p.requests();
+        let in_flight = p.max_in_flight();
+        tui.keys("Q");
+        tui.wait_exit();
+        (seen, in_flight)
+    })
+    .await
+    .unwrap();
+    let (seen, in_flight) = seen;
+    let paths: Vec<&str> = seen.iter().map(|r| r.path.as_str()).collect();
+    let progress = paths.iter().position(|p| p.contains("/reading-progress/"));
+    let stream = paths.iter().position(|p| p.contains("/play"));
+    assert!(
+        progress.is_some_and(|i| i < 2),
+        "the place read first: {paths:?}"
+    );
+    assert!(
+        stream.is_some_and(|i| i < 2),
+        "beside it, a stream: {paths:?}"
+    );
+    assert!(
+        paths[stream.unwrap()].contains(&third),
+        "the chapter this device played last: {paths:?}"
+    );
+    assert!(
+        in_flight >= 2,
+        "the place and the stream in flight together: {paths:?}"
+    );
+}

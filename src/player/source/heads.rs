@@ -69,27 +69,31 @@ pub(super) fn head(key: &str) -> Option<Head> {
         .map(|(_, h)| h.clone())
 }
 
-/// The stream opened ahead for `key`, if any (and still whole).
+/// The stream opened ahead for `key`, if any (and still whole). It was
+/// opened for the next stream the player opens: when that is another
+/// (the server's place was elsewhere), it is dropped now, so it takes no
+/// share of the link from the one that plays.
 pub(super) fn take_parked(key: &str) -> Option<HttpSource> {
     // Taken out under the lock, looked at after it: a stream's own task
     // keeps its head (this lock) while it holds its window's.
-    let (src, stale) = {
+    let (src, unused) = {
         let mut k = kept();
-        let stale: Vec<_> = k
+        let i = k
             .parked
-            .extract_if(.., |(_, at, _)| at.elapsed() >= PARKED_FOR)
-            .collect();
-        let i = k.parked.iter().position(|(have, _, _)| have == key);
-        (i.map(|i| k.parked.swap_remove(i).2), stale)
+            .iter()
+            .position(|(have, at, _)| have == key && at.elapsed() < PARKED_FOR);
+        let src = i.map(|i| k.parked.swap_remove(i).2);
+        (src, std::mem::take(&mut k.parked))
     };
-    drop(stale);
+    drop(unused);
     src.filter(|s| s.monitor().fatal().is_none())
 }
 
 /// Opens `req` from byte 0 now, before anything asks for it: the next
 /// pipeline whose stream is the same request takes it over (its head and
 /// first chunk may have arrived by then). A stream nobody takes is dropped
-/// after 30 s, or when another is opened ahead.
+/// when the player opens another, when another is opened ahead, or after
+/// 30 s.
 pub fn open_ahead(
     http: Option<reqwest::Client>,
     req: StreamRequest,
@@ -97,7 +101,11 @@ pub fn open_ahead(
     judge: RefusalJudge,
 ) {
     let key = key(&req);
-    if head(&key).is_some() {
+    let parked =
+        |(k, at, _): &(String, Instant, HttpSource)| *k == key && at.elapsed() < PARKED_FOR;
+    // A load asks the server again even where a head is kept: opened
+    // ahead, that request is on its way sooner. Opened already: kept.
+    if kept().parked.iter().any(parked) {
         return;
     }
     let src = HttpSource::start_on(http, req, stall_after, super::READ_AHEAD_FLOOR, judge);
