@@ -19,7 +19,7 @@ pub use base::BaseUrl;
 pub use bodies::{BodyFields, PositionUnit};
 pub use client::{
     Address, BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, MAX_COVER_BYTES,
-    NewBookmark, PageCursor, Pager, ProgressWrite, RawAnswer, SettingsWrite, Shortfall,
+    NewBookmark, PageCursor, Pager, ProgressWrite, RawAnswer, SettingsWrite, Shortfall, Speaks,
     StreamRequest,
 };
 pub use error::{ApiError, ErrorClass};

@@ -91,7 +91,7 @@ pub(super) fn take_parked(key: &str) -> Option<HttpSource> {
 /// first chunk may have arrived by then). A stream nobody takes is dropped
 /// after 30 s, or when another is opened ahead.
 pub fn open_ahead(
-    http: Option<reqwest::Client>,
+    http: Option<std::sync::Arc<dyn crate::player::StreamPool>>,
     req: StreamRequest,
     stall_after: Duration,
     judge: RefusalJudge,
