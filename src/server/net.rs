@@ -65,7 +65,7 @@ pub(crate) fn serve(listener: TcpListener, router: Router, http1_only: bool) -> 
             // The peer address feeds the per-address login limit.
             let app = Extension(ConnectInfo(Peer(addr))).layer(router.clone());
             let conn = builder
-                .serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(app))
+                .serve_connection(TokioIo::new(io), TowerToHyperService::new(app))
                 .into_owned();
             open.spawn(async move {
                 if let Err(err) = conn.await {

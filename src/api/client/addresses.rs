@@ -197,7 +197,7 @@ impl Client {
     /// spoke there is no longer known).
     fn learned(&self, i: usize, server: &ServerId) {
         if let Some(a) = super::write(&self.inner.addresses).list.get_mut(i) {
-            if a.server_id.as_ref() != Some(server) {
+            if a.server_id.as_ref().is_some_and(|s| s != server) {
                 a.speaks = None;
             }
             a.server_id = Some(server.clone());
