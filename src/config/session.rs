@@ -402,7 +402,10 @@ fn remember_speaks(profile: &Profile, base: &BaseUrl, speaks: Option<crate::api:
     };
     let mut list = record.known();
     let mut changed = false;
-    for a in list.iter_mut().filter(|a| a.base == *base && a.speaks != speaks) {
+    for a in list
+        .iter_mut()
+        .filter(|a| a.base == *base && a.speaks != speaks)
+    {
         a.speaks = speaks;
         changed = true;
     }

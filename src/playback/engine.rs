@@ -6,7 +6,8 @@
 
 use super::Control;
 use crate::player::{
-    Command, Engine, EngineConfig, EngineHandle, StreamPool, clamp_speed, mpa::SeekMaps, silence::SilenceRule,
+    Command, Engine, EngineConfig, EngineHandle, StreamPool, clamp_speed, mpa::SeekMaps,
+    silence::SilenceRule,
 };
 use crate::sync::{EngineAsk, EngineLink};
 

@@ -5,15 +5,14 @@
 //! loop is ours (not `axum::serve`) so HTTP/2 can be turned off: by default
 //! a connection that opens with the HTTP/2 preface is served as h2c.
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::ConnectInfo;
-use axum::Extension;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use std::io;
-use tower::Layer;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -21,6 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tower::Layer;
 
 pub(crate) struct ServeHandle {
     kill: watch::Sender<bool>,
@@ -116,7 +116,6 @@ impl KillableListener {
             }
         }
     }
-
 }
 
 pub(crate) struct KillableStream {

@@ -97,7 +97,10 @@ impl TestServer {
 
     /// [`restart`](Self::restart)s with the config adjusted (the same port
     /// and data dir): a server that changed, e.g. `http1_only`.
-    pub async fn restart_with(&mut self, adjust: impl FnOnce(&mut ServerConfig)) -> anyhow::Result<()> {
+    pub async fn restart_with(
+        &mut self,
+        adjust: impl FnOnce(&mut ServerConfig),
+    ) -> anyhow::Result<()> {
         adjust(&mut self.config);
         self.restart().await
     }

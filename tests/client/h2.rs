@@ -49,7 +49,10 @@ async fn the_probe_learns_h2c_from_the_reference_server_and_http1_from_an_h1_onl
         let b = c.base();
         assert_eq!(c.learn_protocol(&b).await, Some(expected), "{base}");
         assert_eq!(c.addresses()[0].speaks, Some(expected), "{base}");
-        assert_eq!(*heard.lock().unwrap(), vec![(b.to_string(), Some(expected))]);
+        assert_eq!(
+            *heard.lock().unwrap(),
+            vec![(b.to_string(), Some(expected))]
+        );
         // Whatever it speaks, the API answers.
         c.login(&h2.username, &h2.password).await.unwrap();
         assert!(!c.books(&BookQuery::default()).await.unwrap().is_empty());
@@ -82,11 +85,8 @@ async fn with_h2c_learned_api_calls_and_a_stream_go_out_together_on_one_connecti
     for (k, v) in &stream.headers {
         get = get.header(k, v);
     }
-    let (progress, details, audio) = tokio::join!(
-        c.progress(&books[0].id),
-        c.book(&books[0].id),
-        get.send()
-    );
+    let (progress, details, audio) =
+        tokio::join!(c.progress(&books[0].id), c.book(&books[0].id), get.send());
     progress.unwrap();
     details.unwrap();
     let audio = audio.unwrap();
@@ -97,8 +97,16 @@ async fn with_h2c_learned_api_calls_and_a_stream_go_out_together_on_one_connecti
     // The progress read may take two requests (its book's manifest too).
     assert!(seen.len() >= 3, "{seen:?}");
     assert!(seen.iter().all(|r| r.http2), "{seen:?}");
-    assert_eq!(proxy.connections(), 0, "the probe's connection carries them all");
-    assert!(proxy.max_in_flight() >= 3, "sent together: {}", proxy.max_in_flight());
+    assert_eq!(
+        proxy.connections(),
+        0,
+        "the probe's connection carries them all"
+    );
+    assert!(
+        proxy.max_in_flight() >= 3,
+        "sent together: {}",
+        proxy.max_in_flight()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -230,11 +230,19 @@ fn over_h2c_the_probes_of_a_seek_without_a_toc_go_out_together_on_the_streams_on
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let mut dec = open_on(&proxy, "noxing.mp3", &SeekMaps::default(), Some(Arc::new(h2c)));
+    let mut dec = open_on(
+        &proxy,
+        "noxing.mp3",
+        &SeekMaps::default(),
+        Some(Arc::new(h2c)),
+    );
     let seen = seek(&proxy, &mut dec, 900.0);
     // HPACK hides the ranges: 16 probes and the landing, all HTTP/2.
     assert_eq!(seen.len(), 17, "{seen:?}");
-    assert!(seen.iter().all(|r| r.http2 && r.connection == 1), "{seen:?}");
+    assert!(
+        seen.iter().all(|r| r.http2 && r.connection == 1),
+        "{seen:?}"
+    );
     assert_eq!(proxy.connections(), 0, "no connection opened for the seek");
     assert!(
         proxy.max_in_flight() >= 16,

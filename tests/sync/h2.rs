@@ -27,8 +27,15 @@ async fn logged_in_through(server: &TestServer, proxy: &Proxy) -> (Home, String)
     let home = Home::new(&proxy.base_url());
     let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(BaseUrl::parse(server.base_url()).unwrap(), Default::default()).unwrap();
-    direct.login(&server.username, &server.password).await.unwrap();
+    let direct = Client::new(
+        BaseUrl::parse(server.base_url()).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    direct
+        .login(&server.username, &server.password)
+        .await
+        .unwrap();
     let books = direct.books(&Default::default()).await.unwrap();
     let alpha = books.iter().find(|b| b.title == "Alpha").unwrap();
     (home, alpha.id.to_string())
@@ -78,7 +85,10 @@ async fn against_an_http1_only_server_earmark_play_opens_at_most_the_three_of_it
     let o = play(&home, &book);
     let seen = proxy.requests();
     assert!(proxy.connections() <= 3, "{seen:?} {}", text(&o));
-    assert!(seen.iter().all(|r| !r.http2), "no probe once known: {seen:?}");
+    assert!(
+        seen.iter().all(|r| !r.http2),
+        "no probe once known: {seen:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -94,7 +104,11 @@ async fn a_server_that_dropped_h2_after_login_still_plays_and_the_flag_is_cleare
     proxy.clear();
     let o = play(&home, &book);
     let seen = proxy.requests();
-    assert!(seen.iter().any(|r| !r.http2 && r.path.contains("/play")), "{seen:?} {}", text(&o));
+    assert!(
+        seen.iter().any(|r| !r.http2 && r.path.contains("/play")),
+        "{seen:?} {}",
+        text(&o)
+    );
     assert_ne!(speaks(&home), vec![Some("h2c".to_owned())], "{}", text(&o));
 }
 

@@ -15,8 +15,8 @@ mod streams;
 mod transport;
 
 pub use addresses::Address;
-pub use protocol::Speaks;
 pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
+pub use protocol::{Speaks, protocol_words};
 pub use streams::MAX_COVER_BYTES;
 pub use transport::RawAnswer;
 

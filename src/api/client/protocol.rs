@@ -31,11 +31,29 @@ pub enum Speaks {
 }
 
 impl Speaks {
+    /// In words, for `status` and `doctor`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Speaks::Http1 => "HTTP/1.1 (no HTTP/2 over cleartext)",
+            Speaks::H2c => "HTTP/2 (h2c): one connection for the session",
+        }
+    }
+
+    /// As the session store and `--json` say it.
     pub fn as_str(self) -> &'static str {
         match self {
-            Speaks::Http1 => "HTTP/1.1",
-            Speaks::H2c => "HTTP/2 (h2c)",
+            Speaks::Http1 => "http1",
+            Speaks::H2c => "h2c",
         }
+    }
+}
+
+/// What `base` speaks in words, `speaks` being what was learned of it.
+pub fn protocol_words(base: &BaseUrl, speaks: Option<Speaks>) -> &'static str {
+    match speaks {
+        _ if !base.as_str().starts_with("http:") => "h2 or HTTP/1.1, negotiated (ALPN)",
+        Some(s) => s.words(),
+        None => "not known yet (learned after a session's start-up, or by `earmark doctor`)",
     }
 }
 
@@ -92,8 +110,12 @@ impl Client {
     /// Asks `base` once over HTTP/2 with prior knowledge (`GET
     /// /license/status`, no token): any HTTP/2 answer is h2c; a protocol
     /// error, a reset or an HTTP/1.1 refusal is HTTP/1.1; no connection or
-    /// no answer in time tells nothing (`None`, nothing kept).
+    /// no answer in time tells nothing (`None`, nothing kept). An https
+    /// address is not asked: ALPN says it on each connection.
     pub async fn learn_protocol(&self, base: &BaseUrl) -> Option<Speaks> {
+        if !base.as_str().starts_with("http:") {
+            return None;
+        }
         let h2c = self.h2c_pool()?;
         let sent = h2c
             .get(base.endpoint(["license", "status"]))
@@ -109,7 +131,10 @@ impl Client {
                 return None;
             }
             Err(e) => {
-                tracing::debug!("{base} does not speak h2c: {}", self.network_error(base, &e));
+                tracing::debug!(
+                    "{base} does not speak h2c: {}",
+                    self.network_error(base, &e)
+                );
                 Speaks::Http1
             }
         };
@@ -149,11 +174,19 @@ impl Client {
         {
             return;
         }
-        let known = self.addresses().iter().any(|a| a.base == *base && a.speaks.is_some());
+        let known = self
+            .addresses()
+            .iter()
+            .any(|a| a.base == *base && a.speaks.is_some());
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let mut probed = self.inner.protocols.probed.lock().unwrap_or_else(|e| e.into_inner());
+        let mut probed = self
+            .inner
+            .protocols
+            .probed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if known || !probed.insert(base.to_string()) {
             return;
         }

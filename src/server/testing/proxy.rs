@@ -286,7 +286,8 @@ impl Conn {
         let mut head = [0u8; 24];
         let http2 = matches!(client.peek(&mut head).await, Ok(n) if n >= 3 && H2_PREFACE.starts_with(&head[..n]));
         if http2 && !self.counts.pass_h2.load(Ordering::SeqCst) {
-            let refusal = "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+            let refusal =
+                "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
             let _ = client.write_all(refusal.as_bytes()).await;
             let _ = client.shutdown().await;
             return;
@@ -489,8 +490,8 @@ impl Frames {
                 break;
             }
             let kind = self.buf[3];
-            let stream =
-                u32::from_be_bytes([self.buf[5], self.buf[6], self.buf[7], self.buf[8]]) & 0x7fff_ffff;
+            let stream = u32::from_be_bytes([self.buf[5], self.buf[6], self.buf[7], self.buf[8]])
+                & 0x7fff_ffff;
             const HEADERS: u8 = 0x1;
             let opened = !self.client || stream % 2 == 1;
             if kind == HEADERS && opened && self.seen.insert(stream) {
