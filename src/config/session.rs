@@ -48,13 +48,16 @@ pub struct SessionRecord {
     pub token_store: TokenStoreKind,
     pub logged_in_at: EpochMillis,
     /// Every address of the last login, with the serverId its own login
-    /// said and what it speaks once learned (a record of one address whose
-    /// protocol is not known has none: `server` is the one).
+    /// said and what it speaks once learned (a record of one address has
+    /// none: `server`, `server_id` and `speaks` are the one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<Address>,
     /// The address that answered last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_use: Option<BaseUrl>,
+    /// What `server` speaks, in a record of one address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaks: Option<crate::api::Speaks>,
 }
 
 impl SessionRecord {
@@ -65,7 +68,7 @@ impl SessionRecord {
             vec![Address {
                 base: self.server.clone(),
                 server_id: Some(self.server_id.clone()),
-                speaks: None,
+                speaks: self.speaks,
             }]
         } else {
             self.addresses.clone()
@@ -354,12 +357,16 @@ pub async fn login(
         user: data.user_name.clone().unwrap_or_else(|| user.clone()),
         token_store: saved.kind,
         logged_in_at: now_millis(),
-        addresses: if bases.len() > 1 || client.addresses().iter().any(|a| a.speaks.is_some()) {
+        addresses: if bases.len() > 1 {
             client.addresses()
         } else {
             Vec::new()
         },
         in_use: None,
+        speaks: match client.addresses().as_slice() {
+            [one] => one.speaks,
+            _ => None,
+        },
     };
     write_record(profile, &record)?;
     let answers = bases
@@ -400,19 +407,23 @@ fn remember_speaks(profile: &Profile, base: &BaseUrl, speaks: Option<crate::api:
     let Ok(Some(mut record)) = read_record(profile) else {
         return;
     };
-    let mut list = record.known();
-    let mut changed = false;
-    for a in list
-        .iter_mut()
-        .filter(|a| a.base == *base && a.speaks != speaks)
-    {
-        a.speaks = speaks;
-        changed = true;
+    if record.addresses.is_empty() {
+        if record.server != *base || record.speaks == speaks {
+            return;
+        }
+        record.speaks = speaks;
+    } else {
+        let mut changed = false;
+        for a in record.addresses.iter_mut() {
+            if a.base == *base && a.speaks != speaks {
+                a.speaks = speaks;
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
     }
-    if !changed {
-        return;
-    }
-    record.addresses = list;
     if let Err(e) = write_record(profile, &record) {
         tracing::warn!("cannot remember what {base} speaks: {e}");
     }
