@@ -71,6 +71,9 @@ pub(super) struct Protocols {
     probed: Mutex<HashSet<String>>,
     /// Told of each learned or forgotten flag (the session store).
     hook: RwLock<Option<SpeaksHook>>,
+    /// Origins whose h2c flag this client forgot: requests sent on the
+    /// h2c pool before that may still fail, and go again over HTTP/1.1.
+    forgotten: Mutex<HashSet<String>>,
 }
 
 impl Client {
@@ -91,7 +94,8 @@ impl Client {
     pub fn after_failure(&self, url: &str, e: &reqwest::Error) -> Option<reqwest::Client> {
         let u = Url::parse(url).ok()?;
         let (_, h2c) = self.pool_of(&u);
-        if !h2c {
+        let was = lock(&self.inner.protocols.forgotten).contains(&origin(&u));
+        if !h2c && !was {
             return None;
         }
         if !e.is_timeout() {
@@ -181,12 +185,7 @@ impl Client {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let mut probed = self
-            .inner
-            .protocols
-            .probed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut probed = lock(&self.inner.protocols.probed);
         if known || !probed.insert(base.to_string()) {
             return;
         }
@@ -211,6 +210,7 @@ impl Client {
     }
 
     fn forget_h2c(&self, url: &Url, e: &reqwest::Error) {
+        lock(&self.inner.protocols.forgotten).insert(origin(url));
         let bases: Vec<BaseUrl> = self
             .addresses()
             .into_iter()
@@ -251,4 +251,12 @@ impl Client {
             })
             .clone()
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn origin(u: &Url) -> String {
+    u.origin().ascii_serialization()
 }
