@@ -5,7 +5,8 @@
 //! `addresses`: the server's addresses, which one is in use and which may
 //! carry the token; `streams`: audio and other server-given URLs;
 //! `transport`: requests, retries, the next address, hand-followed
-//! redirects and error mapping; `paging`: lists page by page ([`Pager`]).
+//! redirects and error mapping; `paging`: lists page by page ([`Pager`]);
+//! `protocol`: what each address speaks (h2c learned) and the pool per URL.
 
 mod addresses;
 mod paging;
