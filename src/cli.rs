@@ -158,12 +158,33 @@ pub fn main() -> ExitCode {
 /// `earmark books --json | head` must end quietly, like any Unix filter,
 /// instead of panicking in `println!`. Only for the one-shot printing
 /// commands: the server, the player and `play` keep the default so they can
-/// finish their work (sockets are written with MSG_NOSIGNAL anyway).
+/// finish their work. Not `SIG_DFL`: HTTP/2 writes a socket with `writev`,
+/// which has no MSG_NOSIGNAL, so a server or proxy that hangs up (an
+/// HTTP/1.1 proxy refusing the h2c probe) would kill the process; the
+/// handler ends it only when stdout is the pipe whose reader is gone.
 fn quiet_on_closed_pipe() {
-    // SAFETY: restoring a signal's default disposition at start-up, before
-    // any thread is spawned.
+    extern "C" fn on_sigpipe(_: libc::c_int) {
+        let mut out = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: poll, signal and raise are async-signal-safe; a pipe
+        // without a reader polls as POLLERR for its writer.
+        unsafe {
+            if libc::poll(&mut out, 1, 0) == 1 && out.revents & libc::POLLERR != 0 {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::raise(libc::SIGPIPE);
+            }
+        }
+    }
+    // SAFETY: installing a handler at start-up, before any thread is
+    // spawned; the handler only makes async-signal-safe calls.
     unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(
+            libc::SIGPIPE,
+            on_sigpipe as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
 }
 

@@ -3,13 +3,18 @@
 //! half the round trip (and a new connection's first bytes by one more
 //! round trip, its handshake), at 0, 50 and 150 ms of round trip, in one
 //! run. Each row says what the proxy counted: requests and connections,
-//! and how many round trips the time is.
+//! and how many round trips the time is. The proxy lets HTTP/2 through, so
+//! the bench's login learns that the server speaks h2c and every session
+//! uses it; the connections row also plays over HTTP/1.1 (a second login,
+//! through the proxy refusing HTTP/2 as an HTTP/1.1 proxy does).
 
 use crate::capture::{Capture, heard_secs, longest_inner_gap};
 use crate::measure::{self, Row, median};
 use crate::setup::{Book, Client, Peers, SEAM_CHAPTER_SECS, Server};
 use earmark::domain::{BookId, ChapterId, Manifest, ManifestItem};
-use earmark::player::{AudioMode, Command, Engine, EngineConfig, Status, StreamRequest};
+use earmark::player::{
+    AudioMode, Command, Engine, EngineConfig, Status, StreamPool, StreamRequest,
+};
 use earmark::server::testing::proxy::{Proxy, Request};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -25,6 +30,9 @@ const SEEK_TO: f64 = 36_000.0 - 60.0;
 /// The proxy in front of the bench server, on its own runtime.
 struct Link {
     proxy: Proxy,
+    /// The engines' streams for the seek rows: HTTP/2 with prior
+    /// knowledge, one pool across runs (as a session's).
+    h2c: reqwest::Client,
     rtt_ms: u64,
     /// An instant and the same on CLOCK_MONOTONIC (ms): the proxy's times
     /// against `earmark play --json`'s.
@@ -41,8 +49,15 @@ impl Link {
             .build()
             .map_err(|e| e.to_string())?;
         let proxy = rt.block_on(Proxy::start(server.addr));
+        proxy.pass_h2(true);
+        let h2c = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| e.to_string())?;
         Ok(Link {
             proxy,
+            h2c,
             rtt_ms: 0,
             origin: (Instant::now(), measure::monotonic_ms()),
             _rt: rt,
@@ -142,6 +157,11 @@ pub fn rows(
 ) -> Result<Vec<Row>, String> {
     let mut link = Link::start(server)?;
     let client = Client::login_at(earmark, &link.proxy.base_url(), &run_dir.join("remote"))?;
+    // A login that learns HTTP/1.1: the proxy refuses HTTP/2 meanwhile.
+    link.proxy.pass_h2(false);
+    let h1 = Client::login_at(earmark, &link.proxy.base_url(), &run_dir.join("remote-h1"));
+    link.proxy.pass_h2(true);
+    let h1 = h1?;
     let mut out = Vec::new();
     for rtt in RTTS {
         link.set_rtt(rtt);
@@ -168,7 +188,7 @@ pub fn rows(
         "bench: slow link, RTT {rtt} ms: {} s of playback",
         runs.playing_secs
     );
-    out.push(connections(&link, &client, peers, runs.playing_secs)?);
+    out.push(connections(&link, &client, &h1, peers, runs.playing_secs)?);
     Ok(out)
 }
 
@@ -272,7 +292,7 @@ fn seek(
     let p = (!mpv.is_empty()).then(|| median(&mpv));
     Ok(row(
         format!(
-            "{tag}: seek 10 h into a 10 h VBR mp3 {what}, while playing (median of {runs}; its requests)"
+            "{tag}: seek 10 h into a 10 h VBR mp3 {what}, over h2c, while playing (median of {runs}; its requests)"
         ),
         link.cell(o, &Seen::median(&seen)),
         p.map(|p| link.cell(p, &Seen::median(&mpv_seen))),
@@ -290,7 +310,10 @@ fn engine_seek(link: &Link, url: &str, book: &Book) -> Result<(f64, Vec<Request>
         url: item.url.clone().unwrap_or_default(),
         headers: Vec::new(),
     });
-    let e = Engine::spawn(EngineConfig::new(AudioMode::Null, resolve))?;
+    let mut config = EngineConfig::new(AudioMode::Null, resolve);
+    let h2c: Arc<dyn StreamPool> = Arc::new(link.h2c.clone());
+    config.pool = Some(Arc::new(move || Some(h2c.clone())));
+    let e = Engine::spawn(config)?;
     let chapter = ChapterId::new(&book.chapter);
     let manifest = Manifest {
         book_id: BookId::new(&book.id),
@@ -485,8 +508,15 @@ fn book_screen(link: &Link, client: &Client, runs: usize, tag: &str) -> Result<R
 
 /// Connections and requests while playing the 1 h book for `secs`: those
 /// opened at start-up (the first 5 s: requests sent together each need
-/// one over HTTP/1.1) and those opened after it, per minute.
-fn connections(link: &Link, client: &Client, peers: &Peers, secs: f64) -> Result<Row, String> {
+/// one over HTTP/1.1, share one over h2c) and those opened after it, per
+/// minute; over h2c (`client`), then over HTTP/1.1 (`h1`).
+fn connections(
+    link: &Link,
+    client: &Client,
+    h1: &Client,
+    peers: &Peers,
+    secs: f64,
+) -> Result<Row, String> {
     const START_UP: Duration = Duration::from_secs(5);
     let rest_min = (secs - START_UP.as_secs_f64()).max(1.0) / 60.0;
     let seen = || {
@@ -508,6 +538,9 @@ fn connections(link: &Link, client: &Client, peers: &Peers, secs: f64) -> Result
     link.proxy.clear();
     client.playing(&client.hour, 1.0, secs)?;
     let ours = seen();
+    link.proxy.clear();
+    h1.playing(&h1.hour, 1.0, secs)?;
+    let ours_h1 = seen();
     let peer = if peers.mpv {
         link.proxy.clear();
         measure::mpv_playing(&client.stream_url(&client.hour), 1.0, secs)?;
@@ -524,10 +557,10 @@ fn connections(link: &Link, client: &Client, peers: &Peers, secs: f64) -> Result
     };
     Ok(row(
         format!(
-            "RTT {} ms: connections opened while playing the 1 h book from 0 ({secs:.0} s of `earmark play` / mpv; at start-up, then per minute)",
+            "RTT {} ms: connections opened while playing the 1 h book from 0 ({secs:.0} s of `earmark play` over h2c, then over HTTP/1.1 / mpv; at start-up, then per minute)",
             link.rtt_ms
         ),
-        cell(&ours),
+        format!("h2c: {} · HTTP/1.1: {}", cell(&ours), cell(&ours_h1)),
         peer.as_ref().map(cell),
         peer.map_or("—".into(), |p| {
             measure::ratio((ours.0 + ours.1) as f64, (p.0 + p.1) as f64, false)

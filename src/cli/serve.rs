@@ -32,6 +32,11 @@ pub struct ServeFlags {
     /// table, for soak tests; it grows without bound.
     #[arg(long)]
     pub log_writes: bool,
+    /// Answer HTTP/1.1 only (by default the port also speaks HTTP/2 to a
+    /// client that starts with it, h2c): a server as an HTTP/1.1 proxy
+    /// would show it, for tests.
+    #[arg(long)]
+    pub http1_only: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,6 +97,7 @@ impl From<ServeFlags> for ServeArgs {
             prefix: f.prefix,
             header_prefix: f.header_prefix,
             log_writes: f.log_writes,
+            http1_only: f.http1_only,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! server, another one, or not checked yet) and whether an API answers
 //! there now (a knock without the token).
 
-use crate::api::{Address, ApiError, BaseUrl, Client};
+use crate::api::{Address, ApiError, BaseUrl, Client, Speaks};
 use crate::config::AddressLogin;
 use crate::domain::ServerId;
 use serde_json::{Value, json};
@@ -16,6 +16,8 @@ pub(super) struct AddressState {
     pub said: Option<ServerId>,
     /// An answer's HTTP status, or why none came (`None`: not asked).
     pub reach: Option<Result<u16, String>>,
+    /// What it speaks over cleartext, once learned.
+    pub speaks: Option<Speaks>,
 }
 
 impl AddressState {
@@ -45,6 +47,9 @@ impl AddressState {
             Some(Err(why)) => parts.push(format!("does not answer ({why})")),
             None => {}
         }
+        if let Some(s) = self.speaks {
+            parts.push(format!("speaks {}", s.words()));
+        }
         parts.join(", ")
     }
 
@@ -55,6 +60,7 @@ impl AddressState {
             "serverId": self.said.as_ref().map(ServerId::as_str),
             "state": self.trust(server),
             "reachable": self.reach.as_ref().map(Result::is_ok),
+            "speaks": self.speaks.map(Speaks::as_str),
             "detail": self.words(server),
         })
     }
@@ -74,6 +80,7 @@ pub(super) async fn knocked(client: &Client) -> Vec<AddressState> {
             base: a.base,
             said: a.server_id,
             reach: Some(r.map_err(|e| reason(&e))),
+            speaks: a.speaks,
         })
         .collect()
 }
@@ -87,6 +94,7 @@ pub(super) fn known(addresses: &[Address], in_use: &BaseUrl) -> Vec<AddressState
             in_use: a.base == *in_use,
             said: a.server_id.clone(),
             reach: None,
+            speaks: a.speaks,
         })
         .collect()
 }
@@ -103,6 +111,7 @@ pub(super) fn logged(answers: &[AddressLogin], in_use: &BaseUrl) -> Vec<AddressS
                 Ok(_) => Ok(200),
                 Err(e) => Err(reason(e)),
             }),
+            speaks: None,
         })
         .collect()
 }
@@ -143,6 +152,7 @@ mod tests {
             in_use,
             said: said.map(ServerId::new),
             reach: Some(reach),
+            speaks: None,
         };
         let w = state(Some("s1"), Ok(401), true).words(Some(&s1));
         assert_eq!(w, "in use, the same server, answers (HTTP 401)");

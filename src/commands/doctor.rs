@@ -96,6 +96,7 @@ async fn checks(
         session.client(profile)?
     };
     address_checks(&client, r).await;
+    protocol_checks(&client, r).await;
     *base = Some(client.base().to_string());
     license_check(&client, r).await?;
     let first = books_checks(&client, r).await?;
@@ -252,6 +253,22 @@ async fn address_checks(client: &Client, r: &mut Report) {
             ok,
             format!("{} {}", a.base, a.words(server.as_ref())),
         );
+    }
+}
+
+/// What each address speaks, asked now (a stored session keeps it): h2c
+/// carries a whole session on one connection.
+async fn protocol_checks(client: &Client, r: &mut Report) {
+    for (base, speaks) in client.learn_protocols().await {
+        let ok = speaks.map(|s| s == crate::api::Speaks::H2c);
+        let words = crate::api::protocol_words(&base, speaks);
+        let words = match speaks {
+            None if base.as_str().starts_with("http:") => {
+                "not known: no answer to the HTTP/2 probe"
+            }
+            _ => words,
+        };
+        r.add("protocol", ok.filter(|h2| *h2), format!("{base} {words}"));
     }
 }
 

@@ -404,6 +404,12 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
     for l in addresses::lines(&states, mine) {
         out.line(l);
     }
+    let in_use = states.iter().find(|a| a.in_use);
+    let speaks = in_use.and_then(|a| a.speaks);
+    out.line(format!(
+        "Protocol:    {}",
+        crate::api::protocol_words(&client.base(), speaks)
+    ));
     out.line(format!("Server id:   {}", session.server_id));
     out.line(format!(
         "User:        {} (id {})",

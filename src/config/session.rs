@@ -48,12 +48,16 @@ pub struct SessionRecord {
     pub token_store: TokenStoreKind,
     pub logged_in_at: EpochMillis,
     /// Every address of the last login, with the serverId its own login
-    /// said (a record of one address has none: `server` is the one).
+    /// said and what it speaks once learned (a record of one address has
+    /// none: `server`, `server_id` and `speaks` are the one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub addresses: Vec<Address>,
     /// The address that answered last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_use: Option<BaseUrl>,
+    /// What `server` speaks, in a record of one address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaks: Option<crate::api::Speaks>,
 }
 
 impl SessionRecord {
@@ -64,6 +68,7 @@ impl SessionRecord {
             vec![Address {
                 base: self.server.clone(),
                 server_id: Some(self.server_id.clone()),
+                speaks: self.speaks,
             }]
         } else {
             self.addresses.clone()
@@ -75,12 +80,13 @@ impl SessionRecord {
         let known = self.known();
         bases
             .iter()
-            .map(|b| Address {
-                base: b.clone(),
-                server_id: known
-                    .iter()
-                    .find(|a| a.base == *b)
-                    .and_then(|a| a.server_id.clone()),
+            .map(|b| {
+                let was = known.iter().find(|a| a.base == *b);
+                Address {
+                    base: b.clone(),
+                    server_id: was.and_then(|a| a.server_id.clone()),
+                    speaks: was.and_then(|a| a.speaks),
+                }
             })
             .collect()
     }
@@ -157,6 +163,8 @@ impl Session {
             let profile = profile.clone();
             client.on_switch(move |base| remember_in_use(&profile, base));
         }
+        let p = profile.clone();
+        client.on_speaks(move |base, speaks| remember_speaks(&p, base, speaks));
         Ok(client)
     }
 
@@ -331,6 +339,8 @@ pub async fn login(
             client.revoke_at(i, other).await;
         }
     }
+    // What each address speaks, for the sessions to come (h2c or not).
+    client.learn_protocols().await;
     let store = TokenStore::new(profile.dirs.tokens_dir())?;
     let token = data.token.clone();
     let saved = store.save(&profile.name, &token)?;
@@ -353,6 +363,10 @@ pub async fn login(
             Vec::new()
         },
         in_use: None,
+        speaks: match client.addresses().as_slice() {
+            [one] => one.speaks,
+            _ => None,
+        },
     };
     write_record(profile, &record)?;
     let answers = bases
@@ -367,6 +381,8 @@ pub async fn login(
         let profile = profile.clone();
         client.on_switch(move |base| remember_in_use(&profile, base));
     }
+    let p = profile.clone();
+    client.on_speaks(move |base, speaks| remember_speaks(&p, base, speaks));
     Ok(LoggedIn {
         session: Session {
             server,
@@ -383,6 +399,34 @@ pub async fn login(
         answers,
         store_warning: saved.warning,
     })
+}
+
+/// Keeps what `base` speaks (`None`: forgotten) for the next sessions
+/// (best effort: a lost one is learned again).
+fn remember_speaks(profile: &Profile, base: &BaseUrl, speaks: Option<crate::api::Speaks>) {
+    let Ok(Some(mut record)) = read_record(profile) else {
+        return;
+    };
+    if record.addresses.is_empty() {
+        if record.server != *base || record.speaks == speaks {
+            return;
+        }
+        record.speaks = speaks;
+    } else {
+        let mut changed = false;
+        for a in record.addresses.iter_mut() {
+            if a.base == *base && a.speaks != speaks {
+                a.speaks = speaks;
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+    if let Err(e) = write_record(profile, &record) {
+        tracing::warn!("cannot remember what {base} speaks: {e}");
+    }
 }
 
 /// Keeps `base` as the address that answered last (best effort: the next

@@ -6,7 +6,8 @@
 
 use super::Control;
 use crate::player::{
-    Command, Engine, EngineConfig, EngineHandle, clamp_speed, mpa::SeekMaps, silence::SilenceRule,
+    Command, Engine, EngineConfig, EngineHandle, StreamPool, clamp_speed, mpa::SeekMaps,
+    silence::SilenceRule,
 };
 use crate::sync::{EngineAsk, EngineLink};
 
@@ -25,9 +26,13 @@ pub(super) fn spawn(s: Start) -> Result<EngineHandle, String> {
     let mut config = EngineConfig::new(s.audio, s.resolve);
     config.seek_maps = s.seek_maps;
     let current = s.client.clone();
-    // The login's pool, asked for per stream: API calls and streams share
+    // The login's pools, asked for per stream: API calls and streams share
     // its kept-alive connections (a new login's from its first stream).
-    config.pool = Some(std::sync::Arc::new(move || current.get().map(|c| c.pool())));
+    config.pool = Some(std::sync::Arc::new(move || {
+        current
+            .get()
+            .map(|c| std::sync::Arc::new(LoginPools(c)) as std::sync::Arc<dyn StreamPool>)
+    }));
     config.judge = super::stop::judge(s.client, config.judge.clone());
     if let Some(sound) = s.sound {
         config.loudness_target = sound.loudness_target;
@@ -38,6 +43,20 @@ pub(super) fn spawn(s: Start) -> Result<EngineHandle, String> {
         );
     }
     Engine::spawn(config)
+}
+
+/// A login's pools for the player: h2c on the origin of an address that
+/// speaks it, the negotiating pool elsewhere (a CDN), HTTP/1.1 again at
+/// once when an h2c request fails.
+struct LoginPools(crate::api::Client);
+
+impl StreamPool for LoginPools {
+    fn pool(&self, url: &str) -> reqwest::Client {
+        self.0.pool_for(url)
+    }
+    fn retry_pool(&self, url: &str, error: &reqwest::Error) -> Option<reqwest::Client> {
+        self.0.after_failure(url, error)
+    }
 }
 
 /// The engine command for one of sync's asks. Public so a scripted engine

@@ -255,11 +255,32 @@ impl Default for PlayerState {
 /// headers such as `Authorization`). `earmark::api::Client` provides one.
 pub type StreamResolver = Arc<dyn Fn(&ManifestItem) -> StreamRequest + Send + Sync>;
 
-/// The connection pool a stream goes out on, asked for as each opens: the
-/// current login's, shared with its API calls, so a session keeps one
-/// kept-alive connection. It must follow no redirect (the player follows
+/// The connection pools a stream's requests go out on, chosen per URL by
+/// the layer above (the login's: shared with its API calls, HTTP/2 where
+/// the server speaks it). Pools must follow no redirect (the player follows
 /// them by hand, the token staying on its origin).
-pub type HttpPool = Arc<dyn Fn() -> Option<reqwest::Client> + Send + Sync>;
+pub trait StreamPool: Send + Sync {
+    /// The pool for a request to `url`.
+    fn pool(&self, url: &str) -> reqwest::Client;
+    /// A request to `url` on its pool failed with `error` before any
+    /// answer: the pool to send it again on at once, when that pool was a
+    /// guess that may have gone stale (h2c); `None`: the error stands.
+    fn retry_pool(&self, url: &str, error: &reqwest::Error) -> Option<reqwest::Client>;
+}
+
+/// One pool for every URL, nothing to fall back to.
+impl StreamPool for reqwest::Client {
+    fn pool(&self, _: &str) -> reqwest::Client {
+        self.clone()
+    }
+    fn retry_pool(&self, _: &str, _: &reqwest::Error) -> Option<reqwest::Client> {
+        None
+    }
+}
+
+/// The pools a stream goes out on, asked for as each opens (the current
+/// login's, so a new login's from its first stream).
+pub type HttpPool = Arc<dyn Fn() -> Option<Arc<dyn StreamPool>> + Send + Sync>;
 
 /// How to start the engine.
 #[derive(Clone)]

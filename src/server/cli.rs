@@ -26,6 +26,8 @@ pub struct ServeArgs {
     /// refused as a 0 over a valid place) in the database's progress_log
     /// table, for soak tests; it grows without bound.
     pub log_writes: bool,
+    /// HTTP/1.1 only: no h2c on the port.
+    pub http1_only: bool,
 }
 
 #[derive(Debug)]
@@ -157,6 +159,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
                 header_prefix: args.header_prefix,
                 login: Default::default(),
                 log_writes: args.log_writes,
+                http1_only: args.http1_only,
             };
             limit_malloc_arenas();
             // Database and file work runs on blocking threads that queue for

@@ -62,6 +62,9 @@ pub struct ServerConfig {
     /// Keep every progress write decided in the database's
     /// `progress_log` table ([`write_log`]; soak tests).
     pub log_writes: bool,
+    /// Answer HTTP/1.1 only; by default the port answers HTTP/1.1 and
+    /// HTTP/2 with prior knowledge (h2c) alike.
+    pub http1_only: bool,
 }
 
 impl ServerConfig {
@@ -75,6 +78,7 @@ impl ServerConfig {
             header_prefix: "X-Service".to_owned(),
             login: LoginLimits::default(),
             log_writes: false,
+            http1_only: false,
         }
     }
 
@@ -135,7 +139,7 @@ pub async fn spawn(config: ServerConfig) -> anyhow::Result<RunningServer> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let handle = net::serve(listener, router);
+    let handle = net::serve(listener, router, config.http1_only);
     tracing::info!(%addr, "serving {}", config.library.display());
     Ok(RunningServer {
         addr,

@@ -1,9 +1,16 @@
 //! Serving with a hard stop: `axum::serve`'s graceful shutdown waits for
 //! open responses, and a paused audio stream never finishes. Every accepted
 //! socket is wrapped so that shutdown makes its reads and writes fail, which
-//! ends the connection at once; then the listener is dropped.
+//! ends the connection at once; then the listener is dropped. The accept
+//! loop is ours (not `axum::serve`) so HTTP/2 can be turned off: by default
+//! a connection that opens with the HTTP/2 preface is served as h2c.
 
+use axum::Extension;
 use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -13,6 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tower::Layer;
 
 pub(crate) struct ServeHandle {
     kill: watch::Sender<bool>,
@@ -33,24 +41,42 @@ impl ServeHandle {
     }
 }
 
-pub(crate) fn serve(listener: TcpListener, router: Router) -> ServeHandle {
+pub(crate) fn serve(listener: TcpListener, router: Router, http1_only: bool) -> ServeHandle {
     let (kill, kill_rx) = watch::channel(false);
-    let listener = KillableListener {
+    let mut listener = KillableListener {
         inner: listener,
         kill: kill_rx.clone(),
     };
     let mut stop = kill_rx;
     let task = tokio::spawn(async move {
-        // The peer address feeds the per-address login limit.
-        let app = router.into_make_service_with_connect_info::<Peer>();
-        let result = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop.wait_for(|k| *k).await;
-            })
-            .await;
-        if let Err(err) = result {
-            tracing::error!("server stopped: {err}");
+        // hyper-util's auto builder reads a connection's first bytes: the
+        // HTTP/2 preface is h2c (prior knowledge), anything else HTTP/1.1.
+        let mut builder = Builder::new(TokioExecutor::new());
+        if http1_only {
+            builder = builder.http1_only();
         }
+        let mut open = tokio::task::JoinSet::new();
+        loop {
+            let (io, addr) = tokio::select! {
+                a = listener.accept() => a,
+                Some(_) = open.join_next(), if !open.is_empty() => continue,
+                _ = stop.wait_for(|k| *k) => break,
+            };
+            // The peer address feeds the per-address login limit.
+            let app = Extension(ConnectInfo(Peer(addr))).layer(router.clone());
+            let conn = builder
+                .serve_connection(TokioIo::new(io), TowerToHyperService::new(app))
+                .into_owned();
+            open.spawn(async move {
+                if let Err(err) = conn.await {
+                    tracing::debug!("connection from {addr} ended: {err}");
+                }
+            });
+        }
+        // Killed, every connection fails its next read or write: the port
+        // is free once they are gone (streams included).
+        drop(listener);
+        while open.join_next().await.is_some() {}
     });
     ServeHandle { kill, task }
 }
@@ -59,24 +85,13 @@ pub(crate) fn serve(listener: TcpListener, router: Router) -> ServeHandle {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Peer(pub SocketAddr);
 
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, KillableListener>>
-    for Peer
-{
-    fn connect_info(stream: axum::serve::IncomingStream<'_, KillableListener>) -> Self {
-        Peer(*stream.remote_addr())
-    }
-}
-
 struct KillableListener {
     inner: TcpListener,
     kill: watch::Receiver<bool>,
 }
 
-impl axum::serve::Listener for KillableListener {
-    type Io = KillableStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+impl KillableListener {
+    async fn accept(&mut self) -> (KillableStream, SocketAddr) {
         loop {
             match self.inner.accept().await {
                 Ok((stream, addr)) => {
@@ -100,10 +115,6 @@ impl axum::serve::Listener for KillableListener {
                 }
             }
         }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.inner.local_addr()
     }
 }
 

@@ -95,6 +95,16 @@ impl TestServer {
         Ok(())
     }
 
+    /// [`restart`](Self::restart)s with the config adjusted (the same port
+    /// and data dir): a server that changed, e.g. `http1_only`.
+    pub async fn restart_with(
+        &mut self,
+        adjust: impl FnOnce(&mut ServerConfig),
+    ) -> anyhow::Result<()> {
+        adjust(&mut self.config);
+        self.restart().await
+    }
+
     pub fn set_license(&self, state: super::LicenseSetting) -> anyhow::Result<()> {
         super::set_license(self.data_path(), state)
     }

@@ -6,6 +6,7 @@ mod addresses;
 mod covers;
 mod errors;
 mod families;
+mod h2;
 mod redirect;
 mod reference;
 mod security;

@@ -9,7 +9,7 @@ use earmark::player::decode::{StreamDecoder, StreamHints};
 use earmark::player::mpa::{RangeReader, SeekMaps};
 use earmark::player::source::{HttpSource, READ_AHEAD_FLOOR};
 use earmark::player::{
-    AudioMode, Command, Engine, EngineConfig, EngineHandle, Status, StreamRequest,
+    AudioMode, Command, Engine, EngineConfig, EngineHandle, Status, StreamPool, StreamRequest,
 };
 use earmark::server::testing::proxy::{Proxy, Request};
 use std::sync::Arc;
@@ -33,6 +33,16 @@ fn slow_link(one_way: Duration) -> (TestServer, Proxy, tokio::runtime::Runtime) 
 /// (so nothing is known of the stream before it opens), past its first
 /// second of audio.
 fn open(proxy: &Proxy, file: &str, maps: &SeekMaps) -> StreamDecoder {
+    open_on(proxy, file, maps, None)
+}
+
+/// [`open`] with the stream's requests on `pool` (else the player's own).
+fn open_on(
+    proxy: &Proxy,
+    file: &str,
+    maps: &SeekMaps,
+    pool: Option<Arc<dyn StreamPool>>,
+) -> StreamDecoder {
     let url = format!("http://{}/files/{file}", proxy.addr());
     let req = StreamRequest {
         url: url.clone(),
@@ -40,7 +50,13 @@ fn open(proxy: &Proxy, file: &str, maps: &SeekMaps) -> StreamDecoder {
     };
     let resolve = req.clone();
     let judge = EngineConfig::new(AudioMode::Null, Arc::new(move |_: &_| resolve.clone())).judge;
-    let src = HttpSource::start(req.clone(), Duration::from_secs(5), READ_AHEAD_FLOOR, judge);
+    let src = HttpSource::start_on(
+        pool,
+        req.clone(),
+        Duration::from_secs(5),
+        READ_AHEAD_FLOOR,
+        judge,
+    );
     src.wait_headers().expect("the stream's headers");
     let len = src.len().expect("the stream's length");
     let ranges = src
@@ -205,6 +221,37 @@ fn without_a_toc_the_bitrate_probes_are_in_flight_together_then_one_request_land
     assert_eq!(again.len(), 1, "{again:?}");
 }
 
+#[test]
+fn over_h2c_the_probes_of_a_seek_without_a_toc_go_out_together_on_the_streams_one_connection() {
+    let (_server, proxy, _rt) = slow_link(Duration::from_millis(100));
+    proxy.pass_h2(true);
+    let h2c = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut dec = open_on(
+        &proxy,
+        "noxing.mp3",
+        &SeekMaps::default(),
+        Some(Arc::new(h2c)),
+    );
+    let seen = seek(&proxy, &mut dec, 900.0);
+    // HPACK hides the ranges: 16 probes and the landing, all HTTP/2.
+    assert_eq!(seen.len(), 17, "{seen:?}");
+    assert!(
+        seen.iter().all(|r| r.http2 && r.connection == 1),
+        "{seen:?}"
+    );
+    assert_eq!(proxy.connections(), 0, "no connection opened for the seek");
+    assert!(
+        proxy.max_in_flight() >= 16,
+        "every probe in flight at once: {}",
+        proxy.max_in_flight()
+    );
+    assert!(dec.approximate());
+}
+
 /// An engine streaming through the proxy (paths are the file server's).
 fn engine_via(proxy: &Proxy) -> earmark::player::EngineHandle {
     let base = format!("http://{}", proxy.addr());
@@ -340,7 +387,10 @@ fn engine_on(
     let mut config = EngineConfig::new(AudioMode::Null, resolve);
     config.null_clock_rate = clock;
     config.read_ahead = read_ahead;
-    config.pool = pool.map(|p| Arc::new(move || Some(p.clone())) as earmark::player::HttpPool);
+    config.pool = pool.map(|p| {
+        let p: Arc<dyn StreamPool> = Arc::new(p);
+        Arc::new(move || Some(p.clone())) as earmark::player::HttpPool
+    });
     Engine::spawn(config).expect("an engine")
 }
 

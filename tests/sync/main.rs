@@ -10,6 +10,7 @@ mod downloads;
 mod export;
 mod flapping;
 mod gate;
+mod h2;
 mod listening_cli;
 mod long_session;
 mod offline_open;

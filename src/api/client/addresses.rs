@@ -32,6 +32,9 @@ pub struct Address {
     pub base: BaseUrl,
     /// `None`: never logged in through this address.
     pub server_id: Option<ServerId>,
+    /// What it speaks over cleartext, once learned (`None`: not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaks: Option<super::Speaks>,
 }
 
 impl Address {
@@ -40,6 +43,7 @@ impl Address {
         Address {
             base,
             server_id: None,
+            speaks: None,
         }
     }
 
@@ -125,6 +129,7 @@ impl Client {
         Ok(Client {
             inner: std::sync::Arc::new(super::Inner {
                 http,
+                protocols: Default::default(),
                 addresses: std::sync::RwLock::new(Addresses::new(addresses, current)),
                 switched,
                 on_switch: std::sync::RwLock::new(None),
@@ -188,11 +193,27 @@ impl Client {
         *super::write(&self.inner.on_switch) = Some(std::sync::Arc::new(hook));
     }
 
-    /// Notes what a login through address `i` said.
+    /// Notes what a login through address `i` said (what another server
+    /// spoke there is no longer known).
     fn learned(&self, i: usize, server: &ServerId) {
         if let Some(a) = super::write(&self.inner.addresses).list.get_mut(i) {
+            if a.server_id.as_ref().is_some_and(|s| s != server) {
+                a.speaks = None;
+            }
             a.server_id = Some(server.clone());
         }
+    }
+
+    /// Notes what the addresses at `base` speak; whether that changed.
+    pub(super) fn note_speaks(&self, base: &BaseUrl, speaks: Option<super::Speaks>) -> bool {
+        let mut changed = false;
+        for a in super::write(&self.inner.addresses).list.iter_mut() {
+            if a.base == *base && a.speaks != speaks {
+                a.speaks = speaks;
+                changed = true;
+            }
+        }
+        changed
     }
 
     /// The caller logged in through the address in use (`set_auth`): one
@@ -287,12 +308,11 @@ impl Client {
     pub async fn knock(&self, base: &BaseUrl) -> Result<u16, ApiError> {
         let url = base.endpoint(["license", "status"]);
         let resp = self
-            .inner
-            .http
-            .get(url)
-            .timeout(self.inner.opts.connect_timeout * 2)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
+            .send_on(&url, |http| {
+                http.get(url.clone())
+                    .timeout(self.inner.opts.connect_timeout * 2)
+                    .header(reqwest::header::ACCEPT, "application/json")
+            })
             .await
             .map_err(|e| self.network_error(base, &e))?;
         let status = resp.status();
@@ -338,6 +358,7 @@ mod tests {
         Address {
             base: BaseUrl::parse(host).unwrap(),
             server_id: server.map(ServerId::new),
+            speaks: None,
         }
     }
 
@@ -384,6 +405,7 @@ mod streams {
         let at = |b: &str, s: Option<&ServerId>| Address {
             base: BaseUrl::parse(b).unwrap(),
             server_id: s.cloned(),
+            speaks: None,
         };
         let auth = Auth {
             token: Token::new("t"),

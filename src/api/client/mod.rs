@@ -5,16 +5,19 @@
 //! `addresses`: the server's addresses, which one is in use and which may
 //! carry the token; `streams`: audio and other server-given URLs;
 //! `transport`: requests, retries, the next address, hand-followed
-//! redirects and error mapping; `paging`: lists page by page ([`Pager`]).
+//! redirects and error mapping; `paging`: lists page by page ([`Pager`]);
+//! `protocol`: what each address speaks (h2c learned) and the pool per URL.
 
 mod addresses;
 mod paging;
 mod prefetch;
+mod protocol;
 mod streams;
 mod transport;
 
 pub use addresses::Address;
 pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
+pub use protocol::{Speaks, protocol_words};
 pub use streams::MAX_COVER_BYTES;
 pub use transport::RawAnswer;
 
@@ -120,7 +123,10 @@ pub struct Client {
 }
 
 struct Inner {
+    /// HTTP/1.1 over cleartext, h2 or HTTP/1.1 by ALPN over https.
     http: reqwest::Client,
+    /// The h2c pool and what each address speaks (`protocol`).
+    protocols: protocol::Protocols,
     addresses: RwLock<addresses::Addresses>,
     /// The address in use, for those who follow a switch.
     switched: tokio::sync::watch::Sender<BaseUrl>,
@@ -171,6 +177,16 @@ impl Client {
 
     /// The HTTP client of every address of a client (one pool).
     fn http(base: &BaseUrl, opts: &ClientOptions) -> Result<reqwest::Client, ApiError> {
+        Client::builder(opts)
+            .build()
+            .map_err(|e| ApiError::Network {
+                address: base.to_string(),
+                message: format!("cannot set up HTTP: {e}"),
+            })
+    }
+
+    /// The settings of every pool of a client.
+    fn builder(opts: &ClientOptions) -> reqwest::ClientBuilder {
         reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .pool_idle_timeout(Duration::from_secs(90))
@@ -178,11 +194,6 @@ impl Client {
             // Redirects are followed by hand so the token never leaves the origin.
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("earmark/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ApiError::Network {
-                address: base.to_string(),
-                message: format!("cannot set up HTTP: {e}"),
-            })
     }
 
     /// A client of one address that is already logged in (through it)
@@ -193,8 +204,9 @@ impl Client {
         Ok(c)
     }
 
-    /// The connection pool (it follows no redirect): the player's streams
-    /// go out on it too, so a session keeps one kept-alive connection.
+    /// The negotiating connection pool (it follows no redirect): HTTP/1.1
+    /// over cleartext, h2 by ALPN over https. Streams pick theirs per URL
+    /// with [`Client::pool_for`] (h2c where an address speaks it).
     pub fn pool(&self) -> reqwest::Client {
         self.inner.http.clone()
     }

@@ -162,17 +162,23 @@ impl Client {
         let mut url = req.url.clone();
         let mut token_allowed = true;
         for _ in 0..=MAX_REDIRECTS {
-            let mut rb = self.inner.http.get(url.clone());
-            if token_allowed {
-                for (k, v) in &req.headers {
-                    rb = rb.header(k, v);
+            let build = |http: &reqwest::Client| {
+                let mut rb = http.get(url.clone());
+                if token_allowed {
+                    for (k, v) in &req.headers {
+                        rb = rb.header(k, v);
+                    }
                 }
-            }
-            if let Some(b) = from_byte {
-                rb = rb.header(header::RANGE, format!("bytes={b}-"));
-            }
+                if let Some(b) = from_byte {
+                    rb = rb.header(header::RANGE, format!("bytes={b}-"));
+                }
+                rb
+            };
             let base = self.base();
-            let resp = rb.send().await.map_err(|e| self.network_error(&base, &e))?;
+            let resp = self
+                .send_on(&url, build)
+                .await
+                .map_err(|e| self.network_error(&base, &e))?;
             if resp.status().is_redirection() {
                 let next =
                     redirect_target(&url, &resp).ok_or_else(|| self.bad_redirect(&base, &url))?;

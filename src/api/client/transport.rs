@@ -141,25 +141,26 @@ impl Client {
         let mut url = url.clone();
         for _ in 0..=MAX_REDIRECTS {
             let same_origin = base.same_origin(&url);
-            let mut rb = self
-                .inner
-                .http
-                .request(method.clone(), url.clone())
-                .timeout(self.inner.opts.request_timeout)
-                .header(header::ACCEPT, "application/json");
             let identity_sent = auth.is_some() && same_origin && identity;
-            if let (Some(a), true) = (auth, same_origin) {
-                rb = rb.bearer_auth(a.token.expose());
-                if identity_sent {
-                    rb = rb
-                        .header(format!("{prefix}-Expected-Server-Id"), a.server_id.as_str())
-                        .header(format!("{prefix}-Expected-User-Id"), a.user_id.to_string());
+            let build = |http: &reqwest::Client| {
+                let mut rb = http
+                    .request(method.clone(), url.clone())
+                    .timeout(self.inner.opts.request_timeout)
+                    .header(header::ACCEPT, "application/json");
+                if let (Some(a), true) = (auth, same_origin) {
+                    rb = rb.bearer_auth(a.token.expose());
+                    if identity_sent {
+                        rb = rb
+                            .header(format!("{prefix}-Expected-Server-Id"), a.server_id.as_str())
+                            .header(format!("{prefix}-Expected-User-Id"), a.user_id.to_string());
+                    }
                 }
-            }
-            if let Some(b) = body {
-                rb = rb.json(b);
-            }
-            let resp = rb.send().await.map_err(|e| {
+                if let Some(b) = body {
+                    rb = rb.json(b);
+                }
+                rb
+            };
+            let resp = self.send_on(&url, build).await.map_err(|e| {
                 let error = self.network_error(base, &e);
                 if e.is_connect() {
                     Miss::Unconnected(error)
@@ -168,6 +169,7 @@ impl Client {
                 }
             })?;
             let status = resp.status();
+            self.learn_later(base);
             if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
                 // Writes are never re-sent elsewhere.
                 if *method != Method::GET {
@@ -386,19 +388,24 @@ impl Client {
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
         }
-        let mut rb = self
-            .inner
-            .http
-            .request(method, url)
-            .timeout(self.inner.opts.request_timeout)
-            .header(header::ACCEPT, "application/json");
-        if with_token && let Some(a) = self.auth() {
-            rb = rb.bearer_auth(a.token.expose());
-        }
-        if let Some(b) = &body {
-            rb = rb.json(b);
-        }
-        let resp = rb.send().await.map_err(|e| self.network_error(&base, &e))?;
+        let auth = self.auth().filter(|_| with_token);
+        let build = |http: &reqwest::Client| {
+            let mut rb = http
+                .request(method.clone(), url.clone())
+                .timeout(self.inner.opts.request_timeout)
+                .header(header::ACCEPT, "application/json");
+            if let Some(a) = &auth {
+                rb = rb.bearer_auth(a.token.expose());
+            }
+            if let Some(b) = &body {
+                rb = rb.json(b);
+            }
+            rb
+        };
+        let resp = self
+            .send_on(&url, build)
+            .await
+            .map_err(|e| self.network_error(&base, &e))?;
         let status = resp.status().as_u16();
         let ct = content_type(&resp);
         let retry_after = retry_after(&resp);

@@ -217,7 +217,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
     let last = chunk_end(shared, offset);
     let range = format!("bytes={offset}-{last}");
     let resp =
-        match tokio::time::timeout(CHUNK_TIMEOUT, request::get(&shared.http, req, &range)).await {
+        match tokio::time::timeout(CHUNK_TIMEOUT, request::get(&*shared.http, req, &range)).await {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
                 tracing::debug!("stream request failed: {e}");

@@ -95,7 +95,7 @@ pub(super) fn take_parked(key: &str) -> Option<HttpSource> {
 /// when the player opens another, when another is opened ahead, or after
 /// 30 s.
 pub fn open_ahead(
-    http: Option<reqwest::Client>,
+    http: Option<std::sync::Arc<dyn crate::player::StreamPool>>,
     req: StreamRequest,
     stall_after: Duration,
     judge: RefusalJudge,

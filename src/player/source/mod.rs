@@ -155,7 +155,7 @@ struct Shared {
     read_ahead: AtomicU64,
     judge: RefusalJudge,
     /// The connection pool every request of this stream goes out on.
-    http: reqwest::Client,
+    http: std::sync::Arc<dyn crate::player::StreamPool>,
     /// The stream's key among the kept heads.
     key: String,
 }
@@ -253,7 +253,7 @@ impl HttpSource {
     /// one, shared with the API: see `EngineConfig::pool`), else the
     /// player's own.
     pub fn start_on(
-        http: Option<reqwest::Client>,
+        http: Option<std::sync::Arc<dyn crate::player::StreamPool>>,
         req: StreamRequest,
         stall_after: Duration,
         read_ahead: u64,
@@ -269,7 +269,7 @@ impl HttpSource {
     /// A load or a retry does not reuse a head: the server says again
     /// whether it may be played.
     pub fn reopen(
-        http: Option<reqwest::Client>,
+        http: Option<std::sync::Arc<dyn crate::player::StreamPool>>,
         req: StreamRequest,
         stall_after: Duration,
         read_ahead: u64,
@@ -286,7 +286,7 @@ impl HttpSource {
     }
 
     fn spawn(
-        http: Option<reqwest::Client>,
+        http: Option<std::sync::Arc<dyn crate::player::StreamPool>>,
         req: StreamRequest,
         stall_after: Duration,
         read_ahead: u64,

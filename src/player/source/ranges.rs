@@ -31,7 +31,7 @@ impl RangeReader for HttpRanges {
             let http = shared.http.clone();
             let reads = list
                 .iter()
-                .map(|(at, len)| read_range(&http, &req, *at, *len));
+                .map(|(at, len)| read_range(&*http, &req, *at, *len));
             let all = futures_util::future::join_all(reads).await;
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(all);
             // Under the window's lock, so the waiter cannot miss it.
@@ -65,7 +65,7 @@ impl RangeReader for HttpRanges {
 /// Anything but a 206 for exactly that start is an error: the caller reads
 /// the bytes through the stream instead.
 async fn read_range(
-    http: &reqwest::Client,
+    http: &dyn crate::player::StreamPool,
     req: &StreamRequest,
     at: u64,
     len: usize,

@@ -1,10 +1,12 @@
-//! One GET of a stream with its `Range`, on the pool the layer above gave
-//! (the API's, so the session keeps one kept-alive connection). That pool
+//! One GET of a stream with its `Range`, on the pool the layer above gives
+//! for its URL (the API's, so the session keeps one kept-alive connection;
+//! sent again at once on the one it names when an h2c guess failed). That pool
 //! follows no redirect, so they are followed here, as the API's are: up to
 //! five, and a hop to another origin drops the request's headers (the
 //! token never leaves the server's origin).
 
 use super::StreamRequest;
+use crate::player::StreamPool;
 use reqwest::header::LOCATION;
 
 /// Redirects followed before the stream is given up as broken.
@@ -12,7 +14,11 @@ const MAX_REDIRECTS: usize = 5;
 
 /// The pool every stream uses unless given one: it follows no redirect
 /// either (one code path for both).
-pub(super) fn default_pool() -> reqwest::Client {
+pub(super) fn default_pool() -> std::sync::Arc<dyn StreamPool> {
+    std::sync::Arc::new(default_client())
+}
+
+fn default_client() -> reqwest::Client {
     static C: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     C.get_or_init(|| {
         reqwest::Client::builder()
@@ -26,7 +32,7 @@ pub(super) fn default_pool() -> reqwest::Client {
 
 /// Sends `GET req` with `Range: range`, following redirects by hand.
 pub(super) async fn get(
-    http: &reqwest::Client,
+    pools: &dyn StreamPool,
     req: &StreamRequest,
     range: &str,
 ) -> Result<reqwest::Response, String> {
@@ -34,13 +40,23 @@ pub(super) async fn get(
     let mut url = req.url.clone();
     for _ in 0..=MAX_REDIRECTS {
         let same_origin = url::Url::parse(&url).ok().map(|u| u.origin()) == origin;
-        let mut rb = http.get(&url).header("Range", range);
-        if same_origin {
-            for (k, v) in &req.headers {
-                rb = rb.header(k, v);
+        let build = |http: reqwest::Client| {
+            let mut rb = http.get(&url).header("Range", range);
+            if same_origin {
+                for (k, v) in &req.headers {
+                    rb = rb.header(k, v);
+                }
             }
+            rb
+        };
+        let resp = match build(pools.pool(&url)).send().await {
+            Err(e) => match pools.retry_pool(&url, &e) {
+                Some(http) => build(http).send().await,
+                None => Err(e),
+            },
+            ok => ok,
         }
-        let resp = rb.send().await.map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?;
         let status = resp.status();
         if !status.is_redirection() || status == reqwest::StatusCode::NOT_MODIFIED {
             return Ok(resp);

@@ -15,6 +15,13 @@
 //! sent it until the first byte of its answer reaches the proxy; the most
 //! in flight at once tells requests sent together from requests sent one
 //! after another.
+//!
+//! HTTP/2 with prior knowledge (h2c) passes only when allowed
+//! ([`Proxy::pass_h2`]); otherwise the proxy is an HTTP/1.1 one and answers
+//! the HTTP/2 preface with `400`, as such proxies do. A connection that
+//! passes is read as frames: each client HEADERS frame on a new stream is a
+//! request (method `H2`, path and `Range` unknown without HPACK, `http2`
+//! set), answered by the server's first HEADERS frame on that stream.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,7 +58,13 @@ pub struct Request {
     pub connection: u64,
     /// When the proxy read it from the client.
     pub sent: Instant,
+    /// Read from HTTP/2 frames: method `H2`, path `?`, no `Range`, no
+    /// `Authorization`, no body (they are HPACK-coded).
+    pub http2: bool,
 }
+
+/// What a client sends first on an HTTP/2 connection with prior knowledge.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Chunks read ahead of the writer per direction (16 KiB each): the most a
 /// connection holds in the proxy, 4 MiB, bounds its throughput to 4 MiB
@@ -67,6 +80,7 @@ struct Counts {
     connections: AtomicU64,
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
+    pass_h2: std::sync::atomic::AtomicBool,
 }
 
 impl Counts {
@@ -123,6 +137,12 @@ impl Proxy {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Lets HTTP/2 with prior knowledge through (connections from now on);
+    /// by default the proxy is an HTTP/1.1 one and answers it with 400.
+    pub fn pass_h2(&self, pass: bool) {
+        self.counts.pass_h2.store(pass, Ordering::SeqCst);
     }
 
     /// `http://127.0.0.1:PORT/api/v1`
@@ -263,6 +283,15 @@ impl Conn {
         if mode == Mode::Error500 || mode == Mode::Refuse400 {
             return self.answer_error(&mut client, mode).await;
         }
+        let mut head = [0u8; 24];
+        let http2 = matches!(client.peek(&mut head).await, Ok(n) if n >= 3 && H2_PREFACE.starts_with(&head[..n]));
+        if http2 && !self.counts.pass_h2.load(Ordering::SeqCst) {
+            let refusal =
+                "HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+            let _ = client.write_all(refusal.as_bytes()).await;
+            let _ = client.shutdown().await;
+            return;
+        }
         let Ok(server) = TcpStream::connect(upstream).await else {
             return;
         };
@@ -274,7 +303,16 @@ impl Conn {
         let waiting = Arc::new(AtomicU64::new(0));
         let (counts, waiting_up) = (self.counts.clone(), waiting.clone());
         let (id, mut pending) = (self.id, Vec::new());
+        let mut up_frames = Frames::new(http2, true);
         let on_up = move |bytes: &[u8]| {
+            if http2 {
+                for _ in 0..up_frames.new_streams(bytes) {
+                    counts.log().push(Request::h2(id));
+                    counts.sent();
+                    waiting_up.fetch_add(1, Ordering::SeqCst);
+                }
+                return;
+            }
             pending.extend_from_slice(bytes);
             while let Some((req, used)) = parse_request(&pending, id) {
                 counts.log().push(req);
@@ -284,13 +322,22 @@ impl Conn {
             }
         };
         let (counts, waiting_down) = (self.counts.clone(), waiting.clone());
-        let on_down = move |_: &[u8]| {
-            // The first bytes after a request are its answer's.
-            if waiting_down
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_ok()
-            {
-                counts.answered(1);
+        let mut down_frames = Frames::new(false, false);
+        let on_down = move |bytes: &[u8]| {
+            // h1: the first bytes after a request are its answer's; h2: the
+            // first HEADERS frame on its stream.
+            let answers = if http2 {
+                down_frames.new_streams(bytes)
+            } else {
+                1
+            };
+            for _ in 0..answers {
+                if waiting_down
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    counts.answered(1);
+                }
             }
         };
         // The handshake's round trip: nothing leaves for upstream before
@@ -391,6 +438,71 @@ async fn read_request(s: &mut TcpStream, buf: &mut Vec<u8>, conn: u64) -> Option
     }
 }
 
+impl Request {
+    /// A request seen as an HTTP/2 HEADERS frame.
+    fn h2(connection: u64) -> Request {
+        Request {
+            method: "H2".into(),
+            path: "?".into(),
+            range: None,
+            authorization: None,
+            body: String::new(),
+            forwarded: true,
+            connection,
+            sent: Instant::now(),
+            http2: true,
+        }
+    }
+}
+
+/// One direction of an HTTP/2 connection read as frames (9-byte header:
+/// length, type, flags, stream id), as its bytes pass.
+struct Frames {
+    buf: Vec<u8>,
+    /// Bytes of the client's preface still to skip.
+    preface: usize,
+    /// The streams seen with HEADERS (a second one is trailers).
+    seen: std::collections::HashSet<u32>,
+    /// Only odd (client-opened) streams count.
+    client: bool,
+}
+
+impl Frames {
+    fn new(preface: bool, client: bool) -> Frames {
+        Frames {
+            buf: Vec::new(),
+            preface: if preface { H2_PREFACE.len() } else { 0 },
+            seen: Default::default(),
+            client,
+        }
+    }
+
+    /// How many HEADERS frames on a stream not seen before `bytes` end.
+    fn new_streams(&mut self, bytes: &[u8]) -> usize {
+        self.buf.extend_from_slice(bytes);
+        let skip = self.preface.min(self.buf.len());
+        self.buf.drain(..skip);
+        self.preface -= skip;
+        let mut n = 0;
+        while self.buf.len() >= 9 {
+            let len = u32::from_be_bytes([0, self.buf[0], self.buf[1], self.buf[2]]) as usize;
+            if self.buf.len() < 9 + len {
+                break;
+            }
+            let kind = self.buf[3];
+            let stream = u32::from_be_bytes([self.buf[5], self.buf[6], self.buf[7], self.buf[8]])
+                & 0x7fff_ffff;
+            const HEADERS: u8 = 0x1;
+            let opened = !self.client || stream % 2 == 1;
+            if kind == HEADERS && opened && self.seen.insert(stream) {
+                n += 1;
+            }
+            self.buf.drain(..9 + len);
+        }
+        n
+    }
+}
+
 /// One whole HTTP/1.1 request at the start of `b` (with a content-length
 /// body), and how many bytes it used.
 fn parse_request(b: &[u8], connection: u64) -> Option<(Request, usize)> {
@@ -427,6 +539,7 @@ fn parse_request(b: &[u8], connection: u64) -> Option<(Request, usize)> {
             forwarded: true,
             connection,
             sent: Instant::now(),
+            http2: false,
         },
         end + len,
     ))
@@ -449,5 +562,29 @@ mod tests {
         assert_eq!(used + rest, two.len());
         // A body not yet all there: not a request yet.
         assert!(parse_request(&two[used..two.len() - 1], 3).is_none());
+    }
+
+    fn frame(kind: u8, stream: u32, len: usize) -> Vec<u8> {
+        let l = (len as u32).to_be_bytes();
+        let mut f = vec![l[1], l[2], l[3], kind, 0];
+        f.extend_from_slice(&stream.to_be_bytes());
+        f.extend(std::iter::repeat_n(0u8, len));
+        f
+    }
+
+    #[test]
+    fn counts_each_client_headers_frame_on_a_new_stream_as_a_request_however_the_bytes_are_cut() {
+        let mut bytes = H2_PREFACE.to_vec();
+        bytes.extend(frame(0x4, 0, 12)); // SETTINGS
+        bytes.extend(frame(0x1, 1, 40)); // a request
+        bytes.extend(frame(0x0, 1, 100)); // its body
+        bytes.extend(frame(0x1, 3, 30)); // another
+        bytes.extend(frame(0x1, 1, 5)); // trailers of the first: not new
+        bytes.extend(frame(0x8, 0, 4)); // WINDOW_UPDATE
+        for cut in [1, 7, 24, 33, bytes.len()] {
+            let mut f = Frames::new(true, true);
+            let n: usize = bytes.chunks(cut).map(|c| f.new_streams(c)).sum();
+            assert_eq!(n, 2, "cut in pieces of {cut}");
+        }
     }
 }
