@@ -226,17 +226,6 @@ impl Dirs {
 }
 
 impl Config {
-    /// `[player] up_next`: what plays when a book ends (the player reads
-    /// the same setting through `ui::UiConfig`).
-    pub fn up_next(&self) -> Result<crate::domain::UpNextMode, String> {
-        let value = self.player.as_ref().and_then(|p| p.get("up_next"));
-        match value {
-            None => crate::domain::UpNextMode::parse(None),
-            Some(toml::Value::String(s)) => crate::domain::UpNextMode::parse(Some(s)),
-            Some(v) => crate::domain::UpNextMode::parse(Some(&v.to_string())),
-        }
-    }
-
     /// The config file, or an empty config when there is none.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = match std::fs::read_to_string(path) {
@@ -442,16 +431,11 @@ short_skip = 15
     }
 
     #[test]
-    fn up_next_and_sleep_sit_beside_them_and_a_bad_mode_is_named() {
-        use crate::domain::UpNextMode;
+    fn player_and_sleep_tables_sit_beside_them() {
         let c: Config =
             toml::from_str("[player]\nup_next = \"queue\"\n[sleep]\nauto = \"22:30-06:00\"\n")
                 .unwrap();
-        assert_eq!(c.up_next(), Ok(UpNextMode::Queue));
-        assert!(c.sleep.is_some());
-        assert_eq!(Config::default().up_next(), Ok(UpNextMode::Series));
-        let c: Config = toml::from_str("[player]\nup_next = 3\n").unwrap();
-        assert!(c.up_next().unwrap_err().contains("`up_next` = \"3\""));
+        assert!(c.player.is_some() && c.sleep.is_some());
     }
 
     #[test]

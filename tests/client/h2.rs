@@ -145,3 +145,30 @@ async fn an_h2c_request_to_a_server_that_dropped_h2_goes_again_over_http1_and_th
     // Asked again, it says so.
     assert_eq!(c.learn_protocol(&b).await, Some(Speaks::Http1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_h2c_write_that_got_no_answer_is_not_sent_again_over_http1_but_the_flag_is_forgotten() {
+    let mut server = TestServer::start(demo_library()).await.unwrap();
+    let c = client_of(server.base_url());
+    let b = c.base();
+    assert_eq!(c.learn_protocol(&b).await, Some(Speaks::H2c));
+    c.login(&server.username, &server.password).await.unwrap();
+    let books = c.books(&BookQuery::default()).await.unwrap();
+    let book = books[0].id.clone();
+
+    // The server stops speaking h2: the write gets no answer. It may have
+    // reached a server, so it is not sent again here (the outbox decides).
+    server.restart_with(|c| c.http1_only = true).await.unwrap();
+    assert!(
+        c.add_favorite(&book).await.is_err(),
+        "a write without an answer is not re-sent on another protocol"
+    );
+    assert_eq!(c.addresses()[0].speaks, None, "the flag is forgotten");
+    assert!(
+        !c.favorites().await.unwrap().iter().any(|f| f.id == book),
+        "nothing was written"
+    );
+    // The next write goes over HTTP/1.1.
+    c.add_favorite(&book).await.unwrap();
+    assert!(c.favorites().await.unwrap().iter().any(|f| f.id == book));
+}

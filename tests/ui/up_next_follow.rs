@@ -191,6 +191,64 @@ fn a_finished_book_from_the_list_starts_from_its_beginning_and_an_unfinished_one
     assert_eq!(plays(&fx), Some((BookId::new("moby"), StartAt::Resume)));
 }
 
+#[test]
+fn a_book_the_library_copy_calls_finished_resumes_unless_the_servers_answer_says_so() {
+    // The copy says finished, the server's answer of this countdown does
+    // not (listened on another device since): it resumes, no reset.
+    let mut app = with_list(vec![queued("pride", "Pride and Prejudice")]);
+    playing_emma(&mut app);
+    engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
+    let t = app.now;
+    let mut book = library()
+        .into_iter()
+        .find(|b| b.id.as_str() == "pride")
+        .unwrap();
+    book.progress = None;
+    app.update(Event::Answer(Answer::BookLoaded {
+        book,
+        manifest: Some(manifest("pride", 3, 1800.0)),
+        bookmarks: vec![],
+    }));
+    assert!(render(&mut app, 80, 24).contains("from where you left it"));
+    let fx = app.update(Event::Tick(t + 10_000));
+    assert_eq!(plays(&fx), Some((BookId::new("pride"), StartAt::Resume)));
+
+    // Offline, the chapters of a download: the copy may be stale, so
+    // nothing is reset from it.
+    let mut app = with_list(vec![queued("pride", "Pride and Prejudice")]);
+    playing_emma(&mut app);
+    engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
+    let t = app.now;
+    let book = library()
+        .into_iter()
+        .find(|b| b.id.as_str() == "pride")
+        .unwrap();
+    assert!(
+        book.progress.as_ref().is_some_and(|p| p.finished),
+        "the copy says finished"
+    );
+    app.update(Event::Answer(Answer::BookFromDownload {
+        book,
+        manifest: manifest("pride", 3, 1800.0),
+    }));
+    let fx = app.update(Event::Tick(t + 10_000));
+    assert_eq!(plays(&fx), Some((BookId::new("pride"), StartAt::Resume)));
+}
+
+#[test]
+fn n_typed_in_the_search_line_during_the_countdown_cancels_it_and_starts_nothing() {
+    let mut app = with_list(vec![]);
+    playing_pride(&mut app);
+    app.update(code(KeyCode::Esc));
+    app.update(key('/'));
+    ended(&mut app);
+    loaded(&mut app, "emma");
+    assert!(app.up_next.countdown.is_some(), "counting down");
+    let fx = app.update(key('n'));
+    assert_eq!(plays(&fx), None, "{fx:?}");
+    assert!(app.up_next.countdown.is_none(), "the key cancelled it");
+}
+
 /// The library's row of `title` on screen.
 fn row<'a>(text: &'a str, title: &str) -> &'a str {
     text.lines()

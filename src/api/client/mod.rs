@@ -204,13 +204,6 @@ impl Client {
         Ok(c)
     }
 
-    /// The negotiating connection pool (it follows no redirect): HTTP/1.1
-    /// over cleartext, h2 by ALPN over https. Streams pick theirs per URL
-    /// with [`Client::pool_for`] (h2c where an address speaks it).
-    pub fn pool(&self) -> reqwest::Client {
-        self.inner.http.clone()
-    }
-
     pub fn options(&self) -> &ClientOptions {
         &self.inner.opts
     }

@@ -98,9 +98,12 @@ impl Client {
         if !h2c && !was {
             return None;
         }
-        if !e.is_timeout() {
-            self.forget_h2c(&u, e);
+        if !tells_of_protocol(e) {
+            // Down or slow, not a changed protocol: HTTP/1.1 would not
+            // fare better, and the flag stays.
+            return None;
         }
+        self.forget_h2c(&u, e);
         Some(self.inner.http.clone())
     }
 
@@ -154,18 +157,28 @@ impl Client {
         bases.into_iter().zip(said).collect()
     }
 
-    /// Sends what `build` makes on the pool for `url`; an h2c request that
-    /// fails without an answer goes again at once over HTTP/1.1.
+    /// Sends what `build` makes on the pool for `url`. An h2c request that
+    /// fails without an answer forgets the flag; a read (GET, HEAD) goes
+    /// again at once over HTTP/1.1, a write does not: it may have reached
+    /// the server, and a write without an answer is the outbox's to decide
+    /// (never re-sent here).
     pub(super) async fn send_on(
         &self,
         url: &Url,
         build: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, reqwest::Error> {
         let (pool, h2c) = self.pool_of(url);
-        match build(&pool).send().await {
-            Err(e) if h2c && !e.is_timeout() => {
+        let (client, req) = build(&pool).build_split();
+        let req = req?;
+        let read = req.method().is_safe();
+        match client.execute(req).await {
+            Err(e) if h2c && tells_of_protocol(&e) => {
                 self.forget_h2c(url, &e);
-                build(&self.inner.http).send().await
+                if read {
+                    build(&self.inner.http).send().await
+                } else {
+                    Err(e)
+                }
             }
             r => r,
         }
@@ -251,6 +264,13 @@ impl Client {
             })
             .clone()
     }
+}
+
+/// Whether a request that failed without an answer says something of
+/// the protocol: not when the address is down (no connection) or slow (a
+/// time-out), which `learn_protocol` too takes as telling nothing.
+fn tells_of_protocol(e: &reqwest::Error) -> bool {
+    !e.is_timeout() && !e.is_connect()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

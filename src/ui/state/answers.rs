@@ -65,7 +65,7 @@ impl App {
                 if self.library.get(&id).is_none() {
                     self.library.merge(vec![book]);
                 }
-                self.up_next_manifest(&id, Some(&manifest), fx);
+                self.up_next_manifest(&id, Some(&manifest), None, fx);
                 if self.book.id == id {
                     self.book.loading = false;
                     self.book.manifest = Some(manifest);
@@ -98,12 +98,13 @@ impl App {
                 bookmarks,
             } => {
                 let id = book.id.clone();
+                let fresh = book.clone();
                 if self.library.get(&id).is_some() {
                     self.library.update_book(&id, |b| *b = book);
                 } else {
                     self.library.merge(vec![book]);
                 }
-                self.up_next_manifest(&id, manifest.as_ref(), fx);
+                self.up_next_manifest(&id, manifest.as_ref(), Some(&fresh), fx);
                 if self.book.id == id {
                     self.book.loading = false;
                     if manifest.is_some() {

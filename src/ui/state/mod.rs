@@ -365,9 +365,13 @@ impl App {
             return;
         }
         // The next key during the countdown starts the book now, as
-        // MPRIS Next does; any other key cancels it.
+        // MPRIS Next does; any other key cancels it. Typed text is not a
+        // key: an `n` in the search line or the login form cancels.
+        let typing = self.screen == Screen::Login
+            || (self.screen == Screen::Library && self.search_editing());
         if self.up_next.countdown.is_some()
             && self.overlay.is_none()
+            && !typing
             && self.keymap.action(key) == Some(Action::NextChapter)
         {
             self.action(Action::NextChapter, fx);

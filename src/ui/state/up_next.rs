@@ -42,9 +42,19 @@ pub struct Countdown {
     pub after: BookId,
     /// The next book's chapters, once they arrived.
     manifest: Option<Manifest>,
+    /// How it opens: `Restart` only when the server's own answer of this
+    /// countdown said finished (a cached or downloaded copy may be stale:
+    /// a reset from it could wipe a place another device saved since).
+    opening: Opening,
 }
 
 impl Countdown {
+    /// How the book opens, once its chapters came with the server's
+    /// answer (before that, `None`: not decided yet).
+    pub fn decided(&self) -> Option<Opening> {
+        self.manifest.as_ref().map(|_| self.opening)
+    }
+
     /// Whole seconds left, rounded up (what the notice shows).
     pub fn seconds_left(&self, now: Millis) -> u64 {
         self.at.saturating_sub(now).div_ceil(1000)
@@ -237,6 +247,7 @@ impl App {
             at: self.now + wait,
             after: ended,
             manifest: None,
+            opening: Opening::Resume,
             next: next.clone(),
         });
         self.dirty = true;
@@ -259,11 +270,15 @@ impl App {
         true
     }
 
-    /// The next book's chapters arrived (a book load answered).
+    /// The next book's chapters arrived (a book load answered): `fresh`
+    /// is the server's answer of it, read now (`None`: a download's copy).
+    /// Only a book from the list that the server itself says is finished
+    /// starts over; anything else resumes (rule 7 restores its place).
     pub(super) fn up_next_manifest(
         &mut self,
         book: &BookId,
         manifest: Option<&Manifest>,
+        fresh: Option<&Book>,
         fx: &mut Vec<Effect>,
     ) {
         if let Some(c) = self.up_next.countdown.as_mut()
@@ -271,6 +286,10 @@ impl App {
             && let Some(m) = manifest
         {
             c.manifest = Some(m.clone());
+            c.opening = match fresh {
+                Some(b) if c.next.from == NextFrom::List => Opening::of(b.progress.as_ref()),
+                _ => Opening::Resume,
+            };
             self.up_next_tick(fx);
         }
     }
@@ -305,6 +324,7 @@ impl App {
             next,
             after,
             manifest: Some(manifest),
+            opening,
             ..
         }) = self.up_next.countdown.take()
         else {
@@ -320,7 +340,6 @@ impl App {
                 ..Book::default()
             });
         let follow = self.screen == Screen::Book && self.book.id == after;
-        let opening = Opening::of(book.progress.as_ref());
         let start = match opening {
             Opening::Restart => StartAt::Restart,
             Opening::Resume => StartAt::Resume,

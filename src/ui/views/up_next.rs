@@ -111,7 +111,8 @@ pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style
         .library
         .get(&c.next.book)
         .and_then(|b| b.progress.as_ref());
-    let how = match Opening::of(place) {
+    // The library's copy guesses until the server's answer decides.
+    let how = match c.decided().unwrap_or_else(|| Opening::of(place)) {
         Opening::Resume => "from where you left it",
         Opening::Restart => "from the beginning (you had finished it)",
     };
