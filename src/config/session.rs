@@ -368,7 +368,10 @@ pub async fn login(
             _ => None,
         },
     };
-    write_record(profile, &record)?;
+    {
+        let _lock = record_lock(profile);
+        write_record(profile, &record)?;
+    }
     let answers = bases
         .iter()
         .zip(results)
@@ -404,6 +407,7 @@ pub async fn login(
 /// Keeps what `base` speaks (`None`: forgotten) for the next sessions
 /// (best effort: a lost one is learned again).
 fn remember_speaks(profile: &Profile, base: &BaseUrl, speaks: Option<crate::api::Speaks>) {
+    let _lock = record_lock(profile);
     let Ok(Some(mut record)) = read_record(profile) else {
         return;
     };
@@ -432,6 +436,7 @@ fn remember_speaks(profile: &Profile, base: &BaseUrl, speaks: Option<crate::api:
 /// Keeps `base` as the address that answered last (best effort: the next
 /// start only begins elsewhere when this is lost).
 fn remember_in_use(profile: &Profile, base: &BaseUrl) {
+    let _lock = record_lock(profile);
     let Ok(Some(mut record)) = read_record(profile) else {
         return;
     };
@@ -442,6 +447,26 @@ fn remember_in_use(profile: &Profile, base: &BaseUrl) {
     if let Err(e) = write_record(profile, &record) {
         tracing::warn!("cannot remember the address in use: {e}");
     }
+}
+
+/// Held while the record is read and written back (login, logout, the
+/// address in use, what an address speaks): one writer at a time, across
+/// processes too, so a late probe never writes back a record a login or
+/// a logout just replaced. `None` (said in the log) when it can't be had.
+fn record_lock(profile: &Profile) -> Option<crate::durable::LockFile> {
+    let dir = profile.dirs.sessions_dir();
+    let taken = tokens::create_private_dir(&dir)
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            crate::durable::LockFile::take(
+                &dir.join(format!("{}.lock", profile.name)),
+                crate::durable::Wait::Yes,
+            )
+            .map_err(|e| e.to_string())
+        });
+    taken
+        .map_err(|e| tracing::warn!("cannot lock the session record: {e}"))
+        .ok()
 }
 
 fn write_record(profile: &Profile, record: &SessionRecord) -> Result<(), SessionError> {
@@ -458,6 +483,7 @@ fn write_record(profile: &Profile, record: &SessionRecord) -> Result<(), Session
 /// Forget the session of `profile` locally: token and record. Returns the
 /// record that was removed, if any.
 pub fn logout_local(profile: &Profile) -> Result<Option<SessionRecord>, SessionError> {
+    let _lock = record_lock(profile);
     let record = read_record(profile).ok().flatten();
     let store = TokenStore::new(profile.dirs.tokens_dir())?;
     store.delete(
