@@ -48,6 +48,21 @@ pub(crate) fn serve(listener: TcpListener, router: Router, http1_only: bool) -> 
         kill: kill_rx.clone(),
     };
     let mut stop = kill_rx;
+    // Each request holds a sender while its handler runs: over HTTP/2 a
+    // handler is its own task and outlives its connection, so shutdown
+    // waits for the last one (a database write) before the data dir is
+    // free for another server.
+    let (alive, mut handlers_gone) = tokio::sync::mpsc::channel::<()>(1);
+    let router = router.layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let held = alive.clone();
+            async move {
+                let answer = next.run(req).await;
+                drop(held);
+                answer
+            }
+        },
+    ));
     let task = tokio::spawn(async move {
         // hyper-util's auto builder reads a connection's first bytes: the
         // HTTP/2 preface is h2c (prior knowledge), anything else HTTP/1.1.
@@ -77,6 +92,8 @@ pub(crate) fn serve(listener: TcpListener, router: Router, http1_only: bool) -> 
         // is free once they are gone (streams included).
         drop(listener);
         while open.join_next().await.is_some() {}
+        drop(router);
+        while handlers_gone.recv().await.is_some() {}
     });
     ServeHandle { kill, task }
 }
