@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Runs `earmark ARGS` in `home` against `server` as alice, to the end.
-fn earmark(home: &Path, server: &str, args: &[&str], stdin: Option<&str>) -> String {
+pub(crate) fn earmark(home: &Path, server: &str, args: &[&str], stdin: Option<&str>) -> String {
     use std::io::Write;
     let mut c = Command::new(env!("CARGO_BIN_EXE_earmark"))
         .args(["--server", server, "--user", "alice"])

@@ -3,6 +3,7 @@
 //! goes out together (counts, not times).
 
 use crate::e2e::{Tui, demo_library};
+use crate::e2e_rule7::earmark;
 use earmark::server::testing::TestServer;
 use earmark::server::testing::proxy::Proxy;
 use std::time::{Duration, Instant};
@@ -24,16 +25,7 @@ async fn a_book_screens_requests_go_out_together_so_it_completes_in_one_round_tr
         tui.wait_for("filter: all");
         tui.wait_for("Aesop");
         // The start-up's own work (the cache, the license) first.
-        let quiet = Instant::now() + Duration::from_secs(20);
-        let mut last = p.requests().len();
-        loop {
-            std::thread::sleep(Duration::from_millis(500));
-            let now = p.requests().len();
-            if now == last || Instant::now() > quiet {
-                break;
-            }
-            last = now;
-        }
+        settle(&p);
         p.set_delay(Duration::from_millis(40));
         p.clear();
         tui.keys("\r");
@@ -60,39 +52,6 @@ async fn a_book_screens_requests_go_out_together_so_it_completes_in_one_round_tr
         "every request of the book screen in flight at once ({in_flight} of {}): {paths:?}",
         seen.len()
     );
-}
-
-/// Runs `earmark ARGS` in `home` against `server` as alice, to the end.
-fn earmark(home: &std::path::Path, server: &str, args: &[&str], stdin: Option<&str>) -> String {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut c = Command::new(env!("CARGO_BIN_EXE_earmark"))
-        .args(["--server", server, "--user", "alice"])
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env("EARMARK_TOKEN_STORE", "file")
-        .env_remove("EARMARK_PROFILE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = c.stdin.take().unwrap();
-    if let Some(s) = stdin {
-        input.write_all(s.as_bytes()).unwrap();
-    }
-    drop(input);
-    let o = c.wait_with_output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "earmark {args:?}: {text}");
-    text
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,16 +107,7 @@ async fn play_on_a_book_screen_asks_for_the_place_and_the_last_played_chapter_to
         tui.wait_for("The Fox and the Grapes");
         tui.wait_gone("Loading chapters");
         // The book screen's own requests first.
-        let quiet = Instant::now() + Duration::from_secs(20);
-        let mut last = p.requests().len();
-        loop {
-            std::thread::sleep(Duration::from_millis(500));
-            let now = p.requests().len();
-            if now == last || Instant::now() > quiet {
-                break;
-            }
-            last = now;
-        }
+        settle(&p);
         p.set_delay(Duration::from_millis(40));
         p.clear();
         tui.keys(" ");
@@ -197,4 +147,19 @@ async fn play_on_a_book_screen_asks_for_the_place_and_the_last_played_chapter_to
         in_flight >= 2,
         "the place and the stream in flight together: {paths:?}"
     );
+}
+
+/// Waits until the proxy saw no new request for half a second (at most
+/// 20 s): what the player asked for on its own has gone out.
+fn settle(p: &Proxy) {
+    let quiet = Instant::now() + Duration::from_secs(20);
+    let mut last = p.requests().len();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = p.requests().len();
+        if now == last || Instant::now() > quiet {
+            break;
+        }
+        last = now;
+    }
 }

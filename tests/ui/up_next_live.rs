@@ -73,6 +73,26 @@ pub(crate) fn saga_library(one: u32) -> tempfile::TempDir {
 
 /// Gives `book` a place on the server: chapter 2 at `position`, saved a
 /// minute ago (another device's).
+/// The player on Saga One's book screen, its library and up next list
+/// read, and Saga Two's synced place set to chapter 2 at 12 s: Saga Two
+/// and that chapter.
+fn saga_one_open(lib: &Path, settings: UiSettings) -> (Driver, Book, ChapterId) {
+    let mut d = Driver::start_on(lib, settings, |b, _| b.title == "Saga One");
+    let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
+    let two = books
+        .iter()
+        .find(|b| b.title == "Saga Two")
+        .unwrap()
+        .clone();
+    let two_ch2 = d.rt.block_on(place(&d.client, &two.id, 12.0));
+    d.step(Event::Answer(Answer::Library {
+        books,
+        from_cache: false,
+    }));
+    d.follow("the account's list read", |a| a.up_next.account.is_some());
+    (d, two, two_ch2)
+}
+
 pub(crate) async fn place(c: &earmark::api::Client, book: &BookId, position: f64) -> ChapterId {
     let m = c.manifest(book).await.unwrap();
     let ch = m.items[1].chapter_id.clone();
@@ -103,19 +123,7 @@ fn a_finished_book_is_marked_finished_and_the_next_of_its_series_resumes_at_its_
         },
         ..Default::default()
     };
-    let mut d = Driver::start_on(lib.path(), settings, |b, _| b.title == "Saga One");
-    let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
-    let two = books
-        .iter()
-        .find(|b| b.title == "Saga Two")
-        .unwrap()
-        .clone();
-    let two_ch2 = d.rt.block_on(place(&d.client, &two.id, 12.0));
-    d.step(Event::Answer(Answer::Library {
-        books,
-        from_cache: false,
-    }));
-    d.follow("the account's list read", |a| a.up_next.account.is_some());
+    let (mut d, two, two_ch2) = saga_one_open(lib.path(), settings);
     d.step(code(KeyCode::Enter)); // chapter 1 from 0
     d.follow("next: Saga Two", |a| {
         a.up_next.next.as_ref().is_some_and(|n| n.book == two.id)
@@ -367,19 +375,7 @@ fn n_in_the_last_chapter_marks_the_book_finished_on_the_server_and_the_next_resu
         smart_rewind: None,
         ..Default::default()
     };
-    let mut d = Driver::start_on(lib.path(), settings, |b, _| b.title == "Saga One");
-    let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
-    let two = books
-        .iter()
-        .find(|b| b.title == "Saga Two")
-        .unwrap()
-        .clone();
-    let two_ch2 = d.rt.block_on(place(&d.client, &two.id, 12.0));
-    d.step(Event::Answer(Answer::Library {
-        books,
-        from_cache: false,
-    }));
-    d.follow("the account's list read", |a| a.up_next.account.is_some());
+    let (mut d, two, two_ch2) = saga_one_open(lib.path(), settings);
     d.step(code(KeyCode::Enter));
     let (one, last) = (d.book.id.clone(), d.manifest.items[1].chapter_id.clone());
     d.follow("Saga One playing", |a| {

@@ -8,7 +8,7 @@
 //! store remembers it. Only a URL on the origin of an address that said h2c
 //! goes out on the prior-knowledge pool; any other origin (a CDN) on the
 //! ALPN one. An h2c request that fails without an answer (the server
-//! changed) goes again at once over HTTP/1.1, and the flag is forgotten.
+//! changed) forgets the flag; a read goes again at once over HTTP/1.1.
 
 use super::Client;
 use crate::api::BaseUrl;
@@ -88,9 +88,10 @@ impl Client {
     }
 
     /// A request to `url` on [`Client::pool_for`]'s pool failed with `e`
-    /// before any answer: when that pool was the h2c guess, the flag is
-    /// forgotten (a time-out excepted) and the pool to send it again on at
-    /// once is given; `None` when there is nothing else to try.
+    /// before any answer (a stream's read): when that pool was the h2c
+    /// guess and the failure tells of the protocol, the flag is forgotten
+    /// and the pool to send it again on at once is given; `None` when
+    /// there is nothing else to try.
     pub fn after_failure(&self, url: &str, e: &reqwest::Error) -> Option<reqwest::Client> {
         let u = Url::parse(url).ok()?;
         let (_, h2c) = self.pool_of(&u);
