@@ -97,7 +97,8 @@ fn player(library: Option<PathBuf>, audio: AudioMode, accessible: bool) -> ExitC
             return ExitCode::FAILURE;
         }
     };
-    let code = crate::runtime::run(config, profile, Some(session), audio);
+    let rules = crate::config::ListeningRules::default();
+    let code = crate::runtime::run(config, rules, profile, Some(session), audio);
     rt.block_on(demo.shutdown());
     code
 }

@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 mod local_time;
+pub mod rewind;
 mod series;
+pub mod session;
+pub mod sleep;
 mod stop;
 pub mod up_next;
 pub use local_time::utc_offset_secs;

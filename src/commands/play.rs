@@ -1,19 +1,18 @@
-//! `earmark play`: headless playback of a book's manifest, through the
-//! playback owner the player uses too (`crate::playback`: the engine,
-//! sync's session restoring and reporting the place, each book's sound
-//! and `[sound]` of config.toml, every stop and its reason). This command
-//! picks the queue (the server's, or a download's), then only prints a
+//! `earmark play`: headless playback of a book, as one more client of the
+//! session owner the player uses too (`crate::playback`: the download or
+//! the server's queue, the engine, sync restoring and reporting the place,
+//! each book's sound, up next and its countdown, every stop and its
+//! reason). It sends the same commands as the player's keys, prints a
 //! status line a second and exits with the code of the stop's reason
-//! (docs/cli.md). With `--up-next` a book's end opens the next one
-//! (`playback::up_next`).
+//! (docs/cli.md). With `--up-next` the owner opens the next book when one
+//! ends.
 
 use super::{CommandError, Invocation};
-use crate::domain::{BookId, ChapterId, Manifest, Next, Opening};
-use crate::playback::{
-    Control, Event, Events, Expect, LocalIndex, Login, Now, Playback, Setup, StopReason,
-};
-use crate::player::{AudioMode, PlayerState, Status};
-use crate::sync::{Notice, StartAt};
+use crate::config::ListeningRules;
+use crate::domain::session::{Command, Event, Landing, Listening, PlayState, Said, Snapshot, Start};
+use crate::domain::{BookId, ChapterId, Opening, UpNextMode};
+use crate::playback::{Events, Expect, Login, Playback, Setup, StopReason};
+use crate::player::AudioMode;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -122,32 +121,31 @@ pub fn run(global: &Invocation, args: PlayArgs, started: Instant) -> ExitCode {
 
 /// Where to start when flags say so: `--chapter` (at `--at` or 0), or
 /// `--at` in the first chapter. `None`: resume.
-fn start_point(
-    manifest: &Manifest,
-    chapter: Option<&str>,
-    at: Option<f64>,
-) -> Result<Option<(ChapterId, f64)>, String> {
-    let first = manifest
-        .items
-        .first()
-        .map(|i| i.chapter_id.clone())
-        .ok_or_else(|| "the book has no chapters".to_string())?;
+fn start_point(chapter: Option<&str>, at: Option<f64>) -> Result<Start, String> {
     if let Some(at) = at
         && (!at.is_finite() || at < 0.0)
     {
         return Err(format!("--at must be a number of seconds ≥ 0, not {at}"));
     }
-    match (chapter, at) {
-        (Some(c), at) => {
-            let id = ChapterId::new(c);
-            if manifest.position_of(&id).is_none() {
-                return Err(format!("chapter {c} is not in this book"));
-            }
-            Ok(Some((id, at.unwrap_or(0.0))))
-        }
-        (None, Some(at)) => Ok(Some((first, at))),
-        (None, None) => Ok(None),
-    }
+    Ok(match (chapter, at) {
+        (Some(c), at) => Start::At(ChapterId::new(c), at.unwrap_or(0.0)),
+        (None, Some(at)) => Start::First(at),
+        (None, None) => Start::Resume,
+    })
+}
+
+/// The session's rules from config.toml; up next only with `--up-next`
+/// (asked for while `[player] up_next` is off: the default rule).
+fn rules(profile: &crate::config::Profile, up_next: bool) -> Result<ListeningRules, CommandError> {
+    let config = crate::config::Config::load(&profile.dirs.config_file())
+        .map_err(|e| CommandError::usage(e.to_string()))?;
+    let mut rules = ListeningRules::of(&config).map_err(CommandError::usage)?;
+    rules.up_next = match (up_next, rules.up_next) {
+        (false, _) => UpNextMode::Off,
+        (true, UpNextMode::Off) => UpNextMode::Series,
+        (true, m) => m,
+    };
+    Ok(rules)
 }
 
 async fn play(
@@ -159,7 +157,7 @@ async fn play(
     let client = session.client(&profile)?;
     startup.session = Some(Instant::now());
     let book = BookId::new(args.book_id.as_str());
-    let local = local_copy(&profile, &session, &book);
+    let start = start_point(args.chapter.as_deref(), args.at).map_err(CommandError::usage)?;
     if client.addresses().len() > 1 {
         // A profile of several addresses: each switch is said on stderr.
         let mut switches = client.watch_base();
@@ -170,19 +168,8 @@ async fn play(
             }
         });
     }
-    let follow_on = match args.up_next {
-        true => {
-            use crate::playback::up_next::FollowOn;
-            let (rule, said) = FollowOn::for_play(&profile, &session, client.clone(), &book)
-                .map_err(CommandError::usage)?;
-            if let Some(why) = said {
-                eprintln!("earmark: {why}");
-            }
-            Some(rule)
-        }
-        false => None,
-    };
-    let mut login = Login::of(&profile, Some(&session), Some(client.clone()));
+    let rules = rules(&profile, args.up_next)?;
+    let mut login = Login::of(&profile, Some(&session), Some(client));
     login.sync.follow_server = true;
     // The owner starts first, so the manifest, the place and (for a
     // chapter named, and no download) the stream are asked for together.
@@ -190,7 +177,8 @@ async fn play(
         dirs: profile.dirs.clone(),
         login,
         audio: args.audio,
-        downloads: LocalIndex::default(),
+        rules,
+        ready_last: false,
     });
     startup.engine = Some(Instant::now());
     if let Some(why) = playback.no_audio() {
@@ -203,53 +191,25 @@ async fn play(
     }
     // The chapter named, else (no --at) the one this device last played:
     // its stream is asked for beside the manifest and the place.
-    let expect = match (&args.chapter, args.at) {
-        _ if local.is_some() => Expect::Unknown,
-        (Some(c), _) => Expect::Chapter(ChapterId::new(c.as_str())),
-        (None, None) => Expect::Resume,
-        (None, Some(_)) => Expect::Unknown,
+    let expect = match &start {
+        Start::At(c, _) => Expect::Chapter(c.clone()),
+        Start::Resume => Expect::Resume,
+        _ => Expect::Unknown,
     };
     playback.open_ahead(&book, expect);
-    let queued = queue(&client, &book, local)
-        .await
-        .and_then(|(manifest, download)| {
-            let start = start_point(&manifest, args.chapter.as_deref(), args.at)
-                .map_err(CommandError::usage)?;
-            Ok((manifest, download, start))
-        });
-    let (manifest, download, start) = match queued {
-        Ok(q) => q,
-        Err(e) => {
-            playback.quit(Duration::ZERO).await;
-            return Err(e);
-        }
-    };
-    startup.manifest = Some(Instant::now());
-    let start = match start {
-        Some((c, p)) => StartAt::At(c, p),
-        None => StartAt::Resume,
-    };
-    playback.set_downloads(LocalIndex::of(download.into_iter().collect()));
-    playback.open(book.clone(), manifest, start);
-    if let Some(s) = args.speed {
-        playback.control(Control::Speed(s));
-    }
-    let next = follow_on.map(|rule| PlayOn {
-        rule,
-        profile: &profile,
-        session: &session,
-        client: &client,
+    playback.send(Command::Open {
+        book: book.clone(),
+        start,
+        known: None,
     });
-    let code = follow(
-        &playback,
+    let run = Run {
+        playback: &playback,
         book,
-        events,
-        args.for_secs,
-        global.json,
-        startup,
-        next.as_ref(),
-    )
-    .await;
+        for_secs: args.for_secs,
+        json: global.json,
+        speed: args.speed,
+    };
+    let code = run.follow(events, startup).await;
     // Kept for next time only when the journal is on the disk.
     if let Some(line) = playback.quit(Duration::from_secs(5)).await.farewell() {
         eprintln!("earmark: {line}");
@@ -257,275 +217,254 @@ async fn play(
     Ok(code)
 }
 
-/// The download of `book` in this session's scope, if any (read before
-/// the network, so start-up knows whether to open a stream ahead).
-fn local_copy(
-    profile: &crate::config::Profile,
-    session: &crate::config::Session,
-    book: &BookId,
-) -> Option<crate::offline::Download> {
-    use crate::offline::{Scope, Store};
-    Store::new(&profile.dirs.data)
-        .get(&Scope::of(session), book)
-        .unwrap_or_else(|e| {
-            eprintln!("earmark: the download of {book} cannot be used: {e}");
-            None
-        })
-}
-
-/// The queue to play: the download when it matches the server's manifest
-/// (or the server is away), else the server's; and the complete download
-/// of the book, if any, for the resolver.
-async fn queue(
-    client: &crate::api::Client,
-    book: &BookId,
-    local: Option<crate::offline::Download>,
-) -> Result<(Manifest, Option<crate::offline::Download>), CommandError> {
-    use crate::offline::{self, Source, Why};
-    let (source, why) = offline::choose(client.manifest(book).await, local.as_ref())?;
-    match why {
-        Why::Current => eprintln!("earmark: playing the downloaded copy of {book}."),
-        Why::ServerUnreachable => eprintln!(
-            "earmark: the server cannot be reached: playing the downloaded copy of {book}; progress is kept and sent when the server is back."
-        ),
-        Why::Outdated => eprintln!(
-            "earmark: the server's manifest of {book} changed since it was downloaded: streaming the server's queue instead. `earmark download {book}` updates the download."
-        ),
-        Why::NotDownloaded => {}
-    }
-    Ok(match source {
-        Source::Local(m) => (m, local),
-        // The server's queue streams: a changed download plays no part.
-        Source::Stream(m) => (m, None),
-    })
-}
-
-/// `--up-next`: the rule, and what opening the next book needs.
-struct PlayOn<'a> {
-    rule: crate::playback::up_next::FollowOn,
-    profile: &'a crate::config::Profile,
-    session: &'a crate::config::Session,
-    client: &'a crate::api::Client,
-}
-
-impl PlayOn<'_> {
-    /// What follows `ended`, or the exit code and why it could not be
-    /// worked out (`Ok(None)`: nothing follows).
-    async fn next_after(
-        &self,
-        playback: &Playback,
-        ended: &BookId,
-    ) -> Result<Option<Next>, (u8, String)> {
-        self.rule.next_after(ended).await.map_err(|e| {
-            let stop = e.stop(playback);
-            (
-                stop.reason.exit_code(),
-                format!("up next: {}", stop.message),
-            )
-        })
-    }
-
-    /// Opens `next`: its id, or the exit code and why not.
-    async fn open(&self, playback: &Playback, next: Next) -> Result<BookId, (u8, String)> {
-        let local = local_copy(self.profile, self.session, &next.book);
-        let (manifest, download) = queue(self.client, &next.book, local)
-            .await
-            .map_err(|e| (e.code, e.message))?;
-        let (start, again) = match self.rule.opening(&next).await {
-            Opening::Resume => (StartAt::Resume, ""),
-            Opening::Restart => (StartAt::Restart, ", from the beginning: it was finished"),
-        };
-        eprintln!("earmark: up next: {} ({}){again}", next.title, next.book);
-        playback.set_downloads(LocalIndex::of(download.into_iter().collect()));
-        playback.open(next.book.clone(), manifest, start);
-        Ok(next.book)
-    }
-}
-
-/// How the countdown before the next book ended.
-enum Countdown {
-    Over,
-    /// Ctrl-C or SIGTERM: nothing more starts.
-    Signal,
-    /// `--for` ran out.
-    Limit,
-}
-
-/// Prints one status line a second until `--for` runs out, the book ends
-/// (with `--up-next`: the last one), playback stops (with its reason's
-/// exit code), or a signal arrives.
-async fn follow(
-    playback: &Playback,
-    mut book: BookId,
-    mut events: Events,
+/// What `follow` works with.
+struct Run<'a> {
+    playback: &'a Playback,
+    book: BookId,
     for_secs: Option<f64>,
     json: bool,
-    mut startup: Startup,
-    next: Option<&PlayOn<'_>>,
-) -> ExitCode {
-    // The load whose end was handled (the next book's state comes later).
-    let mut ended = None;
-    let mut startup_printed = !json;
-    let mut sound_said = false;
-    use tokio::signal::unix::{SignalKind, signal};
-    let began = tokio::time::Instant::now();
-    let limit = for_secs.map(|s| began + Duration::from_secs_f64(s.max(0.0)));
-    let mut now = playback.now();
-    // Sync's own status: the load is timed where sync asks for it, not
-    // where the owner (on the same thread as sync) relays it.
-    let mut sync = playback.sync().watch();
-    let mut lines = tokio::time::interval(Duration::from_secs(1));
-    lines.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // Created once: a listener made anew each round would miss a signal
-    // that arrives between rounds.
-    let mut int = signal(SignalKind::interrupt()).ok();
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut out = std::io::stdout().lock();
-    let stop = |code: u8, message: &str| {
-        playback.control(Control::Stop);
-        eprintln!("earmark play: {message}");
-        ExitCode::from(code)
-    };
-    loop {
-        let restored = sync.borrow().playing.is_some();
-        if restored && startup.load.is_none() {
-            startup.load = Some(Instant::now());
+    /// `--speed`: sent once the book is the session's.
+    speed: Option<f32>,
+}
+
+/// What one of the session's events means for this command.
+enum Then {
+    Go,
+    Exit(u8, String),
+    /// Up next has nothing more: the book that ended was the last.
+    Done,
+}
+
+impl Run<'_> {
+    /// The session's book, when it is ours.
+    fn ours<'s>(&self, snap: &'s Snapshot) -> Option<&'s Listening> {
+        snap.listening.as_ref().filter(|l| l.book.id == self.book)
+    }
+
+    fn event(&mut self, e: Event) -> Then {
+        match e {
+            Event::Stopped(s) => {
+                let message = match s.reason {
+                    StopReason::License => format!("{} Playback and sync are stopped.", s.message),
+                    _ => s.message,
+                };
+                Then::Exit(s.reason.exit_code(), message)
+            }
+            Event::Said(said) => self.said(said),
+            _ => Then::Go,
         }
-        let deadline = match (restored, limit) {
-            (false, l) => Some(l.map_or(began + RESTORE_WITHIN, |l| l.min(began + RESTORE_WITHIN))),
-            (true, l) => l,
-        };
-        tokio::select! {
-            e = events.recv() => match e {
-                Some(Event::Stopped(s)) => {
-                    if let Some(state) = now.borrow().state.as_ref() {
-                        let _ = writeln!(out, "{}", status_line(state, json));
-                    }
-                    let message = match s.reason {
-                        StopReason::License => format!("{} Playback and sync are stopped.", s.message),
-                        _ => s.message,
+    }
+
+    fn said(&mut self, said: Said) -> Then {
+        let book = &self.book;
+        match said {
+            Said::Failed(m) => return Then::Exit(StopReason::Local.exit_code(), m),
+            Said::NotDownloaded { book } => {
+                let why = format!("the server cannot be reached and {book} is not downloaded");
+                return Then::Exit(StopReason::Network.exit_code(), why);
+            }
+            Said::FromDownload { offline: false, .. } => {
+                eprintln!("earmark: playing the downloaded copy of {book}.")
+            }
+            Said::FromDownload { offline: true, .. } => eprintln!(
+                "earmark: the server cannot be reached: playing the downloaded copy of {book}; progress is kept and sent when the server is back."
+            ),
+            Said::DownloadOutdated { .. } => eprintln!(
+                "earmark: the server's manifest of {book} changed since it was downloaded: streaming the server's queue instead. `earmark download {book}` updates the download."
+            ),
+            Said::Dropped { book, why } => {
+                eprintln!("earmark: a queued change for {book} was dropped: {why}")
+            }
+            Said::MovedToServer { to, .. } => eprintln!(
+                "earmark: the server has a newer place for this book (another device's): chapter {} at {}; playing from there.",
+                to.chapter,
+                clock(to.position)
+            ),
+            Said::UpNextStarting { next, opening } => {
+                let again = match opening {
+                    Opening::Restart => ", from the beginning: it was finished",
+                    Opening::Resume => "",
+                };
+                eprintln!("earmark: up next: {} ({}){again}", next.title, next.book);
+                self.book = next.book;
+            }
+            Said::UpNextNone(_) => return Then::Done,
+            Said::Info(m) => eprintln!("earmark: {m}"),
+            _ => {}
+        }
+        Then::Go
+    }
+
+    /// Prints one status line a second until `--for` runs out, the book
+    /// ends (with `--up-next`: the last one), playback stops (with its
+    /// reason's exit code), or a signal arrives.
+    async fn follow(mut self, mut events: Events, mut startup: Startup) -> ExitCode {
+        use tokio::signal::unix::{SignalKind, signal};
+        let began = tokio::time::Instant::now();
+        let limit = self
+            .for_secs
+            .map(|s| began + Duration::from_secs_f64(s.max(0.0)));
+        let mut snap = self.playback.snapshot();
+        let mut lines = tokio::time::interval(Duration::from_secs(1));
+        lines.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Created once: a listener made anew each round would miss a signal
+        // that arrives between rounds.
+        let mut int = signal(SignalKind::interrupt()).ok();
+        let mut term = signal(SignalKind::terminate()).ok();
+        let mut out = std::io::stdout().lock();
+        let mut seen = Seen::default();
+        loop {
+            let restored = self.ours(&snap.borrow()).is_some_and(|l| l.load != 0);
+            if restored && startup.load.is_none() {
+                startup.load = Some(Instant::now());
+            }
+            let deadline = match (restored, limit) {
+                (false, l) => Some(l.map_or(began + RESTORE_WITHIN, |l| l.min(began + RESTORE_WITHIN))),
+                (true, l) => l,
+            };
+            tokio::select! {
+                e = events.recv() => {
+                    let then = match e {
+                        Ok(e) => self.event(e),
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Then::Go,
+                        Err(_) => Then::Exit(StopReason::Local.exit_code(), "playback stopped".into()),
                     };
-                    return stop(s.reason.exit_code(), &message);
-                }
-                Some(Event::Notice(Notice::Failed(m))) => return stop(StopReason::Local.exit_code(), &m),
-                Some(Event::Notice(Notice::Dropped { book, message })) => {
-                    eprintln!("earmark: a queued change for {book} was dropped: {message}");
-                }
-                Some(Event::Notice(Notice::Info(m))) => eprintln!("earmark: {m}"),
-                Some(_) => {}
-                None => return stop(StopReason::Local.exit_code(), "playback stopped"),
-            },
-            changed = now.changed() => {
-                if changed.is_err() {
-                    return stop(StopReason::Local.exit_code(), "the audio engine stopped");
-                }
-                let n = now.borrow_and_update().clone();
-                if !sound_said
-                    && let Some((b, sound)) = &n.sound
-                    && *b == book
-                {
-                    sound_said = true;
-                    if !sound.settings.is_neutral() {
-                        eprintln!("earmark: this book's sound: {}.", sound.settings.describe());
-                    }
-                }
-                let Some(s) = n.state else { continue };
-                if !startup_printed && let Some(t) = playback.first_audio_at() {
-                    startup_printed = true;
-                    let _ = writeln!(out, "{}", startup.json(t));
-                }
-                let this_book = n.book.as_ref() == Some(&book);
-                if s.status == Status::Ended && this_book && ended != Some(s.playback_id) {
-                    ended = Some(s.playback_id);
-                    let _ = writeln!(out, "{}", status_line(&s, json));
-                    let Some(on) = next else { return ExitCode::SUCCESS };
-                    let following = match on.next_after(playback, &book).await {
-                        Ok(Some(n)) => n,
-                        Ok(None) => return ExitCode::SUCCESS,
-                        Err((code, message)) => return stop(code, &message),
-                    };
-                    let _ = out.flush();
-                    let wait = on.rule.countdown;
-                    if !wait.is_zero() {
-                        eprintln!(
-                            "earmark: next: {} in {} s, Ctrl-C to stop",
-                            following.title,
-                            wait.as_secs_f64().ceil()
-                        );
-                    }
-                    let over = tokio::select! {
-                        _ = tokio::time::sleep(wait) => Countdown::Over,
-                        _ = next_signal(&mut int) => Countdown::Signal,
-                        _ = next_signal(&mut term) => Countdown::Signal,
-                        _ = async { match limit { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => Countdown::Limit,
-                    };
-                    match over {
-                        Countdown::Over => {}
-                        Countdown::Signal => return ExitCode::from(130),
-                        Countdown::Limit => return ExitCode::SUCCESS,
-                    }
-                    match on.open(playback, following).await {
-                        Ok(b) => {
-                            book = b;
-                            sound_said = false;
+                    match then {
+                        Then::Go => {}
+                        Then::Done => return ExitCode::SUCCESS,
+                        Then::Exit(code, message) => {
+                            if let Some(l) = self.ours(&snap.borrow()) {
+                                let _ = writeln!(out, "{}", status_line(l, self.json));
+                            }
+                            return self.stop(code, &message);
                         }
-                        Err((code, message)) => return stop(code, &message),
                     }
                 }
-            }
-            changed = sync.changed() => {
-                if changed.is_err() {
-                    return stop(StopReason::Local.exit_code(), "sync stopped");
+                changed = snap.changed() => {
+                    if changed.is_err() {
+                        return self.stop(StopReason::Local.exit_code(), "the session stopped");
+                    }
+                    let now = snap.borrow_and_update().clone();
+                    if let Some(code) = self.changed(&now, &mut seen, &mut startup, &mut out) {
+                        return code;
+                    }
                 }
-            }
-            _ = lines.tick() => {
-                // Nothing to report until the engine has taken the Load.
-                if let Some(s) = now.borrow().state.as_ref() {
-                    let _ = writeln!(out, "{}", status_line(s, json));
-                    let _ = out.flush();
+                _ = lines.tick() => {
+                    // Nothing to report until the engine has taken the Load.
+                    if let Some(l) = self.ours(&snap.borrow()).filter(|l| l.load != 0) {
+                        let _ = writeln!(out, "{}", status_line(l, self.json));
+                        let _ = out.flush();
+                    }
                 }
-            }
-            _ = next_signal(&mut int) => return ExitCode::from(130),
-            _ = next_signal(&mut term) => return ExitCode::from(130),
-            _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
-                if !restored {
-                    return stop(StopReason::Network.exit_code(), &format!(
-                        "could not restore the position: no answer within {} s",
-                        RESTORE_WITHIN.as_secs()
-                    ));
+                _ = next_signal(&mut int) => return ExitCode::from(130),
+                _ = next_signal(&mut term) => return ExitCode::from(130),
+                _ = sleep_until(deadline) => {
+                    if !restored {
+                        return self.stop(StopReason::Network.exit_code(), &format!(
+                            "could not restore the position: no answer within {} s",
+                            RESTORE_WITHIN.as_secs()
+                        ));
+                    }
+                    // Stop the audio where it is, so the place printed and
+                    // reported is where listening stopped, not the last tick's.
+                    if let Some(l) = self.pause_and_read(&mut snap).await {
+                        let _ = writeln!(out, "{}", status_line(&l, self.json));
+                    }
+                    return ExitCode::SUCCESS;
                 }
-                // Stop the audio where it is, so the place printed and
-                // reported is where listening stopped, not the last tick's.
-                let s = pause_and_read(playback, &mut now).await;
-                if let Some(s) = s {
-                    let _ = writeln!(out, "{}", status_line(&s, json));
-                }
-                return ExitCode::SUCCESS;
             }
         }
     }
+
+    /// One new snapshot: start-up's figures, the book's sound, `--speed`,
+    /// the countdown's line, the end. `Some`: exit with it.
+    fn changed(
+        &mut self,
+        snap: &Snapshot,
+        seen: &mut Seen,
+        startup: &mut Startup,
+        out: &mut impl Write,
+    ) -> Option<ExitCode> {
+        if let Some(c) = &snap.up_next.countdown
+            && seen.countdown.as_ref() != Some(&c.next.book)
+        {
+            seen.countdown = Some(c.next.book.clone());
+            let secs = (c.starts_at - crate::domain::now_millis()).max(0) as f64 / 1000.0;
+            if secs > 0.0 {
+                eprintln!("earmark: next: {} in {} s, Ctrl-C to stop", c.next.title, secs.ceil());
+            }
+        }
+        let l = self.ours(snap)?;
+        if let Some(s) = self.speed.take() {
+            self.playback.send(Command::Speed(s));
+        }
+        if !seen.startup && self.json && let Some(t) = self.playback.first_audio_at() {
+            seen.startup = true;
+            let _ = writeln!(out, "{}", startup.json(t));
+        }
+        if seen.sound.as_ref() != Some(&self.book) && l.load != 0 {
+            seen.sound = Some(self.book.clone());
+            if !l.sound.settings.is_neutral() {
+                eprintln!("earmark: this book's sound: {}.", l.sound.settings.describe());
+            }
+        }
+        if l.state == PlayState::Ended && seen.ended != Some(l.load) {
+            seen.ended = Some(l.load);
+            let _ = writeln!(out, "{}", status_line(l, self.json));
+            let _ = out.flush();
+            // Without up next the command is done; with it, the owner
+            // counts down (or says nothing follows).
+            if snap.up_next.mode == UpNextMode::Off {
+                return Some(ExitCode::SUCCESS);
+            }
+        }
+        None
+    }
+
+    fn stop(&self, code: u8, message: &str) -> ExitCode {
+        self.playback.send(Command::Pause);
+        eprintln!("earmark play: {message}");
+        ExitCode::from(code)
+    }
+
+    /// Pauses and returns the place once paused (or the latest one after
+    /// 1 s: an engine that cannot pause still gets its place saved).
+    async fn pause_and_read(
+        &self,
+        snap: &mut tokio::sync::watch::Receiver<Snapshot>,
+    ) -> Option<Listening> {
+        self.playback.send(Command::Pause);
+        let book = self.book.clone();
+        let paused = tokio::time::timeout(
+            Duration::from_secs(1),
+            snap.wait_for(|s| {
+                s.listening
+                    .as_ref()
+                    .is_some_and(|l| l.book.id == book && l.state != PlayState::Playing)
+            }),
+        )
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .and_then(|s| s.listening.clone());
+        paused.or_else(|| self.ours(&snap.borrow()).cloned())
+    }
 }
 
-/// Pauses and returns the state once paused (or the latest one after
-/// 1 s: an engine that cannot pause still gets its place saved).
-async fn pause_and_read(
-    playback: &Playback,
-    now: &mut tokio::sync::watch::Receiver<Now>,
-) -> Option<PlayerState> {
-    playback.control(Control::Pause);
-    let paused = tokio::time::timeout(
-        Duration::from_secs(1),
-        now.wait_for(|n| {
-            n.state
-                .as_ref()
-                .is_some_and(|s| s.status != Status::Playing)
-        }),
-    )
-    .await
-    .ok()
-    .and_then(Result::ok)
-    .map(|n| n.state.clone());
-    paused.unwrap_or_else(|| now.borrow().state.clone())
+/// What was said or printed once.
+#[derive(Default)]
+struct Seen {
+    startup: bool,
+    sound: Option<BookId>,
+    ended: Option<u64>,
+    countdown: Option<BookId>,
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
@@ -537,32 +476,37 @@ async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
     }
 }
 
-fn status_line(s: &PlayerState, json: bool) -> String {
-    let chapter = s.chapter_id.as_ref().map(|c| c.as_str()).unwrap_or("-");
+fn status_line(l: &Listening, json: bool) -> String {
+    let chapter = l.chapter.as_str();
     if json {
+        let landed = match l.landed {
+            Landing::Exact => serde_json::json!(true),
+            Landing::Pending => serde_json::json!(false),
+            Landing::Approximate => serde_json::json!("approximate"),
+        };
         serde_json::json!({
-            "playback_id": s.playback_id.0,
-            "chapter_id": s.chapter_id.as_ref().map(|c| c.as_str()),
-            "position": (s.position * 1000.0).round() / 1000.0,
-            "book_position": s.book_position.map(|b| (b * 1000.0).round() / 1000.0),
-            "state": s.status.name(),
-            "speed": s.speed,
-            "landed": s.landed,
-            "sound": s.sound,
-            "silence_skipped": (s.silence_skipped * 1000.0).round() / 1000.0,
-            "error": match &s.status { Status::Error(e) => Some(e.to_string()), _ => None },
+            "playback_id": l.load,
+            "chapter_id": chapter,
+            "position": (l.position * 1000.0).round() / 1000.0,
+            "book_position": l.book_progress().0.map(|b| (b * 1000.0).round() / 1000.0),
+            "state": l.state.name(),
+            "speed": l.speed,
+            "landed": landed,
+            "sound": l.sound.settings,
+            "silence_skipped": (l.sound.skipped_now * 1000.0).round() / 1000.0,
+            "error": match &l.state { PlayState::Error(e) => Some(e.clone()), _ => None },
         })
         .to_string()
     } else {
-        let dur = s
+        let dur = l
             .duration
             .map(|d| format!(" / {}", clock(d)))
             .unwrap_or_default();
         format!(
             "[{}] {chapter} {}{dur}  {:.2}x",
-            s.status.name(),
-            clock(s.position),
-            s.speed
+            l.state.name(),
+            clock(l.position),
+            l.speed
         )
     }
 }

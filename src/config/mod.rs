@@ -5,11 +5,13 @@
 //!   said, serverId, userId per profile), loading the current session and
 //!   logging in,
 //! - `sound`: each book's sound settings on this device (`sound.json`),
-//! - `up_next`: the "play next" list of each server and account.
+//! - `up_next`: the "play next" list of each server and account,
+//! - `listening`: the session's rules (sleep timer, smart rewind, up next).
 //!
 //! The password is never written anywhere by this module.
 
 pub mod file;
+pub mod listening;
 pub mod session;
 pub mod sound;
 pub mod tokens;
@@ -23,6 +25,7 @@ pub use session::{
     AddressLogin, LoggedIn, Session, SessionError, SessionRecord, choose_login, login,
     logout_local, read_record,
 };
+pub use listening::ListeningRules;
 pub use sound::{SoundBooks, SoundLogin, SoundOwner};
 pub use tokens::{TokenStore, TokenStoreKind};
 pub use up_next::UpNextStore;

@@ -7,7 +7,7 @@
 //! client knock at its address (without the token) and move on when no
 //! answer comes. Nothing here runs for a profile of one address.
 
-use super::{Control, CurrentClient, engine, read, write};
+use super::{CurrentClient, read, write};
 use crate::api::BaseUrl;
 use crate::player::{EngineHandle, PlayerState, Status};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,13 +85,10 @@ impl Follow {
         if let (true, Some(chapter)) = (loaded, s.chapter_id) {
             tracing::info!("playback moves from {from} to {now}");
             self.streaming.set(Some(now));
-            engine::control(
-                engine,
-                Control::Seek {
-                    chapter,
-                    position: s.position,
-                },
-            );
+            engine.send(crate::player::Command::Seek {
+                chapter,
+                position: s.position,
+            });
         }
     }
 

@@ -1,15 +1,14 @@
 //! The audio engine, private to the owner: started here (with the stream
-//! resolver, the judge of a stream's refusal and `[sound]` of config.toml),
-//! and the one place in the program where engine commands
-//! (`player::Command`) are built: from the listener's [`Control`]s, from
-//! sync's asks ([`EngineAsk`]) and from the owner's own stops.
+//! resolver, the judge of a stream's refusal and `[sound]` of config.toml).
+//! Engine commands (`player::Command`) are built only in the owner: from
+//! the session's commands, from sync's asks ([`EngineAsk`], here) and
+//! from its own stops and timers.
 
-use super::Control;
 use crate::player::{
     Command, Engine, EngineConfig, EngineHandle, StreamPool, clamp_speed, mpa::SeekMaps,
     silence::SilenceRule,
 };
-use crate::sync::{EngineAsk, EngineLink};
+use crate::sync::EngineAsk;
 
 /// How the engine is started: what the owner built for it.
 pub(super) struct Start {
@@ -76,30 +75,9 @@ pub fn command_for(ask: EngineAsk) -> Command {
     }
 }
 
-/// Sync's link to the engine: its states, and its asks as commands.
-pub(super) fn link(engine: &EngineHandle) -> EngineLink {
-    let e = engine.clone();
-    EngineLink::new(engine.subscribe(), move |ask| {
-        e.send(command_for(ask));
-    })
-}
-
-/// A listener's control that goes straight to the engine (speed and
-/// volume go through sync, which saves them and asks for them back).
-pub(super) fn control(engine: &EngineHandle, c: Control) {
-    let cmd = match c {
-        Control::Toggle => Command::Toggle,
-        Control::Pause => Command::Pause,
-        Control::Stop => Command::Stop,
-        Control::SkipBy(s) => Command::SkipBy(s),
-        Control::NextChapter => Command::NextChapter,
-        Control::PrevChapter => Command::PrevChapter,
-        Control::Seek { chapter, position } => Command::Seek { chapter, position },
-        Control::Fade(v) => Command::SetVolume(volume(v)),
-        Control::Sound(s) => Command::SetSound(s),
-        Control::Speed(_) | Control::Volume(_) => return,
-    };
-    engine.send(cmd);
+/// The sleep timer's fade (and its restore): applied, never saved.
+pub(super) fn fade(engine: &EngineHandle, v: f32) {
+    engine.send(Command::SetVolume(volume(v)));
 }
 
 /// Playback stops (a license, a login, …): the place stays where it is.
@@ -121,7 +99,8 @@ pub(super) fn shutdown(engine: &EngineHandle) {
     engine.send(Command::Shutdown);
 }
 
-fn volume(v: f32) -> f32 {
+/// A volume the output takes (0–1; not a number: 1).
+pub(super) fn volume(v: f32) -> f32 {
     if v.is_finite() {
         v.clamp(0.0, 1.0)
     } else {

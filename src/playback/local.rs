@@ -1,18 +1,141 @@
-//! Where a chapter's audio comes from, in one stream resolver for the
-//! player and `earmark play`: a complete download's file when the item the
-//! engine got is the download snapshot's own item, else the current
-//! login's stream. Downloaded mp3s are indexed here while they play, so
-//! every seek in them is exact.
+//! Where a chapter's audio comes from, in one stream resolver for every
+//! client: a complete download's file when the item the engine got is the
+//! download snapshot's own item, else the current login's stream. The
+//! downloads on disk ([`Downloads`]) are looked at again every few
+//! seconds, at every open and when the server goes away, so a download
+//! another earmark finished counts at once. Downloaded mp3s are indexed
+//! here while they play, so every seek in them is exact.
 
 use super::CurrentClient;
+use super::owner::{Done, Owner};
 use crate::config::{Dirs, Session};
-use crate::domain::{BookId, ChapterId, ManifestItem};
+use crate::domain::session::Downloaded;
+use crate::domain::{BookId, ChapterId, EpochMillis, ManifestItem, now_millis};
 use crate::offline::{Download, DownloadState, Scope, Store};
 use crate::player::mpa::SeekMaps;
 use crate::player::{StreamRequest, StreamResolver};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
+
+/// How often the downloads on disk are looked at again.
+const LOOK_EVERY_MS: EpochMillis = 5_000;
+
+/// The login's downloads on disk, as the owner knows them.
+#[derive(Clone)]
+pub(super) struct Downloads {
+    store: Store,
+    scope: Option<Scope>,
+    index: Arc<RwLock<LocalIndex>>,
+    marks: Arc<BTreeMap<BookId, Downloaded>>,
+    next_look: EpochMillis,
+}
+
+impl Downloads {
+    pub fn new(dirs: &Dirs, session: Option<&Session>) -> Downloads {
+        Downloads {
+            store: Store::new(&dirs.data),
+            scope: session.map(Scope::of),
+            index: Arc::default(),
+            marks: Arc::default(),
+            next_look: now_millis(),
+        }
+    }
+
+    /// What the stream resolver plays from.
+    pub fn index(&self) -> Arc<RwLock<LocalIndex>> {
+        self.index.clone()
+    }
+
+    pub fn marks(&self) -> Arc<BTreeMap<BookId, Downloaded>> {
+        self.marks.clone()
+    }
+
+    pub fn log_in(&mut self, session: Option<&Session>) {
+        self.scope = session.map(Scope::of);
+        self.set(Vec::new());
+    }
+
+    /// The download of `book` on disk now (file I/O: off the owner's task).
+    pub fn read(&self, book: &BookId) -> Option<Download> {
+        let scope = self.scope.as_ref()?;
+        self.store.get(scope, book).unwrap_or_else(|e| {
+            tracing::warn!("the download of {book} cannot be used: {e}");
+            None
+        })
+    }
+
+    /// Every download on disk now (file I/O: off the owner's task).
+    fn list(&self) -> Vec<Download> {
+        let Some(scope) = &self.scope else {
+            return Vec::new();
+        };
+        self.store.list(scope).unwrap_or_else(|e| {
+            tracing::warn!("downloads cannot be read: {e}");
+            Vec::new()
+        })
+    }
+
+    /// One download as read at an open.
+    pub fn put(&mut self, d: Download) {
+        let mut all = super::read(&self.index).books.clone();
+        all.retain(|x| x.snapshot.book_id != d.snapshot.book_id);
+        all.push(d);
+        self.set(all);
+    }
+
+    /// The downloads on disk; the books newly complete.
+    fn set(&mut self, books: Vec<Download>) -> Vec<BookId> {
+        let marks: BTreeMap<BookId, Downloaded> = books
+            .iter()
+            .map(|d| {
+                let m = match d.state {
+                    DownloadState::Complete => Downloaded::Complete,
+                    DownloadState::Partial { .. } => Downloaded::Partial,
+                };
+                (d.snapshot.book_id.clone(), m)
+            })
+            .collect();
+        let appeared = marks
+            .iter()
+            .filter(|(b, m)| **m == Downloaded::Complete && self.marks.get(*b) != Some(m))
+            .map(|(b, _)| b.clone())
+            .collect();
+        if marks != *self.marks {
+            self.marks = Arc::new(marks);
+        }
+        *super::write(&self.index) = LocalIndex::of(books);
+        appeared
+    }
+
+    pub fn next_look(&self) -> EpochMillis {
+        self.next_look
+    }
+
+    pub fn look_due(&self) -> bool {
+        now_millis() >= self.next_look
+    }
+}
+
+impl Owner {
+    /// Reads the downloads on disk again, in the background.
+    pub(super) fn look_at_downloads(&mut self) {
+        self.downloads.next_look = now_millis() + LOOK_EVERY_MS;
+        let (downloads, done) = (self.downloads.clone(), self.done.clone());
+        tokio::task::spawn_blocking(move || {
+            let _ = done.send(Done::Downloads(downloads.list()));
+        });
+    }
+
+    pub(super) fn downloads_read(&mut self, books: Vec<Download>) {
+        let first = self.downloads.marks.is_empty();
+        for book in self.downloads.set(books) {
+            if !first {
+                self.say(crate::domain::session::Said::DownloadAppeared { book });
+            }
+        }
+    }
+}
 
 /// The complete downloads the resolver plays from (the logged-in scope's
 /// in the player, the one book's in `earmark play`).
@@ -23,21 +146,6 @@ pub struct LocalIndex {
 }
 
 impl LocalIndex {
-    /// Every download of the session's scope (file I/O: call it off the
-    /// UI thread).
-    pub fn load(dirs: &Dirs, session: Option<&Session>) -> LocalIndex {
-        let Some(session) = session else {
-            return LocalIndex::default();
-        };
-        let books = Store::new(&dirs.data)
-            .list(&Scope::of(session))
-            .unwrap_or_else(|e| {
-                tracing::warn!("downloads cannot be read: {e}");
-                Vec::new()
-            });
-        LocalIndex::of(books)
-    }
-
     /// An index of these downloads (only complete ones are played).
     pub fn of(books: Vec<Download>) -> LocalIndex {
         let mut chapters = HashMap::new();

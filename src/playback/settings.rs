@@ -11,20 +11,10 @@
 
 use super::engine;
 use crate::config::{Config, Dirs, SoundBooks, SoundConfig, SoundOwner};
+use crate::domain::session::SoundNow;
 use crate::domain::{BookId, SoundSettings};
 use crate::player::{EngineHandle, PlayerState};
 use std::sync::Arc;
-
-/// A book's sound as the player shows it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SoundNow {
-    pub settings: SoundSettings,
-    /// Seconds of silence skip silence saved in this book, and in all.
-    pub saved_book: f64,
-    pub saved_total: f64,
-    /// The normalisation gain applied now, while normalising.
-    pub norm_gain_db: Option<f32>,
-}
 
 /// `[sound]` of config.toml for the engine, and a sentence when a value
 /// is out of range (the defaults apply then). An unreadable file is the
@@ -78,6 +68,7 @@ impl Sounds {
             norm_gain_db: None,
             saved_book,
             saved_total,
+            skipped_now: 0.0,
         }
     }
 

@@ -1,179 +1,361 @@
-//! Up next for `earmark play --up-next`: what plays when the book ends,
-//! by the one rule the player follows (`domain::next_after`): the
-//! account's play next list (the player keeps it, `config::UpNextStore`),
-//! then the next book of its series in the server's library. A book that
-//! starts leaves the list, as in the player. Opening it is the caller's
-//! [`Playback::open`](super::Playback::open) with `StartAt::Resume`, so
-//! sync restores its place by every rule, or `StartAt::Restart` for a
-//! finished book the list brought back ([`FollowOn::opening`]).
+//! Up next, decided by the owner for every client: the account's play
+//! next list (`config::UpNextStore`, edited through the session's
+//! commands), what follows the session's book (`domain::next_after`: the
+//! list, then the next book of its series, from the library a client
+//! shared or, at the end, the server's), and what happens when the book
+//! ends: a countdown, then the next book opens from its synced place, or
+//! from its beginning when the list brought back a book the server says
+//! is finished. With the server away only a downloaded book is offered.
 
-use crate::api::{ApiError, BookQuery, Client};
-use crate::config::{Config, Profile, Session, UpNextStore};
+use super::owner::{Done, Owner};
+use crate::config::{ListeningRules, Session, UpNextStore};
+use crate::domain::session::{Countdown, Said, Start, UpNextCommand, UpNextNow, UpNextWhy};
 use crate::domain::up_next::list;
 use crate::domain::{
-    Account, BookId, Next, NextFrom, Opening, Stop, StopReason, UpNextMode, next_after,
+    Account, Book, BookId, EpochMillis, Next, NextFrom, Opening, Queued, UpNextMode, next_after,
+    now_millis,
 };
-use std::path::Path;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
 
-/// Why the next book could not be worked out.
-#[derive(Debug)]
-pub enum FollowError {
-    /// The library could not be read (its stop says what to do).
-    Api(ApiError),
-    /// The list's file could not be read or written.
-    List(String),
+/// What the owner's background reads of up next bring back.
+pub(super) enum Found {
+    /// The account's list as kept on disk (`Err`: why it could not be read).
+    List(Result<Vec<Queued>, String>),
+    /// What follows `ended`, read from the server's library.
+    After {
+        ended: BookId,
+        next: Result<Option<Next>, String>,
+    },
+    /// How a book the list brought back opens (the server's own answer).
+    Opening { book: BookId, opening: Opening },
 }
 
-impl FollowError {
-    /// Its stop, from the one classification (a license refusal also
-    /// stops playback and sync).
-    pub fn stop(self, playback: &super::Playback) -> Stop {
-        match self {
-            FollowError::Api(e) => playback.refused(&e),
-            FollowError::List(m) => Stop::new(StopReason::Local, m),
-        }
-    }
+/// The countdown running, and what it waits for.
+struct Counting {
+    shown: Countdown,
+    /// The book that ended.
+    after: BookId,
 }
 
-impl std::fmt::Display for FollowError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            FollowError::Api(e) => write!(f, "{e}"),
-            FollowError::List(m) => f.write_str(m),
-        }
-    }
-}
-
-/// What follows a book, for one account.
-pub struct FollowOn {
+pub(super) struct UpNext {
     mode: UpNextMode,
-    client: Client,
-    store: UpNextStore,
-    /// `[player] up_next_countdown`: how long the next book is announced
-    /// before it starts.
-    pub countdown: std::time::Duration,
+    countdown: Duration,
+    data: PathBuf,
+    store: Option<UpNextStore>,
+    list: Vec<Queued>,
+    /// The library a client shared (a series' next book comes from it).
+    library: Arc<Vec<Book>>,
+    /// What follows the session's book (the bar's "next: …").
+    next: Option<Next>,
+    counting: Option<Counting>,
+    /// Each save takes its number; a save that finds a later one written
+    /// is dropped, so a slow older save never lands over a newer list.
+    saves: Arc<(AtomicU64, Mutex<u64>)>,
 }
 
-impl FollowOn {
-    /// `mode` is `[player] up_next`; asking for up next with it "off"
-    /// means the default rule.
-    pub fn new(mode: UpNextMode, client: Client, data_dir: &Path, account: &Account) -> FollowOn {
-        FollowOn {
-            mode: match mode {
-                UpNextMode::Off => UpNextMode::Series,
-                m => m,
-            },
-            client,
-            store: UpNextStore::of(data_dir, account),
-            countdown: std::time::Duration::from_secs(10),
+fn account(session: Option<&Session>) -> Option<Account> {
+    session.map(|s| Account {
+        server_id: s.server_id.clone(),
+        user_id: s.user_id.clone(),
+    })
+}
+
+impl UpNext {
+    pub fn new(rules: &ListeningRules, dirs: &crate::config::Dirs, s: Option<&Session>) -> UpNext {
+        UpNext {
+            mode: rules.up_next,
+            countdown: rules.up_next_countdown,
+            data: dirs.data.clone(),
+            store: account(s).map(|a| UpNextStore::of(&dirs.data, &a)),
+            list: Vec::new(),
+            library: Arc::default(),
+            next: None,
+            counting: None,
+            saves: Arc::default(),
         }
     }
 
-    /// The rule of `earmark play --up-next` for the login (`[player]
-    /// up_next` and `up_next_countdown` of config.toml, the account's
-    /// list), and what to say when
-    /// the list could not be read (it was moved aside); `book` starts, so
-    /// it leaves the list. The error names a bad setting.
-    pub fn for_play(
-        profile: &Profile,
-        session: &Session,
-        client: Client,
-        book: &BookId,
-    ) -> Result<(FollowOn, Option<String>), String> {
-        let config = Config::load(&profile.dirs.config_file()).map_err(|e| e.to_string())?;
-        // The player's reading of `[player]`, so both follow one rule.
-        let settings = crate::ui::up_next_settings(config.player.as_ref())?;
-        let account = Account {
-            server_id: session.server_id.clone(),
-            user_id: session.user_id.clone(),
-        };
-        let mut rule = FollowOn::new(settings.mode, client, &profile.dirs.data, &account);
-        rule.countdown = std::time::Duration::from_millis(settings.countdown_ms);
-        let said = rule.started(book).err().map(|e| e.to_string());
-        Ok((rule, said))
+    pub fn now(&self) -> UpNextNow {
+        UpNextNow {
+            mode: self.mode,
+            list: self.list.clone(),
+            next: self.next.clone(),
+            countdown: self.counting.as_ref().map(|c| c.shown.clone()),
+        }
     }
 
-    /// `book` starts: it is no longer up next.
-    pub fn started(&self, book: &BookId) -> Result<(), FollowError> {
-        let queued = self.store.load().map_err(FollowError::List)?;
-        if queued.iter().any(|q| &q.id == book) {
-            self.store
-                .update(|l| {
-                    list::remove(l, book);
+    pub fn wake(&self) -> Option<EpochMillis> {
+        self.counting.as_ref().map(|c| c.shown.starts_at)
+    }
+
+    /// Reads the account's list in the background.
+    pub fn load_list(&self, done: &mpsc::UnboundedSender<Done>) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let done = done.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = done.send(Done::Up(Found::List(store.load())));
+        });
+    }
+
+    pub fn log_in(&mut self, s: Option<&Session>, done: &mpsc::UnboundedSender<Done>) {
+        self.store = account(s).map(|a| UpNextStore::of(&self.data, &a));
+        self.list.clear();
+        self.library = Arc::default();
+        self.counting = None;
+        self.load_list(done);
+    }
+
+    pub fn library(&mut self, books: Arc<Vec<Book>>, playing: Option<BookId>) {
+        self.library = books;
+        self.next = playing.and_then(|b| next_after(self.mode, &b, &self.list, &self.library));
+    }
+
+    /// Works out what follows `book` (the session's).
+    pub fn work_out(&mut self, book: Option<&Arc<Book>>) {
+        self.next = book.and_then(|b| next_after(self.mode, &b.id, &self.list, &self.library));
+    }
+
+    /// `book` starts: it is no longer up next, and no countdown runs.
+    pub fn started(&mut self, book: &BookId, _before: Option<&BookId>) {
+        self.counting = None;
+        if list::remove(&mut self.list, book) {
+            self.save();
+        }
+    }
+
+    /// The server is back: nothing to do now (the next end reads it).
+    pub fn server_back(&mut self) {}
+
+    fn save(&self) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let books = self.list.clone();
+        let saves = self.saves.clone();
+        let n = saves.0.fetch_add(1, Ordering::SeqCst) + 1;
+        // File I/O: the runtime's blocking pool, in the order made.
+        tokio::task::spawn_blocking(move || {
+            let mut written = saves.1.lock().unwrap_or_else(|e| e.into_inner());
+            if *written > n {
+                return;
+            }
+            match store.save(&books) {
+                Ok(()) => *written = n,
+                Err(e) => tracing::warn!("the up next list was not kept: {e}"),
+            }
+        });
+    }
+
+    fn edit(&mut self, c: &UpNextCommand) -> bool {
+        match c {
+            UpNextCommand::Toggle(q) => {
+                if !list::remove(&mut self.list, &q.id) {
+                    self.list.push(q.clone());
+                }
+                true
+            }
+            UpNextCommand::Remove(book) => list::remove(&mut self.list, book),
+            UpNextCommand::Shift { book, by } => {
+                let at = self.list.iter().position(|q| &q.id == book);
+                at.and_then(|i| list::shift(&mut self.list, i, *by)).is_some()
+            }
+            UpNextCommand::Go | UpNextCommand::Cancel => false,
+        }
+    }
+
+    /// Why nothing follows now.
+    fn why_none(&self) -> UpNextWhy {
+        match self.mode {
+            UpNextMode::Off => UpNextWhy::Off,
+            _ => UpNextWhy::NothingFollows,
+        }
+    }
+}
+
+impl Owner {
+    pub(super) fn up_next_command(&mut self, c: UpNextCommand) {
+        match c {
+            UpNextCommand::Go => self.up_next_go(),
+            UpNextCommand::Cancel => self.up_next.counting = None,
+            edit => {
+                if self.up_next.edit(&edit) {
+                    self.up_next.save();
+                    let info = self.book.as_ref().map(|b| b.info.clone());
+                    self.up_next.work_out(info.as_ref());
+                }
+            }
+        }
+    }
+
+    /// `n`: the next chapter; in the last one (or after the end), or
+    /// during the countdown, the next book now.
+    pub(super) fn next_chapter(&mut self) {
+        let last = self.book.as_ref().zip(self.heard.as_ref()).is_some_and(|(b, h)| {
+            h.status == crate::player::Status::Ended
+                || h.chapter_id.as_ref().is_some_and(|c| {
+                    b.manifest.items.last().map(|i| &i.chapter_id) == Some(c)
                 })
-                .map_err(FollowError::List)?;
+        });
+        if last || self.up_next.counting.is_some() {
+            return self.up_next_go();
         }
-        Ok(())
+        self.mark_here(crate::domain::JumpCause::Chapter);
+        self.to_engine(crate::player::Command::NextChapter);
     }
 
-    /// What plays after `finished`, taken off the list if it came from
-    /// there. The library is read only when the list has nothing.
-    pub async fn next_after(&self, finished: &BookId) -> Result<Option<Next>, FollowError> {
-        let queued = self.store.load().map_err(FollowError::List)?;
-        if let Some(n) = next_after(self.mode, finished, &queued, &[])
-            && n.from == NextFrom::List
-        {
-            self.started(&n.book)?;
-            return Ok(Some(n));
+    /// Goes to the next book at once: the countdown's, else (in the last
+    /// chapter) what follows the book, which is marked finished first.
+    fn up_next_go(&mut self) {
+        if let Some(c) = self.up_next.counting.take() {
+            return self.open_next(c.shown.next, c.shown.opening);
         }
-        if self.mode != UpNextMode::Series {
-            return Ok(None);
-        }
-        let library = self
-            .client
-            .books(&BookQuery::default())
-            .await
-            .map_err(FollowError::Api)?;
-        Ok(next_after(self.mode, finished, &[], &library))
-    }
-}
-
-impl FollowOn {
-    /// How `next` opens, by the player's rule (`Opening::of`): a book the
-    /// list brought back is looked up on the server, and restarts when it
-    /// is finished; a book of the series resumes (the series passes over
-    /// finished books). A place that cannot be read resumes: the open
-    /// reads it again, by every rule of rule 7.
-    pub async fn opening(&self, next: &Next) -> Opening {
-        if next.from != NextFrom::List {
-            return Opening::Resume;
-        }
-        match self.client.progress(&next.book).await {
-            Ok(state) => Opening::of(state.progress.as_ref()),
-            Err(_) => Opening::Resume,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::api::BaseUrl;
-    use crate::domain::{Queued, ServerId, UserId};
-
-    #[tokio::test]
-    async fn the_list_decides_without_the_server_and_its_book_leaves_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let account = Account {
-            server_id: ServerId::new("srv"),
-            user_id: UserId::parse("1").unwrap(),
+        let Some(book) = self.book_id() else {
+            return self.say(Said::NothingPlaying);
         };
-        // Nothing listens there: the list must decide alone.
-        let client = Client::new(
-            BaseUrl::parse("http://127.0.0.1:9").unwrap(),
-            Default::default(),
-        )
-        .unwrap();
-        let store = UpNextStore::of(dir.path(), &account);
-        let q = |id: &str| Queued {
-            id: BookId::new(id),
-            title: id.to_uppercase(),
+        match self.up_next.next.clone() {
+            Some(next) if self.offered(&next) => {
+                self.sync().mark_finished(book, true);
+                self.open_next(next, None);
+            }
+            Some(_) => self.say(Said::UpNextNone(UpNextWhy::NotDownloaded)),
+            None => self.say(Said::UpNextNone(self.up_next.why_none())),
+        }
+    }
+
+    /// With the server away, only a downloaded book can be offered.
+    fn offered(&self, next: &Next) -> bool {
+        self.sync_status.link == crate::sync::Link::Online
+            || self.snap.borrow().playable_offline(&next.book)
+    }
+
+    /// The session's book played to its end.
+    pub(super) fn book_ended(&mut self) {
+        let Some(ended) = self.book_id() else { return };
+        if self.up_next.mode == UpNextMode::Off {
+            return;
+        }
+        if let Some(next) = self.up_next.next.clone() {
+            return self.count_down(ended, next);
+        }
+        if self.up_next.mode != UpNextMode::Series {
+            return self.say(Said::UpNextNone(UpNextWhy::NothingFollows));
+        }
+        // The series from the server's library.
+        let (Some(client), mode) = (self.client.get(), self.up_next.mode) else {
+            return self.say(Said::UpNextNone(UpNextWhy::NothingFollows));
         };
-        store.save(&[q("one"), q("two"), q("three")]).unwrap();
-        let f = FollowOn::new(UpNextMode::Off, client, dir.path(), &account);
-        f.started(&BookId::new("one")).unwrap();
-        let n = f.next_after(&BookId::new("one")).await.unwrap().unwrap();
-        assert_eq!((n.book.as_str(), n.from), ("two", NextFrom::List));
-        assert_eq!(store.load().unwrap(), vec![q("three")]);
+        let done = self.done.clone();
+        tokio::spawn(async move {
+            let next = client
+                .books(&crate::api::BookQuery::default())
+                .await
+                .map(|library| next_after(mode, &ended, &[], &library))
+                .map_err(|e| e.to_string());
+            let _ = done.send(Done::Up(Found::After { ended, next }));
+        });
+    }
+
+    fn count_down(&mut self, after: BookId, next: Next) {
+        if !self.offered(&next) {
+            return self.say(Said::UpNextNone(UpNextWhy::NotDownloaded));
+        }
+        let starts_at = now_millis() + self.up_next.countdown.as_millis() as i64;
+        // A book the list brought back: the server's own answer says
+        // whether it was finished (then it starts over).
+        let opening = match next.from {
+            NextFrom::List => {
+                self.read_opening(&next.book);
+                None
+            }
+            NextFrom::Series(_) => Some(Opening::Resume),
+        };
+        self.up_next.counting = Some(Counting {
+            shown: Countdown {
+                next,
+                starts_at,
+                opening,
+            },
+            after,
+        });
+        if self.up_next.countdown.is_zero() {
+            self.countdown_over();
+        }
+    }
+
+    fn read_opening(&self, book: &BookId) {
+        let Some(client) = self.client.get() else {
+            return;
+        };
+        let (done, book) = (self.done.clone(), book.clone());
+        tokio::spawn(async move {
+            if let Ok(state) = client.progress(&book).await {
+                let opening = Opening::of(state.progress.as_ref());
+                let _ = done.send(Done::Up(Found::Opening { book, opening }));
+            }
+        });
+    }
+
+    /// The clock: a countdown that ran out opens its book.
+    pub(super) fn countdown_over(&mut self) {
+        let over = self
+            .up_next
+            .counting
+            .as_ref()
+            .is_some_and(|c| now_millis() >= c.shown.starts_at);
+        if over && let Some(c) = self.up_next.counting.take() {
+            if self.book_id().as_ref() != Some(&c.after) {
+                return;
+            }
+            self.open_next(c.shown.next, c.shown.opening);
+        }
+    }
+
+    fn open_next(&mut self, next: Next, opening: Option<Opening>) {
+        let opening = opening.unwrap_or(Opening::Resume);
+        self.say(Said::UpNextStarting {
+            next: next.clone(),
+            opening,
+        });
+        let start = match opening {
+            Opening::Resume => Start::Resume,
+            Opening::Restart => Start::Restart,
+        };
+        // The session goes on: the sleep timer stays with it.
+        self.keep_sleep = true;
+        self.open(next.book, start, None);
+    }
+
+    pub(super) fn up_next_found(&mut self, f: Found) {
+        match f {
+            Found::List(Ok(books)) => {
+                self.up_next.list = books;
+                let info = self.book.as_ref().map(|b| b.info.clone());
+                self.up_next.work_out(info.as_ref());
+            }
+            Found::List(Err(why)) => self.say(Said::Failed(why)),
+            Found::After { ended, next } => match next {
+                Ok(Some(next)) if self.book_id().as_ref() == Some(&ended) => {
+                    self.count_down(ended, next)
+                }
+                Ok(_) => self.say(Said::UpNextNone(UpNextWhy::NothingFollows)),
+                Err(why) => self.say(Said::Failed(format!("up next: {why}"))),
+            },
+            Found::Opening { book, opening } => {
+                if let Some(c) = self
+                    .up_next
+                    .counting
+                    .as_mut()
+                    .filter(|c| c.shown.next.book == book)
+                {
+                    c.shown.opening = Some(opening);
+                }
+            }
+        }
     }
 }

@@ -174,20 +174,16 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             }
         }
         // Handled in `Live::handle` without a task.
-        Effect::Play { .. }
-        | Effect::SetFinished { .. }
-        | Effect::FlushProgress
-        | Effect::Recheck
+        // Live carries these out itself.
+        Effect::Session(_)
         | Effect::RetryRefused
         | Effect::DiscardRefused
-        | Effect::ResolveConflict { .. }
-        | Effect::MarkPlace { .. }
         | Effect::LoadHistory(_)
         | Effect::LoadStats
         | Effect::LoadCover { .. }
-        | Effect::LoadUpNext
-        | Effect::SaveUpNext { .. } => {}
-        Effect::Engine(_) | Effect::Quit | Effect::SwitchProfile(_) | Effect::Download(_) => {}
+        | Effect::Quit
+        | Effect::SwitchProfile(_)
+        | Effect::Download(_) => {}
     }
 }
 
@@ -264,14 +260,10 @@ async fn login(
             if let Some(w) = done.store_warning {
                 sh.ui.send(Answer::Notice(w));
             }
-            // The reducer asks for the library; meanwhile the cache shows,
-            // the license status is read and the downloads (they belong to
-            // the scope, which a login may change).
-            tokio::join!(
-                show_cache(&sh),
-                license_check(sh.clone()),
-                super::offline::refresh(sh.clone())
-            );
+            // The reducer asks for the library; meanwhile the cache shows
+            // and the license status is read (the owner read the new
+            // login's downloads and up next list itself).
+            tokio::join!(show_cache(&sh), license_check(sh.clone()));
         }
         Err(e) => {
             sh.ui.send(Answer::LoginFailed(login_error(&address, e)));

@@ -14,7 +14,7 @@
 
 use super::live::Live;
 use super::shared::session_info;
-use crate::config::{Dirs, Profile, ProfileSelector, Session};
+use crate::config::{Dirs, ListeningRules, Profile, ProfileSelector, Session};
 use crate::player::AudioMode;
 use crate::ui::event_loop::{self, Backends, ExitReason, LoopStats, UiSender};
 use crate::ui::state::{App, Screen};
@@ -47,7 +47,8 @@ pub fn open(global: &ProfileSelector, audio: AudioMode, accessible: bool) -> Exi
     };
     let text = std::fs::read_to_string(profile.dirs.config_file()).unwrap_or_default();
     let config = UiConfig::from_toml(&text, Theme::no_color_env(), accessible);
-    let config = match config {
+    let config = config.and_then(|c| Ok((c, ListeningRules::from_toml(&text)?)));
+    let (config, rules) = match config {
         Ok(c) => c,
         Err(e) => {
             eprintln!("earmark: {e}");
@@ -55,12 +56,13 @@ pub fn open(global: &ProfileSelector, audio: AudioMode, accessible: bool) -> Exi
         }
     };
     let session = Session::load(&profile).ok();
-    run(config, profile, session, audio)
+    run(config, rules, profile, session, audio)
 }
 
 /// Runs the player with `profile`, logged in when `session` is given.
 pub fn run(
     config: UiConfig,
+    rules: ListeningRules,
     profile: Profile,
     session: Option<Session>,
     audio: AudioMode,
@@ -82,7 +84,7 @@ pub fn run(
                 app.screen = Screen::Library;
             }
         },
-        |ui| match Live::start(ui, profile, session, audio) {
+        |ui| match Live::start(ui, profile, session, audio, rules) {
             Ok(live) => Box::new(live),
             Err(e) => {
                 eprintln!("earmark: {e}");

@@ -9,13 +9,13 @@
 
 use super::covers::Covers;
 use super::shared::{Login, Shared, profiles_answer, write};
-use super::{api, notices, offline, playback, up_next};
-use crate::config::{Dirs, Profile, ProfileSelector, Session};
-use crate::playback::{Control, LocalIndex, Playback, Setup};
+use super::{api, notices, offline, playback};
+use crate::config::{Dirs, ListeningRules, Profile, ProfileSelector, Session};
+use crate::domain::session::Command;
+use crate::playback::{Playback, Setup};
 use crate::player::AudioMode;
-use crate::sync::Choice;
 use crate::ui::event_loop::{Backends, UiSender};
-use crate::ui::state::{Answer, ConflictChoice, Effect, EngineCmd, StartAt};
+use crate::ui::state::{Answer, Effect};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -23,8 +23,6 @@ pub struct Live {
     rt: Option<tokio::runtime::Runtime>,
     shared: Arc<Shared>,
     covers: Arc<Covers>,
-    #[cfg(all(feature = "mpris", target_os = "linux"))]
-    mpris: super::mpris::MprisNow,
 }
 
 impl Live {
@@ -36,6 +34,7 @@ impl Live {
         profile: Profile,
         session: Option<Session>,
         audio: AudioMode,
+        rules: ListeningRules,
     ) -> Result<Live, String> {
         // earmark-backend (2 threads, and the blocking pool): every task below.
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -54,11 +53,11 @@ impl Live {
             dirs: dirs.clone(),
             login: crate::playback::Login::of(&profile, session.as_ref(), client.clone()),
             audio,
-            // Read in the background (the first task below).
-            downloads: LocalIndex::default(),
+            rules,
+            ready_last: true,
         };
         // earmark-engine and the audio threads (`player::Engine::spawn`),
-        // the owner's worker and sync's worker (tasks).
+        // the session owner's task and sync's worker (tasks).
         let (owner, events) = {
             let _guard = rt.enter();
             Playback::start(setup)
@@ -77,20 +76,14 @@ impl Live {
             dirs: dirs.clone(),
         });
         let covers = Arc::new(Covers::new(dirs.cache.join("covers")));
-        // What is playing now → the player bar, the sound line, smart rewind.
-        rt.spawn(playback::forward(shared.clone(), owner.now()));
-        // The owner's events (sync's notices, every stop) → banners, messages.
-        rt.spawn(notices::forward(shared.clone(), events));
-        // Sync's status (offline, queued, refused; the place to show).
-        rt.spawn(notices::status(shared.clone(), owner.sync_status()));
+        // The session's snapshot → the player bar, the rows, the overlays.
+        rt.spawn(playback::snapshots(shared.clone(), owner.snapshot()));
+        // The session's events (prompts, stops, news) → overlays, messages.
+        rt.spawn(playback::events(shared.clone(), events));
         // MPRIS: media keys and desktop widgets, when a session bus is there.
         #[cfg(all(feature = "mpris", target_os = "linux"))]
-        let mpris = super::mpris::MprisNow::default();
-        #[cfg(all(feature = "mpris", target_os = "linux"))]
-        super::mpris::start(&rt, shared.clone(), mpris.clone());
+        super::mpris::start(&rt, shared.clone(), covers.clone());
         shared.send_profiles();
-        // One-shot: the downloads on disk (markers; chapters play from them).
-        rt.spawn(offline::refresh(shared.clone()));
         if let Some(c) = shared.client() {
             // The address in use, when the profile lists several.
             rt.spawn(notices::addresses(shared.clone(), c));
@@ -100,15 +93,11 @@ impl Live {
             rt.spawn(api::library(shared.clone(), true));
             // One-shot: the license status, so a banner shows before a stream fails.
             rt.spawn(api::license_check(shared.clone()));
-            // One-shot: the account's up next list.
-            rt.spawn(up_next::load(shared.clone()));
         }
         Ok(Live {
             rt: Some(rt),
             shared,
             covers,
-            #[cfg(all(feature = "mpris", target_os = "linux"))]
-            mpris,
         })
     }
 
@@ -120,60 +109,26 @@ impl Live {
     }
 }
 
-/// The player's engine keys as the owner's controls.
-fn control(cmd: EngineCmd) -> Control {
-    match cmd {
-        EngineCmd::Toggle => Control::Toggle,
-        EngineCmd::Pause => Control::Pause,
-        EngineCmd::SkipBy(s) => Control::SkipBy(s),
-        EngineCmd::NextChapter => Control::NextChapter,
-        EngineCmd::PrevChapter => Control::PrevChapter,
-        EngineCmd::Seek { chapter, position } => Control::Seek { chapter, position },
-        EngineCmd::SetSpeed(s) => Control::Speed(s),
-        EngineCmd::SetVolume(v) => Control::Volume(v),
-        EngineCmd::FadeVolume(v) => Control::Fade(v),
-        EngineCmd::SetSound(s) => Control::Sound(s),
-    }
-}
-
 impl Backends for Live {
     fn handle(&mut self, effect: Effect) {
         let sh = self.shared.clone();
         match effect {
             Effect::Quit => {}
-            Effect::Engine(cmd) => sh.playback.control(control(cmd)),
-            Effect::Play {
-                book,
-                manifest,
-                start,
-            } => {
+            Effect::Session(command) => {
                 #[cfg(all(feature = "mpris", target_os = "linux"))]
+                if let Command::Open {
+                    book,
+                    known: Some(k),
+                    ..
+                } = &command
                 {
-                    let base = sh.client().map(|c| c.base().to_string());
-                    let cover = super::covers::cached_path(&sh, &self.covers, &book.id);
-                    self.mpris.playing(&book, &manifest, base.as_deref(), cover);
-                    let url = book.cover_url.clone();
+                    // The cover, kept on disk for MPRIS's art.
+                    let url = k.0.cover_url.clone();
                     let covers = self.covers.clone();
-                    self.spawn(super::covers::keep(
-                        sh.clone(),
-                        covers,
-                        book.id.clone(),
-                        url,
-                    ));
+                    self.spawn(super::covers::keep(sh.clone(), covers, book.clone(), url));
                 }
-                let start = match start {
-                    StartAt::Resume => crate::sync::StartAt::Resume,
-                    StartAt::Restart => crate::sync::StartAt::Restart,
-                    StartAt::At(c, p) => crate::sync::StartAt::At(c, p),
-                };
-                sh.playback.open(book.id, manifest, start);
+                sh.playback.send(command)
             }
-            Effect::SetFinished { book, finished } => {
-                sh.playback.sync().mark_finished(book, finished)
-            }
-            Effect::FlushProgress => sh.playback.sync().flush(),
-            Effect::Recheck => sh.playback.sync().check(),
-            Effect::MarkPlace { book, mark } => sh.playback.sync().mark_place(book, mark),
             Effect::LoadHistory(book) => self.spawn(async move {
                 let marks = sh.playback.sync().history(book.clone()).await;
                 sh.ui.send(Answer::History { book, marks });
@@ -182,13 +137,6 @@ impl Backends for Live {
                 let stats = sh.playback.sync().stats().await;
                 sh.ui.send(Answer::Stats(stats));
             }),
-            Effect::ResolveConflict { book, choice } => {
-                let choice = match choice {
-                    ConflictChoice::Server => Choice::Server,
-                    ConflictChoice::Local => Choice::Local,
-                };
-                sh.playback.sync().chose(book, choice);
-            }
             Effect::RetryRefused => self.spawn(async move {
                 let n = sh.playback.sync().retry_refused().await;
                 sh.ui.send(Answer::Notice(format!(
@@ -202,8 +150,6 @@ impl Backends for Live {
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             Effect::Download(book) => self.spawn(offline::download(sh, book)),
-            Effect::LoadUpNext => self.spawn(up_next::load(sh)),
-            Effect::SaveUpNext { account, books } => self.spawn(up_next::save(sh, account, books)),
             Effect::LoadCover { book, url } => {
                 let covers = self.covers.clone();
                 self.spawn(super::covers::load(sh, covers, book, url))

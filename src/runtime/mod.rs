@@ -16,13 +16,13 @@
 //!   snapshot, the download effect).
 //! - `covers`: cover art fetched, cached on disk, decoded and encoded for
 //!   the terminal (the book screen, MPRIS).
-//! - `playback`, `notices`: what the owner publishes (what is playing, its
-//!   events, sync's status) in the player's words.
-//! - `mpris`: media keys and desktop widgets over D-Bus (Linux, `mpris`).
+//! - `playback`: the session's snapshot and events, handed to the player;
+//! - `notices`: the address in use.
+//! - `mpris`: media keys and desktop widgets over D-Bus (Linux, `mpris`),
+//!   one more client of the session owner.
 //! - `shared`: what the tasks share (UI sender, login, the owner's handle);
 //!   it depends on none of the above.
 //! - `cache`: the library cache shown before the server answers.
-//! - `up_next`: the play next list's file of the login's account.
 
 mod api;
 pub mod cache;
@@ -35,7 +35,6 @@ mod notices;
 mod offline;
 mod playback;
 mod shared;
-mod up_next;
 
 pub use launch::{open, run, run_terminal};
 pub use live::Live;

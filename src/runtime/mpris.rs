@@ -1,81 +1,33 @@
 //! MPRIS (`org.mpris.MediaPlayer2` and `.Player`) on the D-Bus session
 //! bus, so media keys, `playerctl`, desktop widgets and headset buttons
-//! drive the player (Linux, the default `mpris` cargo feature; zbus, which
-//! the keyring already builds).
+//! drive the session (Linux, the default `mpris` cargo feature; zbus,
+//! which the keyring already builds).
 //!
 //! - Off without a session bus (SSH, CI, a NAS): nothing is tried when no
 //!   bus address is known, and a failed connection is only logged. The
 //!   connection is made on the backend runtime: the UI never waits for it.
-//! - Requests become [`Answer::Remote`]: the UI handles them like its own
-//!   keys (next/previous are chapters; Next in the last chapter goes on to
-//!   the book up next, and play/pause while the sleep timer fades or just
-//!   stopped extends it), so sync and the place history see them. Properties are read from what the playback owner publishes
-//!   (`playback::Now`: the engine's state of the book it plays).
+//! - One more client of the session owner: requests are the session's
+//!   commands (next/previous are chapters; Next in the last chapter goes
+//!   on to the book up next; play while the sleep timer fades or just
+//!   stopped extends it: the owner decides all of it), and properties are
+//!   read from its snapshot.
 //! - The track is the chapter: `Position` and `mpris:length` are chapter
 //!   time; title = chapter, album = book, artist = authors, artUrl = the
 //!   cached cover (`file://`, see `covers`) once it is on disk, else the
 //!   book's cover address (without a token).
 
+use super::covers::Covers;
 use super::shared::Shared;
-use crate::domain::{Book, ChapterId, Manifest};
-use crate::playback::Now;
-use crate::player::{PlayerState, Status};
-use crate::ui::state::{Answer, RemoteCmd};
+use crate::domain::session::{Command, Listening, PlayState, Snapshot};
+use crate::domain::{ChapterId, JumpCause};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::watch;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue, Value};
 
 const PATH: &str = "/org/mpris/MediaPlayer2";
 const NAME: &str = "org.mpris.MediaPlayer2.earmark";
-
-/// The book being played, as the player opened it.
-#[derive(Clone)]
-struct NowBook {
-    book: Book,
-    manifest: Manifest,
-    cover: Option<String>,
-    /// Where the cover is cached; used once the file is there.
-    cover_file: Option<std::path::PathBuf>,
-}
-
-impl NowBook {
-    fn art_url(&self) -> Option<String> {
-        let cached = self.cover_file.as_ref().filter(|f| f.is_file());
-        cached
-            .and_then(|f| url::Url::from_file_path(f).ok())
-            .map(String::from)
-            .or_else(|| self.cover.clone())
-    }
-}
-
-/// Live's side: tells MPRIS which book plays. Cheap to clone.
-#[derive(Clone, Default)]
-pub(crate) struct MprisNow(Arc<Mutex<Option<NowBook>>>);
-
-impl MprisNow {
-    /// `base` resolves a relative cover address (`/books/{id}/cover`).
-    pub(crate) fn playing(
-        &self,
-        book: &Book,
-        manifest: &Manifest,
-        base: Option<&str>,
-        cover_file: Option<std::path::PathBuf>,
-    ) {
-        let cover = book.cover_url.as_deref().and_then(|c| cover_url(c, base));
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(NowBook {
-            book: book.clone(),
-            manifest: manifest.clone(),
-            cover,
-            cover_file,
-        });
-    }
-
-    fn get(&self) -> Option<NowBook> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
 
 fn cover_url(cover: &str, base: Option<&str>) -> Option<String> {
     if cover.starts_with("http://") || cover.starts_with("https://") {
@@ -96,32 +48,28 @@ fn session_bus_known() -> bool {
 }
 
 /// Start MPRIS on the backend runtime when a session bus is known.
-pub(crate) fn start(rt: &tokio::runtime::Runtime, sh: Arc<Shared>, now: MprisNow) {
+pub(crate) fn start(rt: &tokio::runtime::Runtime, sh: Arc<Shared>, covers: Arc<Covers>) {
     if sh.playback.no_audio().is_some() || !session_bus_known() {
         return;
     }
-    let playing = sh.playback.now();
+    let snapshot = sh.playback.snapshot();
     rt.spawn(async move {
-        match serve(sh, playing.clone(), now.clone()).await {
-            Ok(conn) => follow(conn, playing, now).await,
+        let player = Player {
+            sh,
+            covers,
+            snapshot: snapshot.clone(),
+        };
+        match serve(player).await {
+            Ok(conn) => follow(conn, snapshot).await,
             Err(e) => tracing::info!("MPRIS is off: {e}"),
         }
     });
 }
 
-/// The engine's state of the book playing (idle before one plays).
-fn state(playing: &watch::Receiver<Now>) -> PlayerState {
-    playing.borrow().state.clone().unwrap_or_default()
-}
-
-async fn serve(
-    sh: Arc<Shared>,
-    playing: watch::Receiver<Now>,
-    now: MprisNow,
-) -> zbus::Result<zbus::Connection> {
+async fn serve(player: Player) -> zbus::Result<zbus::Connection> {
     let conn = zbus::connection::Builder::session()?
         .serve_at(PATH, Root)?
-        .serve_at(PATH, Player { sh, playing, now })?
+        .serve_at(PATH, player)?
         .build()
         .await?;
     // A second earmark takes an instance name, as the spec suggests.
@@ -132,30 +80,25 @@ async fn serve(
     Ok(conn)
 }
 
-/// Emit PropertiesChanged and Seeked as the engine's state moves.
-async fn follow(conn: zbus::Connection, mut rx: watch::Receiver<Now>, now: MprisNow) {
+/// Emit PropertiesChanged and Seeked as the session moves.
+async fn follow(conn: zbus::Connection, mut rx: watch::Receiver<Snapshot>) {
     let Ok(iface) = conn.object_server().interface::<_, Player>(PATH).await else {
         return;
     };
-    let mut last: Option<PlayerState> = None;
-    let mut last_book = None;
-    let mut last_art = None;
+    let mut last: Option<Listening> = None;
     while rx.changed().await.is_ok() {
-        let s = rx.borrow_and_update().state.clone().unwrap_or_default();
-        let playing = now.get();
-        // The cover shows up in the metadata once it is cached.
-        let art = playing.as_ref().and_then(NowBook::art_url);
-        let book = playing.map(|n| n.book.id);
+        let Some(s) = rx.borrow_and_update().listening.clone() else {
+            continue;
+        };
         let emitter = iface.signal_emitter();
         let player = iface.get().await;
         let before = last.as_ref();
-        if before.is_none_or(|l| status(&l.status) != status(&s.status)) {
+        if before.is_none_or(|l| status(&l.state) != status(&s.state)) {
             let _ = player.playback_status_changed(emitter).await;
         }
-        if before.is_none_or(|l| l.chapter_id != s.chapter_id || l.duration != s.duration)
-            || book != last_book
-            || art != last_art
-        {
+        if before.is_none_or(|l| {
+            l.chapter != s.chapter || l.duration != s.duration || l.book != s.book
+        }) {
             let _ = player.metadata_changed(emitter).await;
         }
         if before.is_none_or(|l| l.speed != s.speed) {
@@ -165,13 +108,12 @@ async fn follow(conn: zbus::Connection, mut rx: watch::Receiver<Now>, now: Mpris
             let _ = player.volume_changed(emitter).await;
         }
         // A seek lands: the position jumped (listeners only poll it).
-        if s.landed && before.is_some_and(|l| !l.landed || l.playback_id != s.playback_id) {
+        let landed = |l: &Listening| l.landed != crate::domain::session::Landing::Pending;
+        if landed(&s) && before.is_some_and(|l| !landed(l) || l.load != s.load) {
             let _ = Player::seeked(emitter, micros(s.position)).await;
         }
         drop(player);
         last = Some(s);
-        last_book = book;
-        last_art = art;
     }
 }
 
@@ -179,11 +121,11 @@ fn micros(secs: f64) -> i64 {
     (secs * 1e6).round() as i64
 }
 
-fn status(s: &Status) -> &'static str {
+fn status(s: &PlayState) -> &'static str {
     match s {
-        Status::Playing | Status::Buffering | Status::Stalled => "Playing",
-        Status::Paused => "Paused",
-        Status::Idle | Status::Ended | Status::Error(_) => "Stopped",
+        PlayState::Playing | PlayState::Buffering | PlayState::Stalled => "Playing",
+        PlayState::Paused => "Paused",
+        _ => "Stopped",
     }
 }
 
@@ -236,13 +178,30 @@ impl Root {
 
 struct Player {
     sh: Arc<Shared>,
-    playing: watch::Receiver<Now>,
-    now: MprisNow,
+    covers: Arc<Covers>,
+    snapshot: watch::Receiver<Snapshot>,
 }
 
 impl Player {
-    fn send(&self, cmd: RemoteCmd) {
-        self.sh.ui.send(Answer::Remote(cmd));
+    fn send(&self, c: Command) {
+        self.sh.playback.send(c);
+    }
+
+    fn now(&self) -> Option<Listening> {
+        self.snapshot.borrow().listening.clone()
+    }
+
+    /// The cached cover once it is on disk, else the book's address.
+    fn art_url(&self, l: &Listening) -> Option<String> {
+        let cached = super::covers::cached_path(&self.sh, &self.covers, &l.book.id)
+            .filter(|f| f.is_file())
+            .and_then(|f| url::Url::from_file_path(f).ok())
+            .map(String::from);
+        let base = self.sh.client().map(|c| c.base().to_string());
+        cached.or_else(|| {
+            let c = l.book.cover_url.as_deref()?;
+            cover_url(c, base.as_deref())
+        })
     }
 }
 
@@ -253,36 +212,37 @@ fn value(v: impl Into<Value<'static>>) -> Option<OwnedValue> {
 #[zbus::interface(name = "org.mpris.MediaPlayer2.Player")]
 impl Player {
     fn next(&self) {
-        self.send(RemoteCmd::NextChapter);
+        self.send(Command::NextChapter);
     }
     fn previous(&self) {
-        self.send(RemoteCmd::PrevChapter);
+        self.send(Command::PrevChapter);
     }
     fn pause(&self) {
-        self.send(RemoteCmd::Pause);
+        self.send(Command::Pause);
     }
     fn play_pause(&self) {
-        self.send(RemoteCmd::PlayPause);
+        self.send(Command::Toggle);
     }
     /// An audiobook stops where it is: the place is kept.
     fn stop(&self) {
-        self.send(RemoteCmd::Pause);
+        self.send(Command::Pause);
     }
     fn play(&self) {
-        self.send(RemoteCmd::Play);
+        self.send(Command::Play);
     }
     /// Microseconds, ±, across chapters.
     fn seek(&self, offset: i64) {
-        self.send(RemoteCmd::SkipBy(offset as f64 / 1e6));
+        self.send(Command::SkipBy(offset as f64 / 1e6));
     }
     fn set_position(&self, track_id: ObjectPath<'_>, position: i64) {
-        let Some(chapter) = state(&self.playing).chapter_id else {
+        let Some(chapter) = self.now().map(|l| l.chapter) else {
             return;
         };
         if track_id.as_str() == track_id_str(&chapter) && position >= 0 {
-            self.send(RemoteCmd::SeekTo {
+            self.send(Command::Seek {
                 chapter,
                 position: position as f64 / 1e6,
+                cause: JumpCause::Seek,
             });
         }
     }
@@ -297,11 +257,11 @@ impl Player {
 
     #[zbus(property)]
     fn playback_status(&self) -> &str {
-        status(&state(&self.playing).status)
+        self.now().map_or("Stopped", |l| status(&l.state))
     }
     #[zbus(property)]
     fn rate(&self) -> f64 {
-        f64::from(state(&self.playing).speed)
+        self.now().map_or(1.0, |l| f64::from(l.speed))
     }
     #[zbus(property)]
     fn minimum_rate(&self) -> f64 {
@@ -313,19 +273,19 @@ impl Player {
     }
     #[zbus(property)]
     fn volume(&self) -> f64 {
-        f64::from(state(&self.playing).volume)
+        self.now().map_or(1.0, |l| f64::from(l.volume))
     }
     #[zbus(property(emits_changed_signal = "false"))]
     fn position(&self) -> i64 {
-        micros(state(&self.playing).position)
+        self.now().map_or(0, |l| micros(l.position))
     }
     #[zbus(property)]
     fn metadata(&self) -> HashMap<String, OwnedValue> {
-        let s = state(&self.playing);
         let mut m = HashMap::new();
-        let Some(chapter) = s.chapter_id else {
+        let Some(s) = self.now() else {
             return m;
         };
+        let chapter = s.chapter.clone();
         let mut put = |k: &str, v: Option<OwnedValue>| {
             if let Some(v) = v {
                 m.insert(k.to_owned(), v);
@@ -335,15 +295,13 @@ impl Player {
         if let Some(d) = s.duration {
             put("mpris:length", value(micros(d)));
         }
-        if let Some(now) = self.now.get() {
-            if let Some(item) = now.manifest.items.iter().find(|i| i.chapter_id == chapter) {
-                put("xesam:title", value(item.title.clone()));
-            }
-            put("xesam:album", value(now.book.title.clone()));
-            put("xesam:artist", value(now.book.authors.clone()));
-            if let Some(c) = now.art_url() {
-                put("mpris:artUrl", value(c));
-            }
+        if let Some(item) = s.manifest.items.iter().find(|i| i.chapter_id == chapter) {
+            put("xesam:title", value(item.title.clone()));
+        }
+        put("xesam:album", value(s.book.title.clone()));
+        put("xesam:artist", value(s.book.authors.clone()));
+        if let Some(c) = self.art_url(&s) {
+            put("mpris:artUrl", value(c));
         }
         m
     }

@@ -1,44 +1,16 @@
-//! Downloaded books in the player: the markers, the book screen from the
+//! Downloaded books in the player: the book screen from the download's
 //! snapshot while the server is away, the "manifest changed" offer, and
-//! the download effect with its gauge. Which chapter plays from disk is
-//! the playback owner's (`playback::LocalIndex`), which gets the index
-//! read here.
+//! the download effect with its gauge. Which books are downloaded, and
+//! which chapter plays from disk, is the session owner's (its snapshot
+//! says; it looks at the disk again after a download here).
 
 use super::shared::{Shared, read};
 use crate::api::ApiError;
 use crate::domain::{Book, BookId, Manifest};
-use crate::offline::{self, Download, DownloadState, Scope, Store};
-use crate::playback::LocalIndex;
-use crate::ui::state::{Answer, DownloadMark};
+use crate::offline::{self, Scope, Store};
+use crate::ui::state::Answer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn marks(books: &[Download]) -> Vec<(BookId, DownloadMark)> {
-    books
-        .iter()
-        .map(|d| {
-            let m = match d.state {
-                DownloadState::Complete => DownloadMark::Complete,
-                DownloadState::Partial { .. } => DownloadMark::Partial,
-            };
-            (d.snapshot.book_id.clone(), m)
-        })
-        .collect()
-}
-
-/// Re-reads the downloads and tells the UI.
-pub(super) async fn refresh(sh: Arc<Shared>) {
-    let (dirs, session) = {
-        let l = read(&sh.login);
-        (sh.dirs.clone(), l.session.clone())
-    };
-    let index = tokio::task::spawn_blocking(move || LocalIndex::load(&dirs, session.as_ref()))
-        .await
-        .unwrap_or_default();
-    let marks = marks(index.books());
-    sh.playback.set_downloads(index);
-    sh.ui.send(Answer::Downloads(marks));
-}
 
 /// After the book screen asked the server: with the server away, the
 /// complete download stands in (answers `true`); with a manifest that
@@ -49,7 +21,9 @@ pub(super) fn book_screen(
     book: &Result<Book, ApiError>,
     manifest: &Result<Manifest, ApiError>,
 ) -> bool {
-    let Some(d) = sh.playback.download(id) else {
+    let scope = read(&sh.login).session.as_ref().map(Scope::of);
+    let Some(d) = scope.and_then(|scope| Store::new(&sh.dirs.data).get(&scope, id).ok().flatten())
+    else {
         return false;
     };
     let server = match manifest {
@@ -131,6 +105,6 @@ pub(super) async fn download(sh: Arc<Shared>, book: BookId) {
             false
         }
     };
-    refresh(sh.clone()).await;
+    sh.playback.downloads_changed();
     sh.ui.send(Answer::DownloadEnded { book, complete });
 }

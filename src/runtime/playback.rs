@@ -1,105 +1,63 @@
-//! What is playing now, in the player's words: the playback owner's
-//! published [`Now`] becomes `Answer::Engine` views of the book it plays
-//! (at most ~5 per second unless something other than the position
-//! changed), `Answer::Sound` for the book's sound, and `Answer::Resumed`
-//! (when a resumed book's place was last saved) before its first view.
-//! Progress is not reported here: sync follows the engine itself.
+//! The session's snapshot and events, handed to the player: each
+//! published [`Snapshot`] becomes `Answer::Session` (at most ~5 a second
+//! while only the place moves; at once when anything else changed), each
+//! event `Answer::SessionEvent`. Nothing is decided or worded here.
 
 use super::shared::Shared;
-use crate::playback::{Now, SoundNow};
-use crate::player::{PlaybackId, PlayerState, Status};
-use crate::ui::state::{Answer, EngineView, PlayState, SoundView};
+use crate::domain::session::Snapshot;
+use crate::playback::Events;
+use crate::ui::state::Answer;
 use std::sync::Arc;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
-fn play_state(s: &Status) -> PlayState {
-    match s {
-        Status::Idle => PlayState::Loading,
-        Status::Playing => PlayState::Playing,
-        Status::Paused => PlayState::Paused,
-        Status::Buffering => PlayState::Buffering,
-        Status::Stalled => PlayState::Stalled,
-        Status::Ended => PlayState::Ended,
-        // The chapter is the bar's title: its opaque id would only crowd.
-        Status::Error(e) => PlayState::Error(e.message.clone()),
+/// Worth drawing: anything but the place changed, or the place moved
+/// by 0.2 s.
+fn worth(old: Option<&Snapshot>, new: &Snapshot) -> bool {
+    let Some(old) = old else { return true };
+    match (&old.listening, &new.listening) {
+        (Some(a), Some(b)) => {
+            let mut moved = a.clone();
+            moved.position = b.position;
+            moved.book_position = b.book_position;
+            let same_else = moved == *b
+                && old.link == new.link
+                && old.queue == new.queue
+                && old.sleep == new.sleep
+                && old.up_next == new.up_next
+                && old.downloads == new.downloads
+                && old.stop == new.stop;
+            !same_else || (a.position - b.position).abs() >= 0.2
+        }
+        _ => old != new,
     }
-}
-
-fn sound_view(book: &crate::domain::BookId, s: &SoundNow) -> SoundView {
-    SoundView {
-        book: Some(book.clone()),
-        settings: s.settings,
-        norm_gain_db: s.norm_gain_db,
-        saved_book: s.saved_book,
-        saved_total: s.saved_total,
-    }
-}
-
-/// Worth a new `Answer::Sound`: settings, a second saved, the gain moved.
-fn sound_worth(old: Option<&SoundView>, new: &SoundView) -> bool {
-    old.is_none_or(|old| {
-        old.book != new.book
-            || old.settings != new.settings
-            || (old.saved_book - new.saved_book).abs() >= 1.0
-            || match (old.norm_gain_db, new.norm_gain_db) {
-                (Some(a), Some(b)) => (a - b).abs() >= 0.1,
-                (a, b) => a.is_some() != b.is_some(),
-            }
-    })
 }
 
 /// Until the owner stops publishing.
-pub(super) async fn forward(sh: Arc<Shared>, mut rx: watch::Receiver<Now>) {
-    let mut last_sent: Option<PlayerState> = None;
-    let mut last_sound: Option<SoundView> = None;
-    let mut resumed: Option<PlaybackId> = None;
+pub(super) async fn snapshots(sh: Arc<Shared>, mut rx: watch::Receiver<Snapshot>) {
+    let mut last: Option<Snapshot> = None;
     loop {
+        let now = rx.borrow_and_update().clone();
+        if worth(last.as_ref(), &now) {
+            sh.ui.send(Answer::Session(now.clone()));
+            last = Some(now);
+        }
         if rx.changed().await.is_err() {
             return;
         }
-        let now = rx.borrow_and_update().clone();
-        if let Some((book, sound)) = &now.sound {
-            let view = sound_view(book, sound);
-            if sound_worth(last_sound.as_ref(), &view) {
-                sh.ui.send(Answer::Sound(view.clone()));
-                last_sound = Some(view);
+    }
+}
+
+/// Until the owner stops.
+pub(super) async fn events(sh: Arc<Shared>, mut events: Events) {
+    loop {
+        match events.recv().await {
+            Ok(e) => {
+                sh.ui.send(Answer::SessionEvent(e));
             }
-        }
-        let (Some(book), Some(s)) = (now.book, now.state) else {
-            continue;
-        };
-        if resumed != Some(s.playback_id) {
-            resumed = Some(s.playback_id);
-            if let Some(saved_at) = now.saved_at {
-                sh.ui.send(Answer::Resumed {
-                    book: book.clone(),
-                    saved_at,
-                });
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!("the player missed {n} events of the session")
             }
-        }
-        let important = last_sent.as_ref().is_none_or(|l| {
-            l.status != s.status
-                || l.chapter_id != s.chapter_id
-                || l.playback_id != s.playback_id
-                || l.speed != s.speed
-                || l.volume != s.volume
-        });
-        let moved = last_sent
-            .as_ref()
-            .is_none_or(|l| (l.position - s.position).abs() >= 0.2);
-        if (important || moved)
-            && let Some(chapter) = s.chapter_id.clone()
-        {
-            sh.ui.send(Answer::Engine(EngineView {
-                playback_id: s.playback_id.0,
-                book,
-                chapter,
-                position: s.position,
-                state: play_state(&s.status),
-                speed: s.speed,
-                volume: s.volume,
-            }));
-            last_sent = Some(s);
+            Err(broadcast::error::RecvError::Closed) => return,
         }
     }
 }

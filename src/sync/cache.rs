@@ -90,6 +90,22 @@ impl Cache {
         })
     }
 
+    /// The book of `scope` whose place this device saved last (and did
+    /// not finish), with that place.
+    pub fn last_book(&self, scope: &Scope) -> Option<(BookId, Spot)> {
+        let prefix = format!("{}|{}|", scope.server_id, scope.user_id);
+        self.books
+            .iter()
+            .filter(|(_, b)| !b.finished)
+            .filter_map(|(k, b)| {
+                let book = k.strip_prefix(&prefix)?;
+                let spot = Spot::new(b.chapter_id.clone()?, b.position_sec?);
+                Some((b.updated_at, BookId::new(book), spot))
+            })
+            .max_by_key(|(at, ..)| *at)
+            .map(|(_, book, spot)| (book, spot))
+    }
+
     pub fn settings(&self, scope: &Scope, book: &BookId) -> Option<PlaybackSettings> {
         let b = self.books.get(&key(scope, book))?;
         Some(PlaybackSettings {

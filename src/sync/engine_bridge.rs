@@ -1,17 +1,55 @@
-//! The audio engine as sync sees it: [`EngineLink`], its published states
-//! and a way to ask it for what sync decides ([`EngineAsk`]; sync never
-//! commands it), and [`EngineBridge`], which turns those states into
-//! reconciler events: pure, so the mapping is testable without audio.
-//! Only states of the engine playback that was loaded for *our* playback
-//! are forwarded; a state from an earlier load (another book) is dropped
-//! here, and again by the reconciler's ownership check.
+//! The audio engine as sync sees it: never the engine itself. The session
+//! owner (`crate::playback`) tells sync what it [`Heard`] from the engine,
+//! and sync asks the owner for what it decides ([`EngineAsk`], through an
+//! [`EngineLink`]). [`EngineBridge`] turns what was heard into reconciler
+//! events: pure, so the mapping is testable without audio. Only states of
+//! the engine load that was made for *our* playback are forwarded; a
+//! state of an earlier load (another book) is dropped here, and again by
+//! the reconciler's ownership check.
 
 use super::reconciler::{Action, Event, PlaybackId, Spot};
+use crate::domain::session::PlayState;
 use crate::domain::{ChapterId, Manifest};
-use crate::player::{PlaybackId as EngineId, PlayerState, Status};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::watch;
+
+/// The engine's number of one load (each `Load` gets the next).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct LoadId(pub u64);
+
+/// One state of the engine, as the owner heard it and sync needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heard {
+    pub load: LoadId,
+    /// Bumped on every change the engine published.
+    pub version: u64,
+    pub state: PlayState,
+    pub chapter: Option<ChapterId>,
+    /// Seconds into the chapter.
+    pub position: f64,
+    /// The last load or seek target is being played.
+    pub landed: bool,
+    /// The place is an estimate the engine cannot vouch for.
+    pub approximate: bool,
+    pub speed: f32,
+    pub volume: f32,
+}
+
+impl Default for Heard {
+    fn default() -> Self {
+        Heard {
+            load: LoadId(0),
+            version: 0,
+            state: PlayState::Loading,
+            chapter: None,
+            position: 0.0,
+            landed: false,
+            approximate: false,
+            speed: 1.0,
+            volume: 1.0,
+        }
+    }
+}
 
 /// What sync asks of the audio engine. Sync never commands the engine:
 /// the playback owner (`crate::playback`) turns each ask into an engine
@@ -36,30 +74,23 @@ pub enum EngineAsk {
     Pause,
 }
 
-/// The audio engine as sync sees it: its published states, and a way to
-/// ask it for what sync decides ([`EngineAsk`]). Clones share one count of
-/// the loads asked for, which is how the engine numbers its playbacks, so
-/// a state is attributed exactly.
+/// How sync asks the owner for what it decides ([`EngineAsk`]). Clones
+/// share one count of the loads asked for, which is how the engine
+/// numbers its loads, so a state is attributed exactly.
 #[derive(Clone)]
 pub struct EngineLink {
-    states: watch::Receiver<PlayerState>,
     ask: Arc<dyn Fn(EngineAsk) + Send + Sync>,
     loads: Arc<AtomicU64>,
 }
 
 impl EngineLink {
-    /// `states` is the engine's published state; `ask` hands a request to
-    /// whoever commands the engine. Every load the engine gets must be
-    /// asked through this link.
-    pub fn new(
-        states: watch::Receiver<PlayerState>,
-        ask: impl Fn(EngineAsk) + Send + Sync + 'static,
-    ) -> Self {
-        let loads = states.borrow().playback_id.0;
+    /// `loads`: the engine's last load number now; `ask` hands a request
+    /// to the owner. Every load the engine gets must be asked through
+    /// this link.
+    pub fn new(loads: LoadId, ask: impl Fn(EngineAsk) + Send + Sync + 'static) -> Self {
         Self {
-            states,
             ask: Arc::new(ask),
-            loads: Arc::new(AtomicU64::new(loads)),
+            loads: Arc::new(AtomicU64::new(loads.0)),
         }
     }
 
@@ -73,16 +104,12 @@ impl EngineLink {
         &self,
         manifest: Manifest,
         start: (ChapterId, f64),
-        before: impl FnOnce(EngineId),
-    ) -> EngineId {
-        let id = EngineId(self.loads.fetch_add(1, Ordering::SeqCst) + 1);
+        before: impl FnOnce(LoadId),
+    ) -> LoadId {
+        let id = LoadId(self.loads.fetch_add(1, Ordering::SeqCst) + 1);
         before(id);
         self.ask(EngineAsk::Load { manifest, start });
         id
-    }
-
-    pub(super) fn states(&self) -> watch::Receiver<PlayerState> {
-        self.states.clone()
     }
 }
 
@@ -93,10 +120,10 @@ const PAUSED_STILL: f64 = 0.5;
 #[derive(Debug, Default)]
 pub struct EngineBridge {
     /// Our playback, and the engine id its `Load` produced (once seen).
-    ours: Option<(PlaybackId, Option<EngineId>)>,
+    ours: Option<(PlaybackId, Option<LoadId>)>,
     /// Engine ids up to this one belong to earlier loads.
-    before: EngineId,
-    last: Option<PlayerState>,
+    before: LoadId,
+    last: Option<Heard>,
     /// The last state had not landed, as the engine said (before an
     /// approximate place was counted as not landed).
     last_unlanded: bool,
@@ -110,9 +137,9 @@ impl EngineBridge {
     /// Call right before sending the engine's `Load` for playback `ours`,
     /// when the caller knows the engine id that load creates (it counts
     /// the loads it sends): exact even while an earlier load is in flight.
-    pub fn loading_as(&mut self, ours: PlaybackId, engine_id: EngineId) {
+    pub fn loading_as(&mut self, ours: PlaybackId, engine_id: LoadId) {
         self.ours = Some((ours, Some(engine_id)));
-        self.before = EngineId(engine_id.0.saturating_sub(1));
+        self.before = LoadId(engine_id.0.saturating_sub(1));
         self.last = None;
         self.last_unlanded = false;
     }
@@ -121,12 +148,12 @@ impl EngineBridge {
     /// engine cannot vouch for (`approximate`: a far seek in a VBR mp3
     /// estimated from its table of contents) counts as not landed, so it is
     /// never reported as if it were exact.
-    pub fn events(&mut self, s: &PlayerState) -> Vec<Event> {
+    pub fn events(&mut self, s: &Heard) -> Vec<Event> {
         let mut out = Vec::new();
         let unlanded = !s.landed;
         let vouched;
         let s = if s.approximate && s.landed {
-            vouched = PlayerState {
+            vouched = Heard {
                 landed: false,
                 ..s.clone()
             };
@@ -137,12 +164,12 @@ impl EngineBridge {
         let Some((playback, engine_id)) = self.ours.as_mut() else {
             return out;
         };
-        if s.playback_id <= self.before {
+        if s.load <= self.before {
             return out;
         }
         match engine_id {
-            None => *engine_id = Some(s.playback_id),
-            Some(id) if *id != s.playback_id => return out,
+            None => *engine_id = Some(s.load),
+            Some(id) if *id != s.load => return out,
             Some(_) => {}
         }
         let playback = *playback;
@@ -160,12 +187,12 @@ impl EngineBridge {
             action: a,
         };
         let spot = s
-            .chapter_id
+            .chapter
             .clone()
             .filter(|_| s.position.is_finite() && s.position >= 0.0)
             .map(|c| Spot::new(c, s.position));
         if let (Some(p), Some(spot)) = (&prev, &spot) {
-            if p.chapter_id.as_ref() != Some(&spot.chapter) {
+            if p.chapter.as_ref() != Some(&spot.chapter) {
                 out.push(action(Action::ChapterChange(spot.clone())));
             } else if p.landed && !s.landed {
                 // A seek: the engine publishes the target until it lands.
@@ -174,8 +201,8 @@ impl EngineBridge {
                 // Another seek before the last one landed (paused offline,
                 // the engine cannot): a new target.
                 out.push(action(Action::Seek(spot.clone())));
-            } else if p.status == Status::Paused
-                && s.status == Status::Paused
+            } else if p.state == PlayState::Paused
+                && s.state == PlayState::Paused
                 && (p.position - spot.position).abs() > PAUSED_STILL
             {
                 // A paused engine does not move: this is a seek whose
@@ -195,14 +222,16 @@ impl EngineBridge {
                 });
             }
         }
-        let was = prev.as_ref().map(|p| &p.status);
-        if was != Some(&s.status) {
-            match &s.status {
-                Status::Playing => out.push(action(Action::Play)),
-                Status::Paused => out.push(action(Action::Pause)),
-                Status::Ended => out.push(action(Action::Ended)),
-                Status::Idle | Status::Error(_) => out.push(action(Action::Stop)),
-                Status::Buffering | Status::Stalled => {}
+        let was = prev.as_ref().map(|p| &p.state);
+        if was != Some(&s.state) {
+            match &s.state {
+                PlayState::Playing => out.push(action(Action::Play)),
+                PlayState::Paused => out.push(action(Action::Pause)),
+                PlayState::Ended => out.push(action(Action::Ended)),
+                PlayState::Ready | PlayState::Loading | PlayState::Error(_) => {
+                    out.push(action(Action::Stop))
+                }
+                PlayState::Buffering | PlayState::Stalled => {}
             }
         }
         out
@@ -214,14 +243,14 @@ mod tests {
     use super::*;
     use crate::domain::ChapterId;
 
-    fn state(id: u64, ch: &str, pos: f64, landed: bool, status: Status) -> PlayerState {
-        PlayerState {
-            playback_id: EngineId(id),
-            chapter_id: Some(ChapterId::new(ch)),
+    fn state(id: u64, ch: &str, pos: f64, landed: bool, state: PlayState) -> Heard {
+        Heard {
+            load: LoadId(id),
+            chapter: Some(ChapterId::new(ch)),
             position: pos,
             landed,
-            status,
-            ..PlayerState::default()
+            state,
+            ..Heard::default()
         }
     }
 
@@ -229,15 +258,15 @@ mod tests {
     fn states_of_an_earlier_load_are_dropped() {
         let mut b = EngineBridge::new();
         assert!(
-            b.events(&state(1, "a", 5.0, true, Status::Playing))
+            b.events(&state(1, "a", 5.0, true, PlayState::Playing))
                 .is_empty()
         );
-        b.loading_as(PlaybackId(7), EngineId(2));
+        b.loading_as(PlaybackId(7), LoadId(2));
         assert!(
-            b.events(&state(1, "a", 6.0, true, Status::Playing))
+            b.events(&state(1, "a", 6.0, true, PlayState::Playing))
                 .is_empty()
         );
-        let e = b.events(&state(2, "b", 30.0, false, Status::Buffering));
+        let e = b.events(&state(2, "b", 30.0, false, PlayState::Buffering));
         assert_eq!(
             e,
             vec![Event::EnginePosition {
@@ -253,12 +282,12 @@ mod tests {
         // A's load (engine id 2) was sent but the engine still publishes
         // id 1 when B's load (id 3) is sent: states of 2 are A's.
         let mut b = EngineBridge::new();
-        b.loading_as(PlaybackId(8), EngineId(3));
+        b.loading_as(PlaybackId(8), LoadId(3));
         assert!(
-            b.events(&state(2, "a", 40.0, true, Status::Playing))
+            b.events(&state(2, "a", 40.0, true, PlayState::Playing))
                 .is_empty()
         );
-        let e = b.events(&state(3, "b", 7.0, false, Status::Buffering));
+        let e = b.events(&state(3, "b", 7.0, false, PlayState::Buffering));
         assert_eq!(
             e,
             vec![Event::EnginePosition {
@@ -272,30 +301,29 @@ mod tests {
     #[test]
     fn a_second_seek_before_the_first_landed_is_a_seek_too() {
         let mut b = EngineBridge::new();
-        b.loading_as(PlaybackId(1), EngineId(1));
-        b.events(&state(1, "a", 30.0, true, Status::Paused));
+        b.loading_as(PlaybackId(1), LoadId(1));
+        b.events(&state(1, "a", 30.0, true, PlayState::Paused));
         let seek = |to: f64| Event::Action {
             playback: PlaybackId(1),
             action: Action::Seek(Spot::new("a", to)),
         };
         // Paused and offline: the engine publishes each target, never lands.
         assert!(
-            b.events(&state(1, "a", 20.0, false, Status::Paused))
+            b.events(&state(1, "a", 20.0, false, PlayState::Paused))
                 .contains(&seek(20.0))
         );
         assert!(
-            b.events(&state(1, "a", 10.0, false, Status::Paused))
+            b.events(&state(1, "a", 10.0, false, PlayState::Paused))
                 .contains(&seek(10.0))
         );
         // The same target again is no new seek.
-        let mut again = state(1, "a", 10.0, false, Status::Paused);
+        let mut again = state(1, "a", 10.0, false, PlayState::Paused);
         again.version += 1;
-        again.buffered_to = 12.0;
-        assert!(!b.events(&again).contains(&seek(10.0)));
+                assert!(!b.events(&again).contains(&seek(10.0)));
         // Landed at once, its target never seen: a paused move is a seek.
-        b.events(&state(1, "a", 10.0, true, Status::Paused));
+        b.events(&state(1, "a", 10.0, true, PlayState::Paused));
         assert!(
-            b.events(&state(1, "a", 40.0, true, Status::Paused))
+            b.events(&state(1, "a", 40.0, true, PlayState::Paused))
                 .contains(&seek(40.0))
         );
     }
@@ -303,8 +331,8 @@ mod tests {
     #[test]
     fn an_approximate_place_never_lands() {
         let mut b = EngineBridge::new();
-        b.loading_as(PlaybackId(1), EngineId(1));
-        let mut s = state(1, "a", 4000.0, true, Status::Playing);
+        b.loading_as(PlaybackId(1), LoadId(1));
+        let mut s = state(1, "a", 4000.0, true, PlayState::Playing);
         s.approximate = true;
         let e = b.events(&s);
         assert!(
@@ -328,9 +356,9 @@ mod tests {
     #[test]
     fn landing_seek_chapter_change_and_status_become_events() {
         let mut b = EngineBridge::new();
-        b.loading_as(PlaybackId(1), EngineId(1));
-        b.events(&state(1, "a", 30.0, false, Status::Buffering));
-        let e = b.events(&state(1, "a", 30.0, true, Status::Playing));
+        b.loading_as(PlaybackId(1), LoadId(1));
+        b.events(&state(1, "a", 30.0, false, PlayState::Buffering));
+        let e = b.events(&state(1, "a", 30.0, true, PlayState::Playing));
         assert_eq!(
             e,
             vec![
@@ -344,7 +372,7 @@ mod tests {
                 }
             ]
         );
-        let e = b.events(&state(1, "a", 90.0, false, Status::Playing));
+        let e = b.events(&state(1, "a", 90.0, false, PlayState::Playing));
         assert_eq!(
             e[0],
             Event::Action {
@@ -352,8 +380,8 @@ mod tests {
                 action: Action::Seek(Spot::new("a", 90.0))
             }
         );
-        b.events(&state(1, "a", 90.0, true, Status::Playing));
-        let e = b.events(&state(1, "b", 0.0, true, Status::Playing));
+        b.events(&state(1, "a", 90.0, true, PlayState::Playing));
+        let e = b.events(&state(1, "b", 0.0, true, PlayState::Playing));
         assert_eq!(
             e[0],
             Event::Action {
@@ -361,7 +389,7 @@ mod tests {
                 action: Action::ChapterChange(Spot::new("b", 0.0))
             }
         );
-        let e = b.events(&state(1, "b", 1.0, true, Status::Paused));
+        let e = b.events(&state(1, "b", 1.0, true, PlayState::Paused));
         assert!(e.contains(&Event::Action {
             playback: PlaybackId(1),
             action: Action::Pause

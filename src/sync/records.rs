@@ -212,6 +212,15 @@ impl Records {
         (!p.finished && p.spot.position.is_finite() && p.spot.position >= 0.0).then_some(p.spot)
     }
 
+    /// The book this device played last for the current login (`client`)
+    /// and its place there, unless it was finished: what a session makes
+    /// ready to resume. A hint only, as [`Records::last_place`].
+    pub fn last_book(&self, client: &Client) -> Option<(BookId, Spot)> {
+        let scope = scope_of(client)?;
+        let (book, spot) = super::cache::Cache::in_memory(&self.config.cache_path).last_book(&scope)?;
+        (spot.position.is_finite() && spot.position >= 0.0).then_some((book, spot))
+    }
+
     /// A book's place history on this device, oldest first.
     pub fn history(&self, book: &BookId) -> Result<Vec<PlaceMark>, String> {
         super::listening::read_history(self.listening_dir(), book)

@@ -14,12 +14,11 @@ use crate::api::Client;
 use crate::domain::EpochMillis;
 use crate::domain::{BookId, ChapterId, ListeningStats, Manifest, PlaceMark, Progress};
 use crate::durable::Durability;
-use crate::player::PlaybackId as EngineId;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use super::engine_bridge::{EngineAsk, EngineLink};
+pub use super::engine_bridge::{EngineAsk, EngineLink, Heard, LoadId};
 pub use super::reconciler::{Side as Choice, Source, Spot};
 
 /// Tunables; [`SyncConfig::new`] has the defaults.
@@ -89,17 +88,8 @@ fn report_interval_from_env() -> Duration {
     }
 }
 
-/// Where an opened book starts.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StartAt {
-    /// The server's place (else this device's, else the start).
-    Resume,
-    /// The start of the book: an explicit intent, sent with `reset`.
-    Restart,
-    /// A place the user picked: an explicit seek, which may move the
-    /// saved place backwards.
-    At(ChapterId, f64),
-}
+/// Where an opened book starts: the session's own choice.
+pub use crate::domain::session::Start as StartAt;
 
 /// The worker's connection to the server.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -127,7 +117,7 @@ pub struct Shown {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Playing {
     pub book: BookId,
-    pub engine: EngineId,
+    pub engine: LoadId,
     /// Opened to resume: when the place it resumes was last saved (here or
     /// by another device), so smart rewind can tell how long the break was.
     pub saved_at: Option<EpochMillis>,
@@ -207,6 +197,13 @@ pub enum Notice {
     /// although both were sent, a 400 scope error): the profile's
     /// `identity_header_prefix` must change. The write is kept.
     ScopeRefused { book: BookId, message: String },
+    /// A chapter stream was refused with a 403 and the license status is
+    /// valid: no permission (the server's words).
+    Forbidden { message: String },
+    /// With no one to ask (`follow_server`), the server's newer place of
+    /// another device won: playback moved there; this device's place went
+    /// to the place history.
+    Moved { book: BookId, to: Spot },
     /// A queued write was dropped (its book or chapter is gone).
     Dropped { book: BookId, message: String },
     /// The server's (or, offline, this device's) progress of a book changed
@@ -290,6 +287,11 @@ pub(super) enum Command {
     Flush,
     /// Play on after a pause, once the server's place allows it.
     Resume,
+    /// What the owner heard from the engine.
+    Heard(Heard),
+    /// A stream was refused: by the license code, or a 403 without it
+    /// (the license status decides which stop it is).
+    StreamRefused { license: bool, message: String },
     /// A request outside sync found the server unreachable.
     ServerLost(String),
     /// Read the server again now (the listener refreshed).
@@ -448,6 +450,19 @@ impl SyncSession {
     /// ([`EngineAsk::Play`]), or the listener to choose.
     pub fn resume(&self) {
         self.send(Command::Resume);
+    }
+
+    /// One state of the engine, as the owner heard it (sync never watches
+    /// the engine itself).
+    pub fn heard(&self, h: Heard) {
+        self.send(Command::Heard(h));
+    }
+
+    /// A chapter stream was refused with the license code (`license`), or
+    /// with a 403 without it: sync checks the license status to tell a
+    /// license stop from no permission.
+    pub fn stream_refused(&self, license: bool, message: String) {
+        self.send(Command::StreamRefused { license, message });
     }
 
     /// A request outside sync found the server unreachable: sync shows

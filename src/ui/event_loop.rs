@@ -109,11 +109,11 @@ pub fn run<B: Backend>(
             match ev {
                 LoopEvent::App(e) => fx.extend(app.update(e)),
                 LoopEvent::TerminalGone(why) => {
-                    fx.push(Effect::FlushProgress);
+                    fx.push(Effect::Session(crate::domain::session::Command::Flush));
                     exit.get_or_insert(ExitReason::TerminalGone(why));
                 }
                 LoopEvent::Signal(s) => {
-                    fx.push(Effect::FlushProgress);
+                    fx.push(Effect::Session(crate::domain::session::Command::Flush));
                     exit.get_or_insert(ExitReason::Signal(s));
                 }
             }

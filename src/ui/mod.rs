@@ -10,7 +10,6 @@ pub mod graphics;
 pub mod input;
 pub mod keymap;
 mod player_config;
-pub use player_config::up_next as up_next_settings;
 pub mod state;
 pub mod terminal;
 pub mod theme;
@@ -21,8 +20,8 @@ use state::UiSettings;
 use theme::Theme;
 
 /// The UI's part of config.toml: `[keys]`, `[theme]`, `[player]`
-/// (`short_skip`, `long_skip` in listened seconds, up next), `[ui]`
-/// (`covers`, `accessible`) and `[sleep]` (the automatic timer).
+/// (`short_skip`, `long_skip` in listened seconds) and `[ui]` (`covers`,
+/// `accessible`). The session's rules are `config::ListeningRules`.
 #[derive(Debug, Clone)]
 pub struct UiConfig {
     pub keymap: Keymap,
@@ -71,10 +70,8 @@ impl UiConfig {
                     }
                 }
             }
-            player_config::read(p, &mut settings)?;
         }
         player_config::read_ui(table("ui")?, accessible, &mut settings)?;
-        player_config::read_sleep(table("sleep")?, &mut settings)?;
         Ok(UiConfig {
             keymap,
             theme,

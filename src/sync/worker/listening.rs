@@ -5,7 +5,8 @@
 
 use super::Worker;
 use crate::domain::{BookId, ChapterId, JumpCause, ListeningStats, PlaceMark, now_millis};
-use crate::player::{PlayerState, Status};
+use crate::domain::session::PlayState;
+use crate::sync::engine_bridge::Heard;
 use crate::sync::listening::local_day;
 use crate::sync::session::Notice;
 
@@ -32,8 +33,8 @@ impl Worker {
     fn engine_place(&self, book: &BookId) -> Option<(ChapterId, f64)> {
         let s = self.engine_now.as_ref()?;
         let playing = self.playing.as_ref()?;
-        (playing.engine == s.playback_id && &playing.book == book)
-            .then(|| Some((s.chapter_id.clone()?, s.position)))
+        (playing.engine == s.load && &playing.book == book)
+            .then(|| Some((s.chapter.clone()?, s.position)))
             .flatten()
     }
 
@@ -82,18 +83,18 @@ impl Worker {
     }
 
     /// Counts listened time from one engine state of the opened book.
-    pub(super) fn count_listening(&mut self, s: &PlayerState) {
+    pub(super) fn count_listening(&mut self, s: &Heard) {
         let Some(playing) = self.playing.clone() else {
             return;
         };
-        if playing.engine != s.playback_id {
+        if playing.engine != s.load {
             return;
         }
-        let Some(chapter) = &s.chapter_id else {
+        let Some(chapter) = &s.chapter else {
             return;
         };
         let now = now_millis();
-        let is_playing = s.status == Status::Playing;
+        let is_playing = s.state == PlayState::Playing;
         self.tally.observe(
             &playing.book,
             chapter,
@@ -102,11 +103,11 @@ impl Worker {
             now,
             local_day(now),
         );
-        let newly_ended = s.status == Status::Ended
+        let newly_ended = s.state == PlayState::Ended
             && self
                 .engine_now
                 .as_ref()
-                .is_none_or(|p| p.status != Status::Ended);
+                .is_none_or(|p| p.state != PlayState::Ended);
         if newly_ended {
             self.listening.finished(playing.book.clone(), true, now);
         }

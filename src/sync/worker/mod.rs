@@ -23,8 +23,8 @@ use super::session::{
     SyncStatus,
 };
 use crate::api::Client;
+use super::engine_bridge::Heard;
 use crate::domain::{BookId, now_millis};
-use crate::player::PlayerState;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -71,7 +71,6 @@ pub(super) fn spawn(
     let (tx, rx) = mpsc::unbounded_channel();
     let (status_tx, status) = watch::channel(SyncStatus::default());
     let remote = ClientRemote::new(client);
-    let states = engine.as_ref().map(EngineLink::states);
     let worker = Worker {
         rec: Reconciler::new(ReconcilerConfig {
             report_interval_ms: config.report_interval.as_millis() as i64,
@@ -109,7 +108,7 @@ pub(super) fn spawn(
         forbidden: None,
         unsaved: None,
     };
-    tokio::spawn(worker.run(rx, states));
+    tokio::spawn(worker.run(rx));
     (tx, status, notices)
 }
 
@@ -142,8 +141,8 @@ struct Worker {
     notices: mpsc::UnboundedSender<Notice>,
     engine: Option<EngineLink>,
     bridge: EngineBridge,
-    /// The latest engine state seen.
-    engine_now: Option<PlayerState>,
+    /// The latest engine state the owner heard.
+    engine_now: Option<Heard>,
     opened: Option<Opened>,
     /// Speed and volume last asked of the engine for the opened book.
     asked: (Option<f32>, Option<f32>),
@@ -172,22 +171,8 @@ struct Worker {
     unsaved: Option<(crate::durable::Fault, String)>,
 }
 
-async fn next_state(states: &mut Option<watch::Receiver<PlayerState>>) -> Option<PlayerState> {
-    match states {
-        Some(rx) => match rx.changed().await {
-            Ok(()) => Some(rx.borrow_and_update().clone()),
-            Err(_) => None,
-        },
-        None => std::future::pending().await,
-    }
-}
-
 impl Worker {
-    async fn run(
-        mut self,
-        mut rx: mpsc::UnboundedReceiver<Command>,
-        mut states: Option<watch::Receiver<PlayerState>>,
-    ) {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
         let mut tick = tokio::time::interval(self.cfg.tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.drive().await;
@@ -196,7 +181,6 @@ impl Worker {
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(Command::Quit { timeout, reply }) => {
-                        self.latest_engine_state(&mut states);
                         let s = self.quit(timeout).await;
                         // The journal's lock goes before the answer: a
                         // session started right after must get the file.
@@ -205,7 +189,6 @@ impl Worker {
                         return;
                     }
                     Some(Command::Settle { reply }) => {
-                        self.latest_engine_state(&mut states);
                         self.drive().await;
                         self.publish();
                         let _ = reply.send(());
@@ -216,25 +199,10 @@ impl Worker {
                         return;
                     }
                 },
-                s = next_state(&mut states) => match s {
-                    Some(s) => self.engine_state(s),
-                    // The engine stopped: nothing more to follow.
-                    None => states = None,
-                },
                 _ = tick.tick(), if self.wants_tick() => self.on_tick().await,
             }
             self.drive().await;
             self.publish();
-        }
-    }
-
-    /// Takes in the engine's latest state before acting on a barrier.
-    fn latest_engine_state(&mut self, states: &mut Option<watch::Receiver<PlayerState>>) {
-        if let Some(rx) = states
-            && rx.has_changed().unwrap_or(false)
-        {
-            let s = rx.borrow_and_update().clone();
-            self.engine_state(s);
         }
     }
 
@@ -289,6 +257,13 @@ impl Worker {
                 self.want_flush = true;
             }
             Command::Resume => self.resume(),
+            Command::Heard(h) => self.engine_state(h),
+            Command::StreamRefused { license, message } => match license {
+                true => self.license_blocked(message),
+                // A 403 without the license code: a license stop only if
+                // the license status says so (checked next round).
+                false => self.forbidden = Some(message),
+            },
             Command::ServerLost(message) => {
                 if self.link == Link::Online && !self.blocked() && self.scope.is_some() {
                     self.request_failed(Failure::Retry(message));
@@ -418,11 +393,7 @@ impl Worker {
                 Decision::Resume { playback } => self.ask_if_ours(playback, EngineAsk::Play),
                 Decision::Pause { playback } => self.ask_if_ours(playback, EngineAsk::Pause),
                 Decision::Followed { book, spot } => {
-                    let place = self.place_words(&spot);
-                    self.notify(Notice::Info(format!(
-                        "The server has a newer place for this book (another device's): {place}. Playback moved there; u goes back."
-                    )));
-                    let _ = book;
+                    self.notify(Notice::Moved { book, to: spot })
                 }
             }
         }
@@ -514,9 +485,7 @@ impl Worker {
         if let Some(message) = self.forbidden.take() {
             self.check_license().await;
             if !matches!(self.link, Link::LicenseBlocked { .. }) {
-                self.notify(Notice::Failed(format!(
-                    "The server refused this chapter (no permission): {message}"
-                )));
+                self.notify(Notice::Forbidden { message });
             }
         }
         for _ in 0..4 {

@@ -8,7 +8,7 @@ use super::{Opened, Worker};
 use crate::api::ProgressRead;
 use crate::domain::PlaybackSettings;
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
-use crate::player::{ErrorKind, PlayerState, Status};
+use crate::sync::engine_bridge::Heard;
 use crate::sync::outbox::QueuedSettings;
 use crate::sync::outbox::{Op, QueuedProgress, Scope};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
@@ -100,19 +100,6 @@ impl Worker {
         }
     }
 
-    /// "ch 6 0:30": a place of the opened book in the listener's words.
-    pub(super) fn place_words(&self, spot: &Spot) -> String {
-        let time = crate::ui::state::fmt_time(spot.position);
-        match self
-            .opened
-            .as_ref()
-            .and_then(|o| o.manifest.position_of(&spot.chapter))
-        {
-            Some(i) => format!("ch {} {time}", i + 1),
-            None => time,
-        }
-    }
-
     /// The reconciler's "load (or move) the engine here".
     pub(super) fn load_at(&mut self, playback: PlaybackId, spot: Spot) {
         let Some(engine) = self.engine.clone() else {
@@ -128,6 +115,13 @@ impl Worker {
                 user_seek = Some(Spot::new(c.clone(), *p));
                 (c.clone(), *p)
             }
+            StartAt::First(p) if first_load => match opened.manifest.items.first() {
+                Some(first) => {
+                    user_seek = Some(Spot::new(first.chapter_id.clone(), *p));
+                    (first.chapter_id.clone(), *p)
+                }
+                None => (spot.chapter, spot.position),
+            },
             StartAt::Restart if first_load => match opened.manifest.items.first() {
                 Some(first) => (first.chapter_id.clone(), 0.0),
                 None => (spot.chapter, spot.position),
@@ -146,7 +140,7 @@ impl Worker {
         }
         opened.loaded = true;
         let cause = match &opened.start {
-            StartAt::At(..) => crate::domain::JumpCause::Chapter,
+            StartAt::At(..) | StartAt::First(_) => crate::domain::JumpCause::Chapter,
             StartAt::Restart => crate::domain::JumpCause::Restart,
             StartAt::Resume => crate::domain::JumpCause::Restore,
         };
@@ -194,33 +188,13 @@ impl Worker {
         self.publish();
     }
 
-    /// One published engine state: reconciler events, and the stops the
-    /// engine saw on a stream.
-    pub(super) fn engine_state(&mut self, s: PlayerState) {
+    /// One engine state the owner heard: reconciler events, and the time
+    /// listened.
+    pub(super) fn engine_state(&mut self, s: Heard) {
         for e in self.bridge.events(&s) {
             self.event(e);
         }
         self.count_listening(&s);
-        let ours = self
-            .playing
-            .as_ref()
-            .is_some_and(|p| p.engine == s.playback_id);
-        let newly_failed = self
-            .engine_now
-            .as_ref()
-            .is_none_or(|p| p.status != s.status);
-        if ours
-            && newly_failed
-            && let Status::Error(e) = &s.status
-        {
-            match e.kind {
-                ErrorKind::LicenseRequired => self.license_blocked(e.message.clone()),
-                // A 403 without the license code: a license stop only if
-                // the license status says so (checked next round).
-                ErrorKind::Forbidden => self.forbidden = Some(e.to_string()),
-                _ => {}
-            }
-        }
         self.engine_now = Some(s);
     }
 
@@ -240,7 +214,7 @@ impl Worker {
         };
         // The other value: what was last asked of the engine for this book
         // (it may not have published it yet), else what it plays at.
-        let now = self.engine.as_ref().map(|e| e.states().borrow().clone());
+        let now = self.engine_now.clone();
         let speed = speed
             .or(self.asked.0)
             .or(now.as_ref().map(|s| s.speed))

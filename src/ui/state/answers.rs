@@ -1,5 +1,5 @@
-//! The reducer's half for answers: what the backends (API, engine, sync)
-//! report, and the sleep timer driven by the clock.
+//! The reducer's half for answers: what the backends (the API calls and
+//! the listening session) report.
 
 use super::*;
 
@@ -26,7 +26,6 @@ impl App {
                     self.screen = Screen::Library;
                 }
                 fx.push(Effect::LoadLibrary);
-                self.up_next_logged_in(fx);
             }
             Answer::LoginFailed(e) => {
                 self.login.busy = false;
@@ -40,6 +39,15 @@ impl App {
             Answer::Library { books, from_cache } => {
                 self.library.set_books(books, from_cache);
                 self.library.scroll_into_view(self.list_height());
+                // Up next works out a series' next book from these.
+                let series: Vec<_> = self
+                    .library
+                    .books()
+                    .iter()
+                    .filter(|b| !b.series.is_empty())
+                    .cloned()
+                    .collect();
+                fx.push(Effect::Session(Command::Library(std::sync::Arc::new(series))));
             }
             Answer::LibraryHead(books) => {
                 if !self.library.loaded {
@@ -65,14 +73,12 @@ impl App {
                 if self.library.get(&id).is_none() {
                     self.library.merge(vec![book]);
                 }
-                self.up_next_manifest(&id, Some(&manifest), None, fx);
                 if self.book.id == id {
                     self.book.loading = false;
                     self.book.manifest = Some(manifest);
                     self.want_cover(fx);
                 }
             }
-            Answer::Downloads(marks) => self.downloads.set_all(marks),
             Answer::DownloadProgress { book, done, total } => {
                 self.downloads.progress(book, done, total)
             }
@@ -98,13 +104,11 @@ impl App {
                 bookmarks,
             } => {
                 let id = book.id.clone();
-                let fresh = book.clone();
                 if self.library.get(&id).is_some() {
                     self.library.update_book(&id, |b| *b = book);
                 } else {
                     self.library.merge(vec![book]);
                 }
-                self.up_next_manifest(&id, manifest.as_ref(), Some(&fresh), fx);
                 if self.book.id == id {
                     self.book.loading = false;
                     if manifest.is_some() {
@@ -134,36 +138,15 @@ impl App {
             Answer::FavoriteSet { book, favorite } => {
                 self.library.update_book(&book, |b| b.favorite = favorite)
             }
-            Answer::ProgressChanged { book, progress } => self
-                .library
-                .update_book(&book, |b| b.progress = Some(progress)),
             Answer::License(status) => {
                 if status.valid {
                     self.license_block = None;
                 }
                 self.license = Some(status);
             }
-            Answer::Stopped(stop) => self.stopped(stop),
-            Answer::Resumed { book, saved_at } => self.resumed(book, saved_at),
-            Answer::Engine(view) => self.engine(view, fx),
-            Answer::Sound(view) => self.sound = view,
-            Answer::Sync(s) => self.sync_changed(s, fx),
-            Answer::Conflict {
-                book,
-                server,
-                local,
-            } => {
-                self.overlay = Some(Overlay::Conflict {
-                    book,
-                    server,
-                    local,
-                    cursor: 0,
-                })
-            }
+            Answer::Session(snap) => self.snapshot(snap, fx),
+            Answer::SessionEvent(e) => self.session_event(e),
             Answer::History { book, marks } => self.history.set(book, marks),
-            Answer::PlaceMarked { book, mark } => {
-                self.history.push(book, mark);
-            }
             Answer::Stats(s) => self.stats = Some(s),
             Answer::Cover { book, image } => self.cover_arrived(book, image),
             Answer::Failed(msg) => {
@@ -172,30 +155,6 @@ impl App {
             }
             Answer::Notice(msg) => self.toast(msg, false),
             Answer::Via(via) => self.via = via,
-            Answer::Remote(cmd) => self.remote(cmd, fx),
-            Answer::UpNext { account, books } => self.up_next_loaded(account, books),
         }
-    }
-
-    pub(super) fn engine(&mut self, view: EngineView, fx: &mut Vec<Effect>) {
-        let Some(np) = self.playing.as_mut().filter(|p| p.book.id == view.book) else {
-            return;
-        };
-        // An error is said by the stop the playback owner sends with it.
-        let prev_chapter = np.engine.as_ref().map(|e| e.chapter.clone());
-        let prev_state = np.engine.as_ref().map(|e| e.state.clone());
-        if !matches!(self.sleep, Some(SleepTimer::Fading { .. })) {
-            self.volume = view.volume;
-        }
-        self.speed = view.speed;
-        let chapter_changed = prev_chapter.is_some_and(|c| c != view.chapter);
-        np.engine = Some(view);
-        self.sleep_engine_state(prev_state.as_ref());
-        self.up_next_engine(prev_state.as_ref(), fx);
-        self.rewind_watch(prev_state, fx);
-        if chapter_changed {
-            self.sleep_chapter_changed(fx);
-        }
-        self.sleep_tick(fx);
     }
 }

@@ -4,6 +4,7 @@
 //! adding a mark is `domain::push_place_mark`, the same one sync stores with.
 
 use super::*;
+use crate::domain::session::{Command, Start};
 use crate::domain::{EpochMillis, JumpCause, PlaceMark, push_place_mark};
 use std::collections::BTreeMap;
 
@@ -48,31 +49,6 @@ impl App {
         self.clock_origin + self.now as EpochMillis
     }
 
-    /// Remembers where the playing book is, before a jump. False when
-    /// nothing plays (or its place is not known yet).
-    pub(super) fn mark_here(&mut self, cause: JumpCause, fx: &mut Vec<Effect>) -> bool {
-        if cause != JumpCause::Rewind {
-            // The listener picked a place: no rewind from the last session.
-            self.pauses.resumed = None;
-        }
-        let Some((book, chapter, position)) = self.playing.as_ref().and_then(|np| {
-            let e = np.engine.as_ref()?;
-            Some((np.book.id.clone(), e.chapter.clone(), e.position))
-        }) else {
-            return false;
-        };
-        let mark = PlaceMark {
-            at: self.wall_now(),
-            chapter_id: chapter,
-            position,
-            cause,
-        };
-        if self.history.push(book.clone(), mark.clone()) {
-            fx.push(Effect::MarkPlace { book, mark });
-        }
-        true
-    }
-
     /// False (and says so) when the mark's chapter is not in `manifest`
     /// any more (the book was rescanned).
     fn reachable(&mut self, mark: &PlaceMark, manifest: Option<&Manifest>) -> bool {
@@ -89,15 +65,15 @@ impl App {
         !gone
     }
 
-    /// True when `book` is the one playing.
+    /// True when `book` is the session's (playing, paused or ready).
     pub(super) fn plays(&self, book: &BookId) -> bool {
-        self.playing.as_ref().is_some_and(|p| &p.book.id == book)
+        self.playing().is_some_and(|p| &p.book.id == book)
     }
 
     /// Goes back to where the last jump started; the way back is a jump
     /// too, so pressing it again returns.
     pub(super) fn undo_jump(&mut self, fx: &mut Vec<Effect>) {
-        let Some(book) = self.playing.as_ref().map(|p| p.book.id.clone()) else {
+        let Some(book) = self.playing().map(|p| p.book.id.clone()) else {
             self.toast("Nothing is playing.", false);
             return;
         };
@@ -105,15 +81,11 @@ impl App {
             self.toast("No jump to undo in this book yet.", false);
             return;
         };
-        let manifest = self.playing.as_ref().map(|p| p.manifest.clone());
+        let manifest = self.playing().map(|p| (*p.manifest).clone());
         if !self.reachable(&target, manifest.as_ref()) {
             return;
         }
-        if !self.mark_here(JumpCause::Undo, fx) {
-            self.toast("Wait until playback has started.", false);
-            return;
-        }
-        let at = Position {
+        let at = crate::domain::session::Place {
             chapter: target.chapter_id.clone(),
             position: target.position,
         };
@@ -121,9 +93,10 @@ impl App {
             format!("Back to {} (again to return)", self.describe_position(&at)),
             false,
         );
-        fx.push(Effect::Engine(EngineCmd::Seek {
+        fx.push(Effect::Session(Command::Seek {
             chapter: target.chapter_id,
             position: target.position,
+            cause: JumpCause::Undo,
         }));
     }
 
@@ -136,15 +109,13 @@ impl App {
         if !self.reachable(&target, manifest.as_ref()) {
             return;
         }
-        if self.plays(&self.book.id.clone()) {
-            self.mark_here(JumpCause::History, fx);
-        }
-        self.play_book(StartAt::At(target.chapter_id, target.position), fx);
+        let at = Start::At(target.chapter_id, target.position);
+        self.play_at(at, JumpCause::History, fx);
     }
 
     /// Opens the history list of the playing book (or the open one).
     pub(super) fn show_history(&mut self, fx: &mut Vec<Effect>) {
-        if let Some(id) = self.playing.as_ref().map(|p| p.book.id.clone())
+        if let Some(id) = self.playing().map(|p| p.book.id.clone())
             && self.screen != Screen::Book
         {
             self.open_book(id, fx);

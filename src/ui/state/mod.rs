@@ -8,24 +8,24 @@ pub mod msg;
 mod offline;
 mod overlay;
 mod playback;
-mod remote;
-pub mod rewind;
+mod session;
 mod sleep;
-pub mod sleep_auto;
 mod sound;
 mod stats;
 pub mod up_next;
 
+pub use crate::domain::session::{PlayState, Snapshot};
+pub use crate::domain::sleep::{SLEEP_CHOICES, SleepChoice, SleepTimer, parse_sleep};
 pub use downloads::{DownloadMark, Downloads};
 pub use library::{Filter, Library, Search, Sort};
 pub use msg::*;
 pub use overlay::Overlay;
 pub use playback::{NowPlaying, fmt_time, listened};
-pub use sleep::{SLEEP_CHOICES, SleepChoice, SleepSettings, SleepTimer, parse_sleep};
-pub use sound::SoundView;
-pub use up_next::{Countdown, UpNext, UpNextSettings};
+pub use sleep::choice_label;
+pub use sound::sound_parts;
 
 use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
+use crate::domain::session::{Command, UpNextCommand};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
 use std::collections::VecDeque;
 
@@ -39,13 +39,6 @@ pub struct UiSettings {
     /// Listened seconds; media seconds = this × speed.
     pub short_skip: f64,
     pub long_skip: f64,
-    /// Smart rewind after a pause; `None`: off.
-    pub smart_rewind: Option<rewind::RewindCurve>,
-    /// The rewind may go back into the previous chapter.
-    pub rewind_past_chapter_start: bool,
-    pub sleep: SleepSettings,
-    /// `[player] up_next`, `up_next_countdown`.
-    pub up_next: UpNextSettings,
     /// `[ui] covers`: the book screen's cover box, and how it is drawn.
     pub covers: crate::ui::covers::CoverMode,
     /// `[ui] accessible` / `--accessible`: no borders, bars or covers; the
@@ -58,10 +51,6 @@ impl Default for UiSettings {
         UiSettings {
             short_skip: 10.0,
             long_skip: 30.0,
-            smart_rewind: Some(rewind::RewindCurve::default()),
-            rewind_past_chapter_start: false,
-            sleep: SleepSettings::default(),
-            up_next: UpNextSettings::default(),
             covers: Default::default(),
             accessible: false,
         }
@@ -156,16 +145,12 @@ pub struct App {
     pub via: Option<String>,
     pub library: Library,
     pub book: BookScreen,
-    pub playing: Option<NowPlaying>,
-    pub speed: f32,
-    pub volume: f32,
-    /// Boost, normalisation, skip silence of the playing book.
-    pub sound: SoundView,
-    pub sleep: Option<SleepTimer>,
-    /// The clock was inside `[sleep] auto`'s hours at the last look.
-    pub sleep_window: bool,
-    pub up_next: UpNext,
-    pub sync: SyncView,
+    /// The listening session as its owner published it last: the book
+    /// (playing, paused or ready), the server's link, the sleep timer, up
+    /// next, the downloads. The player draws it; it never changes it.
+    pub snap: Snapshot,
+    /// The up next list screen's selected row.
+    pub up_next_cursor: usize,
     /// Place history per book (this device).
     pub history: history::Histories,
     /// The wall-clock time at the loop's clock 0 (set by the event loop).
@@ -174,15 +159,13 @@ pub struct App {
     pub utc_offset_s: i64,
     /// Times left are shown in the book's time instead of at the speed.
     pub media_times: bool,
-    /// What smart rewind follows.
-    pub pauses: rewind::Pauses,
     /// The last listening statistics read (the stats screen).
     pub stats: Option<crate::domain::ListeningStats>,
     pub license: Option<LicenseStatus>,
     /// Set on 403 license_required: playback and sync are stopped.
     pub license_block: Option<String>,
     pub toasts: VecDeque<Toast>,
-    /// Downloaded books (markers, gauges).
+    /// Downloads this player runs (their gauges).
     pub downloads: Downloads,
     /// Keys go to the search line (false once Enter moved focus to the list).
     pub search_focus: bool,
@@ -206,19 +189,12 @@ impl App {
             via: None,
             library: Library::default(),
             book: BookScreen::default(),
-            playing: None,
-            speed: 1.0,
-            volume: 1.0,
-            sound: SoundView::default(),
-            sleep: None,
-            sleep_window: false,
-            up_next: UpNext::default(),
-            sync: SyncView::default(),
+            snap: Snapshot::default(),
+            up_next_cursor: 0,
             history: Default::default(),
             clock_origin: 0,
             utc_offset_s: 0,
             stats: None,
-            pauses: Default::default(),
             media_times: false,
             license: None,
             license_block: None,
@@ -256,27 +232,14 @@ impl App {
                 self.mouse(m, &mut fx);
             }
             Event::Answer(b) => {
-                // A position-only engine update waits for the next tick, so
-                // playing draws at most 4 frames a second.
-                let position_only =
-                    match (&b, self.playing.as_ref().and_then(|p| p.engine.as_ref())) {
-                        (Answer::Engine(new), Some(old)) => {
-                            new.state == PlayState::Playing
-                                && new.book == old.book
-                                && new.chapter == old.chapter
-                                && new.state == old.state
-                                && new.speed == old.speed
-                                && new.volume == old.volume
-                        }
-                        _ => false,
-                    };
-                if !position_only {
+                // A snapshot where only the place moved waits for the next
+                // tick, so playing draws at most 4 frames a second.
+                if !self.place_only(&b) {
                     self.dirty = true;
                 }
                 self.backend(b, &mut fx);
             }
         }
-        self.up_next_refresh();
         if fx.contains(&Effect::Quit) {
             self.quit = true;
         }
@@ -290,10 +253,7 @@ impl App {
         if self.is_playing() {
             at(self.now + PLAYING_TICK_MS);
         }
-        if let Some(t) = self.sleep_wake() {
-            at(t);
-        }
-        if let Some(t) = self.up_next_wake() {
+        if let Some(t) = self.session_wake() {
             at(t);
         }
         if let Some(t) = self.toasts.front() {
@@ -310,7 +270,12 @@ impl App {
     }
 
     pub fn is_playing(&self) -> bool {
-        self.playing.as_ref().is_some_and(|p| p.is_playing())
+        self.playing().is_some_and(|p| p.state.is_playing())
+    }
+
+    /// The session's book (playing, paused, or ready to resume).
+    pub fn playing(&self) -> Option<&NowPlaying> {
+        self.snap.listening.as_ref()
     }
 
     pub fn toast(&mut self, text: impl Into<String>, error: bool) {
@@ -343,13 +308,11 @@ impl App {
             if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
                 search.asked = Some(q.clone());
                 // Offline, the books already here are what is searched.
-                if !self.sync.offline {
+                if !self.offline() {
                     fx.push(Effect::Search(q));
                 }
             }
         }
-        self.sleep_tick(fx);
-        self.up_next_tick(fx);
         if self.library.step_scan() {
             self.dirty = true;
         }
@@ -360,7 +323,7 @@ impl App {
 
     fn key(&mut self, key: Key, fx: &mut Vec<Effect>) {
         if key.ctrl && key.code == KeyCode::Char('c') {
-            fx.push(Effect::FlushProgress);
+            fx.push(Effect::Session(Command::Flush));
             fx.push(Effect::Quit);
             return;
         }
@@ -369,15 +332,10 @@ impl App {
         // key: an `n` in the search line or the login form cancels.
         let typing = self.screen == Screen::Login
             || (self.screen == Screen::Library && self.search_editing());
-        if self.up_next.countdown.is_some()
-            && self.overlay.is_none()
-            && !typing
-            && self.keymap.action(key) == Some(Action::NextChapter)
-        {
-            self.action(Action::NextChapter, fx);
-            return;
-        }
-        if self.up_next_cancels() {
+        if self.snap.up_next.countdown.is_some() && self.overlay.is_none() {
+            let go = !typing && self.keymap.action(key) == Some(Action::NextChapter);
+            let c = if go { UpNextCommand::Go } else { UpNextCommand::Cancel };
+            fx.push(Effect::Session(Command::UpNext(c)));
             return;
         }
         if self.overlay.is_some() {
@@ -424,7 +382,7 @@ impl App {
                 search.ask_server_at = None;
                 if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
                     search.asked = Some(q.clone());
-                    if self.sync.offline {
+                    if self.offline() {
                         self.search_focus = false;
                         self.toast(
                             "The server cannot be reached: only the books shown here are searched.",

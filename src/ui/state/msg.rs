@@ -1,9 +1,10 @@
 //! What flows into the reducer (events) and out of it (effects). Effects
 //! are requests to the backends; their answers come back as events.
 
+use crate::domain::session::{Command, Event as SessionEvent, Snapshot};
 use crate::domain::{
-    Book, BookId, Bookmark, BookmarkId, Category, ChapterId, EpochMillis, LicenseStatus,
-    ListeningStats, Manifest, PlaceMark, Progress, Stop,
+    Book, BookId, Bookmark, BookmarkId, Category, ChapterId, LicenseStatus, ListeningStats,
+    Manifest, PlaceMark,
 };
 use crate::ui::keymap::Key;
 use std::fmt;
@@ -62,45 +63,6 @@ impl Drop for Password {
     }
 }
 
-/// Where to start playing a book.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StartAt {
-    /// Where the reconciler says (server progress, maybe a conflict prompt).
-    Resume,
-    /// The user chose a chapter (or a bookmark) explicitly.
-    At(ChapterId, f64),
-    /// Explicit restart from 0 (the intentional zero of the sync issue).
-    Restart,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum EngineCmd {
-    Toggle,
-    Pause,
-    /// Seconds of media time, signed.
-    SkipBy(f64),
-    NextChapter,
-    PrevChapter,
-    Seek {
-        chapter: ChapterId,
-        position: f64,
-    },
-    /// The listener changed the speed: applied and saved for the book.
-    SetSpeed(f32),
-    /// The listener changed the volume: applied and saved for the book.
-    SetVolume(f32),
-    /// The sleep timer's fade (and its restore): applied, never saved.
-    FadeVolume(f32),
-    /// Boost, normalisation, skip silence: applied and kept for the book.
-    SetSound(crate::domain::SoundSettings),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConflictChoice {
-    Server,
-    Local,
-}
-
 // Messages move a few times per keystroke; boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -142,41 +104,12 @@ pub enum Effect {
     RetryRefused,
     /// Drop the changes the server refused (the user confirmed).
     DiscardRefused,
-    Play {
-        book: Book,
-        manifest: Manifest,
-        start: StartAt,
-    },
-    Engine(EngineCmd),
-    SetFinished {
-        book: BookId,
-        finished: bool,
-    },
-    ResolveConflict {
-        book: BookId,
-        choice: ConflictChoice,
-    },
-    /// Write the current progress now (sleep timer fired, quitting).
-    FlushProgress,
-    /// Ask the server again now: what is queued goes out, the playing
-    /// book's place is read (a newer one asks), an absent server is tried.
-    Recheck,
-    /// Remember the place before a jump (this device's place history).
-    MarkPlace {
-        book: BookId,
-        mark: PlaceMark,
-    },
+    /// A command for the listening session (its owner carries it out).
+    Session(Command),
     /// Read a book's place history (answered with `Answer::History`).
     LoadHistory(BookId),
     /// Read the listening statistics (answered with `Answer::Stats`).
     LoadStats,
-    /// Read the login's play next list (answered with `Answer::UpNext`).
-    LoadUpNext,
-    /// Keep `account`'s play next list.
-    SaveUpNext {
-        account: crate::domain::Account,
-        books: Vec<crate::domain::Queued>,
-    },
     Quit,
 }
 
@@ -216,55 +149,10 @@ pub struct SessionInfo {
     pub profile: Option<String>,
 }
 
-/// Engine state as the UI needs it (mirrors the engine's published state).
-#[derive(Debug, Clone, PartialEq)]
-pub struct EngineView {
-    pub playback_id: u64,
-    pub book: BookId,
-    pub chapter: ChapterId,
-    /// Seconds into the chapter, media time.
-    pub position: f64,
-    pub state: PlayState,
-    pub speed: f32,
-    pub volume: f32,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum PlayState {
-    Loading,
-    Playing,
-    Paused,
-    Buffering,
-    Stalled,
-    Ended,
-    Error(String),
-}
-
-/// What the sync worker tells about the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SyncView {
-    pub offline: bool,
-    pub syncing: bool,
-    pub queued: usize,
-    /// Changes the server refused again and again, set aside.
-    pub refused: usize,
-    /// The place shown is this device's, not yet confirmed by the server.
-    pub unconfirmed: bool,
-}
-
-/// A position as the conflict prompt shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Position {
-    pub chapter: ChapterId,
-    pub position: f64,
-}
-
 // Messages move a few times per keystroke; boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
-    /// The playing book's sound settings and what skip silence saved.
-    Sound(super::SoundView),
     Profiles {
         names: Vec<String>,
         current: Option<String>,
@@ -311,38 +199,15 @@ pub enum Answer {
         book: BookId,
         favorite: bool,
     },
-    ProgressChanged {
-        book: BookId,
-        progress: Progress,
-    },
     License(LicenseStatus),
-    /// Playback stopped (and sync, for a license), for one reason decided
-    /// by the playback owner: a license refusal anywhere raises the banner,
-    /// a login or scope problem asks to log in again, the rest is said.
-    Stopped(Stop),
-    /// A book opened to resume, and when its place was last saved (here
-    /// or by another device): smart rewind after the break. Comes before
-    /// the book's first engine view.
-    Resumed {
-        book: BookId,
-        saved_at: EpochMillis,
-    },
-    Engine(EngineView),
-    Sync(SyncView),
-    Conflict {
-        book: BookId,
-        server: Position,
-        local: Position,
-    },
+    /// What the listening session is now (published on each change).
+    Session(Snapshot),
+    /// One-off news of the listening session.
+    SessionEvent(SessionEvent),
     /// A book's place history on this device, oldest first.
     History {
         book: BookId,
         marks: Vec<PlaceMark>,
-    },
-    /// Sync moved the place itself (a restore): where it was.
-    PlaceMarked {
-        book: BookId,
-        mark: PlaceMark,
     },
     Stats(ListeningStats),
     /// A book's cover for the cover box; `None`: it has none, or it could
@@ -357,8 +222,6 @@ pub enum Answer {
         book: Book,
         manifest: Manifest,
     },
-    /// The downloads on disk (sent at start and after each download).
-    Downloads(Vec<(BookId, crate::ui::state::DownloadMark)>),
     DownloadProgress {
         book: BookId,
         done: u64,
@@ -373,29 +236,4 @@ pub enum Answer {
     /// A plain-words failure of some request.
     Failed(String),
     Notice(String),
-    /// A media key or desktop widget (MPRIS) asks for this; handled like
-    /// the player's own keys.
-    Remote(RemoteCmd),
-    /// The play next list of the login's account, as kept on disk.
-    UpNext {
-        account: crate::domain::Account,
-        books: Vec<crate::domain::Queued>,
-    },
-}
-
-/// What a remote control (MPRIS) can ask of the player.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RemoteCmd {
-    PlayPause,
-    Play,
-    Pause,
-    NextChapter,
-    PrevChapter,
-    /// ± media seconds, across chapters.
-    SkipBy(f64),
-    /// A place in the chapter now playing (ignored for another chapter).
-    SeekTo {
-        chapter: ChapterId,
-        position: f64,
-    },
 }

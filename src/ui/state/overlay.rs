@@ -2,8 +2,9 @@
 //! help, sleep menu, bookmark note, confirmations, the conflict prompt.
 
 use super::App;
-use super::msg::{ConflictChoice, Effect, Position};
-use super::sleep::{SLEEP_CHOICES, parse_sleep};
+use super::msg::Effect;
+use crate::domain::session::{Command, Keep, Place as Position};
+use crate::domain::sleep::{SLEEP_CHOICES, parse_sleep};
 use crate::domain::{BookId, ChapterId};
 use crate::ui::keymap::{Action, Key, KeyCode};
 
@@ -81,7 +82,7 @@ impl App {
             Overlay::Sleep { typed, .. } if key.code == KeyCode::Enter && !typed.is_empty() => {
                 match parse_sleep(typed) {
                     Ok(choice) => {
-                        self.set_sleep(choice);
+                        self.set_sleep(choice, fx);
                         true
                     }
                     Err(e) => {
@@ -102,7 +103,7 @@ impl App {
                 }
                 Some(Action::Open) => {
                     let choice = SLEEP_CHOICES[*cursor];
-                    self.set_sleep(choice);
+                    self.set_sleep(choice, fx);
                     true
                 }
                 Some(Action::Back | Action::SleepTimer) => true,
@@ -172,10 +173,10 @@ impl App {
                     false
                 }
                 (Some(Action::Open), _) => {
-                    let choice = if *cursor == 0 {
-                        ConflictChoice::Server
+                    let keep = if *cursor == 0 {
+                        Keep::Server
                     } else {
-                        ConflictChoice::Local
+                        Keep::Local
                     };
                     let (book, at) = (
                         book.clone(),
@@ -185,7 +186,7 @@ impl App {
                             local.clone()
                         },
                     );
-                    fx.push(Effect::ResolveConflict { book, choice });
+                    fx.push(Effect::Session(Command::Choose { book, keep }));
                     self.toast(
                         format!("Continuing at {}", self.describe_position(&at)),
                         false,
@@ -204,8 +205,7 @@ impl App {
     /// "ch 7 12:31", with the chapter's number in the playing manifest.
     pub fn describe_position(&self, p: &Position) -> String {
         let n = self
-            .playing
-            .as_ref()
+            .playing()
             .and_then(|np| np.manifest.position_of(&p.chapter))
             .or_else(|| {
                 self.book

@@ -2,7 +2,8 @@
 //! (answers from the backends and the sleep timer are in `answers`).
 
 use super::*;
-use crate::domain::{ChapterId, JumpCause, Stop, StopReason};
+use crate::domain::session::{Command, Start};
+use crate::domain::{ChapterId, JumpCause};
 use crate::ui::views::layout::Areas;
 
 const SPEED_MIN: f32 = 0.5;
@@ -25,21 +26,6 @@ impl App {
         self.license_block.is_some()
     }
 
-    /// Playback stopped for `stop.reason` (the playback owner decided it
-    /// and paused the engine): the license raises the banner that blocks
-    /// playback keys until a valid status; a login or scope problem asks
-    /// for a new login; anything else is said.
-    pub(super) fn stopped(&mut self, stop: Stop) {
-        match stop.reason {
-            StopReason::License => {
-                self.license_block = Some(stop.message);
-                self.login.busy = false;
-            }
-            r if r.needs_login() => self.toast(format!("{} {LOG_IN_AGAIN}", stop.message), true),
-            _ => self.toast(stop.message, true),
-        }
-    }
-
     pub(super) fn action(&mut self, action: Action, fx: &mut Vec<Effect>) {
         use Action as A;
         if self.license_block.is_some()
@@ -60,7 +46,7 @@ impl App {
         }
         match action {
             A::Quit => {
-                fx.push(Effect::FlushProgress);
+                fx.push(Effect::Session(Command::Flush));
                 fx.push(Effect::Quit);
             }
             A::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
@@ -77,47 +63,36 @@ impl App {
             // On another book's screen, Space plays that book (its screen
             // says so), not the one in the player bar.
             A::PlayPause if self.screen == Screen::Book && !self.plays(&self.book.id.clone()) => {
-                self.play_book(StartAt::Resume, fx)
+                self.play_book(Start::Resume, fx)
             }
-            A::PlayPause => {
-                if self.playing.is_some() {
-                    self.resume_after_pause(fx);
-                    fx.push(Effect::Engine(EngineCmd::Toggle));
-                }
-            }
+            A::PlayPause => fx.push(Effect::Session(Command::Toggle)),
             A::SkipBackShort => self.skip(-self.settings.short_skip, fx),
             A::SkipForwardShort => self.skip(self.settings.short_skip, fx),
             A::SkipBackLong => self.skip(-self.settings.long_skip, fx),
             A::SkipForwardLong => self.skip(self.settings.long_skip, fx),
-            A::SpeedDown => self.set_speed(step_speed(self.speed, -0.05), fx),
-            A::SpeedUp => self.set_speed(step_speed(self.speed, 0.05), fx),
-            A::SpeedDownBig => self.set_speed(step_speed(self.speed, -0.25), fx),
-            A::SpeedUpBig => self.set_speed(step_speed(self.speed, 0.25), fx),
+            A::SpeedDown => self.set_speed(-0.05, fx),
+            A::SpeedUp => self.set_speed(0.05, fx),
+            A::SpeedDownBig => self.set_speed(-0.25, fx),
+            A::SpeedUpBig => self.set_speed(0.25, fx),
             A::VolumeDown | A::VolumeUp => {
                 let d = if action == A::VolumeUp { 0.05 } else { -0.05 };
-                self.volume = ((self.volume + d) * 20.0).round().clamp(0.0, 20.0) / 20.0;
-                fx.push(Effect::Engine(EngineCmd::SetVolume(self.volume)));
+                let now = self.playing().map_or(1.0, |p| p.volume);
+                let v = ((now + d) * 20.0).round().clamp(0.0, 20.0) / 20.0;
+                fx.push(Effect::Session(Command::Volume(v)));
             }
             A::BoostDown | A::BoostUp | A::Normalize | A::SkipSilence => {
                 self.sound_action(action, fx)
             }
-            A::NextChapter if self.up_next_go(fx) => {}
-            A::NextChapter if self.playing.is_some() => {
-                self.mark_here(JumpCause::Chapter, fx);
-                fx.push(Effect::Engine(EngineCmd::NextChapter))
-            }
-            A::PrevChapter if self.playing.is_some() => {
-                self.mark_here(JumpCause::Chapter, fx);
-                fx.push(Effect::Engine(EngineCmd::PrevChapter))
-            }
-            A::NextChapter | A::PrevChapter => self.toast("Nothing is playing.", false),
+            // In the last chapter the session goes on to up next.
+            A::NextChapter => fx.push(Effect::Session(Command::NextChapter)),
+            A::PrevChapter => fx.push(Effect::Session(Command::PrevChapter)),
             A::SleepTimer => {
                 self.overlay = Some(Overlay::Sleep {
                     cursor: 0,
                     typed: String::new(),
                 })
             }
-            A::SleepExtend => self.extend_sleep(fx),
+            A::SleepExtend => fx.push(Effect::Session(Command::SleepExtend)),
             A::TimeLeftMode => {
                 self.media_times = !self.media_times;
                 self.toast(
@@ -151,7 +126,7 @@ impl App {
             A::Refresh if self.screen == Screen::Stats => fx.push(Effect::LoadStats),
             A::Refresh => self.refresh(fx),
             A::NowPlaying => {
-                if let Some(id) = self.playing.as_ref().map(|p| p.book.id.clone()) {
+                if let Some(id) = self.playing().map(|p| p.book.id.clone()) {
                     self.open_book(id, fx);
                 }
             }
@@ -188,10 +163,7 @@ impl App {
                 if let Some(b) = self.current_book() {
                     let finished = !b.progress.as_ref().is_some_and(|p| p.finished);
                     let id = b.id.clone();
-                    if finished && self.plays(&id) {
-                        self.mark_here(JumpCause::Finished, fx);
-                    }
-                    fx.push(Effect::SetFinished { book: id, finished });
+                    fx.push(Effect::Session(Command::MarkFinished { book: id, finished }));
                     self.toast(
                         if finished {
                             "Marked finished"
@@ -202,13 +174,13 @@ impl App {
                     );
                 }
             }
-            A::RetryRefused | A::DiscardRefused if self.sync.refused == 0 => {
+            A::RetryRefused | A::DiscardRefused if self.snap.queue.refused == 0 => {
                 self.toast("No change was refused by the server.", false)
             }
             A::RetryRefused => fx.push(Effect::RetryRefused),
             A::DiscardRefused => {
                 self.overlay = Some(Overlay::ConfirmDiscardRefused {
-                    count: self.sync.refused,
+                    count: self.snap.queue.refused,
                 })
             }
             A::Restart => {
@@ -262,7 +234,7 @@ impl App {
                 self.browse_back();
             }
             Screen::Library | Screen::Login => {
-                fx.push(Effect::FlushProgress);
+                fx.push(Effect::Session(Command::Flush));
                 fx.push(Effect::Quit);
             }
         }
@@ -295,7 +267,13 @@ impl App {
                     .saturating_add_signed(delta)
                     .min(len.saturating_sub(1));
             }
-            Screen::UpNext => self.up_next_navigate(delta),
+            Screen::UpNext => {
+                let len = self.snap.up_next.list.len();
+                self.up_next_cursor = self
+                    .up_next_cursor
+                    .saturating_add_signed(delta)
+                    .min(len.saturating_sub(1));
+            }
             _ => {}
         }
     }
@@ -318,22 +296,19 @@ impl App {
                         .manifest
                         .as_ref()
                         .and_then(|m| m.items.get(self.book.cursor))
-                        .map(|i| StartAt::At(i.chapter_id.clone(), 0.0)),
+                        .map(|i| Start::At(i.chapter_id.clone(), 0.0)),
                     BookPane::Bookmarks => self
                         .book
                         .bookmarks
                         .get(self.book.cursor)
-                        .map(|b| StartAt::At(b.chapter_id.clone(), b.position)),
+                        .map(|b| Start::At(b.chapter_id.clone(), b.position)),
+                };
+                let cause = match self.book.pane {
+                    BookPane::Bookmarks => JumpCause::Bookmark,
+                    _ => JumpCause::Chapter,
                 };
                 if let Some(start) = start {
-                    if self.plays(&self.book.id.clone()) {
-                        let cause = match self.book.pane {
-                            BookPane::Bookmarks => JumpCause::Bookmark,
-                            _ => JumpCause::Chapter,
-                        };
-                        self.mark_here(cause, fx);
-                    }
-                    self.play_book(start, fx);
+                    self.play_at(start, cause, fx);
                 }
             }
             _ => {}
@@ -350,8 +325,7 @@ impl App {
         }
         // Land on the current chapter when it is the playing book.
         if let Some(i) = self
-            .playing
-            .as_ref()
+            .playing()
             .filter(|p| p.book.id == id)
             .and_then(|p| p.chapter_index())
         {
@@ -364,7 +338,30 @@ impl App {
         self.want_cover(fx);
     }
 
-    pub(super) fn play_book(&mut self, start: StartAt, fx: &mut Vec<Effect>) {
+    /// Plays the open book at `start`: the chapter, bookmark or history
+    /// place picked (the playing book moves there and plays), or where
+    /// the server says.
+    pub(super) fn play_at(&mut self, start: Start, cause: JumpCause, fx: &mut Vec<Effect>) {
+        if self.plays(&self.book.id.clone())
+            && let Start::At(chapter, position) = start
+        {
+            if self.license_stops() {
+                return;
+            }
+            fx.push(Effect::Session(Command::Seek {
+                chapter,
+                position,
+                cause,
+            }));
+            if !self.is_playing() {
+                fx.push(Effect::Session(Command::Play));
+            }
+            return;
+        }
+        self.play_book(start, fx);
+    }
+
+    pub(super) fn play_book(&mut self, start: Start, fx: &mut Vec<Effect>) {
         if self.license_stops() {
             return;
         }
@@ -375,95 +372,50 @@ impl App {
         let Some(book) = self.library.get(&self.book.id).cloned() else {
             return;
         };
-        let same = self.playing.as_ref().is_some_and(|p| p.book.id == book.id);
-        if same && let StartAt::At(chapter, position) = &start {
-            fx.push(Effect::Engine(EngineCmd::Seek {
-                chapter: chapter.clone(),
-                position: *position,
-            }));
+        if self.plays(&book.id) && start == Start::Resume {
+            fx.push(Effect::Session(Command::Toggle));
             return;
         }
-        if same && start == StartAt::Resume {
-            fx.push(Effect::Engine(EngineCmd::Toggle));
-            return;
-        }
-        if self.sleep.is_some() && self.playing.is_some() {
-            // A timer set for one book does not put the one the listener
-            // picks to sleep (up next's continuation keeps it).
-            if let Some(SleepTimer::Fading { volume, .. }) = self.sleep {
-                fx.push(Effect::Engine(EngineCmd::FadeVolume(volume)));
-            }
-            self.set_sleep(SleepChoice::Off);
-        }
-        self.begin(book, manifest, start, fx);
-    }
-
-    /// A new playback of `book` (the player's, or up next's).
-    pub(super) fn begin(
-        &mut self,
-        book: crate::domain::Book,
-        manifest: Manifest,
-        start: StartAt,
-        fx: &mut Vec<Effect>,
-    ) {
-        // Smart rewind after a break: when the place was saved comes from
-        // the playback owner (`Answer::Resumed`), never from the library.
-        self.pauses.resumed = None;
-        self.up_next_started(&book.id, fx);
-        self.playing = Some(NowPlaying {
-            book: book.clone(),
-            manifest: manifest.clone(),
-            engine: None,
-        });
-        fx.push(Effect::Play {
-            book,
-            manifest,
+        fx.push(Effect::Session(Command::Open {
+            book: book.id.clone(),
             start,
-        });
+            known: crate::domain::session::known(book, manifest),
+        }));
     }
 
     pub(super) fn restart(&mut self, book: BookId, fx: &mut Vec<Effect>) {
         if self.book.id == book && self.book.manifest.is_some() {
             // A new playback from 0: sync sees the explicit restart intent.
-            self.playing = None;
-            self.play_book(StartAt::Restart, fx);
+            self.play_book(Start::Restart, fx);
         } else {
-            fx.push(Effect::SetFinished {
+            fx.push(Effect::Session(Command::MarkFinished {
                 book,
                 finished: false,
-            });
+            }));
         }
         self.toast("Restarted from the beginning", false);
     }
 
     fn skip(&mut self, listened: f64, fx: &mut Vec<Effect>) {
-        if self.playing.is_none() {
-            return;
-        }
-        self.mark_here(JumpCause::Skip, fx);
         // The interval is listened time; at 2× it covers twice the media.
-        let media = listened * f64::from(self.speed);
-        fx.push(Effect::Engine(EngineCmd::SkipBy(media)));
+        let media = listened * f64::from(self.speed());
+        fx.push(Effect::Session(Command::SkipBy(media)));
     }
 
-    fn set_speed(&mut self, speed: f32, fx: &mut Vec<Effect>) {
-        self.speed = speed;
-        fx.push(Effect::Engine(EngineCmd::SetSpeed(speed)));
+    fn set_speed(&mut self, delta: f32, fx: &mut Vec<Effect>) {
+        let speed = step_speed(self.speed(), delta);
+        fx.push(Effect::Session(Command::Speed(speed)));
     }
 
     fn start_bookmark(&mut self) {
-        let Some(np) = self.playing.as_ref() else {
+        let Some(np) = self.playing() else {
             self.toast("Start playing to add a bookmark here.", false);
-            return;
-        };
-        let Some(e) = np.engine.as_ref() else {
-            self.toast("Wait until playback has started.", false);
             return;
         };
         self.overlay = Some(Overlay::BookmarkNote {
             book: np.book.id.clone(),
-            chapter: e.chapter.clone(),
-            position: e.position,
+            chapter: np.chapter.clone(),
+            position: np.position,
             note: String::new(),
         });
     }
@@ -562,22 +514,22 @@ impl App {
             Mouse::ScrollDown => self.navigate(Action::Down),
             Mouse::Click { x, y } => {
                 if let Some(frac) = areas.book_bar_fraction(x, y)
-                    && self.playing.is_some()
+                    && self.playing().is_some()
                 {
                     if self.license_stops() {
                         return;
                     }
-                    let Some(np) = self.playing.as_ref() else {
+                    let Some(np) = self.playing() else {
                         return;
                     };
                     let (_, total) = np.book_progress();
                     if let Some(target) = total.map(|t| t * frac)
-                        && let Some((chapter, pos)) = locate(&np.manifest, target)
+                        && let Some((chapter, position)) = locate(&np.manifest, target)
                     {
-                        self.mark_here(JumpCause::Seek, fx);
-                        fx.push(Effect::Engine(EngineCmd::Seek {
+                        fx.push(Effect::Session(Command::Seek {
                             chapter,
-                            position: pos,
+                            position,
+                            cause: JumpCause::Seek,
                         }));
                     }
                     return;

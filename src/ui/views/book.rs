@@ -105,7 +105,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         y += 1;
     }
     // Progress line: finished, or where the book stands.
-    let playing = app.playing.as_ref().filter(|p| p.book.id == book.id);
+    let playing = app.playing().filter(|p| p.book.id == book.id);
     let progress = if book.progress.as_ref().is_some_and(|p| p.finished) {
         "finished · m: mark unfinished".to_owned()
     } else if let Some(np) = playing {
@@ -123,7 +123,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
                 fmt_time(app.shown_left((d - p).max(0.0)))
             ));
         }
-        if app.sync.unconfirmed {
+        if app.unconfirmed() {
             // Taken offline: the server has not seen this place yet.
             s.push_str(" · unconfirmed");
         }
@@ -174,7 +174,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         BookPane::Chapters => match &app.book.manifest {
             None if app.book.loading => vec![("Loading chapters…".into(), String::new())],
             // Why there is none, and when it comes.
-            None if app.sync.offline => vec![
+            None if app.offline() => vec![
                 (
                     "Offline, and this book is not downloaded:".into(),
                     String::new(),

@@ -21,8 +21,8 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
     let caret = top_line(app, theme, buf, main);
     let list = areas.list();
     // The server is away: only complete downloads can play.
-    let offline = app.sync.offline;
-    let playing = app.playing.as_ref();
+    let offline = app.offline();
+    let playing = app.snap.listening.as_ref();
     let lib = &mut app.library;
     lib.scroll_into_view(usize::from(list.height));
     let typing = app.search_focus && lib.search.is_some();
@@ -82,7 +82,7 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
             None => "#? ".to_owned(),
         });
         // Its place in the up next list comes first, in signs or words.
-        let queued = app.up_next.list.iter().position(|q| q.id == book.id);
+        let queued = app.snap.up_next.list.iter().position(|q| q.id == book.id);
         let lead = match (queued, place) {
             (None, place) => place,
             (Some(n), place) => Some(format!(

@@ -125,11 +125,11 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Screen::Book => " earmark · book".to_owned(),
         Screen::License => " earmark · license".to_owned(),
         Screen::Stats => " earmark · listening statistics".to_owned(),
-        Screen::UpNext => format!(" earmark · up next · {}", app.up_next.list.len()),
+        Screen::UpNext => format!(" earmark · up next · {}", app.snap.up_next.list.len()),
     };
     // Not by colour alone: the word says it (the player bar says it too),
     // first, where a narrow screen keeps it.
-    let left = match app.sync.offline && app.screen != Screen::Login {
+    let left = match app.offline() && app.screen != Screen::Login {
         true => left.replacen(" earmark", " earmark · offline", 1),
         false => left,
     };

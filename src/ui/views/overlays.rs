@@ -89,7 +89,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
             Overlay::Sleep { cursor, typed } => {
                 let mut lines: Vec<_> = SLEEP_CHOICES
                     .iter()
-                    .map(|c| (c.label(), theme.base))
+                    .map(|c| (crate::ui::state::choice_label(*c), theme.base))
                     .collect();
                 let caret = if typed.is_empty() {
                     Caret::on(*cursor)
@@ -105,9 +105,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
                     (format!("{typed}{bar} Enter sets it"), theme.selected)
                 };
                 lines.push(typed_line);
-                let fade = app.settings.sleep.fade_ms / 1000;
                 (
-                    format!("Sleep timer ({fade} s fade-out)"),
+                    "Sleep timer (it fades out)".to_owned(),
                     lines,
                     Some(*cursor),
                     caret,
@@ -119,7 +118,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
                 note,
                 ..
             } => {
-                let at = app.describe_position(&crate::ui::state::Position {
+                let at = app.describe_position(&crate::domain::session::Place {
                     chapter: chapter.clone(),
                     position: *position,
                 });

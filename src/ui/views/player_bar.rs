@@ -7,6 +7,7 @@ use super::layout::{Areas, bar_margins};
 use super::spoken;
 use super::text::{fit, fit_right, put, width};
 use crate::ui::keymap::Action;
+use crate::domain::session::Link;
 use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -20,7 +21,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     let w = usize::from(r.width);
     let said = app.settings.accessible;
     let status = status_text(app);
-    let Some(np) = &app.playing else {
+    let Some(np) = app.playing() else {
         let line = format!(
             "{}Nothing playing{}",
             if said { "" } else { "■ " },
@@ -84,8 +85,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         y += 1;
         // Boost, normalisation, skip silence, what plays next: right of
         // the title.
-        let mut sound = match app.sound.book.as_ref() == Some(&np.book.id) && w >= 40 {
-            true => app.sound.bar_parts().join(" · "),
+        let mut sound = match w >= 40 {
+            true => crate::ui::state::sound_parts(&np.sound).join(" · "),
             false => String::new(),
         };
         let room = (w / 3).saturating_sub(width(&sound) + 3);
@@ -192,7 +193,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
 }
 
 fn state_label(np: &NowPlaying, app: &App) -> String {
-    let s = match np.state() {
+    let s = match &np.state {
+        PlayState::Ready => "⏵ Ready · Space resumes".to_owned(),
         PlayState::Loading => "◌ Loading".to_owned(),
         PlayState::Playing => "▶ Playing".to_owned(),
         PlayState::Paused => "⏸ Paused".to_owned(),
@@ -211,16 +213,17 @@ fn state_label(np: &NowPlaying, app: &App) -> String {
 /// state: the right side of the rule.
 fn status_text(app: &App) -> String {
     let said = app.settings.accessible;
-    let mut parts = if said {
-        vec![
-            format!("speed {:.2}×", app.speed),
-            format!("volume {:.0}%", app.volume * 100.0),
-        ]
-    } else {
-        vec![
-            format!("{:.2}×", app.speed),
-            format!("vol {:.0}%", app.volume * 100.0),
-        ]
+    // Speed and volume belong to a book: none without one.
+    let mut parts = match (app.playing(), said) {
+        (None, _) => Vec::new(),
+        (Some(p), true) => vec![
+            format!("speed {:.2}×", p.speed),
+            format!("volume {:.0}%", p.volume * 100.0),
+        ],
+        (Some(p), false) => vec![
+            format!("{:.2}×", p.speed),
+            format!("vol {:.0}%", p.volume * 100.0),
+        ],
     };
     if let Some(t) = sleep_label(app) {
         parts.push(match said {
@@ -228,25 +231,28 @@ fn status_text(app: &App) -> String {
             false => t,
         });
     }
-    if app.media_times && app.speed != 1.0 {
+    if app.media_times && app.speed() != 1.0 {
         parts.push("left in book time".into());
     }
     if let Some(v) = &app.via {
         parts.push(format!("via {v}"));
     }
-    let s = app.sync;
-    if s.offline {
-        parts.push("offline".into());
-    } else if s.syncing {
-        parts.push("syncing".into());
+    match app.snap.link {
+        Link::Offline => parts.push("offline".into()),
+        Link::Throttled { until } => {
+            let secs = ((until - app.wall_now()).max(0) + 999) / 1000;
+            parts.push(format!("the server asked to wait {secs} s"));
+        }
+        _ => {}
     }
-    if s.queued > 0 {
-        parts.push(format!("{} queued", s.queued));
+    let q = &app.snap.queue;
+    if q.queued > 0 {
+        parts.push(format!("{} queued", q.queued));
     }
-    if s.refused > 0 {
-        parts.push(format!("{} refused", s.refused));
+    if q.refused > 0 {
+        parts.push(format!("{} refused", q.refused));
     }
-    if s.unconfirmed {
+    if app.unconfirmed() {
         parts.push("unconfirmed".into());
     }
     parts.join(if said { ", " } else { " · " })
@@ -256,9 +262,9 @@ fn status_text(app: &App) -> String {
 fn sleep_label(app: &App) -> Option<String> {
     let extend = app.keymap.label(Action::SleepExtend);
     let extend = extend.split(' ').next().unwrap_or("");
-    Some(match app.sleep? {
+    Some(match app.snap.sleep? {
         t @ SleepTimer::Timed { since, .. } => {
-            let left = t.left_ms(app.now).unwrap_or(0) as f64 / 1000.0;
+            let left = t.left_ms(app.wall_now()).unwrap_or(0) as f64 / 1000.0;
             let held = if since.is_none() { " ⏸" } else { "" };
             format!("sleep {}{held}", fmt_time(left))
         }

@@ -23,6 +23,7 @@ pub fn duration(secs: f64) -> String {
 /// The state in a word or two.
 pub fn state_word(state: &PlayState) -> String {
     match state {
+        PlayState::Ready => "Ready, Space resumes".into(),
         PlayState::Loading => "Loading".into(),
         PlayState::Playing => "Playing".into(),
         PlayState::Paused => "Paused".into(),
@@ -40,7 +41,7 @@ pub fn sentence(app: &App, np: &NowPlaying) -> String {
     if app.license_block.is_some() {
         return "Stopped: license required".into();
     }
-    let mut parts = vec![state_word(&np.state())];
+    let mut parts = vec![state_word(&np.state)];
     if let Some(i) = np.chapter_index() {
         parts.push(format!("chapter {} of {}", i + 1, np.manifest.items.len()));
     }

@@ -23,7 +23,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         return None;
     }
     let inner = usize::from(r.width).saturating_sub(2);
-    let u = &app.up_next;
+    let u = &app.snap.up_next;
     let mut y = r.y;
     let mut line = |y: &mut u16, text: &str, style: Style| {
         if *y < r.bottom() {
@@ -40,10 +40,6 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         key(app, Action::Delete),
     );
     line(&mut y, &keys, theme.dim);
-    if u.account.is_none() {
-        line(&mut y, "Reading the list…", theme.dim);
-        return Some(Position::new(r.x + 1, r.y));
-    }
     if u.list.is_empty() {
         line(&mut y, "Nothing is queued.", theme.base);
         return Some(Position::new(r.x + 1, y.saturating_sub(1)));
@@ -53,7 +49,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         return Some(Position::new(r.x + 1, r.y));
     }
     // The selected row stays in view.
-    let first = u.cursor.saturating_sub(rows.saturating_sub(1));
+    let cursor = app.up_next_cursor;
+    let first = cursor.saturating_sub(rows.saturating_sub(1));
     let mut at = None;
     for (i, q) in u.list.iter().enumerate().skip(first).take(rows) {
         let book = app.library.get(&q.id);
@@ -72,13 +69,13 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
             Opening::Resume => "",
         };
         let text = format!("{:>2}. {title}{again}{by}{series}", i + 1);
-        let style = if i == u.cursor {
+        let style = if i == cursor {
             theme.selected
         } else {
             theme.base
         };
         put(buf, r, r.x + 1, y, &fit_pad(&text, inner), style);
-        if i == u.cursor {
+        if i == cursor {
             at = Some(Position::new(r.x + 1, y));
         }
         y += 1;
@@ -89,8 +86,9 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
 /// The notice while a book's end counts down to the next one: its title
 /// and lines, for the box the overlays draw.
 pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style)>)> {
-    let c = app.up_next.countdown.as_ref()?;
-    let left = c.seconds_left(app.now);
+    let c = app.snap.up_next.countdown.as_ref()?;
+    let left = (c.starts_at - app.wall_now()).max(0).div_euclid(1000) as u64
+        + u64::from((c.starts_at - app.wall_now()).rem_euclid(1000) > 0 && c.starts_at > app.wall_now());
     let when = if left == 0 {
         "starting…".to_owned()
     } else {
@@ -112,7 +110,7 @@ pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style
         .get(&c.next.book)
         .and_then(|b| b.progress.as_ref());
     // The library's copy guesses until the server's answer decides.
-    let how = match c.decided().unwrap_or_else(|| Opening::of(place)) {
+    let how = match c.opening.unwrap_or_else(|| Opening::of(place)) {
         Opening::Resume => "from where you left it",
         Opening::Restart => "from the beginning (you had finished it)",
     };
@@ -135,6 +133,6 @@ pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style
 /// The player bar's "next: …" (what plays after this book), in at most
 /// `room` cells.
 pub fn bar_next(app: &App, room: usize) -> Option<String> {
-    let next = app.up_next.next.as_ref()?;
+    let next = app.snap.up_next.next.as_ref()?;
     (room >= 12).then(|| fit(&format!("next: {}", next.title), room))
 }

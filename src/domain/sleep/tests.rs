@@ -1,0 +1,154 @@
+use super::*;
+
+fn w(text: &str) -> SleepWindow {
+    SleepWindow::parse(text).unwrap()
+}
+
+fn look(now: EpochMillis, playing: bool, started: bool) -> Playing {
+    Playing {
+        now,
+        playing,
+        started,
+        chapter_changed: false,
+        chapter_left: Some(600.0),
+        volume: 0.8,
+        minute: 23 * 60,
+    }
+}
+
+#[test]
+fn typed_sleep_times() {
+    use SleepChoice::*;
+    assert_eq!(parse_sleep("25"), Ok(Minutes(25)));
+    assert_eq!(parse_sleep(" 90m "), Ok(Minutes(90)));
+    assert_eq!(parse_sleep("1:30"), Ok(Minutes(90)));
+    assert_eq!(parse_sleep("1h"), Ok(Minutes(60)));
+    assert_eq!(parse_sleep("1h05"), Ok(Minutes(65)));
+    assert_eq!(parse_sleep("3ch"), Ok(Chapters(3)));
+    assert_eq!(parse_sleep("2C"), Ok(Chapters(2)));
+    assert_eq!(parse_sleep("chapter"), Ok(Chapters(1)));
+    assert_eq!(parse_sleep("OFF"), Ok(Off));
+    assert!(parse_sleep("0").is_err());
+    assert!(parse_sleep("1:75").is_err());
+    assert!(parse_sleep("25:00:00").is_err());
+    assert!(parse_sleep("abc").unwrap_err().contains("abc"));
+    assert!(parse_sleep("0ch").is_err());
+    assert!(parse_sleep("99999999999").is_err());
+}
+
+#[test]
+fn a_held_countdown_keeps_what_was_left() {
+    let t = SleepTimer::Timed {
+        left_ms: 60_000,
+        since: Some(1_000),
+    };
+    assert_eq!(t.left_ms(21_000), Some(40_000));
+    assert_eq!(t.left_ms(100_000), Some(0));
+    let held = SleepTimer::Timed {
+        left_ms: 40_000,
+        since: None,
+    };
+    assert_eq!(held.left_ms(1_000_000), Some(40_000));
+}
+
+#[test]
+fn a_window_across_midnight_holds_the_late_evening_and_the_early_morning() {
+    let night = w("22:30-06:00");
+    let hm = |h: u32, m: u32| h * 60 + m;
+    assert!(!night.contains(hm(22, 29)));
+    assert!(night.contains(hm(22, 30)), "the start is in");
+    assert!(night.contains(hm(0, 0)));
+    assert!(!night.contains(hm(6, 0)), "the end is out");
+    let nap = w("13:00-14:30");
+    assert!(nap.contains(hm(13, 0)) && !nap.contains(hm(14, 30)));
+    assert_eq!(night.label(), "22:30–06:00");
+    assert_eq!(w(" 9:05 - 10:00 ").label(), "09:05–10:00");
+    for bad in ["22:30", "25:00-06:00", "22:60-06:00", "2230-0600", "a-b"] {
+        let e = SleepWindow::parse(bad).unwrap_err();
+        assert!(e.contains("`auto`") && e.contains(bad), "{e}");
+    }
+    assert!(SleepWindow::parse("06:00-06:00").unwrap_err().contains("same time"));
+}
+
+#[test]
+fn the_minute_of_the_day_follows_the_given_clock_and_offset() {
+    let wall = 1_795_389_000_000; // 2026-11-22 23:10 UTC
+    assert_eq!(minute_of_day(wall, 0), 23 * 60 + 10);
+    assert_eq!(minute_of_day(wall, 3600), 10);
+    assert_eq!(minute_of_day(-60_000, 0), 23 * 60 + 59);
+}
+
+fn night() -> Sleep {
+    Sleep::new(SleepSettings {
+        auto: Some(AutoSleep {
+            window: w("22:00-06:00"),
+            choice: SleepChoice::Minutes(30),
+        }),
+        ..SleepSettings::default()
+    })
+}
+
+#[test]
+fn the_first_play_inside_the_automatic_hours_sets_the_timer() {
+    let mut s = night();
+    // Nothing plays yet: nothing is set.
+    assert!(s.follow(&look(0, false, false)).is_empty());
+    let acts = s.follow(&look(1_000, true, true));
+    assert!(matches!(s.timer, Some(SleepTimer::Timed { left_ms: 1_800_000, since: Some(1_000) })));
+    assert!(acts.contains(&SleepAct::Said(SleepNews::Set {
+        choice: SleepChoice::Minutes(30),
+        auto: Some(w("22:00-06:00")),
+    })));
+}
+
+#[test]
+fn an_automatic_timer_turned_off_stays_off_until_playback_starts_again() {
+    let mut s = night();
+    s.follow(&look(0, true, true));
+    s.set(SleepChoice::Off, &look(1_000, true, false));
+    s.follow(&look(2_000, true, false));
+    assert_eq!(s.timer, None);
+    s.follow(&look(3_000, false, false));
+    s.follow(&look(4_000, true, true));
+    assert!(s.timer.is_some());
+}
+
+#[test]
+fn a_timed_timer_fades_then_pauses_and_the_extend_key_resumes() {
+    let mut s = Sleep::new(SleepSettings::default());
+    s.set(SleepChoice::Minutes(1), &look(0, true, false));
+    assert!(s.follow(&look(30_000, true, false)).is_empty());
+    s.follow(&look(60_000, true, false));
+    assert!(matches!(s.timer, Some(SleepTimer::Fading { .. })));
+    let half = s.follow(&look(65_000, true, false));
+    assert_eq!(half, vec![SleepAct::Fade(0.4)]);
+    let end = s.follow(&look(70_000, true, false));
+    assert!(end.contains(&SleepAct::Pause) && end.contains(&SleepAct::Fade(0.8)));
+    let more = s.extend(&look(80_000, false, false));
+    assert!(more.contains(&SleepAct::Play));
+    assert_eq!(s.timer.and_then(|t| t.left_ms(80_000)), Some(300_000));
+}
+
+#[test]
+fn a_held_timer_waits_while_paused() {
+    let mut s = Sleep::new(SleepSettings::default());
+    s.set(SleepChoice::Minutes(1), &look(0, true, false));
+    s.follow(&look(10_000, false, false));
+    s.follow(&look(500_000, false, false));
+    assert_eq!(s.timer.and_then(|t| t.left_ms(500_000)), Some(50_000));
+    s.follow(&look(510_000, true, true));
+    assert_eq!(s.timer.and_then(|t| t.left_ms(520_000)), Some(40_000));
+}
+
+#[test]
+fn the_end_of_chapter_timer_pauses_at_a_short_chapters_end() {
+    let mut s = Sleep::new(SleepSettings::default());
+    s.set(SleepChoice::Chapters(2), &look(0, true, false));
+    let mut p = look(1_000, true, false);
+    p.chapter_changed = true;
+    s.follow(&p);
+    assert_eq!(s.timer, Some(SleepTimer::Chapters { left: 1 }));
+    p.now = 2_000;
+    let acts = s.follow(&p);
+    assert!(acts.contains(&SleepAct::Pause));
+}

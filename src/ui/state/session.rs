@@ -1,0 +1,210 @@
+//! The listening session as the player takes it in: each snapshot its
+//! owner publishes replaces [`App::snap`] (the server lost or back
+//! refreshes what needs it), and each event becomes an overlay, a banner
+//! or a toast. Every sentence the session's news needs is worded here.
+
+use super::*;
+use crate::domain::rewind::RewindAfter;
+use crate::domain::session::{Event as SessionEvent, Link, Said, UpNextWhy};
+use crate::domain::sleep::SleepNews;
+use crate::domain::{Opening, Stop, StopReason};
+
+impl App {
+    /// The server cannot be reached (the session found it away).
+    pub fn offline(&self) -> bool {
+        self.snap.link == Link::Offline
+    }
+
+    /// The place shown is this device's, not confirmed by the server
+    /// (taken offline, or not read back yet after it went away).
+    pub fn unconfirmed(&self) -> bool {
+        self.playing().is_some_and(|p| !p.confirmed && p.state != PlayState::Ready)
+            && self.snap.link != Link::Online
+    }
+
+    /// Only the place of the playing book moved since the last snapshot.
+    pub(super) fn place_only(&self, a: &Answer) -> bool {
+        let Answer::Session(new) = a else {
+            return false;
+        };
+        let (Some(old), Some(now)) = (&self.snap.listening, &new.listening) else {
+            return false;
+        };
+        let mut moved = old.clone();
+        moved.position = now.position;
+        moved.book_position = now.book_position;
+        now.state == PlayState::Playing
+            && moved == *now
+            && self.snap.link == new.link
+            && self.snap.queue == new.queue
+            && self.snap.sleep == new.sleep
+            && self.snap.up_next == new.up_next
+            && self.snap.downloads == new.downloads
+    }
+
+    pub(super) fn snapshot(&mut self, snap: Snapshot, fx: &mut Vec<Effect>) {
+        let back = self.snap.link == Link::Offline && snap.link != Link::Offline;
+        if self.snap.stop.is_some() && snap.stop.is_none() {
+            self.license_block = None;
+        }
+        self.snap = snap;
+        let len = self.snap.up_next.list.len();
+        self.up_next_cursor = self.up_next_cursor.min(len.saturating_sub(1));
+        // Back: the library and a book screen that could not be read
+        // refresh by themselves.
+        if back && self.session.is_some() {
+            fx.push(Effect::LoadLibrary);
+            if self.screen == Screen::Book && self.book.manifest.is_none() {
+                self.book.loading = true;
+                fx.push(Effect::LoadBook(self.book.id.clone()));
+            }
+        }
+    }
+
+    /// When the session's countdowns on screen need the loop.
+    pub(super) fn session_wake(&self) -> Option<Millis> {
+        let ticking = self.snap.up_next.countdown.is_some()
+            || matches!(
+                self.snap.sleep,
+                Some(SleepTimer::Timed { since: Some(_), .. } | SleepTimer::Fading { .. })
+            );
+        ticking.then_some(self.now + PLAYING_TICK_MS)
+    }
+
+    pub(super) fn session_event(&mut self, e: SessionEvent) {
+        match e {
+            SessionEvent::Conflict {
+                book,
+                server,
+                local,
+            } => {
+                self.overlay = Some(Overlay::Conflict {
+                    book,
+                    server,
+                    local,
+                    cursor: 0,
+                })
+            }
+            SessionEvent::Stopped(stop) => self.stopped(stop),
+            SessionEvent::ProgressChanged { book, progress } => self
+                .library
+                .update_book(&book, |b| b.progress = Some(progress)),
+            SessionEvent::PlaceMarked { book, mark } => {
+                self.history.push(book, mark);
+            }
+            SessionEvent::Said(s) => {
+                if let Some((text, error)) = self.words(s) {
+                    self.toast(text, error);
+                }
+            }
+        }
+    }
+
+    /// Playback stopped for `stop.reason` (the session's owner decided it
+    /// and paused the engine): the license raises the banner that blocks
+    /// playback keys until a valid status; a login or scope problem asks
+    /// for a new login; anything else is said.
+    pub(super) fn stopped(&mut self, stop: Stop) {
+        match stop.reason {
+            StopReason::License => {
+                self.license_block = Some(stop.message);
+                self.login.busy = false;
+            }
+            r if r.needs_login() => self.toast(format!("{} {LOG_IN_AGAIN}", stop.message), true),
+            _ => self.toast(stop.message, true),
+        }
+    }
+
+    fn title_of(&self, book: &BookId) -> String {
+        self.library
+            .get(book)
+            .map(|b| b.title.clone())
+            .or_else(|| {
+                self.playing()
+                    .filter(|p| &p.book.id == book)
+                    .map(|p| p.book.title.clone())
+            })
+            .unwrap_or_else(|| book.to_string())
+    }
+
+    /// The session's news in the player's words (`None`: nothing to say).
+    fn words(&self, s: Said) -> Option<(String, bool)> {
+        let say = |t: String| Some((t, false));
+        match s {
+            Said::NothingPlaying => say("Nothing is playing: open a book first.".into()),
+            Said::NotDownloaded { book } => say(format!(
+                "\"{}\" is not downloaded and the server cannot be reached: it plays when the server is back.",
+                self.title_of(&book)
+            )),
+            Said::FromDownload { offline: true, .. } => {
+                say("The server cannot be reached: this book plays from its download.".into())
+            }
+            Said::FromDownload { offline: false, .. } => None,
+            Said::DownloadOutdated { .. } => say(
+                "The server's chapters of this book changed since it was downloaded: it streams. Press D to update the download.".into(),
+            ),
+            Said::Sleep(n) => self.sleep_words(n),
+            Said::Rewound { back, after } => {
+                let why = match after {
+                    RewindAfter::Pause => "a pause",
+                    RewindAfter::Interruption => "an interruption",
+                    RewindAfter::Break => "a break",
+                };
+                say(format!("Rewound {back:.0} s after {why}"))
+            }
+            Said::MovedToServer { to, .. } => say(format!(
+                "The server has a newer place for this book (another device's): {}. Playback moved there; u goes back.",
+                self.describe_position(&to)
+            )),
+            Said::UpNextStarting { next, opening } => say(match opening {
+                Opening::Restart => format!("Up next: \"{}\", from the beginning", next.title),
+                Opening::Resume => format!("Up next: \"{}\"", next.title),
+            }),
+            Said::UpNextNone(why) => say(match why {
+                UpNextWhy::Off => "Up next is off ([player] up_next in config.toml).".into(),
+                UpNextWhy::NothingFollows => {
+                    "The up next list is empty and no book follows in its series.".into()
+                }
+                UpNextWhy::NotDownloaded => {
+                    "The next book is not downloaded and the server cannot be reached.".into()
+                }
+            }),
+            Said::LastChapter => say("This is the last chapter.".into()),
+            Said::LicenseRestored => say("The server's license is valid again.".into()),
+            Said::DownloadAppeared { book } => say(format!(
+                "\"{}\" is downloaded: it plays without the server.",
+                self.title_of(&book)
+            )),
+            Said::Dropped { book, why } => say(format!(
+                "A queued change for \"{}\" was dropped: {why}",
+                self.title_of(&book)
+            )),
+            Said::Info(m) => say(m),
+            Said::Failed(m) => Some((m, true)),
+        }
+    }
+
+    fn sleep_words(&self, n: SleepNews) -> Option<(String, bool)> {
+        let text = match n {
+            SleepNews::Set { choice, auto } => {
+                let set = match choice {
+                    SleepChoice::Minutes(m) => format!("Sleep timer: {m} min"),
+                    SleepChoice::Chapters(1) => "Sleep timer: end of chapter".into(),
+                    SleepChoice::Chapters(n) => format!("Sleep timer: end of {n} chapters"),
+                    SleepChoice::Off => "Sleep timer off".into(),
+                };
+                match auto {
+                    Some(w) => format!("{set} (automatic, {})", w.label()),
+                    None => set,
+                }
+            }
+            SleepNews::Extended { left_ms } => format!(
+                "Sleep timer: {} left",
+                fmt_time(left_ms as f64 / 1000.0)
+            ),
+            SleepNews::Slept => "Sleep timer: paused (z adds 5 min)".into(),
+            SleepNews::SleptAtChapterEnd => "Sleep timer: paused at the end of the chapter".into(),
+        };
+        Some((text, false))
+    }
+}
