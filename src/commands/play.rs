@@ -135,11 +135,13 @@ fn start_point(chapter: Option<&str>, at: Option<f64>) -> Result<Start, String> 
 }
 
 /// The session's rules from config.toml; up next only with `--up-next`
-/// (asked for while `[player] up_next` is off: the default rule).
+/// (asked for while `[player] up_next` is off: the default rule). A
+/// script's place is exact: no smart rewind.
 fn rules(profile: &crate::config::Profile, up_next: bool) -> Result<ListeningRules, CommandError> {
     let config = crate::config::Config::load(&profile.dirs.config_file())
         .map_err(|e| CommandError::usage(e.to_string()))?;
     let mut rules = ListeningRules::of(&config).map_err(CommandError::usage)?;
+    rules.rewind = None;
     rules.up_next = match (up_next, rules.up_next) {
         (false, _) => UpNextMode::Off,
         (true, UpNextMode::Off) => UpNextMode::Series,
@@ -246,6 +248,7 @@ impl Run<'_> {
             Event::Stopped(s) => {
                 let message = match s.reason {
                     StopReason::License => format!("{} Playback and sync are stopped.", s.message),
+                    StopReason::Forbidden => format!("no permission: {}", s.message),
                     _ => s.message,
                 };
                 Then::Exit(s.reason.exit_code(), message)
@@ -259,8 +262,8 @@ impl Run<'_> {
         let book = &self.book;
         match said {
             Said::Failed(m) => return Then::Exit(StopReason::Local.exit_code(), m),
-            Said::NotDownloaded { book } => {
-                let why = format!("the server cannot be reached and {book} is not downloaded");
+            Said::NotDownloaded { book, why } => {
+                let why = format!("{why}; {book} is not downloaded");
                 return Then::Exit(StopReason::Network.exit_code(), why);
             }
             Said::FromDownload { offline: false, .. } => {

@@ -341,8 +341,9 @@ pub struct Place {
 pub enum Said {
     /// A command that needs a book while none is open or ready.
     NothingPlaying,
-    /// The book is not downloaded and the server cannot be reached.
-    NotDownloaded { book: BookId },
+    /// The book is not downloaded and the server cannot be reached
+    /// (`why`: what the request found).
+    NotDownloaded { book: BookId, why: String },
     /// Playing the download (`offline`: because the server is away).
     FromDownload { book: BookId, offline: bool },
     /// The server's chapters changed since the download: it streams.

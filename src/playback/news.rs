@@ -60,6 +60,11 @@ impl Owner {
     }
 
     pub(super) fn sync_changed(&mut self, s: SyncStatus) {
+        // Only a load of the session's book is the session's (sync may
+        // still report the last book's while the next one opens).
+        let mut s = s;
+        let book = self.book_id();
+        s.playing = s.playing.filter(|p| Some(&p.book) == book.as_ref());
         if s.playing != self.playing {
             // Another load of the session's book (or none).
             self.playing = s.playing.clone();

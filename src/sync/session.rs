@@ -287,8 +287,6 @@ pub(super) enum Command {
     Flush,
     /// Play on after a pause, once the server's place allows it.
     Resume,
-    /// What the owner heard from the engine.
-    Heard(Heard),
     /// A stream was refused: by the license code, or a 403 without it
     /// (the license status decides which stop it is).
     StreamRefused { license: bool, message: String },
@@ -327,6 +325,9 @@ pub type Notices = mpsc::UnboundedReceiver<Notice>;
 pub struct SyncSession {
     tx: mpsc::UnboundedSender<Command>,
     status: watch::Receiver<SyncStatus>,
+    /// What the owner heard last from the engine: the latest state wins,
+    /// as the engine's own publishing does.
+    heard: std::sync::Arc<watch::Sender<Option<Heard>>>,
 }
 
 impl SyncSession {
@@ -338,8 +339,10 @@ impl SyncSession {
         client: Option<Client>,
         engine: Option<EngineLink>,
     ) -> (SyncSession, Notices) {
-        let (tx, status, notices) = super::worker::spawn(config, client, engine);
-        (SyncSession { tx, status }, notices)
+        let (heard, heard_rx) = watch::channel(None);
+        let (tx, status, notices) = super::worker::spawn(config, client, engine, heard_rx);
+        let heard = std::sync::Arc::new(heard);
+        (SyncSession { tx, status, heard }, notices)
     }
 
     fn send(&self, cmd: Command) {
@@ -455,7 +458,7 @@ impl SyncSession {
     /// One state of the engine, as the owner heard it (sync never watches
     /// the engine itself).
     pub fn heard(&self, h: Heard) {
-        self.send(Command::Heard(h));
+        self.heard.send_replace(Some(h));
     }
 
     /// A chapter stream was refused with the license code (`license`), or

@@ -37,6 +37,7 @@ pub(super) fn spawn(
     config: SyncConfig,
     client: Option<Client>,
     engine: Option<EngineLink>,
+    heard: watch::Receiver<Option<Heard>>,
 ) -> (
     mpsc::UnboundedSender<Command>,
     watch::Receiver<SyncStatus>,
@@ -108,7 +109,7 @@ pub(super) fn spawn(
         forbidden: None,
         unsaved: None,
     };
-    tokio::spawn(worker.run(rx));
+    tokio::spawn(worker.run(rx, heard));
     (tx, status, notices)
 }
 
@@ -172,7 +173,11 @@ struct Worker {
 }
 
 impl Worker {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+    async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Command>,
+        mut heard: watch::Receiver<Option<Heard>>,
+    ) {
         let mut tick = tokio::time::interval(self.cfg.tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.drive().await;
@@ -181,6 +186,7 @@ impl Worker {
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(Command::Quit { timeout, reply }) => {
+                        self.latest_heard(&mut heard);
                         let s = self.quit(timeout).await;
                         // The journal's lock goes before the answer: a
                         // session started right after must get the file.
@@ -189,6 +195,7 @@ impl Worker {
                         return;
                     }
                     Some(Command::Settle { reply }) => {
+                        self.latest_heard(&mut heard);
                         self.drive().await;
                         self.publish();
                         let _ = reply.send(());
@@ -199,10 +206,25 @@ impl Worker {
                         return;
                     }
                 },
+                Ok(()) = heard.changed() => {
+                    let h = heard.borrow_and_update().clone();
+                    if let Some(h) = h {
+                        self.engine_state(h);
+                    }
+                }
                 _ = tick.tick(), if self.wants_tick() => self.on_tick().await,
             }
             self.drive().await;
             self.publish();
+        }
+    }
+
+    /// Takes in what the owner heard last before acting on a barrier.
+    fn latest_heard(&mut self, heard: &mut watch::Receiver<Option<Heard>>) {
+        if heard.has_changed().unwrap_or(false)
+            && let Some(h) = heard.borrow_and_update().clone()
+        {
+            self.engine_state(h);
         }
     }
 
@@ -257,7 +279,6 @@ impl Worker {
                 self.want_flush = true;
             }
             Command::Resume => self.resume(),
-            Command::Heard(h) => self.engine_state(h),
             Command::StreamRefused { license, message } => match license {
                 true => self.license_blocked(message),
                 // A 403 without the license code: a license stop only if
