@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub mod backoff;
 mod local_time;
 mod series;
 mod stop;

@@ -367,6 +367,7 @@ async fn follow(
     let mut ended = None;
     let mut startup_printed = !json;
     let mut sound_said = false;
+    let mut throttle_said = false;
     use tokio::signal::unix::{SignalKind, signal};
     let began = tokio::time::Instant::now();
     let limit = for_secs.map(|s| began + Duration::from_secs_f64(s.max(0.0)));
@@ -477,6 +478,7 @@ async fn follow(
                 if changed.is_err() {
                     return stop(StopReason::Local.exit_code(), "sync stopped");
                 }
+                throttle_said = say_throttle(&sync.borrow().link, throttle_said);
             }
             _ = lines.tick() => {
                 // Nothing to report until the engine has taken the Load.
@@ -504,6 +506,25 @@ async fn follow(
             }
         }
     }
+}
+
+/// Says on stderr, once a run, that the server asked to wait; true once said.
+fn say_throttle(link: &crate::sync::Link, said: bool) -> bool {
+    use crate::domain::backoff::Slowdown;
+    let crate::sync::Link::Throttled(t) = link else {
+        return said;
+    };
+    if !said {
+        match t.slowdown() {
+            Slowdown::Asked { secs } => eprintln!(
+                "earmark: the server asked to wait {secs} s; changes are kept and sent then."
+            ),
+            Slowdown::Busy => {
+                eprintln!("earmark: the server is busy; changes are kept and sent later.")
+            }
+        }
+    }
+    true
 }
 
 /// Pauses and returns the state once paused (or the latest one after

@@ -368,6 +368,7 @@ impl Playback {
                 left: self.sync_status.borrow().queued,
                 timed_out: true,
                 durability: self.sync_status.borrow().durability.clone(),
+                asked_to_wait: None,
             },
         }
     }

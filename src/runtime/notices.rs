@@ -99,6 +99,10 @@ pub(super) async fn status(sh: Arc<Shared>, mut rx: watch::Receiver<SyncStatus>)
                 .shown
                 .as_ref()
                 .is_some_and(|x| x.source == Source::LocalUnconfirmed),
+            throttled: match &s.link {
+                Link::Throttled(t) => Some(t.slowdown()),
+                _ => None,
+            },
         };
         if last != Some(view) {
             sh.ui.send(Answer::Sync(view));

@@ -250,6 +250,8 @@ pub struct SyncView {
     pub refused: usize,
     /// The place shown is this device's, not yet confirmed by the server.
     pub unconfirmed: bool,
+    /// The server asked to be left alone: changes wait for it.
+    pub throttled: Option<crate::domain::backoff::Slowdown>,
 }
 
 /// A position as the conflict prompt shows it.

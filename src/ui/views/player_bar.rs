@@ -237,6 +237,8 @@ fn status_text(app: &App) -> String {
     let s = app.sync;
     if s.offline {
         parts.push("offline".into());
+    } else if let Some(t) = s.throttled {
+        parts.push(slowdown_words(t));
     } else if s.syncing {
         parts.push("syncing".into());
     }
@@ -250,6 +252,15 @@ fn status_text(app: &App) -> String {
         parts.push("unconfirmed".into());
     }
     parts.join(if said { ", " } else { " · " })
+}
+
+/// A server's "slow down" in the bar's words.
+fn slowdown_words(t: crate::domain::backoff::Slowdown) -> String {
+    use crate::domain::backoff::Slowdown;
+    match t {
+        Slowdown::Asked { secs } => format!("the server asked to wait {secs} s"),
+        Slowdown::Busy => "the server is busy".into(),
+    }
 }
 
 /// The sleep timer's countdown, as the bar shows it.
