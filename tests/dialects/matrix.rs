@@ -405,10 +405,12 @@ async fn cli_flow(d: Dialect) {
     let writes = s.writes();
     assert_writes_in_scope(&writes, d.prefix, &user_id(&d));
     assert_no_regress(&s, &before, &writes);
+    // A stream held back longer than the play may not have moved the place.
+    let moved = d.throttle.is_none_or(|t| t.place != Place::Stream);
     if d.progress_readable() {
         assert!(o.status.success(), "{d:?}: {}", text(&o));
         assert!(
-            writes.iter().any(|w| w.path.contains("reading-progress")),
+            !moved || writes.iter().any(|w| w.path.contains("reading-progress")),
             "play reported its place: {d:?}: {writes:?}"
         );
         let (ch, pos) = s.stored(&b1).unwrap();

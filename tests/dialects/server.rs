@@ -59,12 +59,13 @@ pub struct Trigger {
     pub code: &'static str,
 }
 
-/// One request at the throttled place: its path, when it came, and the
-/// wait it was told (`None`: it was answered).
+/// One request at the throttled place: its path, when it came, whether
+/// it was refused, and the wait it was told (`None`: no `Retry-After`).
 #[derive(Debug, Clone)]
 pub struct Knock {
     pub path: String,
     pub at: std::time::Instant,
+    pub refused: bool,
     pub told: Option<std::time::Duration>,
 }
 
@@ -445,7 +446,8 @@ fn throttled(ctx: &Ctx, method: &Method, segs: &[&str], path: &str) -> Option<Re
     store.knocks.push(Knock {
         path: path.to_owned(),
         at: now,
-        told: on.then_some(wait),
+        refused: on,
+        told: (on && t.form != RetryForm::Absent).then_some(wait),
     });
     drop(store);
     if !on {
