@@ -1,5 +1,5 @@
 //! Issue 29, item 3, end to end: the player in a real pty plays Aesop's
-//! Fables (the null output four times faster than real time, so its
+//! Fables (the null output eight times faster than real time, so its
 //! stream runs dry and stalls while the server is away), the reference
 //! server is stopped for long enough that a growing back-off would reach
 //! a minute, then started again on the same port and data. The bar says
@@ -38,7 +38,7 @@ async fn after_a_stall_the_player_says_online_within_seconds_of_the_servers_retu
     earmark(home.path(), &base, &login, Some(&server.password));
     let (h, b) = (home.path().to_owned(), base.clone());
     let tui = tokio::task::spawn_blocking(move || {
-        let rate = [("EARMARK_NULL_CLOCK_RATE", "4")];
+        let rate = [("EARMARK_NULL_CLOCK_RATE", "8")];
         let mut t = Tui::start_with(&h, &b, "alice", &["--audio", "null"], None, &rate);
         t.wait_for("filter: all");
         t.wait_for("Aesop");
@@ -61,8 +61,9 @@ async fn after_a_stall_the_player_says_online_within_seconds_of_the_servers_retu
     })
     .await
     .unwrap();
-    // Away long enough for a doubling back-off to pass 30 s.
-    tokio::time::sleep(Duration::from_secs(25).saturating_sub(away.elapsed())).await;
+    // Away long enough for the read-ahead to run dry (280 s of media) and
+    // for a back-off that doubles without a cap of seconds to pass 30 s.
+    tokio::time::sleep(Duration::from_secs(35).saturating_sub(away.elapsed())).await;
     // The bar's count is the journal's.
     let pending = earmark(home.path(), &base, &["--json", "sync", "pending"], None);
     let doc: serde_json::Value = serde_json::from_str(&pending).unwrap();
@@ -78,6 +79,7 @@ async fn after_a_stall_the_player_says_online_within_seconds_of_the_servers_retu
     .await
     .unwrap();
     let noticed = back.elapsed();
+    eprintln!("the server's return noticed after {noticed:?}");
     assert!(
         noticed < Duration::from_secs(8),
         "the player said offline {noticed:?} after the server was back:\n{}",
