@@ -160,10 +160,7 @@ pub fn plain(v: &serde_json::Value) -> String {
 /// its last refusal told, or without one the least first step of
 /// earmark's back-off (within `window`, the run of one process: the
 /// back-off is a process's own). Returns the refusals counted.
-pub fn assert_waits_kept(
-    s: &DialectServer,
-    window: std::ops::Range<std::time::Instant>,
-) -> usize {
+pub fn assert_waits_kept(s: &DialectServer, window: std::ops::Range<std::time::Instant>) -> usize {
     // The clocks of a request's arrival: a little early is the loopback's.
     let slack = std::time::Duration::from_millis(30);
     let knocks: Vec<server::Knock> = s

@@ -305,7 +305,9 @@ async fn handle(
     }
     let (mut parts, body) = r.into_parts();
     let plain = axum::body::to_bytes(body, usize::MAX).await.unwrap();
-    parts.headers.insert(header::CONTENT_ENCODING, "gzip".parse().unwrap());
+    parts
+        .headers
+        .insert(header::CONTENT_ENCODING, "gzip".parse().unwrap());
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, axum::body::Body::from(gzip_stored(&plain)))
 }

@@ -153,7 +153,10 @@ async fn earmark_play_sends_at_most_one_write_per_retry_after_window_and_stores_
         "{out}"
     );
     let (ch, pos) = s.stored(&b1).unwrap();
-    assert!(ch == chapter_id(&s.dialect, 1, 2) && pos > 30.0, "{ch}@{pos}");
+    assert!(
+        ch == chapter_id(&s.dialect, 1, 2) && pos > 30.0,
+        "{ch}@{pos}"
+    );
 }
 
 /// The stream answers 503 with `Retry-After` as a date for two seconds:

@@ -99,7 +99,13 @@ async fn pass(
     let mut out = HeaderMap::new();
     for (k, v) in r.headers() {
         // Hop by hop, or set again for the body as it is here.
-        if !["connection", "transfer-encoding", "upgrade", "content-length"].contains(&k.as_str())
+        if ![
+            "connection",
+            "transfer-encoding",
+            "upgrade",
+            "content-length",
+        ]
+        .contains(&k.as_str())
         {
             out.insert(k.clone(), v.clone());
         }
@@ -126,7 +132,9 @@ async fn gateway(server: &TestServer, schedule: Schedule) -> (String, Arc<Gatewa
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    let base = server.base_url().replace(&server.addr().to_string(), &addr.to_string());
+    let base = server
+        .base_url()
+        .replace(&server.addr().to_string(), &addr.to_string());
     (base, g)
 }
 
