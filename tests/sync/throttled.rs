@@ -191,9 +191,9 @@ async fn run(media_secs: f64, rate: f64, schedule: Schedule) -> Figures {
     assert!(o.status.success(), "{out}");
     let last: serde_json::Value = String::from_utf8_lossy(&o.stdout)
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(|v: &serde_json::Value| v.get("startup").is_none())
-        .last()
+        .find(|v: &serde_json::Value| v.get("startup").is_none())
         .expect("a status line");
     let knocks = g.knocks.lock().unwrap().clone();
     for (i, k) in knocks.iter().enumerate() {
