@@ -1,5 +1,8 @@
 //! Domain types shared by the client, the player, sync and the UI.
 //!
+//! `backoff` is the one rule for when a server is asked again after it
+//! failed or said "slow down" (for api, sync, player and offline alike).
+//!
 //! Ids are opaque strings chosen by the server: never parsed, never derived
 //! from list positions. Times are seconds of media time (`f64`), wall-clock
 //! instants are milliseconds since the Unix epoch.
@@ -7,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub mod backoff;
 mod local_time;
 pub mod rewind;
 mod series;

@@ -397,6 +397,7 @@ impl Run<'_> {
                 eprintln!("earmark: next: {} in {} s, Ctrl-C to stop", c.next.title, secs.ceil());
             }
         }
+        say_throttle(&snap.link, &mut seen.throttle);
         let l = self.ours(snap)?;
         if let Some(s) = self.speed.take() {
             self.playback.send(Command::Speed(s));
@@ -461,6 +462,25 @@ struct Seen {
     sound: Option<BookId>,
     ended: Option<u64>,
     countdown: Option<BookId>,
+    throttle: bool,
+}
+
+/// A server's "slow down", said once.
+fn say_throttle(link: &crate::domain::session::Link, said: &mut bool) {
+    use crate::domain::backoff::Slowdown;
+    let crate::domain::session::Link::Throttled(t) = link else {
+        return;
+    };
+    if !std::mem::replace(said, true) {
+        match t {
+            Slowdown::Asked { secs } => eprintln!(
+                "earmark: the server asked to wait {secs} s; changes are kept and sent then."
+            ),
+            Slowdown::Busy => {
+                eprintln!("earmark: the server is busy; changes are kept and sent later.")
+            }
+        }
+    }
 }
 
 async fn sleep_until(at: Option<tokio::time::Instant>) {

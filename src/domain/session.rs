@@ -258,8 +258,9 @@ pub enum Link {
     Online,
     /// Unreachable: changes are queued; downloads play.
     Offline,
-    /// The server asked to wait (429/503 with Retry-After) until then.
-    Throttled { until: EpochMillis },
+    /// The server said "slow down" (429, or 503 with Retry-After): what
+    /// it asked waits for it.
+    Throttled(super::backoff::Slowdown),
     /// 401 or 409: log in again (the words come with the stop).
     NeedsLogin,
     /// 403 `license_required`: playback and all sync stopped.

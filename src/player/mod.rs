@@ -266,6 +266,25 @@ pub trait StreamPool: Send + Sync {
     /// answer: the pool to send it again on at once, when that pool was a
     /// guess that may have gone stale (h2c); `None`: the error stands.
     fn retry_pool(&self, url: &str, error: &reqwest::Error) -> Option<reqwest::Client>;
+    /// The back-off states a 429 or 503 on a stream closes, shared with
+    /// whoever else asks that server for audio (a login's downloads).
+    fn throttles(&self) -> Arc<crate::domain::backoff::Throttles> {
+        own_throttles()
+    }
+}
+
+/// The player's own back-off states, for pools that have none.
+fn own_throttles() -> Arc<crate::domain::backoff::Throttles> {
+    use crate::domain::backoff::{Ladder, Throttles};
+    use std::time::Duration;
+    static T: std::sync::OnceLock<Arc<Throttles>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        Arc::new(Throttles::new(Ladder::new(
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+        )))
+    })
+    .clone()
 }
 
 /// One pool for every URL, nothing to fall back to.

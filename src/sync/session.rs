@@ -39,7 +39,11 @@ pub struct SyncConfig {
     pub local_only: bool,
     /// How often the worker wakes up (periodic reports, retries).
     pub tick: Duration,
+    /// The link's back-off while nothing answers (the server is asked
+    /// again after each step; `domain::backoff::Ladder`), and the first
+    /// step of a refused change's.
     pub backoff_min: Duration,
+    /// Its cap: the server's return is noticed within this.
     pub backoff_max: Duration,
     /// How often the license is re-checked while it blocks sync.
     pub license_poll: Duration,
@@ -60,7 +64,7 @@ impl SyncConfig {
             local_only: false,
             tick: Duration::from_millis(500),
             backoff_min: Duration::from_secs(1),
-            backoff_max: Duration::from_secs(60),
+            backoff_max: Duration::from_secs(5),
             license_poll: Duration::from_secs(30),
         }
     }
@@ -98,6 +102,9 @@ pub enum Link {
     Online,
     /// Unreachable or failing: writes are queued and retried.
     Offline,
+    /// The server answered but asked to be left alone (429, 503): writes
+    /// are queued and sent when its back-off allows.
+    Throttled(crate::domain::backoff::Throttle),
     /// 401 or 409: sync paused until the user logs in again.
     NeedsLogin { message: String },
     /// 403 `license_required`: playback and all sync stopped.
@@ -226,6 +233,8 @@ pub struct QuitSummary {
     pub left: usize,
     pub timed_out: bool,
     pub durability: Durability,
+    /// What the server asked to wait when quitting stopped short of it.
+    pub asked_to_wait: Option<Duration>,
 }
 
 impl QuitSummary {
@@ -235,9 +244,13 @@ impl QuitSummary {
             return None;
         }
         let left = self.left;
+        let asked = match self.asked_to_wait {
+            Some(w) => format!(" (the server asked to wait {} s)", w.as_secs().max(1)),
+            None => String::new(),
+        };
         Some(match &self.durability {
             Durability::Durable => format!(
-                "{left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
+                "{left} change(s) could not be sent yet{asked}; they are kept and sent next time (see `earmark sync pending`)"
             ),
             Durability::Memory(why) => format!(
                 "{left} change(s) could not be sent, and they are lost: the sync journal could not keep them on this device ({why})"
@@ -543,6 +556,7 @@ impl SyncSession {
                 left: self.status().queued,
                 timed_out: true,
                 durability: self.status().durability,
+                asked_to_wait: None,
             },
         }
     }

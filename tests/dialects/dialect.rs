@@ -141,6 +141,28 @@ pub enum LicenseWords {
     Licensed,
 }
 
+/// How a throttle says when to come back (`Retry-After`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryForm {
+    /// Delta seconds: `Retry-After: 1`.
+    Seconds,
+    /// An HTTP date, beside the answer's own `Date`.
+    Date,
+    /// No `Retry-After` at all: the client's own back-off decides.
+    Absent,
+}
+
+/// The server refuses every request at `place` with `status` (429 or 503)
+/// from the first such request on, for `lasts`, asking to wait `secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Throttling {
+    pub place: crate::server::Place,
+    pub status: u16,
+    pub form: RetryForm,
+    pub secs: u64,
+    pub lasts: std::time::Duration,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dialect {
     pub envelope: Envelope,
@@ -159,6 +181,10 @@ pub struct Dialect {
     /// Serve under `/gw/api/v1`, but hand out root-relative `/api/v1/…` URLs.
     pub gateway: bool,
     pub stream_refusal: StreamRefusal,
+    /// Requests of one kind answered "slow down" for a while.
+    pub throttle: Option<Throttling>,
+    /// JSON answers are gzipped for a request that takes gzip.
+    pub gzip: bool,
 }
 
 impl Default for Dialect {
@@ -178,6 +204,8 @@ impl Default for Dialect {
             prefix: "X-Service",
             gateway: false,
             stream_refusal: StreamRefusal::Status,
+            throttle: None,
+            gzip: false,
         }
     }
 }

@@ -5,10 +5,13 @@
 //! `addresses`: the server's addresses, which one is in use and which may
 //! carry the token; `streams`: audio and other server-given URLs;
 //! `transport`: requests, retries, the next address, hand-followed
-//! redirects and error mapping; `paging`: lists page by page ([`Pager`]);
+//! redirects and error mapping; `limits`: what a request waits for before
+//! it goes (the server's back-off per origin and kind, a read in flight,
+//! the write in flight); `paging`: lists page by page ([`Pager`]);
 //! `protocol`: what each address speaks (h2c learned) and the pool per URL.
 
 mod addresses;
+mod limits;
 mod paging;
 mod prefetch;
 mod protocol;
@@ -45,8 +48,14 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// Extra attempts for idempotent GETs on network errors and 5xx.
     pub retries: u32,
-    /// First back-off delay; doubles per attempt.
+    /// First back-off step (a GET asked again, a 429 or 503 without
+    /// `Retry-After`); doubles per failure, with jitter (`domain::backoff`).
     pub backoff: Duration,
+    /// The longest back-off step.
+    pub backoff_max: Duration,
+    /// A read whose address asked to wait at most this much longer waits;
+    /// a longer wait fails it at once with `RateLimited`.
+    pub throttle_wait: Duration,
     /// Request body field names of the writes (config.toml `fields`).
     pub fields: BodyFields,
     /// A list that has not ended after this many pages is an error.
@@ -61,7 +70,9 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             retries: 2,
-            backoff: Duration::from_millis(250),
+            backoff: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(60),
+            throttle_wait: Duration::from_secs(5),
             fields: BodyFields::default(),
             max_pages: 1000,
         }
@@ -136,6 +147,8 @@ struct Inner {
     auth: RwLock<Option<Auth>>,
     /// A progress read started ahead of its reader (`prefetch`).
     prefetched: std::sync::Mutex<Option<prefetch::Prefetched>>,
+    /// What a request waits for before it goes (`limits`).
+    limits: limits::Limits,
 }
 
 type SwitchHook = Arc<dyn Fn(&BaseUrl) + Send + Sync>;
@@ -218,6 +231,7 @@ impl Client {
         if let Some(a) = &auth {
             self.vouch_current(&a.server_id);
         }
+        self.inner.limits.wrote();
         *write(&self.inner.auth) = auth;
     }
 

@@ -17,6 +17,7 @@ use super::Client;
 use super::transport::Access;
 use crate::api::error::ApiError;
 use crate::api::wire::{self, NextPage, SkippedItem};
+use crate::domain::backoff::Kind;
 use reqwest::Method;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -398,7 +399,7 @@ impl Client {
             }
         };
         let v = self
-            .call_url(Method::GET, &base, url, None, Access::Token)
+            .call_url(Method::GET, Kind::Read, &base, url, None, Access::Token)
             .await?;
         let list = wire::find_list(&v, &req.endpoint)?;
         let place = format!("{} page {}", req.endpoint, page_no_label(at, page_no));

@@ -96,8 +96,7 @@ pub(super) fn spawn(
         playing: None,
         link: Link::Online,
         last_reached: None,
-        backoff: Duration::ZERO,
-        next_attempt: None,
+        reconnect: Default::default(),
         license_checked: Instant::now(),
         last_error: None,
         shown: None,
@@ -152,8 +151,8 @@ struct Worker {
     link: Link,
     /// When the server last answered (quitting waits for it if recent).
     last_reached: Option<Instant>,
-    backoff: Duration,
-    next_attempt: Option<Instant>,
+    /// While nothing answers: when the server is asked again.
+    reconnect: crate::domain::backoff::Backoff,
     license_checked: Instant,
     last_error: Option<String>,
     shown: Option<Shown>,
@@ -263,7 +262,7 @@ impl Worker {
                 if matches!(self.link, Link::NeedsLogin { .. }) {
                     self.link = Link::Online;
                 }
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
             }
             Command::MarkPlace { book, mark } => self.mark_place(book, mark),
@@ -275,7 +274,7 @@ impl Worker {
             }
             Command::RecheckLicense => self.check_license().await,
             Command::Flush => {
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
             }
             Command::Resume => self.resume(),
@@ -291,7 +290,7 @@ impl Worker {
                 }
             }
             Command::Check => {
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
                 if let Some((playback, book)) = self.rec.current_playback() {
                     self.want_fetch = Some((playback, book.clone()));
@@ -304,7 +303,7 @@ impl Worker {
                     Some(scope) => local::kept!(self, adopt(scope, now_millis())),
                     None => 0,
                 };
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
                 let _ = reply.send(n);
             }
@@ -314,7 +313,7 @@ impl Worker {
                     None => 0,
                 };
                 self.retry_at.clear();
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
                 let _ = reply.send(n);
             }
@@ -460,7 +459,10 @@ impl Worker {
         self.rec.playing()
             || !self.outbox.is_empty()
             || self.rec.awaiting_server().is_some()
-            || matches!(self.link, Link::LicenseBlocked { .. } | Link::Offline)
+            || matches!(
+                self.link,
+                Link::LicenseBlocked { .. } | Link::Offline | Link::Throttled(_)
+            )
     }
 
     async fn on_tick(&mut self) {
@@ -542,8 +544,9 @@ impl Worker {
         }
         self.save_listened();
         self.want_fetch = None;
-        self.next_attempt = None;
-        let timed_out = tokio::time::timeout(timeout, self.flush_to_quit())
+        self.reconnect = Default::default();
+        let deadline = Instant::now() + timeout;
+        let timed_out = tokio::time::timeout(timeout, self.flush_to_quit(deadline))
             .await
             .is_err();
         if let Err(e) = self.cache.save() {
@@ -554,11 +557,13 @@ impl Worker {
             left: self.outbox.len(),
             timed_out,
             durability: self.outbox.durability(),
+            asked_to_wait: self.remote.throttled().and_then(|t| t.asked),
         }
     }
 
     fn publish(&mut self) {
         self.saved_again();
+        self.throttle_shown();
         let (queued, refused, held) = match &self.scope {
             Some(s) => {
                 let mine = self.outbox.in_scope(s);

@@ -239,10 +239,7 @@ fn status_text(app: &App) -> String {
     }
     match app.snap.link {
         Link::Offline => parts.push("offline".into()),
-        Link::Throttled { until } => {
-            let secs = ((until - app.wall_now()).max(0) + 999) / 1000;
-            parts.push(format!("the server asked to wait {secs} s"));
-        }
+        Link::Throttled(t) => parts.push(slowdown_words(t)),
         _ => {}
     }
     let q = &app.snap.queue;
@@ -256,6 +253,15 @@ fn status_text(app: &App) -> String {
         parts.push("unconfirmed".into());
     }
     parts.join(if said { ", " } else { " · " })
+}
+
+/// A server's "slow down" in the bar's words.
+fn slowdown_words(t: crate::domain::backoff::Slowdown) -> String {
+    use crate::domain::backoff::Slowdown;
+    match t {
+        Slowdown::Asked { secs } => format!("the server asked to wait {secs} s"),
+        Slowdown::Busy => "the server is busy".into(),
+    }
 }
 
 /// The sleep timer's countdown, as the bar shows it.
