@@ -353,6 +353,8 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
                 "next URL"
             } else if i.cursor.is_some() {
                 "cursor"
+            } else if i.next_unnamed.is_some() {
+                "a bare next (followed as a link when it addresses this list, else sent back as a cursor)"
             } else if i.offset.is_some() {
                 "offset"
             } else if i.page.is_some() || i.total_pages.is_some() || i.has_more.is_some() {

@@ -37,10 +37,17 @@ pub struct PageInfo {
     pub page_size: Option<u64>,
     pub offset: Option<u64>,
     pub has_more: Option<bool>,
+    /// Under a key that names a cursor or token (`nextCursor`,
+    /// `nextPageToken`, `cursor`): sent back as it is, whatever its
+    /// characters (`/`, `+`, `=`).
     pub cursor: Option<String>,
-    /// A `next` / `links.next` that is a URL (absolute, root-relative or
-    /// relative), as the server gave it.
+    /// Under a key that names a link (`next_page_url`, `@odata.nextLink`,
+    /// `links.next`, `_links.next.href`), as the server gave it.
     pub next_url: Option<String>,
+    /// Under a bare `next` (or `nextPage`), whose key says neither: a link
+    /// when, read as one, it addresses this very list; else a cursor
+    /// ([`PageInfo::settle_next`]).
+    pub next_unnamed: Option<String>,
     pub total_pages: Option<u64>,
     /// `first: true|false` (Spring), when said as a boolean.
     pub first: Option<bool>,
@@ -48,15 +55,45 @@ pub struct PageInfo {
     pub has_previous: Option<bool>,
 }
 
-/// A `next` value that is a URL rather than an opaque cursor.
-pub fn url_like(s: &str) -> bool {
-    let s = s.trim();
-    s.starts_with("http://")
-        || s.starts_with("https://")
-        || s.starts_with('/')
-        || s.starts_with('?')
-        || s.starts_with("./")
-        || (s.contains('?') && s.contains('='))
+impl PageInfo {
+    /// Settle a bare `next` by what it addresses (never by how it looks):
+    /// a link when `addresses_this_list` says that, read as a link, it
+    /// names the list this page came from (`?page=2`, `/api/v1/books?p=2`,
+    /// `https://host/api/v1/books?p=2`); else an opaque cursor
+    /// (`/eyJ…`, `a+b/c=`). A key that names its role is never settled.
+    pub fn settle_next(&mut self, addresses_this_list: impl Fn(&str) -> bool) {
+        let Some(s) = self.next_unnamed.take() else {
+            return;
+        };
+        if addresses_this_list(&s) {
+            self.next_url.get_or_insert_with(|| s.trim().to_owned());
+        } else {
+            self.cursor.get_or_insert(s);
+        }
+    }
+}
+
+/// The role a `next…` key names by its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NextRole {
+    /// `nextLink`, `next_page_url`, `nextHref`, `next_uri`.
+    Link,
+    /// `next`, `nextPage`: the key does not say.
+    Unnamed,
+    /// `nextCursor`, `nextPageToken`, `cursor`, `next_key`, `nextMarker`.
+    Cursor,
+}
+
+fn next_role(key: &str) -> NextRole {
+    let w = key_words(key);
+    let has = |x: &str| w.iter().any(|y| y == x);
+    if ["url", "link", "href", "uri"].iter().any(|x| has(x)) {
+        NextRole::Link
+    } else if w == ["next"] || w == ["next", "page"] {
+        NextRole::Unnamed
+    } else {
+        NextRole::Cursor
+    }
 }
 
 /// What a key of a list answer says about paging, by its words.
@@ -169,16 +206,22 @@ impl PageInfo {
                     };
                     self.has_previous = self.has_previous.or(before);
                 }
-                Fact::Next => match v {
-                    Value::String(s) if url_like(s) => {
+                Fact::Next => match (next_role(k), v) {
+                    // A `null` next is how link-style servers say "last page".
+                    (_, Value::Null) => {
+                        self.has_more.get_or_insert(false);
+                    }
+                    (NextRole::Link, Value::String(s)) if !s.trim().is_empty() => {
                         self.next_url.get_or_insert_with(|| s.trim().to_owned());
                     }
-                    Value::String(s) if !s.trim().is_empty() => {
-                        self.cursor.get_or_insert_with(|| s.clone());
+                    (NextRole::Unnamed, Value::String(s)) if !s.trim().is_empty() => {
+                        self.next_unnamed.get_or_insert_with(|| s.clone());
                     }
-                    // A `null` next is how link-style servers say "last page".
-                    Value::Null => {
-                        self.has_more.get_or_insert(false);
+                    // A cursor is opaque: a number is its digits.
+                    (NextRole::Cursor, Value::String(_) | Value::Number(_)) => {
+                        if let Some(c) = id_value(v) {
+                            self.cursor.get_or_insert(c);
+                        }
                     }
                     _ => {}
                 },
@@ -303,7 +346,8 @@ pub fn next_page(
     if let Some(u) = &info.next_url {
         return Some(NextPage::Url(u.clone()));
     }
-    if let Some(c) = &info.cursor {
+    // A bare `next` nobody settled is sent back, never followed.
+    if let Some(c) = info.cursor.as_ref().or(info.next_unnamed.as_ref()) {
         return Some(NextPage::Cursor(c.clone()));
     }
     let more = info
@@ -422,9 +466,20 @@ mod tests {
         find_list(&v, "GET /t").unwrap().info
     }
 
+    /// `info` with a bare `next` settled as the client settles it, for a
+    /// list at `/api/v1/books` on `http://h`.
+    fn settled(v: Value) -> PageInfo {
+        let mut i = info(v);
+        i.settle_next(|s| {
+            let here = url::Url::parse("http://h/api/v1/books").unwrap();
+            here.join(s).is_ok_and(|u| u.path() == here.path())
+        });
+        i
+    }
+
     #[test]
     fn next_urls_links_and_meta() {
-        let i = info(json!({"data": [1], "next": "http://h/api/v1/books?page=2"}));
+        let i = settled(json!({"data": [1], "next": "http://h/api/v1/books?page=2"}));
         assert_eq!(
             next_page(&i, 1, 1, 1, 50),
             Some(NextPage::Url("http://h/api/v1/books?page=2".into()))
@@ -438,8 +493,64 @@ mod tests {
         assert_eq!(next_page(&i, 1, 1, 1, 50), None);
         let i = info(json!({"items": [1], "_links": {"next": {"href": "?cursor=x&n=1"}}}));
         assert_eq!(i.next_url.as_deref(), Some("?cursor=x&n=1"));
-        let i = info(json!({"items": [1], "next": "b64+/cursor"}));
+        let i = settled(json!({"items": [1], "next": "b64+/cursor"}));
         assert_eq!(i.cursor.as_deref(), Some("b64+/cursor"));
+    }
+
+    #[test]
+    fn a_cursor_is_a_cursor_whatever_its_characters() {
+        for c in [
+            "/eyJvIjoyfQ==",
+            "a+b/c=",
+            "/",
+            "?x=1",
+            "http://h/api/v1/books?p=2",
+            "./x",
+        ] {
+            for key in ["nextCursor", "next_page_token", "cursor", "nextKey"] {
+                let v = json!({"items": [1], key: c});
+                let i = settled(v.clone());
+                assert_eq!(
+                    (next_page(&i, 1, 1, 1, 50), i.next_url.as_deref()),
+                    (Some(NextPage::Cursor(c.into())), None),
+                    "{v}"
+                );
+            }
+        }
+        let i = settled(json!({"items": [1], "nextCursor": 12345}));
+        assert_eq!(i.cursor.as_deref(), Some("12345"), "a number is its digits");
+    }
+
+    #[test]
+    fn a_bare_next_is_a_link_only_when_it_addresses_this_list() {
+        for link in [
+            "?page=2",
+            "/api/v1/books?p=2",
+            "books?p=2",
+            "http://h/api/v1/books?p=2",
+        ] {
+            let i = settled(json!({"items": [1], "next": link}));
+            assert_eq!(i.next_url.as_deref(), Some(link), "{link}");
+        }
+        for cursor in ["/eyJvIjoyfQ==", "/", "eyJ+b/c=", "/api/v1/other?p=2"] {
+            let i = settled(json!({"items": [1], "nextPage": cursor}));
+            assert_eq!(i.cursor.as_deref(), Some(cursor), "{cursor}");
+            assert_eq!(i.next_url, None, "{cursor}");
+        }
+        // Unsettled, a bare `next` is sent back, never followed.
+        let i = info(json!({"items": [1], "next": "/api/v1/books?p=2"}));
+        assert_eq!(
+            next_page(&i, 1, 1, 1, 50),
+            Some(NextPage::Cursor("/api/v1/books?p=2".into()))
+        );
+    }
+
+    #[test]
+    fn a_key_that_names_a_link_is_followed_as_given() {
+        for key in ["next_page_url", "@odata.nextLink", "nextHref", "next_uri"] {
+            let i = info(json!({"items": [1], key: "/eyJ"}));
+            assert_eq!(i.next_url.as_deref(), Some("/eyJ"), "{key}");
+        }
     }
 
     #[test]
