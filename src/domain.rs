@@ -7,10 +7,13 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub mod clock;
+mod length;
 mod local_time;
 mod series;
 mod stop;
 pub mod up_next;
+pub use length::{DurationSource, Measure, Unit, Unitless, unit_of};
 pub use local_time::utc_offset_secs;
 pub use series::{Sequence, SeriesRef, series_order};
 pub use stop::{Stop, StopReason};
@@ -191,7 +194,11 @@ impl Default for BookId {
 pub struct Chapter {
     pub id: ChapterId,
     pub title: String,
+    /// Seconds, when known.
     pub duration: Option<f64>,
+    /// Where `duration` came from, or the server's number not yet read.
+    #[serde(default)]
+    pub duration_source: DurationSource,
 }
 
 /// One entry of the playback manifest.
@@ -201,6 +208,10 @@ pub struct ManifestItem {
     pub title: String,
     /// Seconds of media in this chapter, when known.
     pub duration: Option<f64>,
+    /// Where `duration` came from, or the server's number not yet read
+    /// (then `duration` is `None`).
+    #[serde(default)]
+    pub duration_source: DurationSource,
     /// Stream URL as the server gave it (relative to the base, or absolute).
     /// `None` means the client builds `/chapters/{chapterId}/play?raw=1`.
     pub url: Option<String>,

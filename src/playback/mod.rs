@@ -269,6 +269,7 @@ impl Playback {
                 chapter_id: chapter,
                 title: String::new(),
                 duration: None,
+                duration_source: Default::default(),
                 url: None,
                 mime_type: None,
                 size_bytes: None,

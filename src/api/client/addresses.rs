@@ -391,6 +391,7 @@ mod streams {
             chapter_id: ChapterId::new("c1"),
             title: "One".into(),
             duration: None,
+            duration_source: Default::default(),
             url: Some(url.into()),
             mime_type: None,
             size_bytes: None,
