@@ -136,6 +136,7 @@ impl Client {
                 opts,
                 auth: std::sync::RwLock::new(auth),
                 prefetched: Default::default(),
+                units: Default::default(),
             }),
         })
     }

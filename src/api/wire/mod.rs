@@ -5,6 +5,7 @@
 //! shown", so every decoder accepts the variants listed in the section
 //! "What the client tolerates" of that file.
 
+pub mod audio_head;
 mod errors;
 pub mod fields;
 mod paging;
