@@ -273,3 +273,24 @@ fn cjk_title_playing() {
         app
     });
 }
+
+/// Issue 29: "0:17 / 0:22 -0:04" did not add up. Elapsed plus what is left
+/// is the length shown, in the chapter and in the book (at 1×).
+#[test]
+fn the_bar_times_add_up() {
+    let mut app = playing();
+    app.update(Event::Answer(Answer::Engine(EngineView {
+        playback_id: 1,
+        book: BookId::new("moby"),
+        chapter: ChapterId::new("moby-2"),
+        position: 599.6,
+        state: PlayState::Playing,
+        speed: 1.0,
+        volume: 0.8,
+    })));
+    let text = render(&mut app, 80, 24);
+    // Chapter 2 of three 30:00 chapters: 10:00 in (not 9:59 with 20:00
+    // left), 40:00 into the book (its time left does not fit at 80).
+    assert!(text.contains("10:00 / 30:00 -20:00"), "{text}");
+    assert!(text.contains("40:00 / 1:30:00"), "{text}");
+}

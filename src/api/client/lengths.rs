@@ -18,8 +18,11 @@ use std::sync::Mutex;
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Learned {
     In(Unit),
-    /// The number fit no unit of the audio: its lengths stay unknown.
-    NoUnitFits,
+    /// The number fit no unit of the audio (`measured` seconds): its
+    /// lengths stay unknown.
+    NoUnitFits {
+        measured: f64,
+    },
 }
 
 /// Units learned per (address, field), the field named by where it sits
@@ -46,12 +49,19 @@ pub struct UnknownLengths {
     pub key: String,
     /// A number the server gave under it (the one checked).
     pub value: f64,
-    /// What earmark measured, when it could measure.
-    pub measured: Option<f64>,
-    /// Why no unit was found: the measure's words, or "no unit fits".
-    pub why: String,
+    pub why: WhyUnknown,
     /// How many lengths stay unknown.
     pub count: usize,
+}
+
+/// Why a number without a unit was not read as a length.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WhyUnknown {
+    /// Neither seconds, milliseconds nor minutes fit what earmark
+    /// measured (seconds of audio).
+    NoUnitFits { measured: f64 },
+    /// The audio could not be measured (the measure's reason).
+    NotMeasured(String),
 }
 
 /// A length to check: the server's number and the stream it is part of.
@@ -155,8 +165,8 @@ impl Client {
     }
 
     /// A book with its length checked: a number under a key that names no
-    /// unit is read against the book's chapters, checked against the audio
-    /// (their sum). Also where the length came from.
+    /// unit is read against its chapters' lengths, themselves checked
+    /// against the audio. Also where the length came from.
     pub async fn book_checked(
         &self,
         id: &BookId,
@@ -168,34 +178,32 @@ impl Client {
         };
         let address = self.base().to_string();
         let f = field("book", &u.key);
-        let mut unknown = None;
         if self.inner.units.get(&address, &f).is_none() {
-            let (total, chapters_unknown) = match self.manifest(id).await {
-                Ok(mut m) => {
-                    let said = self.check_lengths(&mut m).await;
-                    (m.total_duration(), said.map(|c| c.why))
-                }
-                Err(e) => (None, Some(format!("its chapters could not be read: {e}"))),
+            let total = match self.manifest(id).await {
+                Ok(mut m) => match self.check_lengths(&mut m).await {
+                    Some(chapters) => Err(chapters.why),
+                    None => m.total_duration().ok_or_else(|| {
+                        WhyUnknown::NotMeasured("its chapters' lengths are not known".into())
+                    }),
+                },
+                Err(e) => Err(WhyUnknown::NotMeasured(format!(
+                    "its chapters could not be read: {e}"
+                ))),
             };
             match total {
-                Some(total) => {
-                    let measured = Measure {
-                        secs: total,
-                        exact: false,
-                    };
-                    let learned =
-                        unit_of(u.value, measured).map_or(Learned::NoUnitFits, Learned::In);
-                    self.remember(&address, &f, learned, &u, Some(total));
+                Ok(secs) => {
+                    let learned = unit_of(u.value, Measure { secs, exact: false })
+                        .map_or(Learned::NoUnitFits { measured: secs }, Learned::In);
+                    self.remember(&address, &f, learned, &u);
                 }
-                None => {
-                    unknown = Some(UnknownLengths {
-                        key: u.key.clone(),
+                Err(why) => {
+                    let unknown = UnknownLengths {
+                        key: u.key,
                         value: u.value,
-                        measured: None,
-                        why: chapters_unknown
-                            .unwrap_or_else(|| "the chapters' lengths are unknown".into()),
+                        why,
                         count: 1,
-                    });
+                    };
+                    return Ok((book, source, Some(unknown)));
                 }
             }
         }
@@ -204,17 +212,16 @@ impl Client {
                 book.duration = Some(unit.secs(u.value));
                 Ok((book, DurationSource::Server, None))
             }
-            Some(Learned::NoUnitFits) => {
-                let unknown = unknown.unwrap_or(UnknownLengths {
+            Some(Learned::NoUnitFits { measured }) => {
+                let unknown = UnknownLengths {
                     key: u.key.clone(),
                     value: u.value,
-                    measured: None,
-                    why: "no unit fits the length of its chapters".into(),
+                    why: WhyUnknown::NoUnitFits { measured },
                     count: 1,
-                });
+                };
                 Ok((book, source, Some(unknown)))
             }
-            None => Ok((book, source, unknown)),
+            None => Ok((book, source, None)),
         }
     }
 
@@ -224,16 +231,18 @@ impl Client {
         let address = self.base().to_string();
         let first = entries.first()?;
         let key = field.split_once('.').map_or(field, |(_, k)| k).to_owned();
-        let unknown = |measured: Option<f64>, why: String| UnknownLengths {
+        let unknown = |why: WhyUnknown| UnknownLengths {
             key: key.clone(),
             value: first.value,
-            measured,
             why,
             count: entries.len(),
         };
-        if let Some(l) = self.inner.units.get(&address, field) {
-            return (l == Learned::NoUnitFits)
-                .then(|| unknown(None, "no unit fits the audio".into()));
+        match self.inner.units.get(&address, field) {
+            Some(Learned::In(_)) => return None,
+            Some(Learned::NoUnitFits { measured }) => {
+                return Some(unknown(WhyUnknown::NoUnitFits { measured }));
+            }
+            None => {}
         }
         // Chapters of one file add up to the file.
         let mut sums: Vec<(String, f64, &ManifestItem)> = Vec::new();
@@ -251,39 +260,36 @@ impl Client {
                 tracing::warn!(
                     "{address}: the lengths under {key:?} name no unit and the audio could not be measured ({why}); they stay unknown"
                 );
-                return Some(unknown(None, why));
+                return Some(unknown(WhyUnknown::NotMeasured(why)));
             }
         };
-        let learned = unit_of(sum, measured).map_or(Learned::NoUnitFits, Learned::In);
+        let fits_none = Learned::NoUnitFits {
+            measured: measured.secs,
+        };
+        let learned = unit_of(sum, measured).map_or(fits_none, Learned::In);
         let raw = Unitless {
             key: key.clone(),
             value: sum,
         };
-        self.remember(&address, field, learned, &raw, Some(measured.secs));
-        (learned == Learned::NoUnitFits).then(|| {
-            unknown(
-                Some(measured.secs),
-                format!("no unit fits the audio's {:.0} s", measured.secs),
-            )
-        })
+        self.remember(&address, field, learned, &raw);
+        match learned {
+            Learned::In(_) => None,
+            Learned::NoUnitFits { measured } => Some(unknown(WhyUnknown::NoUnitFits { measured })),
+        }
     }
 
-    fn remember(
-        &self,
-        address: &str,
-        field: &str,
-        learned: Learned,
-        raw: &Unitless,
-        measured: Option<f64>,
-    ) {
+    /// Keep what was learned of `field`, and log it once with the raw
+    /// number it was learned from.
+    fn remember(&self, address: &str, field: &str, learned: Learned, raw: &Unitless) {
         match learned {
             Learned::In(u) => tracing::info!(
-                "{address}: {field} names no unit; read in {} (the server's {} against earmark's measure {measured:?} s)",
+                "{address}: {field} names no unit; read in {} ({{{:?}: {}}} fits earmark's measure)",
                 u.word(),
+                raw.key,
                 raw.value
             ),
-            Learned::NoUnitFits => tracing::warn!(
-                "{address}: {field} names no unit and fits none (seconds, milliseconds, minutes) of the audio: {{{:?}: {}}} against {measured:?} s; those lengths stay unknown",
+            Learned::NoUnitFits { measured } => tracing::warn!(
+                "{address}: {field} names no unit and fits none (seconds, milliseconds, minutes) of the audio: {{{:?}: {}}} against {measured:.1} s measured; those lengths stay unknown",
                 raw.key,
                 raw.value
             ),

@@ -17,7 +17,7 @@ mod streams;
 mod transport;
 
 pub use addresses::Address;
-pub use lengths::UnknownLengths;
+pub use lengths::{UnknownLengths, WhyUnknown};
 pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
 pub use protocol::{Speaks, protocol_words};
 pub use streams::MAX_COVER_BYTES;

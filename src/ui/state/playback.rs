@@ -96,19 +96,10 @@ pub fn listened(book: &Book, playing: Option<&NowPlaying>) -> Option<f64> {
     super::library::fraction(book)
 }
 
-/// `h:mm:ss` or `m:ss`; negative and non-finite values show as 0:00.
+/// `h:mm:ss` or `m:ss`, to the nearest second (`domain::clock`, the one
+/// rule every clock follows); negative and non-finite values show as 0:00.
 pub fn fmt_time(secs: f64) -> String {
-    let s = if secs.is_finite() && secs > 0.0 {
-        secs as u64
-    } else {
-        0
-    };
-    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m}:{s:02}")
-    }
+    crate::domain::clock::clock(secs)
 }
 
 #[cfg(test)]
@@ -118,7 +109,8 @@ mod tests {
     #[test]
     fn formats_times() {
         assert_eq!(fmt_time(0.0), "0:00");
-        assert_eq!(fmt_time(751.9), "12:31");
+        assert_eq!(fmt_time(751.4), "12:31");
+        assert_eq!(fmt_time(751.9), "12:32");
         assert_eq!(fmt_time(3723.0), "1:02:03");
         assert_eq!(fmt_time(f64::NAN), "0:00");
         assert_eq!(fmt_time(-5.0), "0:00");
