@@ -5,7 +5,7 @@
 
 use super::output::{self, Out};
 use super::{BookmarkAction, ClientCommand, CommandError, FavoriteAction, select};
-use crate::api::{BookQuery, Client, NewBookmark};
+use crate::api::{ApiError, BookQuery, Client, NewBookmark, ProgressRead, ProgressState};
 use crate::domain::*;
 use serde_json::json;
 
@@ -191,17 +191,35 @@ async fn bookmarks(
     Ok(())
 }
 
-/// The server's place in a book, its chapter named, and the place in the
-/// book from the chapters' lengths (checked) when the server gives none.
+/// The server's place in a book, read against its chapters' lengths
+/// (checked against the audio where they name no unit, so a position that
+/// names none either can be judged), its chapter named by number and title.
 async fn progress(client: &Client, book: &BookId, out: &mut Out) -> Result<(), CommandError> {
-    let (state, manifest) = tokio::join!(client.progress(book), client.manifest(book));
-    let state = state?;
-    let mut manifest = manifest.ok();
-    if let (Some(p), Some(m)) = (&state.progress, manifest.as_mut())
-        && p.book_position.is_none()
-    {
-        client.check_lengths(m).await;
-    }
+    let (state, manifest) = match client.manifest(book).await {
+        Ok(mut m) => {
+            client.check_lengths(&mut m).await;
+            let read = client.progress_read(book, &m).await?;
+            (known(read)?, Some(m))
+        }
+        // The read fetches the manifest again, and fails as it must.
+        Err(_) => (client.progress(book).await?, None),
+    };
     output::progress(out, book, &state, manifest.as_ref());
     Ok(())
+}
+
+/// A progress read as two values; one that could not be read is an error
+/// (the place is unknown, never "no progress"), as `Client::progress` says.
+fn known(read: ProgressRead) -> Result<ProgressState, CommandError> {
+    match read {
+        ProgressRead::Unreadable { shape } => Err(ApiError::Decode {
+            endpoint: "GET /auth/reading-progress/{bookId}".into(),
+            field: "progress".into(),
+            problem: format!(
+                "could not be read, so the place on the server is unknown (not empty): {shape}"
+            ),
+        }
+        .into()),
+        read => Ok(read.known().unwrap_or_default()),
+    }
 }
