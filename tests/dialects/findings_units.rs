@@ -143,7 +143,11 @@ async fn a_duration_without_a_unit_is_read_in_the_unit_the_audio_fits() {
         cli_lengths(&d, &home, "bk1").await;
         // The text shows the length as a clock, or `?` where it is unknown.
         let o = home.run(&["manifest", "bk1"], None).await;
-        let want = if d.lengths_readable() { "\t2:00\t" } else { "\t?\t" };
+        let want = if d.lengths_readable() {
+            "\t2:00\t"
+        } else {
+            "\t?\t"
+        };
         assert!(
             String::from_utf8_lossy(&o.stdout).contains(want),
             "{lengths:?}: {}",
@@ -174,7 +178,10 @@ async fn the_unit_is_measured_once_per_address_and_field() {
         r.iter().filter(|r| r.contains("/play")).count()
     };
     let mut m = c.manifest(&BookId::new("bk1")).await.unwrap();
-    assert_eq!(m.items[0].duration, None, "unknown until checked, never 33 h");
+    assert_eq!(
+        m.items[0].duration, None,
+        "unknown until checked, never 33 h"
+    );
     assert!(c.check_lengths(&mut m).await.is_none());
     assert_eq!(streams(), 1);
     for b in ["bk1", "bk2", "bk3"] {
@@ -238,7 +245,11 @@ async fn progress_and_history_name_chapters_by_number_and_title() {
     let doc = json_of(&home.run(&["history", "bk1", "--json"], None).await);
     let mark = &doc["marks"][0];
     assert_eq!(
-        (&mark["chapterId"], &mark["chapterNumber"], &mark["chapterTitle"]),
+        (
+            &mark["chapterId"],
+            &mark["chapterNumber"],
+            &mark["chapterTitle"]
+        ),
         (&"bk1-c2".into(), &2.into(), &"Chapter 2".into()),
         "{doc}"
     );

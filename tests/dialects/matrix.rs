@@ -189,7 +189,11 @@ async fn lengths_flow(d: &Dialect, c: &Client, book: &BookId) {
         }
     }
     let unknown = c.check_lengths(&mut m).await;
-    assert_eq!(unknown.is_some(), !d.lengths_readable(), "{d:?}: {unknown:?}");
+    assert_eq!(
+        unknown.is_some(),
+        !d.lengths_readable(),
+        "{d:?}: {unknown:?}"
+    );
     for i in &m.items {
         assert_length_true(d, "manifest", i.duration, audio);
     }
