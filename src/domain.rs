@@ -244,6 +244,21 @@ impl Manifest {
         self.items.iter().map(|i| i.duration).sum()
     }
 
+    /// The decoder counted `chapter`'s true length: it is the chapter's
+    /// length from now on, whatever the server said (false when the
+    /// chapter is not in the book or `secs` is no length).
+    pub fn set_measured(&mut self, chapter: &ChapterId, secs: f64) -> bool {
+        let Some(item) = self.items.iter_mut().find(|i| &i.chapter_id == chapter) else {
+            return false;
+        };
+        if !(secs.is_finite() && secs > 0.0) {
+            return false;
+        }
+        item.duration = Some(secs);
+        item.duration_source = DurationSource::Measured;
+        true
+    }
+
     /// Seconds from the start of the book to `position` in `chapter`.
     pub fn book_position(&self, chapter: &ChapterId, position: f64) -> Option<f64> {
         let idx = self.position_of(chapter)?;

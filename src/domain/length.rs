@@ -165,6 +165,42 @@ mod tests {
         assert_eq!(u.unchecked().map(|u| u.value), Some(9.0));
     }
 
+    #[test]
+    fn a_measured_length_replaces_an_unread_one_and_places_the_book() {
+        let item = |id: &str, source: DurationSource| crate::domain::ManifestItem {
+            chapter_id: crate::domain::ChapterId::new(id),
+            title: id.to_owned(),
+            duration: None,
+            duration_source: source,
+            url: None,
+            mime_type: None,
+            size_bytes: None,
+            start: 0.0,
+            end: None,
+        };
+        let unread = DurationSource::Unchecked(Unitless {
+            key: "duration".into(),
+            value: 90_000.0,
+        });
+        let mut m = crate::domain::Manifest {
+            book_id: crate::domain::BookId::new("b"),
+            items: vec![item("c1", unread), item("c2", DurationSource::Server)],
+        };
+        let c1 = crate::domain::ChapterId::new("c1");
+        assert_eq!(
+            m.book_position(&crate::domain::ChapterId::new("c2"), 5.0),
+            None
+        );
+        assert!(m.set_measured(&c1, 90.0));
+        assert_eq!(m.items[0].duration_source, DurationSource::Measured);
+        assert_eq!(
+            m.book_position(&crate::domain::ChapterId::new("c2"), 5.0),
+            Some(95.0)
+        );
+        assert!(!m.set_measured(&crate::domain::ChapterId::new("nope"), 1.0));
+        assert!(!m.set_measured(&c1, f64::NAN));
+    }
+
     proptest! {
         /// Whatever the length and however the server writes it, the unit
         /// found is the one it was written in, and the length read is the
