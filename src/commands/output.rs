@@ -65,7 +65,7 @@ impl Out {
     }
 }
 
-/// A time as every clock shows it (`domain::clock`: to the nearest second).
+/// A time as every clock shows it (`domain::clock`: whole seconds).
 pub fn clock(secs: f64) -> String {
     crate::domain::clock::clock(secs)
 }

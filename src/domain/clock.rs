@@ -1,12 +1,13 @@
 //! How a place and a length are shown as clocks, in one rule for every
-//! screen and command: each rounded to the nearest second, the place never
-//! past the length, and what is left their difference, so elapsed plus
-//! remaining is always the length shown.
+//! screen and command: each in whole seconds, rounded down (a clock shows
+//! the seconds that have passed), the place never past the length, and
+//! what is left their difference, so elapsed plus remaining is always the
+//! length shown.
 
-/// Whole seconds of `secs`, to the nearest; negative and non-finite are 0.
+/// Whole seconds of `secs`, rounded down; negative and non-finite are 0.
 pub fn whole_secs(secs: f64) -> u64 {
     if secs.is_finite() && secs > 0.0 {
-        secs.round() as u64
+        secs as u64
     } else {
         0
     }
@@ -46,16 +47,6 @@ impl ClockTimes {
             remaining: length - elapsed,
         }
     }
-
-    /// What is left at `speed`, in the listener's seconds (media time at
-    /// 1×, so it adds up there).
-    pub fn remaining_at(&self, speed: f64) -> f64 {
-        if speed.is_finite() && speed > 0.0 && speed != 1.0 {
-            self.remaining as f64 / speed
-        } else {
-            self.remaining as f64
-        }
-    }
 }
 
 #[cfg(test)]
@@ -66,8 +57,7 @@ mod tests {
     #[test]
     fn clocks() {
         assert_eq!(clock(0.0), "0:00");
-        assert_eq!(clock(751.4), "12:31");
-        assert_eq!(clock(751.6), "12:32");
+        assert_eq!(clock(751.9), "12:31");
         assert_eq!(clock(3723.0), "1:02:03");
         assert_eq!(clock(f64::NAN), "0:00");
         assert_eq!(clock(-5.0), "0:00");
@@ -77,7 +67,7 @@ mod tests {
     fn the_case_of_issue_29_adds_up() {
         // 17.6 s into 22.4 s once showed "0:17 / 0:22 -0:04".
         let t = ClockTimes::new(17.6, 22.4);
-        assert_eq!((t.elapsed, t.length, t.remaining), (18, 22, 4));
+        assert_eq!((t.elapsed, t.length, t.remaining), (17, 22, 5));
         // A place past a server's length is shown at the end.
         assert_eq!(ClockTimes::new(95.0, 90.0).remaining, 0);
     }
@@ -91,7 +81,6 @@ mod tests {
             prop_assert_eq!(t.elapsed + t.remaining, t.length);
             prop_assert_eq!(clock_of(t.length), clock(len));
             prop_assert!(t.elapsed <= t.length);
-            prop_assert_eq!(t.remaining_at(1.0), t.remaining as f64);
         }
     }
 }

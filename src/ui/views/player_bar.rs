@@ -121,8 +121,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         );
     }
     y += 1;
-    // One rule (`domain::clock`): elapsed and length rounded, what is left
-    // their difference, so the three add up.
+    // One rule (`domain::clock`): elapsed and length in whole seconds,
+    // what is left their difference, so the three add up.
     let left = |p: f64, d: f64| app.shown_left(ClockTimes::new(p, d).remaining as f64);
     let cshown = cdur.map_or(cpos, |d| ClockTimes::new(cpos, d).elapsed as f64);
     let bshown = match (bpos, bdur) {
