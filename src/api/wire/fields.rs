@@ -187,8 +187,10 @@ pub fn length(obj: &Obj, keys: &[&str]) -> (Option<f64>, DurationSource) {
     (None, DurationSource::Server)
 }
 
-/// A wall-clock instant in epoch milliseconds. Small numbers are taken as
-/// epoch seconds (a server that counts seconds would otherwise be 1970).
+/// A wall-clock instant in epoch milliseconds. An `…At` key names no
+/// unit: the number is read in the unit that puts it near the present,
+/// earmark's own clock (below 10¹¹ it is seconds: as milliseconds it would
+/// be before 1973, and as seconds anything above is past the year 5000).
 pub fn instant_millis(obj: &Obj, keys: &[&str]) -> Option<i64> {
     let n = number(obj, keys)?;
     if n <= 0.0 {
