@@ -137,7 +137,19 @@ impl Client {
         if keys.is_empty() {
             return Ok((chapters, None));
         }
-        let m = self.manifest(id).await?;
+        let m = match self.manifest(id).await {
+            Ok(m) => m,
+            Err(e) => {
+                let first = chapters.iter().find_map(|c| c.duration_source.unchecked());
+                let unknown = first.map(|u| UnknownLengths {
+                    key: u.key.clone(),
+                    value: u.value,
+                    why: WhyUnknown::NotMeasured(format!("the manifest could not be read: {e}")),
+                    count: chapters.len(),
+                });
+                return Ok((chapters, unknown));
+            }
+        };
         let mut unknown = None;
         for key in keys {
             let entries: Vec<Entry> = chapters
