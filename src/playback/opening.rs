@@ -235,6 +235,7 @@ impl Owner {
                 chapter_id: chapter,
                 title: String::new(),
                 duration: None,
+                duration_source: Default::default(),
                 url: None,
                 mime_type: None,
                 size_bytes: None,

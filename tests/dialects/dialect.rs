@@ -163,6 +163,33 @@ pub struct Throttling {
     pub lasts: std::time::Duration,
 }
 
+/// How a cursor is written (issue 31): a cursor is sent back whatever
+/// its characters, and followed as a link never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorChars {
+    /// `cur-2`.
+    Plain,
+    /// With `+`, `/` and `=`, as base64 has them.
+    Symbols,
+    /// Base64 that begins with `/` (1 in 64 of them).
+    LeadingSlash,
+    /// That one under a bare `next`, whose key says neither link nor cursor.
+    LeadingSlashUnderNext,
+}
+
+/// How chapter and book lengths are given (issue 31): named seconds, or a
+/// number without a unit in seconds, milliseconds or minutes, or one that
+/// fits no unit of the audio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lengths {
+    NamedSeconds,
+    UnitlessSeconds,
+    UnitlessMillis,
+    UnitlessMinutes,
+    /// `"duration": 7` on a 120 s chapter: 7 s, 7 ms, 7 minutes all wrong.
+    UnitlessNoUnitFits,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dialect {
     pub envelope: Envelope,
@@ -185,6 +212,8 @@ pub struct Dialect {
     pub throttle: Option<Throttling>,
     /// JSON answers are gzipped for a request that takes gzip.
     pub gzip: bool,
+    pub cursor: CursorChars,
+    pub lengths: Lengths,
 }
 
 impl Default for Dialect {
@@ -206,6 +235,8 @@ impl Default for Dialect {
             stream_refusal: StreamRefusal::Status,
             throttle: None,
             gzip: false,
+            cursor: CursorChars::Plain,
+            lengths: Lengths::NamedSeconds,
         }
     }
 }
@@ -223,6 +254,49 @@ impl Dialect {
         match self.paging {
             Paging::Overcounts => Some(crate::server::BOOKS + 2),
             _ => None,
+        }
+    }
+}
+
+impl Dialect {
+    /// A length as this dialect gives it: its key and value.
+    pub fn length_field(&self, secs: u32) -> (&'static str, serde_json::Value) {
+        let secs = f64::from(secs);
+        match self.lengths {
+            Lengths::NamedSeconds => ("durationSec", serde_json::json!(secs)),
+            Lengths::UnitlessSeconds => ("duration", serde_json::json!(secs)),
+            Lengths::UnitlessMillis => ("duration", serde_json::json!(secs * 1000.0)),
+            Lengths::UnitlessMinutes => ("duration", serde_json::json!(secs / 60.0)),
+            Lengths::UnitlessNoUnitFits => ("duration", serde_json::json!(7)),
+        }
+    }
+
+    /// Whether earmark can know the lengths (else they are unknown).
+    pub fn lengths_readable(&self) -> bool {
+        self.lengths != Lengths::UnitlessNoUnitFits
+    }
+
+    /// The cursor that starts the page after `from` items.
+    pub fn cursor_for(&self, from: usize) -> String {
+        match self.cursor {
+            CursorChars::Plain => format!("cur-{from}"),
+            CursorChars::Symbols => format!("eyJ+b2Zm/c2V0{from}=="),
+            CursorChars::LeadingSlash | CursorChars::LeadingSlashUnderNext => {
+                format!("/eyJvZmZzZXQi+{from}/OjJ9==")
+            }
+        }
+    }
+
+    /// The items before the page a cursor starts (`None`: not ours).
+    pub fn cursor_from(&self, c: &str) -> Option<usize> {
+        (0..=crate::server::BOOKS).find(|n| self.cursor_for(*n) == c)
+    }
+
+    /// The key the next cursor sits under.
+    pub fn cursor_key(&self) -> &'static str {
+        match self.cursor {
+            CursorChars::LeadingSlashUnderNext => "next",
+            _ => "nextCursor",
         }
     }
 }

@@ -13,6 +13,7 @@ mod dialect;
 mod exit_codes;
 mod findings;
 mod findings_lists;
+mod findings_units;
 mod matrix;
 mod principles;
 mod server;

@@ -389,7 +389,8 @@ async fn answer(
             LicenseWords::ValidFlag => json!({"valid": true}),
             LicenseWords::Licensed => json!({"licensed": true, "message": "ok"}),
         }),
-        (Method::GET, ["books"]) => crate::answers::books(&ctx, &query),
+        (Method::GET, ["books"]) => crate::answers::books(&ctx, &query, "books"),
+        (Method::GET, ["books", "search"]) => crate::answers::books(&ctx, &query, "books/search"),
         (Method::GET, ["books", "locked"]) => {
             ctx.err(403, "license_required", "Renew the license.")
         }
@@ -398,17 +399,22 @@ async fn answer(
             None => ctx.err(404, "not_found", "no such book"),
         },
         (Method::GET, ["books", id, "chapters"]) => match index_of(&ctx.d, id) {
-            Some(i) => ctx.ok(json!({"items": (1..=2).map(|c| json!({
-                "id": id_value(&ctx.d, &chapter_id(&ctx.d, i, c)), "title": format!("Chapter {c}"),
-                "durationSec": CHAPTER_SECS})).collect::<Vec<_>>()})),
+            Some(i) => ctx.ok(json!({"items": (1..=2).map(|c| {
+                let mut ch = json!({"id": id_value(&ctx.d, &chapter_id(&ctx.d, i, c)),
+                    "title": format!("Chapter {c}")});
+                let (key, length) = ctx.d.length_field(CHAPTER_SECS);
+                ch[key] = length;
+                ch
+            }).collect::<Vec<_>>()})),
             None => ctx.err(404, "not_found", "no such book"),
         },
         (Method::GET, ["books", id, "download-manifest"]) => match index_of(&ctx.d, id) {
             Some(i) => ctx.ok(json!({"items": (1..=2).map(|c| {
                 let cid = chapter_id(&ctx.d, i, c);
                 let mut item = json!({"chapterId": id_value(&ctx.d, &cid),
-                    "title": format!("Chapter {c}"), "durationSec": CHAPTER_SECS,
-                    "mimeType": "audio/wav"});
+                    "title": format!("Chapter {c}"), "mimeType": "audio/wav"});
+                let (key, length) = ctx.d.length_field(CHAPTER_SECS);
+                item[key] = length;
                 if ctx.d.gateway {
                     // A server behind a gateway does not know its prefix.
                     item["url"] = json!(format!("{}/chapters/{cid}/play?raw=1", ctx.api_path()));

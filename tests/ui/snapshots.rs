@@ -273,3 +273,29 @@ fn cjk_title_playing() {
         app
     });
 }
+
+/// Issue 29: "0:17 / 0:22 -0:04" did not add up. Elapsed plus what is left
+/// is the length shown, in the bar and the chapter list, for the chapter
+/// and the book (at 1×).
+#[test]
+fn the_bar_times_add_up() {
+    let mut app = playing();
+    app.update(Event::Answer(Answer::Engine(EngineView {
+        playback_id: 1,
+        book: BookId::new("moby"),
+        chapter: ChapterId::new("moby-2"),
+        position: 599.6,
+        state: PlayState::Playing,
+        speed: 1.0,
+        volume: 0.8,
+    })));
+    let text = render(&mut app, 80, 24);
+    // Chapter 2 of three 30:00 chapters: 9:59 in, so 20:01 left (not
+    // 20:00); 39:59 into the book (its time left does not fit at 80).
+    assert_eq!(
+        text.matches("9:59 / 30:00 -20:01").count(),
+        2,
+        "bar and list: {text}"
+    );
+    assert!(text.contains("39:59 / 1:30:00"), "{text}");
+}

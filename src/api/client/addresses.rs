@@ -138,6 +138,7 @@ impl Client {
                 auth: std::sync::RwLock::new(auth),
                 prefetched: Default::default(),
                 limits: super::limits::Limits::new(ladder),
+                units: Default::default(),
             }),
         })
     }
@@ -393,6 +394,7 @@ mod streams {
             chapter_id: ChapterId::new("c1"),
             title: "One".into(),
             duration: None,
+            duration_source: Default::default(),
             url: Some(url.into()),
             mime_type: None,
             size_bytes: None,

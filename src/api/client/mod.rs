@@ -12,6 +12,7 @@
 
 mod addresses;
 mod limits;
+mod lengths;
 mod paging;
 mod prefetch;
 mod protocol;
@@ -19,6 +20,7 @@ mod streams;
 mod transport;
 
 pub use addresses::Address;
+pub use lengths::{UnknownLengths, WhyUnknown};
 pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
 pub use protocol::{Speaks, protocol_words};
 pub use streams::MAX_COVER_BYTES;
@@ -149,6 +151,8 @@ struct Inner {
     prefetched: std::sync::Mutex<Option<prefetch::Prefetched>>,
     /// What a request waits for before it goes (`limits`).
     limits: limits::Limits,
+    /// Units learned for lengths that name none (`lengths`).
+    units: lengths::Units,
 }
 
 type SwitchHook = Arc<dyn Fn(&BaseUrl) + Send + Sync>;
@@ -365,7 +369,9 @@ impl Client {
         let segs = ["books", id.as_str(), "chapters"];
         let decode = Arc::new(wire::decode_chapter);
         let p = self.pager(&segs, Vec::new(), "GET /books/{bookId}/chapters", decode);
-        Ok(p.collect_all().await?.items)
+        let mut chapters = p.collect_all().await?.items;
+        self.read_known_chapter_lengths(&mut chapters);
+        Ok(chapters)
     }
 
     /// The complete, ordered playback queue; server order is kept.
@@ -373,7 +379,9 @@ impl Client {
         let v = self
             .get(&["books", id.as_str(), "download-manifest"], &[])
             .await?;
-        wire::decode_manifest(&v, id, "GET /books/{bookId}/download-manifest")
+        let mut m = wire::decode_manifest(&v, id, "GET /books/{bookId}/download-manifest")?;
+        self.read_known_lengths(&mut m);
+        Ok(m)
     }
 
     pub async fn categories(&self) -> Result<Vec<Category>, ApiError> {

@@ -31,19 +31,10 @@ pub fn listened(book: &Book, playing: Option<&NowPlaying>) -> Option<f64> {
     super::library::fraction(book)
 }
 
-/// `h:mm:ss` or `m:ss`; negative and non-finite values show as 0:00.
+/// `h:mm:ss` or `m:ss` of the whole seconds (`domain::clock`, the one
+/// rule every clock follows); negative and non-finite values show as 0:00.
 pub fn fmt_time(secs: f64) -> String {
-    let s = if secs.is_finite() && secs > 0.0 {
-        secs as u64
-    } else {
-        0
-    };
-    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m}:{s:02}")
-    }
+    crate::domain::clock::clock(secs)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! or the bookmarks, and the book's progress.
 
 use super::text::{fit, fit_pad, fit_right, put, width, wrap};
+use crate::domain::clock::{ClockTimes, clock_of};
 use crate::ui::state::{App, BookPane, fmt_time, history::ago};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -115,12 +116,13 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
             .map(|i| format!("ch {}/{}", i + 1, np.manifest.items.len()));
         let mut s = ch.unwrap_or_default();
         if let (Some(p), Some(d)) = (bp, bd) {
+            let t = ClockTimes::new(p, d);
             s.push_str(&format!(
                 " · {} of {} ({:.0}%) · {} left",
-                fmt_time(p),
-                fmt_time(d),
+                clock_of(t.elapsed),
+                clock_of(t.length),
                 p / d.max(0.001) * 100.0,
-                fmt_time(app.shown_left((d - p).max(0.0)))
+                fmt_time(app.shown_left(t.remaining as f64))
             ));
         }
         if app.unconfirmed() {
@@ -197,13 +199,15 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
                     let right = match (Some(i) == current, playing) {
                         (true, Some(np)) => {
                             let (pos, d) = np.chapter_progress();
-                            let left = d
-                                .map(|d| {
-                                    format!(" -{}", fmt_time(app.shown_left((d - pos).max(0.0))))
+                            let t = d.map(|d| ClockTimes::new(pos, d));
+                            let left = t
+                                .map(|t| {
+                                    format!(" -{}", fmt_time(app.shown_left(t.remaining as f64)))
                                 })
                                 .unwrap_or_default();
+                            let at = t.map_or_else(|| fmt_time(pos), |t| clock_of(t.elapsed));
                             let said = if app.settings.accessible { "now " } else { "" };
-                            format!("{said}{} / {dur}{left}", fmt_time(pos))
+                            format!("{said}{at} / {dur}{left}")
                         }
                         _ => dur,
                     };

@@ -6,6 +6,7 @@
 use super::layout::{Areas, bar_margins};
 use super::spoken;
 use super::text::{fit, fit_right, put, width};
+use crate::domain::clock::ClockTimes;
 use crate::ui::keymap::Action;
 use crate::domain::session::Link;
 use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
@@ -121,15 +122,23 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         );
     }
     y += 1;
+    // One rule (`domain::clock`): elapsed and length in whole seconds,
+    // what is left their difference, so the three add up.
+    let left = |p: f64, d: f64| app.shown_left(ClockTimes::new(p, d).remaining as f64);
+    let cshown = cdur.map_or(cpos, |d| ClockTimes::new(cpos, d).elapsed as f64);
+    let bshown = match (bpos, bdur) {
+        (Some(p), Some(d)) => Some(ClockTimes::new(p, d).elapsed as f64),
+        (p, _) => p,
+    };
     if said {
-        let chapter_left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
+        let chapter_left = cdur.map(|d| left(cpos, d));
         let book_left = match (bpos, bdur) {
-            (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
+            (Some(p), Some(d)) => Some(left(p, d)),
             _ => None,
         };
         let lines = [
-            spoken::progress("chapter", Some(cpos), cdur, chapter_left),
-            spoken::progress("book", bpos, bdur, book_left),
+            spoken::progress("chapter", Some(cshown), cdur, chapter_left),
+            spoken::progress("book", bshown, bdur, book_left),
         ];
         for (i, line) in lines.iter().enumerate() {
             let yy = y + i as u16;
@@ -147,10 +156,10 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         return;
     }
     let ch_times = match cdur {
-        Some(d) => format!("{} / {}", fmt_time(cpos), fmt_time(d)),
+        Some(d) => format!("{} / {}", fmt_time(cshown), fmt_time(d)),
         None => fmt_time(cpos),
     };
-    let left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
+    let chapter_left = cdur.map(|d| left(cpos, d));
     progress_line(
         buf,
         theme,
@@ -160,11 +169,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         cdur.map(|d| cpos / d.max(0.001)),
         &[],
         &ch_times,
-        left,
+        chapter_left,
     );
     y += 1;
     if y < r.bottom() {
-        let bk_times = match (bpos, bdur) {
+        let bk_times = match (bshown, bdur) {
             (Some(p), Some(d)) => format!("{} / {}", fmt_time(p), fmt_time(d)),
             (Some(p), None) => fmt_time(p),
             (None, Some(d)) => format!("– / {}", fmt_time(d)),
@@ -174,8 +183,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
             (Some(p), Some(d)) if d > 0.0 => Some(p / d),
             _ => None,
         };
-        let left = match (bpos, bdur) {
-            (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
+        let book_left = match (bpos, bdur) {
+            (Some(p), Some(d)) => Some(left(p, d)),
             _ => None,
         };
         progress_line(
@@ -187,7 +196,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
             frac,
             &np.chapter_ticks(),
             &bk_times,
-            left,
+            book_left,
         );
     }
 }
