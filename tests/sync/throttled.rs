@@ -209,18 +209,20 @@ async fn run(media_secs: f64, rate: f64, schedule: Schedule) -> Figures {
     }
     // The last place played is on the server (quitting waited for the
     // throttle, or the change is queued and the farewell says so).
-    let held = direct.progress(&book).await.unwrap().progress.unwrap();
+    let held = direct.progress(&book).await.unwrap().progress;
     let position = last["position"].as_f64().unwrap();
     if out.contains("could not be sent") {
         assert!(out.contains("the server asked to wait"), "{out}");
     } else {
+        let held = held.as_ref().expect("the place reached the server");
         assert!(
             (held.position - position).abs() < 0.002,
             "the server holds {} s, the last place played was {position} s: {out}",
             held.position
         );
     }
-    assert!(held.position >= 1.0, "{held:?}");
+    // Never a 0 over the place played.
+    assert!(held.is_none_or(|h| h.position >= 1.0), "{held:?}");
     let mut paths: Vec<&str> = knocks.iter().map(|k| k.path.as_str()).collect();
     paths.sort();
     paths.dedup();

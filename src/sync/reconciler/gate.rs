@@ -18,9 +18,6 @@
 
 use super::*;
 
-/// A read of the server's place this recent needs no second one (a
-/// smart rewind's seek, then the resume).
-pub const FRESH_MS: i64 = 3_000;
 /// Places closer than this are the same place: no prompt, no move.
 pub const SAME_PLACE_SECS: f64 = 5.0;
 
@@ -40,10 +37,6 @@ impl Waiting {
 }
 
 impl Current {
-    fn fresh(&self, now: EpochMillis) -> bool {
-        self.checked_at.is_some_and(|t| now - t <= FRESH_MS)
-    }
-
     /// Where this device is: a seek waiting to be reported, else the landed
     /// place, else the best known one.
     fn here(&self) -> Option<Spot> {
@@ -97,7 +90,7 @@ impl Reconciler {
     }
 
     /// The listener asked to play on after a pause.
-    pub(super) fn resume_asked(&mut self, now: EpochMillis, out: &mut Vec<Decision>) {
+    pub(super) fn resume_asked(&mut self, _now: EpochMillis, out: &mut Vec<Decision>) {
         let online = self.online;
         let cur = self.current.as_mut().expect("owned");
         let playback = cur.playback;
@@ -111,7 +104,10 @@ impl Reconciler {
             Phase::Restoring | Phase::Closed => return,
             Phase::Landing { .. } | Phase::Live => {}
         }
-        if cur.playing || cur.fresh(now) {
+        // Every resume reads the server's place, however recent the last
+        // read: another device may have written since. A smart rewind's
+        // seek and the resume share one read (the second waits for it).
+        if cur.playing {
             out.push(Decision::Resume { playback });
             return;
         }
@@ -134,15 +130,13 @@ impl Reconciler {
     pub(super) fn paused_seek(&mut self, target: Spot, now: EpochMillis, out: &mut Vec<Decision>) {
         let online = self.online;
         let cur = self.current.as_mut().expect("owned");
-        if cur.fresh(now) || !online {
-            if !online {
-                out.push(Decision::Display {
-                    book: cur.book.clone(),
-                    spot: target.clone(),
-                    finished: cur.finished,
-                    source: Source::LocalUnconfirmed,
-                });
-            }
+        if !online {
+            out.push(Decision::Display {
+                book: cur.book.clone(),
+                spot: target.clone(),
+                finished: cur.finished,
+                source: Source::LocalUnconfirmed,
+            });
             self.report_spot(target, now, false, out);
             return;
         }
