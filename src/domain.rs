@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 mod local_time;
+pub mod mpeg_audio;
 mod series;
 mod stop;
 pub mod up_next;

@@ -5,7 +5,7 @@
 //! from the average bitrate, which lands far off in VBR files.
 
 use super::bytes::{Cached, RangeReader};
-use super::frame::{FrameHeader, VbrTag, id3v2_len, parse_vbr_tag};
+use super::frame::{FrameHeader, VbrTag, find_frame, id3v2_len, parse_vbr_tag};
 use super::seek_map::{POINT_EVERY, Plan, SeekMap, toc_anchors, vbri_anchors};
 use std::io::{self, Read, Seek};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -48,27 +48,6 @@ pub struct MpaDemuxer<R> {
     next_frame: u64,
     exact: bool,
     map: SharedSeekMap,
-}
-
-/// The first offset in `buf` where a frame of `reference`'s stream starts
-/// and the next frame (when it fits in `buf`) starts right after it.
-fn find_frame(buf: &[u8], reference: Option<&FrameHeader>) -> Option<(usize, FrameHeader)> {
-    let fits = |h: &FrameHeader| reference.is_none_or(|r| r.same_stream(h));
-    (0..buf.len().saturating_sub(3)).find_map(|i| {
-        let h = FrameHeader::parse(buf[i..i + 4].try_into().ok()?)?;
-        if !fits(&h) {
-            return None;
-        }
-        let j = i + h.size;
-        match buf.get(j..j + 4) {
-            Some(b) => {
-                let n = FrameHeader::parse(b.try_into().ok()?)?;
-                h.same_stream(&n).then_some((i, h))
-            }
-            // The last frame of the file, or cut by the window: accept.
-            None => Some((i, h)),
-        }
-    })
 }
 
 impl<R: Read + Seek> MpaDemuxer<R> {
@@ -179,9 +158,7 @@ impl<R: Read + Seek> MpaDemuxer<R> {
 
     /// Valid samples in the stream when the tag counts its frames.
     pub fn total_samples(&self) -> Option<u64> {
-        let t = self.tag.as_ref()?;
-        let n = t.frames? * u64::from(self.reference.samples);
-        Some(n.saturating_sub(u64::from(t.delay) + u64::from(t.padding)))
+        self.tag.as_ref()?.valid_samples(self.reference.samples)
     }
 
     /// The estimated number of valid samples (tag, hint or bitrate guess).

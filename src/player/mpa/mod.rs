@@ -7,7 +7,7 @@
 
 pub mod bytes;
 pub mod demux;
-pub mod frame;
+pub use crate::domain::mpeg_audio as frame;
 pub mod index;
 pub mod seek_map;
 
