@@ -537,9 +537,17 @@ async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
     }
 }
 
+/// One status line. `landed`: `true` once the place asked is playing,
+/// `false` before, and `"approximate"` while the place playing is the
+/// engine's estimate (a far seek in an mp3 it could not count; the
+/// position is corrected, and `true` printed, once it knows).
 fn status_line(s: &PlayerState, json: bool) -> String {
     let chapter = s.chapter_id.as_ref().map(|c| c.as_str()).unwrap_or("-");
     if json {
+        let landed = match (s.landed, s.approximate) {
+            (true, true) => serde_json::json!("approximate"),
+            (landed, _) => serde_json::json!(landed),
+        };
         serde_json::json!({
             "playback_id": s.playback_id.0,
             "chapter_id": s.chapter_id.as_ref().map(|c| c.as_str()),
@@ -547,7 +555,7 @@ fn status_line(s: &PlayerState, json: bool) -> String {
             "book_position": s.book_position.map(|b| (b * 1000.0).round() / 1000.0),
             "state": s.status.name(),
             "speed": s.speed,
-            "landed": s.landed,
+            "landed": landed,
             "sound": s.sound,
             "silence_skipped": (s.silence_skipped * 1000.0).round() / 1000.0,
             "error": match &s.status { Status::Error(e) => Some(e.to_string()), _ => None },
@@ -558,12 +566,38 @@ fn status_line(s: &PlayerState, json: bool) -> String {
             .duration
             .map(|d| format!(" / {}", clock(d)))
             .unwrap_or_default();
+        // `~`: the place is an estimate.
+        let about = if s.landed && s.approximate { "~" } else { "" };
         format!(
-            "[{}] {chapter} {}{dur}  {:.2}x",
+            "[{}] {chapter} {about}{}{dur}  {:.2}x",
             s.status.name(),
             clock(s.position),
             s.speed
         )
+    }
+}
+
+#[cfg(test)]
+mod status_line_tests {
+    use super::*;
+
+    #[test]
+    fn a_place_landed_by_estimate_says_approximate_and_never_true() {
+        let landed = |s: &PlayerState| {
+            let line: serde_json::Value = serde_json::from_str(&status_line(s, true)).unwrap();
+            line["landed"].clone()
+        };
+        let mut s = PlayerState {
+            landed: true,
+            position: 1140.0,
+            ..PlayerState::default()
+        };
+        assert_eq!(landed(&s), serde_json::json!(true));
+        s.approximate = true;
+        assert_eq!(landed(&s), serde_json::json!("approximate"));
+        assert!(status_line(&s, false).contains("~0:19:00"));
+        s.landed = false;
+        assert_eq!(landed(&s), serde_json::json!(false));
     }
 }
 
