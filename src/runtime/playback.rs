@@ -83,6 +83,7 @@ pub(super) async fn forward(sh: Arc<Shared>, mut rx: watch::Receiver<Now>) {
                 || l.playback_id != s.playback_id
                 || l.speed != s.speed
                 || l.volume != s.volume
+                || l.approximate != s.approximate
         });
         let moved = last_sent
             .as_ref()
@@ -98,6 +99,7 @@ pub(super) async fn forward(sh: Arc<Shared>, mut rx: watch::Receiver<Now>) {
                 state: play_state(&s.status),
                 speed: s.speed,
                 volume: s.volume,
+                approximate: s.approximate && s.landed,
             }));
             last_sent = Some(s);
         }

@@ -227,6 +227,9 @@ pub struct EngineView {
     pub state: PlayState,
     pub speed: f32,
     pub volume: f32,
+    /// `position` is the engine's estimate (a far seek it could not count),
+    /// not yet the audio's true place.
+    pub approximate: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

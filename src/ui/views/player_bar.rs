@@ -63,9 +63,14 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     };
     let (cpos, cdur) = np.chapter_progress();
     let (bpos, bdur) = np.book_progress();
+    // `~`: the place is the engine's estimate, not yet the audio's.
+    let about = match np.engine.as_ref().is_some_and(|e| e.approximate) {
+        true => "~",
+        false => "",
+    };
     if r.height == 1 {
         let line = format!("{state} {title}");
-        let times = format!(" {}", fmt_time(bpos.unwrap_or(cpos)));
+        let times = format!(" {about}{}", fmt_time(bpos.unwrap_or(cpos)));
         let room = w.saturating_sub(width(&times));
         put(buf, r, r.x, r.y, &fit(&line, room), theme.accent);
         put(
@@ -146,8 +151,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         return;
     }
     let ch_times = match cdur {
-        Some(d) => format!("{} / {}", fmt_time(cpos), fmt_time(d)),
-        None => fmt_time(cpos),
+        Some(d) => format!("{about}{} / {}", fmt_time(cpos), fmt_time(d)),
+        None => format!("{about}{}", fmt_time(cpos)),
     };
     let left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
     progress_line(
@@ -248,6 +253,15 @@ fn status_text(app: &App) -> String {
     }
     if s.unconfirmed {
         parts.push("unconfirmed".into());
+    }
+    if said
+        && app
+            .playing
+            .as_ref()
+            .and_then(|np| np.engine.as_ref())
+            .is_some_and(|e| e.approximate)
+    {
+        parts.push("place estimated".into());
     }
     parts.join(if said { ", " } else { " · " })
 }
