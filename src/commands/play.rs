@@ -577,6 +577,11 @@ fn status_line(s: &PlayerState, json: bool) -> String {
     }
 }
 
+fn clock(secs: f64) -> String {
+    let t = secs.max(0.0) as u64;
+    format!("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+}
+
 #[cfg(test)]
 mod status_line_tests {
     use super::*;
@@ -599,9 +604,4 @@ mod status_line_tests {
         s.landed = false;
         assert_eq!(landed(&s), serde_json::json!(false));
     }
-}
-
-fn clock(secs: f64) -> String {
-    let t = secs.max(0.0) as u64;
-    format!("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
 }
