@@ -195,6 +195,10 @@ fn probe_symphonia(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
 
 /// Bytes searched for an mp3's first frame after its ID3v2 tags.
 const FIRST_FRAME_WINDOW: usize = 64 * 1024;
+/// Bytes after the audio a Xing tag counts that may still be tags (ID3v1,
+/// APE, Lyrics3), not more audio; more is walked (always right, only
+/// slower).
+const TAIL_TAGS: u64 = 16 * 1024;
 /// Bytes read at a time when an mp3's frames are walked.
 const WALK_CHUNK: usize = 256 * 1024;
 
@@ -219,11 +223,12 @@ fn mp3_duration(path: &Path) -> anyhow::Result<f64> {
     let tag_byte = at + i as u64;
     let tag = window.get(i..i + h.size).and_then(|f| parse_vbr_tag(&h, f));
     let rate = f64::from(h.sample_rate);
-    // A file cut short holds fewer frames than its tag counts.
+    // The tag describes the whole file: not one cut short (fewer frames
+    // than it counts), nor files joined after it was written (more).
     let whole = tag
         .as_ref()
         .and_then(|t| t.bytes)
-        .is_none_or(|b| tag_byte + b <= len);
+        .is_none_or(|b| tag_byte + b <= len && len - (tag_byte + b) <= TAIL_TAGS);
     if let Some(t) = &tag
         && let Some(samples) = t.valid_samples(h.samples)
         && whole

@@ -41,8 +41,10 @@ const FORMATS: [(&str, &str, &[&str]); 12] = [
         "a.mp3",
         &["-c:a", "libmp3lame", "-q:a", "5"],
     ),
-    // Stereo at LAME's best, 2.6 MB: near the end lies past what a seek
-    // walks from the start (1 MiB), so its frames are counted first.
+    // The two without a Xing frame in stereo at LAME's best (1.6 and
+    // 2.7 MB): mid-file and the end lie past what a seek walks from the
+    // start (1 MiB), so their frames are counted first (an estimate from
+    // the bitrate lands 7 and 13 s off at 44.1 kHz).
     (
         "mp3-vbr-bare-44k",
         "a.mp3",
@@ -68,10 +70,12 @@ const FORMATS: [(&str, &str, &[&str]); 12] = [
         &[
             "-ar",
             "22050",
+            "-ac",
+            "2",
             "-c:a",
             "libmp3lame",
             "-q:a",
-            "7",
+            "0",
             "-write_xing",
             "0",
         ],
@@ -92,18 +96,19 @@ const FORMATS: [(&str, &str, &[&str]); 12] = [
 fn library() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("earmark-truth-v2");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("earmark-truth-v3");
         let lib = dir.join("lib");
         if dir.join("done").exists() {
             return lib;
         }
         std::fs::create_dir_all(&dir).unwrap();
         let src = dir.join("src.wav");
-        // The minute and the second as two tones; noise in the second half,
-        // so that a VBR encode's bitrate changes along the file.
+        // The minute and the second as two tones; noise 3.5 s out of every
+        // 7 (as speech pauses), so that a VBR encode's bitrate swings
+        // between probes of it: an estimated seek lands seconds off.
         let expr = "0.4*sin(2*PI*(200+10*floor(t/60))*t)\
                     +0.3*sin(2*PI*(1000+20*floor(mod(t,60)))*t)\
-                    +if(gte(t,75),0.3*(random(0)-0.5),0)";
+                    +if(lt(mod(t,7),3.5),0.3*(random(0)-0.5),0)";
         ffmpeg(&[
             "-f",
             "lavfi",

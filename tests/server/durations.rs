@@ -1,6 +1,6 @@
 //! The reference server's mp3 durations are the audio's, to the frame:
 //! MPEG-1, 2 and 2.5 layer III, CBR and VBR, with and without a Xing frame
-//! count, behind an ID3v2 tag or not, and cut short. ffprobe counting
+//! count, behind an ID3v2 tag or not, cut short, and joined to another. ffprobe counting
 //! every packet is the reference (its own duration is a bitrate guess).
 
 use crate::common::Api;
@@ -101,13 +101,19 @@ async fn every_mp3s_duration_is_its_frames_counted() {
     let cut = file("mpeg2-xing-cut");
     std::fs::create_dir_all(cut.parent().unwrap()).unwrap();
     std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    // Two files joined after the first one's tag was written: it counts
+    // half of them.
+    let joined = file("mpeg2-xing-joined");
+    std::fs::create_dir_all(joined.parent().unwrap()).unwrap();
+    let bare = std::fs::read(file("mpeg2-vbr-bare")).unwrap();
+    std::fs::write(&joined, [whole.as_slice(), bare.as_slice()].concat()).unwrap();
 
     let server = TestServer::start(lib.path().join("lib")).await.unwrap();
     let api = Api::login(&server).await;
     let all = cases
         .iter()
         .map(|(b, _, _, tagged)| (*b, *tagged))
-        .chain([("mpeg2-xing-cut", true)]);
+        .chain([("mpeg2-xing-cut", true), ("mpeg2-xing-joined", true)]);
     for (book, tagged) in all {
         let id = api.book_titled(book).await["id"]
             .as_str()
