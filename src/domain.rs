@@ -15,6 +15,7 @@ pub mod clock;
 mod length;
 mod local_time;
 pub mod rewind;
+pub mod mpeg_audio;
 mod series;
 pub mod session;
 pub mod sleep;

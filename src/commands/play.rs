@@ -525,8 +525,10 @@ fn status_line(l: &Listening, json: bool) -> String {
             .duration
             .map(|d| format!(" / {}", clock(d)))
             .unwrap_or_default();
+        // `~`: the place is an estimate.
+        let about = if l.landed == Landing::Approximate { "~" } else { "" };
         format!(
-            "[{}] {chapter} {}{dur}  {:.2}x",
+            "[{}] {chapter} {about}{}{dur}  {:.2}x",
             l.state.name(),
             clock(l.position),
             l.speed

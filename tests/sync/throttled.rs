@@ -222,7 +222,7 @@ async fn run(media_secs: f64, rate: f64, schedule: Schedule) -> Figures {
         );
     }
     // Never a 0 over the place played.
-    assert!(held.is_none_or(|h| h.position >= 1.0), "{held:?}");
+    assert!(held.as_ref().is_none_or(|h| h.position >= 1.0), "{held:?}");
     let mut paths: Vec<&str> = knocks.iter().map(|k| k.path.as_str()).collect();
     paths.sort();
     paths.dedup();

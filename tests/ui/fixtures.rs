@@ -154,6 +154,7 @@ pub fn playing() -> App {
         state: PlayState::Playing,
         speed: 1.25,
         volume: 0.8,
+        approximate: false,
     })));
     app
 }

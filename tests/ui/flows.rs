@@ -135,6 +135,7 @@ fn idle_sleeps_and_playing_ticks_at_4hz() {
         state: PlayState::Paused,
         speed: 1.25,
         volume: 0.8,
+        approximate: false,
     })));
     app.update(Event::Tick(60_000));
     assert_eq!(app.next_wake(), None);
@@ -240,6 +241,7 @@ fn another_books_engine_state_is_ignored() {
         state: PlayState::Playing,
         speed: 1.0,
         volume: 1.0,
+        approximate: false,
     })));
     let np = app.playing.as_ref().unwrap();
     assert_eq!(np.engine.as_ref().unwrap().position, 600.0);
@@ -318,6 +320,7 @@ fn playing_position_updates_wait_for_the_tick_but_paused_seeks_draw() {
         state: PlayState::Playing,
         speed: 1.25,
         volume: 0.8,
+        approximate: false,
     };
     app.update(Event::Answer(Answer::Engine(view.clone())));
     assert!(

@@ -15,6 +15,7 @@ fn at(app: &mut App, chapter: &str, position: f64) {
         state: PlayState::Playing,
         speed: 1.25,
         volume: 0.8,
+        approximate: false,
     })));
 }
 

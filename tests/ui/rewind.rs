@@ -20,6 +20,7 @@ fn view(state: PlayState, chapter: &str, position: f64) -> Event {
         state,
         speed: 1.25,
         volume: 0.8,
+        approximate: false,
     }))
 }
 

@@ -28,6 +28,7 @@ fn at(app: &mut App, state: PlayState, chapter: &str, position: f64) -> Vec<Effe
         state,
         speed: 1.25,
         volume: 0.8,
+        approximate: false,
     })))
 }
 

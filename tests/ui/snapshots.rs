@@ -84,6 +84,25 @@ fn library_with_player_bar() {
 }
 
 #[test]
+fn a_place_the_engine_estimated_is_marked_in_the_bar() {
+    both("library_playing_estimated", || {
+        let mut app = playing();
+        app.update(Event::Answer(Answer::Engine(EngineView {
+            playback_id: 1,
+            book: BookId::new("moby"),
+            chapter: ChapterId::new("moby-2"),
+            position: 600.0,
+            state: PlayState::Playing,
+            speed: 1.25,
+            volume: 0.8,
+            approximate: true,
+        })));
+        app.update(code(KeyCode::Esc));
+        app
+    });
+}
+
+#[test]
 fn library_grouped_and_focused() {
     both("library_by_author", || {
         let mut app = logged_in();
@@ -269,6 +288,7 @@ fn cjk_title_playing() {
             state: PlayState::Paused,
             speed: 1.0,
             volume: 1.0,
+            approximate: false,
         })));
         app
     });

@@ -144,6 +144,7 @@ fn the_player_bar_says_the_state_in_words() {
         state: PlayState::Paused,
         speed: 1.25,
         volume: 0.8,
+        approximate: false,
     })));
     let text = render(&mut app, 40, 12);
     assert!(text.contains("Paused, chapter 2 of 3"), "{text}");

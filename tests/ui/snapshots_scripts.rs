@@ -108,6 +108,7 @@ fn book_with_scripts() -> App {
         state: PlayState::Paused,
         speed: 1.0,
         volume: 1.0,
+        approximate: false,
     })));
     app
 }

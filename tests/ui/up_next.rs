@@ -77,6 +77,7 @@ pub(crate) fn engine(
         state,
         speed: 1.0,
         volume: 1.0,
+        approximate: false,
     })))
 }
 

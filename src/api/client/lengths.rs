@@ -316,7 +316,19 @@ impl Client {
     pub async fn measure_stream(&self, item: &ManifestItem) -> Result<Measure, String> {
         let req = self.stream_request(item);
         let work = async {
-            let (head, total) = self.read_range(&req, 0, audio_head::HEAD_BYTES).await?;
+            let audio = crate::domain::backoff::Kind::Audio;
+            let mut head = self.read_range(&req, 0, audio_head::HEAD_BYTES).await;
+            // The server said "slow down": a measurement is a read, which
+            // waits out short waits (a few times).
+            for _ in 0..3 {
+                if head.is_ok() || self.throttle(audio).is_none() {
+                    break;
+                }
+                let open = self.open_to(&req.url, audio, true).await;
+                open.map_err(|e| e.to_string())?;
+                head = self.read_range(&req, 0, audio_head::HEAD_BYTES).await;
+            }
+            let (head, total) = head?;
             let mut says = audio_head::stream_length(&head, total);
             for _ in 0..3 {
                 let HeadSays::NeedsBytes { from, len, then } = says else {

@@ -18,6 +18,11 @@
 
 use super::*;
 
+/// A paused seek this soon after a read of the server's place (the open's
+/// restore, or the read of the seek before) is reported without another:
+/// the listener picked it. A resume always reads again.
+pub const FRESH_MS: i64 = 3_000;
+
 /// Places closer than this are the same place: no prompt, no move.
 pub const SAME_PLACE_SECS: f64 = 5.0;
 
@@ -37,6 +42,10 @@ impl Waiting {
 }
 
 impl Current {
+    fn fresh(&self, now: EpochMillis) -> bool {
+        self.checked_at.is_some_and(|t| now - t <= FRESH_MS)
+    }
+
     /// Where this device is: a seek waiting to be reported, else the landed
     /// place, else the best known one.
     fn here(&self) -> Option<Spot> {
@@ -105,8 +114,8 @@ impl Reconciler {
             Phase::Landing { .. } | Phase::Live => {}
         }
         // Every resume reads the server's place, however recent the last
-        // read: another device may have written since. A smart rewind's
-        // seek and the resume share one read (the second waits for it).
+        // read: another device may have written since (the 3-second hole
+        // of issue 29). A smart rewind's seek and the resume share one read.
         if cur.playing {
             out.push(Decision::Resume { playback });
             return;
@@ -130,13 +139,15 @@ impl Reconciler {
     pub(super) fn paused_seek(&mut self, target: Spot, now: EpochMillis, out: &mut Vec<Decision>) {
         let online = self.online;
         let cur = self.current.as_mut().expect("owned");
-        if !online {
-            out.push(Decision::Display {
-                book: cur.book.clone(),
-                spot: target.clone(),
-                finished: cur.finished,
-                source: Source::LocalUnconfirmed,
-            });
+        if cur.fresh(now) || !online {
+            if !online {
+                out.push(Decision::Display {
+                    book: cur.book.clone(),
+                    spot: target.clone(),
+                    finished: cur.finished,
+                    source: Source::LocalUnconfirmed,
+                });
+            }
             self.report_spot(target, now, false, out);
             return;
         }

@@ -65,9 +65,14 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     };
     let (cpos, cdur) = np.chapter_progress();
     let (bpos, bdur) = np.book_progress();
+    // `~`: the place is the engine's estimate, not yet the audio's.
+    let about = match np.landed == crate::domain::session::Landing::Approximate {
+        true => "~",
+        false => "",
+    };
     if r.height == 1 {
         let line = format!("{state} {title}");
-        let times = format!(" {}", fmt_time(bpos.unwrap_or(cpos)));
+        let times = format!(" {about}{}", fmt_time(bpos.unwrap_or(cpos)));
         let room = w.saturating_sub(width(&times));
         put(buf, r, r.x, r.y, &fit(&line, room), theme.accent);
         put(
@@ -156,8 +161,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         return;
     }
     let ch_times = match cdur {
-        Some(d) => format!("{} / {}", fmt_time(cshown), fmt_time(d)),
-        None => fmt_time(cpos),
+        Some(d) => format!("{about}{} / {}", fmt_time(cshown), fmt_time(d)),
+        None => format!("{about}{}", fmt_time(cpos)),
     };
     let chapter_left = cdur.map(|d| left(cpos, d));
     progress_line(
@@ -260,6 +265,10 @@ fn status_text(app: &App) -> String {
     }
     if app.unconfirmed() {
         parts.push("unconfirmed".into());
+    }
+    let estimated = |np: &NowPlaying| np.landed == crate::domain::session::Landing::Approximate;
+    if said && app.playing().is_some_and(estimated) {
+        parts.push("place estimated".into());
     }
     parts.join(if said { ", " } else { " · " })
 }
