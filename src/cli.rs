@@ -37,8 +37,9 @@ pub struct Cli {
     global: GlobalArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Audio output of the player: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioFlag::Auto, env = "EARMARK_AUDIO")]
+    /// Audio output of the player, `play` and `demo`: the default device,
+    /// none (paced in real time), or auto.
+    #[arg(long, global = true, value_enum, default_value_t = AudioFlag::Auto, env = "EARMARK_AUDIO")]
     pub audio: AudioFlag,
     /// The player for screen readers and braille displays: no borders, bars
     /// or covers, the state in words (as `[ui] accessible = true`).
@@ -120,7 +121,13 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::run(&global, cmd.into())
         }
-        Some(Command::Play(args)) => crate::commands::play::run(&global, args.into(), started),
+        Some(Command::Play(args)) => {
+            let args = crate::commands::play::PlayArgs {
+                audio: cli.audio.into(),
+                ..args.into()
+            };
+            crate::commands::play::run(&global, args, started)
+        }
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();
             crate::commands::sync::run(&global, args.into())
@@ -148,7 +155,10 @@ pub fn main() -> ExitCode {
             crate::commands::downloads::run_downloads(&global, args.into())
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args.into()),
-        Some(Command::Demo(args)) => crate::demo::run(args.into()),
+        Some(Command::Demo(args)) => crate::demo::run(crate::demo::DemoArgs {
+            audio: cli.audio.into(),
+            ..args.into()
+        }),
         Some(Command::Completions(args)) => shell::completions(args),
         Some(Command::Man) => shell::man(),
         None => crate::runtime::open(&global.select, cli.audio.into(), cli.accessible),

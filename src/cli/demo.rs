@@ -13,9 +13,6 @@ pub struct DemoFlags {
     /// Only run the server and print its address (no player).
     #[arg(long)]
     pub server_only: bool,
-    /// Audio output of the player: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioFlag::Auto, env = "EARMARK_AUDIO")]
-    pub audio: AudioFlag,
     /// The player for screen readers and braille displays (docs/ui.md).
     #[arg(long, env = "EARMARK_ACCESSIBLE", value_parser = clap::builder::BoolishValueParser::new())]
     pub accessible: bool,
@@ -26,7 +23,8 @@ impl From<DemoFlags> for DemoArgs {
         DemoArgs {
             library: f.library,
             server_only: f.server_only,
-            audio: f.audio.into(),
+            // The global `--audio` (main sets it).
+            audio: AudioFlag::Auto.into(),
             accessible: f.accessible,
         }
     }

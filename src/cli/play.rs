@@ -22,9 +22,6 @@ pub struct PlayFlags {
     /// and that place is printed and saved).
     #[arg(long = "for", value_name = "SECONDS")]
     pub for_secs: Option<f64>,
-    /// Audio output: the default device, none (paced in real time), or auto.
-    #[arg(long, value_enum, default_value_t = AudioFlag::Auto)]
-    pub audio: AudioFlag,
     /// When the book ends, play on as the player does: the up next list, then the series.
     #[arg(long)]
     pub up_next: bool,
@@ -46,7 +43,8 @@ impl From<PlayFlags> for PlayArgs {
             at: f.at,
             speed: f.speed,
             for_secs: f.for_secs,
-            audio: f.audio.into(),
+            // The global `--audio` (main sets it).
+            audio: AudioFlag::Auto.into(),
             up_next: f.up_next,
         }
     }

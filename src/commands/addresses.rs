@@ -43,7 +43,10 @@ impl AddressState {
             _ => "not checked yet: no token goes there until `earmark login` reaches it".to_owned(),
         });
         match &self.reach {
-            Some(Ok(status)) => parts.push(format!("answers (HTTP {status})")),
+            // A knock goes without the token: a 401 or 403 is the server
+            // answering as it should.
+            Some(Ok(status)) if *status < 500 => parts.push("answers".to_owned()),
+            Some(Ok(status)) => parts.push(format!("answers with a server error (HTTP {status})")),
             Some(Err(why)) => parts.push(format!("does not answer ({why})")),
             None => {}
         }
@@ -155,7 +158,9 @@ mod tests {
             speaks: None,
         };
         let w = state(Some("s1"), Ok(401), true).words(Some(&s1));
-        assert_eq!(w, "in use, the same server, answers (HTTP 401)");
+        assert_eq!(w, "in use, the same server, answers");
+        let w = state(Some("s1"), Ok(502), false).words(Some(&s1));
+        assert_eq!(w, "the same server, answers with a server error (HTTP 502)");
         let w = state(Some("s2"), Err("the connection failed".into()), false).words(Some(&s1));
         assert!(
             w.starts_with("ANOTHER server (serverId s2): refused"),
