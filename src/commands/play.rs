@@ -9,7 +9,9 @@
 
 use super::{CommandError, Invocation};
 use crate::config::ListeningRules;
-use crate::domain::session::{Command, Event, Landing, Listening, PlayState, Said, Snapshot, Start};
+use crate::domain::session::{
+    Command, Event, Landing, Listening, PlayState, Said, Snapshot, Start,
+};
 use crate::domain::{BookId, ChapterId, Opening, UpNextMode};
 use crate::playback::{Events, Expect, Login, Playback, Setup, StopReason};
 use crate::player::AudioMode;
@@ -213,7 +215,8 @@ async fn play(
     };
     let code = run.follow(events, startup).await;
     // Kept for next time only when the journal is on the disk.
-    if let Some(line) = playback.quit(Duration::from_secs(5)).await.farewell() {
+    let quit = playback.quit(Duration::from_secs(5)).await;
+    if let Some(line) = crate::ui::words::farewell(&quit) {
         eprintln!("earmark: {line}");
     }
     Ok(code)
@@ -293,6 +296,7 @@ impl Run<'_> {
             }
             Said::UpNextNone(_) => return Then::Done,
             Said::Info(m) => eprintln!("earmark: {m}"),
+            Said::Sync(n) => eprintln!("earmark: {}", crate::ui::words::sync_news(&n)),
             _ => {}
         }
         Then::Go
@@ -322,7 +326,9 @@ impl Run<'_> {
                 startup.load = Some(Instant::now());
             }
             let deadline = match (restored, limit) {
-                (false, l) => Some(l.map_or(began + RESTORE_WITHIN, |l| l.min(began + RESTORE_WITHIN))),
+                (false, l) => {
+                    Some(l.map_or(began + RESTORE_WITHIN, |l| l.min(began + RESTORE_WITHIN)))
+                }
                 (true, l) => l,
             };
             tokio::select! {
@@ -394,7 +400,11 @@ impl Run<'_> {
             seen.countdown = Some(c.next.book.clone());
             let secs = (c.starts_at - crate::domain::now_millis()).max(0) as f64 / 1000.0;
             if secs > 0.0 {
-                eprintln!("earmark: next: {} in {} s, Ctrl-C to stop", c.next.title, secs.ceil());
+                eprintln!(
+                    "earmark: next: {} in {} s, Ctrl-C to stop",
+                    c.next.title,
+                    secs.ceil()
+                );
             }
         }
         say_throttle(&snap.link, &mut seen.throttle);
@@ -402,14 +412,20 @@ impl Run<'_> {
         if let Some(s) = self.speed.take() {
             self.playback.send(Command::Speed(s));
         }
-        if !seen.startup && self.json && let Some(t) = self.playback.first_audio_at() {
+        if !seen.startup
+            && self.json
+            && let Some(t) = self.playback.first_audio_at()
+        {
             seen.startup = true;
             let _ = writeln!(out, "{}", startup.json(t));
         }
         if seen.sound.as_ref() != Some(&self.book) && l.load != 0 {
             seen.sound = Some(self.book.clone());
             if !l.sound.settings.is_neutral() {
-                eprintln!("earmark: this book's sound: {}.", l.sound.settings.describe());
+                eprintln!(
+                    "earmark: this book's sound: {}.",
+                    l.sound.settings.describe()
+                );
             }
         }
         if l.state == PlayState::Ended && seen.ended != Some(l.load) {
@@ -526,7 +542,11 @@ fn status_line(l: &Listening, json: bool) -> String {
             .map(|d| format!(" / {}", clock(d)))
             .unwrap_or_default();
         // `~`: the place is an estimate.
-        let about = if l.landed == Landing::Approximate { "~" } else { "" };
+        let about = if l.landed == Landing::Approximate {
+            "~"
+        } else {
+            ""
+        };
         format!(
             "[{}] {chapter} {about}{}{dur}  {:.2}x",
             l.state.name(),

@@ -221,7 +221,10 @@ mod tests {
     fn smart_rewind_settings_are_read_and_checked() {
         let r = rules("[player]\nsmart_rewind_curve = [[5, 1], [60, 4]]\n").unwrap();
         assert_eq!(r.rewind.unwrap().rewind(60.0), 4.0);
-        assert_eq!(rules("[player]\nsmart_rewind = false\n").unwrap().rewind, None);
+        assert_eq!(
+            rules("[player]\nsmart_rewind = false\n").unwrap().rewind,
+            None
+        );
         let e = rules("[player]\nsmart_rewind_curve = [[60, 2], [30, 4]]\n").unwrap_err();
         assert!(e.contains("point 2"), "{e}");
         assert!(rules("[player]\nsmart_rewind = 1\n").is_err());
@@ -229,10 +232,15 @@ mod tests {
 
     #[test]
     fn sleep_settings_are_read_and_checked() {
-        let r = rules("[player]\nsleep_fade = 5\nsleep_extend = 10\nsleep_while_paused = \"count\"\n")
-            .unwrap();
+        let r =
+            rules("[player]\nsleep_fade = 5\nsleep_extend = 10\nsleep_while_paused = \"count\"\n")
+                .unwrap();
         assert_eq!(
-            (r.sleep.fade_ms, r.sleep.extend_ms, r.sleep.counts_while_paused),
+            (
+                r.sleep.fade_ms,
+                r.sleep.extend_ms,
+                r.sleep.counts_while_paused
+            ),
             (5_000, 600_000, true)
         );
         assert!(rules("[player]\nsleep_fade = 500\n").is_err());
@@ -257,7 +265,10 @@ mod tests {
     #[test]
     fn up_next_settings_are_read_and_checked() {
         let r = rules("[player]\nup_next = \"queue\"\nup_next_countdown = 3\n").unwrap();
-        assert_eq!((r.up_next, r.up_next_countdown), (UpNextMode::Queue, Duration::from_secs(3)));
+        assert_eq!(
+            (r.up_next, r.up_next_countdown),
+            (UpNextMode::Queue, Duration::from_secs(3))
+        );
         assert!(rules("[player]\nup_next = \"always\"\n").is_err());
         assert!(rules("[player]\nup_next_countdown = 500\n").is_err());
         assert_eq!(rules("").unwrap(), ListeningRules::default());

@@ -21,11 +21,11 @@ pub use file::{
     Config, ConfigError, Dirs, DownloadsConfig, Profile, ProfileConfig, ProfileSelector,
     SizeSetting, SoundConfig,
 };
+pub use listening::ListeningRules;
 pub use session::{
     AddressLogin, LoggedIn, Session, SessionError, SessionRecord, choose_login, login,
     logout_local, read_record,
 };
-pub use listening::ListeningRules;
 pub use sound::{SoundBooks, SoundLogin, SoundOwner};
 pub use tokens::{TokenStore, TokenStoreKind};
 pub use up_next::UpNextStore;

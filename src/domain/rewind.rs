@@ -224,7 +224,11 @@ mod tests {
         assert_eq!((i.back, i.after), (2.0, RewindAfter::Interruption));
         r.resumed(book.clone(), 0);
         let b = r.follow(&book, Flow::Playing, 5.0, 3_600_000).unwrap();
-        assert_eq!((b.back, b.after), (5.0, RewindAfter::Break), "kept in the chapter");
+        assert_eq!(
+            (b.back, b.after),
+            (5.0, RewindAfter::Break),
+            "kept in the chapter"
+        );
     }
 
     proptest! {

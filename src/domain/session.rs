@@ -79,8 +79,14 @@ pub enum Command {
     /// from it (without one it reads the server's when a book ends).
     Library(Arc<Vec<Book>>),
     /// The listener's answer to [`Event::Conflict`].
-    Choose { book: BookId, keep: Keep },
-    MarkFinished { book: BookId, finished: bool },
+    Choose {
+        book: BookId,
+        keep: Keep,
+    },
+    MarkFinished {
+        book: BookId,
+        finished: bool,
+    },
     /// Ask the server again now: what is queued goes out, the playing
     /// book's place is read (a newer one asks), an absent server is tried.
     Recheck,
@@ -106,7 +112,10 @@ pub enum UpNextCommand {
     Toggle(Queued),
     Remove(BookId),
     /// Move a book earlier (negative) or later in the list.
-    Shift { book: BookId, by: isize },
+    Shift {
+        book: BookId,
+        by: isize,
+    },
 }
 
 /// What the engine does with the session's book.
@@ -344,18 +353,35 @@ pub enum Said {
     NothingPlaying,
     /// The book is not downloaded and the server cannot be reached
     /// (`why`: what the request found).
-    NotDownloaded { book: BookId, why: String },
+    NotDownloaded {
+        book: BookId,
+        why: String,
+    },
     /// Playing the download (`offline`: because the server is away).
-    FromDownload { book: BookId, offline: bool },
+    FromDownload {
+        book: BookId,
+        offline: bool,
+    },
     /// The server's chapters changed since the download: it streams.
-    DownloadOutdated { book: BookId },
+    DownloadOutdated {
+        book: BookId,
+    },
     Sleep(SleepNews),
-    Rewound { back: f64, after: super::rewind::RewindAfter },
+    Rewound {
+        back: f64,
+        after: super::rewind::RewindAfter,
+    },
     /// The server's newer place (another device's) won with no one to
     /// ask, or the server did not apply a write: playback moved there and
     /// this device's place went to the place history.
-    MovedToServer { book: BookId, to: Place },
-    UpNextStarting { next: Next, opening: Opening },
+    MovedToServer {
+        book: BookId,
+        to: Place,
+    },
+    UpNextStarting {
+        next: Next,
+        opening: Opening,
+    },
     /// Up next has nothing to play, and why.
     UpNextNone(UpNextWhy),
     /// `n` in the last chapter with up next off, or nothing after.
@@ -363,12 +389,78 @@ pub enum Said {
     /// The license is valid again: sync resumed.
     LicenseRestored,
     /// Another earmark's download of this book finished meanwhile.
-    DownloadAppeared { book: BookId },
+    DownloadAppeared {
+        book: BookId,
+    },
     /// A queued change was dropped (its book or chapter is gone).
-    Dropped { book: BookId, why: String },
+    Dropped {
+        book: BookId,
+        why: String,
+    },
+    Sync(SyncNews),
     /// Something the session or the server reported, in their words.
     Info(String),
     Failed(String),
+}
+
+/// What sync kept or could not keep on this device, and what the server
+/// made of a change, as data (clients word it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SyncNews {
+    /// The sync journal was damaged (a crash, a full disk).
+    JournalDamaged { recovered: usize, skipped: usize },
+    /// The place history and statistics likewise.
+    HistoryDamaged { kept: usize, skipped: usize },
+    /// Another earmark holds this profile's journal: changes are kept in
+    /// memory only.
+    JournalLocked,
+    /// Changes (and, `history`, the listening history) cannot be saved on
+    /// this device (the disk's words): kept in memory, sent while the
+    /// server is reachable.
+    NotSaved { history: bool, why: String },
+    /// The journal takes changes again.
+    SavedAgain,
+    /// The place history cannot be saved (the disk's words): kept in
+    /// memory until quitting.
+    HistoryNotSaved { why: String },
+    /// The server refused a change `times` times (its words): set aside.
+    SetAside {
+        book: BookId,
+        times: u32,
+        why: String,
+    },
+    /// A book could not be marked finished or unfinished.
+    NotMarked(NotMarked),
+    /// Offline: a change is kept here and sent when the server is back.
+    KeptOffline,
+    /// The server's place of `book` could not be read: nothing is reported
+    /// until the listener picks a place.
+    PlaceUnreadable { book: BookId },
+}
+
+/// Why a book could not be marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotMarked {
+    /// Its place on the server could not be read (earmark never writes
+    /// over a place it cannot see).
+    PlaceUnreadable,
+    /// Offline, and this device does not know the place.
+    OfflineUnknown,
+    /// Its chapters could not be read.
+    NoChapters,
+}
+
+/// What quitting achieved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuitSummary {
+    /// Changes still queued: sent at the next start when they are on the
+    /// disk, else lost.
+    pub left: usize,
+    pub timed_out: bool,
+    /// Why they are only in memory (`None`: on the disk).
+    pub in_memory: Option<String>,
+    /// What the server asked to wait when quitting stopped short of it.
+    pub asked_to_wait: Option<std::time::Duration>,
 }
 
 /// Why up next plays nothing.
@@ -393,9 +485,15 @@ pub enum Event {
     /// Playback stopped (and sync, for a license) for one reason.
     Stopped(Stop),
     /// The progress of a book that is not the session's changed.
-    ProgressChanged { book: BookId, progress: Progress },
+    ProgressChanged {
+        book: BookId,
+        progress: Progress,
+    },
     /// The place before a jump went to the book's history.
-    PlaceMarked { book: BookId, mark: PlaceMark },
+    PlaceMarked {
+        book: BookId,
+        mark: PlaceMark,
+    },
     Said(Said),
 }
 

@@ -208,7 +208,9 @@ pub enum SleepNews {
         choice: SleepChoice,
         auto: Option<SleepWindow>,
     },
-    Extended { left_ms: u64 },
+    Extended {
+        left_ms: u64,
+    },
     /// Stopped after the fade (the extend key still resumes).
     Slept,
     /// Stopped at the end of the chapter (it ended before a fade).
@@ -413,7 +415,10 @@ impl Sleep {
     fn run(&mut self, p: &Playing, acts: &mut Vec<SleepAct>) {
         let Some(timer) = self.timer else { return };
         let fade = self.settings.fade_ms;
-        let fade_from = |volume| SleepTimer::Fading { since: p.now, volume };
+        let fade_from = |volume| SleepTimer::Fading {
+            since: p.now,
+            volume,
+        };
         match timer {
             SleepTimer::Timed { .. } if timer.left_ms(p.now) == Some(0) => {
                 self.timer = Some(match p.playing {

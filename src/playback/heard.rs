@@ -201,7 +201,9 @@ impl Owner {
             .or_else(|| Some((b.manifest.items.first()?.chapter_id.clone(), 0.0)))?;
         let item = b.manifest.items.iter().find(|i| i.chapter_id == place.0);
         let server_length = item.and_then(|i| i.duration);
-        let measured = h.and_then(|h| h.duration).filter(|d| Some(*d) != server_length);
+        let measured = h
+            .and_then(|h| h.duration)
+            .filter(|d| Some(*d) != server_length);
         Some(Listening {
             book: b.info.clone(),
             manifest: b.manifest.clone(),

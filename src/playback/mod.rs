@@ -275,7 +275,7 @@ impl Playback {
                 QuitSummary {
                     left: status.queued,
                     timed_out: true,
-                    durability: status.durability,
+                    in_memory: crate::sync::in_memory(&status.durability),
                     asked_to_wait: None,
                 }
             }

@@ -54,8 +54,7 @@ impl Owner {
                 to: place(to),
             }),
             Notice::Dropped { book, message } => self.say(Said::Dropped { book, why: message }),
-            Notice::Info(m) => self.say(Said::Info(m)),
-            Notice::Failed(m) => self.say(Said::Failed(m)),
+            Notice::News(n) => self.say(Said::Sync(n)),
         }
     }
 

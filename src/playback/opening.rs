@@ -223,7 +223,10 @@ impl Owner {
         };
         client.prefetch_progress(book);
         // A download plays from its files: no stream to open ahead.
-        let downloaded = self.downloads.read(book).is_some_and(|d| d.state == crate::offline::DownloadState::Complete);
+        let downloaded = self
+            .downloads
+            .read(book)
+            .is_some_and(|d| d.state == crate::offline::DownloadState::Complete);
         let chapter = match expect {
             _ if downloaded => None,
             Expect::Chapter(c) => Some(c),

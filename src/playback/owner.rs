@@ -123,7 +123,10 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
         sound: Default::default(),
         license_stop: None,
         sleep: Sleep::new(setup.rules.sleep),
-        rewind: Rewind::new(setup.rules.rewind.clone(), setup.rules.rewind_past_chapter_start),
+        rewind: Rewind::new(
+            setup.rules.rewind.clone(),
+            setup.rules.rewind_past_chapter_start,
+        ),
         up_next,
         keep_sleep: false,
         stopped: HashSet::new(),
@@ -423,7 +426,10 @@ impl Owner {
 
     fn toggle(&mut self) {
         let playing = self.heard.as_ref().is_some_and(|s| {
-            matches!(s.status, Status::Playing | Status::Buffering | Status::Stalled)
+            matches!(
+                s.status,
+                Status::Playing | Status::Buffering | Status::Stalled
+            )
         });
         match playing {
             true => self.to_engine(crate::player::Command::Pause),

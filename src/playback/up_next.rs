@@ -166,7 +166,8 @@ impl UpNext {
             UpNextCommand::Remove(book) => list::remove(&mut self.list, book),
             UpNextCommand::Shift { book, by } => {
                 let at = self.list.iter().position(|q| &q.id == book);
-                at.and_then(|i| list::shift(&mut self.list, i, *by)).is_some()
+                at.and_then(|i| list::shift(&mut self.list, i, *by))
+                    .is_some()
             }
             UpNextCommand::Go | UpNextCommand::Cancel => false,
         }
@@ -199,12 +200,16 @@ impl Owner {
     /// `n`: the next chapter; in the last one (or after the end), or
     /// during the countdown, the next book now.
     pub(super) fn next_chapter(&mut self) {
-        let last = self.book.as_ref().zip(self.heard.as_ref()).is_some_and(|(b, h)| {
-            h.status == crate::player::Status::Ended
-                || h.chapter_id.as_ref().is_some_and(|c| {
-                    b.manifest.items.last().map(|i| &i.chapter_id) == Some(c)
-                })
-        });
+        let last = self
+            .book
+            .as_ref()
+            .zip(self.heard.as_ref())
+            .is_some_and(|(b, h)| {
+                h.status == crate::player::Status::Ended
+                    || h.chapter_id
+                        .as_ref()
+                        .is_some_and(|c| b.manifest.items.last().map(|i| &i.chapter_id) == Some(c))
+            });
         if last || self.up_next.counting.is_some() {
             return self.up_next_go();
         }

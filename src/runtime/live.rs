@@ -139,14 +139,13 @@ impl Backends for Live {
             }),
             Effect::RetryRefused => self.spawn(async move {
                 let n = sh.playback.sync().retry_refused().await;
-                sh.ui.send(Answer::Notice(format!(
-                    "Sending {n} refused change(s) again."
-                )));
+                let n = crate::ui::words::count(n, "refused change", "refused changes");
+                sh.ui.send(Answer::Notice(format!("Sending {n} again.")));
             }),
             Effect::DiscardRefused => self.spawn(async move {
                 let n = sh.playback.sync().discard_refused().await;
-                sh.ui
-                    .send(Answer::Notice(format!("Dropped {n} refused change(s).")));
+                let n = crate::ui::words::count(n, "refused change", "refused changes");
+                sh.ui.send(Answer::Notice(format!("Dropped {n}.")));
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             Effect::Download(book) => self.spawn(offline::download(sh, book)),
@@ -167,7 +166,7 @@ impl Backends for Live {
         // The last place is written, then the engine stops.
         let summary = rt.block_on(self.shared.playback.quit(Duration::from_secs(3)));
         rt.shutdown_timeout(Duration::from_secs(2));
-        summary.farewell()
+        crate::ui::words::farewell(&summary)
     }
 }
 

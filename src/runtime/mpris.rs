@@ -96,9 +96,9 @@ async fn follow(conn: zbus::Connection, mut rx: watch::Receiver<Snapshot>) {
         if before.is_none_or(|l| status(&l.state) != status(&s.state)) {
             let _ = player.playback_status_changed(emitter).await;
         }
-        if before.is_none_or(|l| {
-            l.chapter != s.chapter || l.duration != s.duration || l.book != s.book
-        }) {
+        if before
+            .is_none_or(|l| l.chapter != s.chapter || l.duration != s.duration || l.book != s.book)
+        {
             let _ = player.metadata_changed(emitter).await;
         }
         if before.is_none_or(|l| l.speed != s.speed) {

@@ -321,7 +321,7 @@ mod tests {
         // The same target again is no new seek.
         let mut again = state(1, "a", 10.0, false, PlayState::Paused);
         again.version += 1;
-                assert!(!b.events(&again).contains(&seek(10.0)));
+        assert!(!b.events(&again).contains(&seek(10.0)));
         // Landed at once, its target never seen: a paused move is a seek.
         b.events(&state(1, "a", 10.0, true, PlayState::Paused));
         assert!(

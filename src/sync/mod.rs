@@ -37,5 +37,6 @@ pub use listening::{day_name, local_clock, local_day};
 pub use records::{Change, ChangeScope, Pending, PendingChange, Records, Refusals};
 pub use session::{
     Choice, EngineAsk, EngineLink, Heard, Link, LoadId, LoginReason, Notice, Notices, Playing,
-    QuitSummary, Shown, Source, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
+    QuitSummary, Shown, Source, Spot, StartAt, SyncConfig, SyncNews, SyncSession, SyncStatus,
+    in_memory,
 };

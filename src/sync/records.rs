@@ -217,7 +217,8 @@ impl Records {
     /// ready to resume. A hint only, as [`Records::last_place`].
     pub fn last_book(&self, client: &Client) -> Option<(BookId, Spot)> {
         let scope = scope_of(client)?;
-        let (book, spot) = super::cache::Cache::in_memory(&self.config.cache_path).last_book(&scope)?;
+        let (book, spot) =
+            super::cache::Cache::in_memory(&self.config.cache_path).last_book(&scope)?;
         (spot.position.is_finite() && spot.position >= 0.0).then_some((book, spot))
     }
 

@@ -219,43 +219,17 @@ pub enum Notice {
     /// The place before a jump sync made itself (a restore moved the
     /// place, a conflict choice, a restart) was added to the book's history.
     PlaceMarked { book: BookId, mark: PlaceMark },
-    /// Something the user should read, in one sentence.
-    Info(String),
-    /// An action failed, in one sentence.
-    Failed(String),
+    /// What sync kept or could not keep, as data.
+    News(SyncNews),
 }
 
-/// What quitting achieved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuitSummary {
-    /// Entries still queued: sent at the next start when `durability` says
-    /// they are on the disk, else lost.
-    pub left: usize,
-    pub timed_out: bool,
-    pub durability: Durability,
-    /// What the server asked to wait when quitting stopped short of it.
-    pub asked_to_wait: Option<Duration>,
-}
+pub use crate::domain::session::{QuitSummary, SyncNews};
 
-impl QuitSummary {
-    /// What quitting left behind, in one sentence (`None`: nothing).
-    pub fn farewell(&self) -> Option<String> {
-        if self.left == 0 {
-            return None;
-        }
-        let left = self.left;
-        let asked = match self.asked_to_wait {
-            Some(w) => format!(" (the server asked to wait {} s)", w.as_secs().max(1)),
-            None => String::new(),
-        };
-        Some(match &self.durability {
-            Durability::Durable => format!(
-                "{left} change(s) could not be sent yet{asked}; they are kept and sent next time (see `earmark sync pending`)"
-            ),
-            Durability::Memory(why) => format!(
-                "{left} change(s) could not be sent, and they are lost: the sync journal could not keep them on this device ({why})"
-            ),
-        })
+/// Why queued changes are only in memory (`None`: on the disk).
+pub fn in_memory(d: &Durability) -> Option<String> {
+    match d {
+        Durability::Durable => None,
+        Durability::Memory(why) => Some(why.to_string()),
     }
 }
 
@@ -302,7 +276,10 @@ pub(super) enum Command {
     Resume,
     /// A stream was refused: by the license code, or a 403 without it
     /// (the license status decides which stop it is).
-    StreamRefused { license: bool, message: String },
+    StreamRefused {
+        license: bool,
+        message: String,
+    },
     /// A request outside sync found the server unreachable.
     ServerLost(String),
     /// Read the server again now (the listener refreshed).
@@ -555,7 +532,7 @@ impl SyncSession {
             _ => QuitSummary {
                 left: self.status().queued,
                 timed_out: true,
-                durability: self.status().durability,
+                in_memory: in_memory(&self.status().durability),
                 asked_to_wait: None,
             },
         }

@@ -14,6 +14,7 @@ pub mod state;
 pub mod terminal;
 pub mod theme;
 pub mod views;
+pub mod words;
 
 use keymap::Keymap;
 use state::UiSettings;

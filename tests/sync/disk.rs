@@ -33,8 +33,9 @@ async fn play(p: &Player, chapter: &ChapterId, from: f64, steps: u32) -> f64 {
     pos
 }
 
+/// Sync's news (data), in the words the player and `earmark play` use.
 fn info_says(n: &Notice, words: &str) -> bool {
-    matches!(n, Notice::Info(m) if m.contains(words))
+    matches!(n, Notice::News(news) if earmark::ui::words::sync_news(news).contains(words))
 }
 
 /// What the journal holds on the disk (read without its lock).

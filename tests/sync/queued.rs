@@ -165,7 +165,7 @@ async fn a_refused_write_backs_off_then_is_set_aside_until_retried() {
     let began = std::time::Instant::now();
     p.sync.queue_favorite(book.clone(), true);
     let n = p
-        .notice(|n| matches!(n, Notice::Info(m) if m.contains("set aside")))
+        .notice(|n| matches!(n, Notice::News(earmark::sync::SyncNews::SetAside { .. })))
         .await;
     assert!(format!("{n:?}").contains("injected refusal"), "{n:?}");
     let s = p

@@ -6,13 +6,12 @@
 
 use crate::proxy::Proxy;
 use earmark::api::{BaseUrl, BookQuery, Client, ClientOptions};
-use earmark::domain::{BookId, ChapterId, Manifest, Progress};
 use earmark::domain::session::PlayState;
+use earmark::domain::{BookId, ChapterId, Manifest, Progress};
 use earmark::player::Command as EngineCommand;
 use earmark::server::testing::TestServer;
 use earmark::sync::{
-    EngineLink, Heard, LoadId, Notice, Notices, Spot, StartAt, SyncConfig, SyncSession,
-    SyncStatus,
+    EngineLink, Heard, LoadId, Notice, Notices, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
 };
 use std::path::Path;
 use std::time::Duration;

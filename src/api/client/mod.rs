@@ -11,8 +11,8 @@
 //! `protocol`: what each address speaks (h2c learned) and the pool per URL.
 
 mod addresses;
-mod limits;
 mod lengths;
+mod limits;
 mod paging;
 mod prefetch;
 mod protocol;

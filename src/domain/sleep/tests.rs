@@ -67,7 +67,11 @@ fn a_window_across_midnight_holds_the_late_evening_and_the_early_morning() {
         let e = SleepWindow::parse(bad).unwrap_err();
         assert!(e.contains("`auto`") && e.contains(bad), "{e}");
     }
-    assert!(SleepWindow::parse("06:00-06:00").unwrap_err().contains("same time"));
+    assert!(
+        SleepWindow::parse("06:00-06:00")
+            .unwrap_err()
+            .contains("same time")
+    );
 }
 
 #[test]
@@ -94,7 +98,13 @@ fn the_first_play_inside_the_automatic_hours_sets_the_timer() {
     // Nothing plays yet: nothing is set.
     assert!(s.follow(&look(0, false, false)).is_empty());
     let acts = s.follow(&look(1_000, true, true));
-    assert!(matches!(s.timer, Some(SleepTimer::Timed { left_ms: 1_800_000, since: Some(1_000) })));
+    assert!(matches!(
+        s.timer,
+        Some(SleepTimer::Timed {
+            left_ms: 1_800_000,
+            since: Some(1_000)
+        })
+    ));
     assert!(acts.contains(&SleepAct::Said(SleepNews::Set {
         choice: SleepChoice::Minutes(30),
         auto: Some(w("22:00-06:00")),

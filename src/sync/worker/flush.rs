@@ -371,9 +371,11 @@ impl Worker {
         }
         if count >= PARK_AFTER {
             self.retry_at.remove(&seq);
-            self.notify(Notice::Info(format!(
-                "The server refused a change for book {book} {count} times ({message}); it is set aside: `earmark sync pending` shows it, `earmark sync retry` sends it again, `earmark sync discard --refused` drops it."
-            )));
+            self.notify(Notice::News(crate::sync::SyncNews::SetAside {
+                book: book.clone(),
+                times: count,
+                why: message,
+            }));
             return;
         }
         let wait = Ladder::new(self.cfg.backoff_min, REFUSED_MAX_WAIT).wait(count + 1);

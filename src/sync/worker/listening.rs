@@ -4,8 +4,8 @@
 //! sends, and the time listened, counted from the engine's states.
 
 use super::Worker;
-use crate::domain::{BookId, ChapterId, JumpCause, ListeningStats, PlaceMark, now_millis};
 use crate::domain::session::PlayState;
+use crate::domain::{BookId, ChapterId, JumpCause, ListeningStats, PlaceMark, now_millis};
 use crate::sync::engine_bridge::Heard;
 use crate::sync::listening::local_day;
 use crate::sync::session::Notice;
@@ -23,9 +23,7 @@ impl Worker {
 
     fn say_listening_failure(&mut self) {
         if let Some(why) = self.listening.failed.take() {
-            self.notify(Notice::Info(format!(
-                "{why}; it is kept in memory until you quit."
-            )));
+            self.notify(Notice::News(crate::sync::SyncNews::HistoryNotSaved { why }));
         }
     }
 

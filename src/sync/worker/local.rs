@@ -8,7 +8,7 @@
 use super::Worker;
 use crate::durable::Recovery;
 use crate::sync::outbox::{Journaled, OutboxError};
-use crate::sync::session::Notice;
+use crate::sync::session::{Notice, SyncNews};
 
 /// An outbox change (`self.outbox.$call`), its failure to be journaled
 /// said through [`Worker::kept`]; gives the call's value.
@@ -20,27 +20,24 @@ macro_rules! kept {
 }
 pub(super) use kept;
 
-fn not_saved(what: &str, e: &OutboxError) -> String {
-    format!(
-        "Progress sync cannot save {what} on this device ({e}); changes are kept in memory and sent while the server is reachable, and lost if earmark quits before that."
-    )
-}
-
 /// The first notice when the journal cannot be opened.
 pub(super) fn open_failed(e: &OutboxError) -> Notice {
-    Notice::Info(match e {
-        OutboxError::Locked(_) => "Progress sync keeps changes in memory only (another earmark is using this profile's journal): quit the other player, or changes made now are lost when you quit.".into(),
-        e => not_saved("changes or the listening history", e),
+    Notice::News(match e {
+        OutboxError::Locked(_) => SyncNews::JournalLocked,
+        e => SyncNews::NotSaved {
+            history: true,
+            why: e.to_string(),
+        },
     })
 }
 
 /// What opening the listening log recovered, when it was damaged.
 pub(super) fn recovered(r: &Recovery) -> Option<Notice> {
     (!r.is_clean()).then(|| {
-        Notice::Info(format!(
-            "The listening history was damaged (a crash or a full disk): {} whole record(s) kept, {} damaged record(s) skipped.",
-            r.records, r.corrupt_skipped
-        ))
+        Notice::News(SyncNews::HistoryDamaged {
+            kept: r.records,
+            skipped: r.corrupt_skipped,
+        })
     })
 }
 
@@ -79,7 +76,10 @@ impl Worker {
         tracing::error!("sync outbox: {e}");
         let message = e.to_string();
         if self.unsaved.as_ref().is_none_or(|(f, _)| *f != e.fault()) {
-            self.notify(Notice::Info(not_saved("changes", &e)));
+            self.notify(Notice::News(SyncNews::NotSaved {
+                history: false,
+                why: e.to_string(),
+            }));
         }
         self.unsaved = Some((e.fault(), message.clone()));
         self.last_error = Some(message);
@@ -93,9 +93,7 @@ impl Worker {
             if self.last_error.as_ref() == Some(&message) {
                 self.last_error = None;
             }
-            self.notify(Notice::Info(
-                "Progress sync saves changes on this device again.".into(),
-            ));
+            self.notify(Notice::News(SyncNews::SavedAgain));
         }
     }
 }

@@ -14,16 +14,16 @@ mod playback;
 use super::cache::Cache;
 use super::client_remote::ClientRemote;
 use super::engine_bridge::EngineBridge;
+use super::engine_bridge::Heard;
 use super::listening::Listening;
 use super::outbox::{Op, Outbox, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
 use super::session::{
     Command, EngineAsk, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig,
-    SyncStatus,
+    SyncNews, SyncStatus,
 };
 use crate::api::Client;
-use super::engine_bridge::Heard;
 use crate::domain::{BookId, now_millis};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -48,10 +48,10 @@ pub(super) fn spawn(
         Ok(o) => {
             let r = o.load_report();
             if r.corrupt_skipped > 0 || r.torn_tail_bytes > 0 {
-                let _ = notice_tx.send(Notice::Info(format!(
-                    "The sync journal was damaged (a crash or a full disk): {} whole change(s) recovered, {} damaged record(s) skipped.",
-                    r.records, r.corrupt_skipped
-                )));
+                let _ = notice_tx.send(Notice::News(SyncNews::JournalDamaged {
+                    recovered: r.records,
+                    skipped: r.corrupt_skipped,
+                }));
             }
             let listening = Listening::open_in(config.listening_dir.as_deref());
             if let Some(n) = local::recovered(listening.recovered()) {
@@ -412,9 +412,7 @@ impl Worker {
                 }
                 Decision::Resume { playback } => self.ask_if_ours(playback, EngineAsk::Play),
                 Decision::Pause { playback } => self.ask_if_ours(playback, EngineAsk::Pause),
-                Decision::Followed { book, spot } => {
-                    self.notify(Notice::Moved { book, to: spot })
-                }
+                Decision::Followed { book, spot } => self.notify(Notice::Moved { book, to: spot }),
             }
         }
     }
@@ -556,7 +554,7 @@ impl Worker {
         QuitSummary {
             left: self.outbox.len(),
             timed_out,
-            durability: self.outbox.durability(),
+            in_memory: super::session::in_memory(&self.outbox.durability()),
             asked_to_wait: self.remote.throttled().and_then(|t| t.asked),
         }
     }

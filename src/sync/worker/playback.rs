@@ -7,13 +7,14 @@
 use super::{Opened, Worker};
 use crate::api::ProgressRead;
 use crate::domain::PlaybackSettings;
+use crate::domain::session::NotMarked;
 use crate::domain::{BookId, ChapterId, Manifest, Progress, now_millis};
 use crate::sync::engine_bridge::Heard;
 use crate::sync::outbox::QueuedSettings;
 use crate::sync::outbox::{Op, QueuedProgress, Scope};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
 use crate::sync::remote::Failure;
-use crate::sync::session::{EngineAsk, Notice, Playing, StartAt};
+use crate::sync::session::{EngineAsk, Notice, Playing, StartAt, SyncNews};
 
 /// How long a resume (or a paused seek) waits for the server's place
 /// before playback goes on from this device's, marked unconfirmed.
@@ -21,16 +22,8 @@ const GATE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Worker {
     pub(super) fn open(&mut self, book: BookId, manifest: Manifest, start: StartAt) {
-        if self.engine.is_none() {
-            self.notify(crate::sync::Notice::Failed(
-                "No audio engine: playback is off.".into(),
-            ));
-            return;
-        }
-        if manifest.items.is_empty() {
-            self.notify(crate::sync::Notice::Failed(
-                "This book has no chapters to play.".into(),
-            ));
+        // The owner opens only what plays (an engine, chapters).
+        if self.engine.is_none() || manifest.items.is_empty() {
             return;
         }
         self.next_playback += 1;
@@ -259,9 +252,9 @@ impl Worker {
             return;
         }
         if let Ok(crate::api::ProgressRead::Unreadable { .. }) = &progress {
-            self.notify(crate::sync::Notice::Failed(
-                "Could not mark the book: its place on the server could not be read, and earmark does not write over a place it cannot see.".into(),
-            ));
+            self.notify(Notice::News(SyncNews::NotMarked(
+                NotMarked::PlaceUnreadable,
+            )));
             return;
         }
         let mut place = match (progress, manifest) {
@@ -282,11 +275,10 @@ impl Worker {
                 .map(|l| (l.spot.chapter, l.spot.position));
         }
         let Some((chapter, position)) = place else {
-            self.notify(crate::sync::Notice::Failed(if offline {
-                "Could not mark the book: the server cannot be reached and this device does not know your place in it.".into()
-            } else {
-                "Could not mark the book: its chapters could not be read.".into()
-            }));
+            self.notify(Notice::News(SyncNews::NotMarked(match offline {
+                true => NotMarked::OfflineUnknown,
+                false => NotMarked::NoChapters,
+            })));
             return;
         };
         let at = now_millis();
@@ -316,9 +308,7 @@ impl Worker {
             },
         });
         if offline {
-            self.notify(crate::sync::Notice::Info(
-                "Offline: the change is saved here and sent when the server is back.".into(),
-            ));
+            self.notify(Notice::News(SyncNews::KeptOffline));
         }
     }
 
@@ -352,9 +342,9 @@ impl Worker {
             Ok(ProgressRead::Unreadable { shape }) => {
                 self.reachable();
                 tracing::warn!(%book, "sync: the server's place could not be read: {shape}");
-                self.notify(Notice::Info(format!(
-                    "The place of book {book} on the server could not be read (an answer earmark does not understand), so nothing is reported for it until you pick a place; see the log."
-                )));
+                self.notify(Notice::News(SyncNews::PlaceUnreadable {
+                    book: book.clone(),
+                }));
                 let ds = self.rec.handle(Event::ServerUnreadable { playback }, now);
                 self.decide(ds);
             }

@@ -47,7 +47,9 @@ impl App {
                     .filter(|b| !b.series.is_empty())
                     .cloned()
                     .collect();
-                fx.push(Effect::Session(Command::Library(std::sync::Arc::new(series))));
+                fx.push(Effect::Session(Command::Library(std::sync::Arc::new(
+                    series,
+                ))));
             }
             Answer::LibraryHead(books) => {
                 if !self.library.loaded {

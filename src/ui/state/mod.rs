@@ -24,8 +24,8 @@ pub use playback::{NowPlaying, fmt_time, listened};
 pub use sleep::choice_label;
 pub use sound::sound_parts;
 
-use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::domain::session::{Command, UpNextCommand};
+use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
 use std::collections::VecDeque;
 
@@ -334,7 +334,11 @@ impl App {
             || (self.screen == Screen::Library && self.search_editing());
         if self.snap.up_next.countdown.is_some() && self.overlay.is_none() {
             let go = !typing && self.keymap.action(key) == Some(Action::NextChapter);
-            let c = if go { UpNextCommand::Go } else { UpNextCommand::Cancel };
+            let c = if go {
+                UpNextCommand::Go
+            } else {
+                UpNextCommand::Cancel
+            };
             fx.push(Effect::Session(Command::UpNext(c)));
             return;
         }

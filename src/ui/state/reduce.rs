@@ -163,7 +163,10 @@ impl App {
                 if let Some(b) = self.current_book() {
                     let finished = !b.progress.as_ref().is_some_and(|p| p.finished);
                     let id = b.id.clone();
-                    fx.push(Effect::Session(Command::MarkFinished { book: id, finished }));
+                    fx.push(Effect::Session(Command::MarkFinished {
+                        book: id,
+                        finished,
+                    }));
                     self.toast(
                         if finished {
                             "Marked finished"

@@ -18,7 +18,8 @@ impl App {
     /// The place shown is this device's, not confirmed by the server
     /// (taken offline, or not read back yet after it went away).
     pub fn unconfirmed(&self) -> bool {
-        self.playing().is_some_and(|p| !p.confirmed && p.state != PlayState::Ready)
+        self.playing()
+            .is_some_and(|p| !p.confirmed && p.state != PlayState::Ready)
             && self.snap.link != Link::Online
     }
 
@@ -111,9 +112,7 @@ impl App {
                 self.login.busy = false;
             }
             r if r.needs_login() => self.toast(format!("{} {LOG_IN_AGAIN}", stop.message), true),
-            StopReason::Forbidden => {
-                self.toast(format!("No permission: {}", stop.message), true)
-            }
+            StopReason::Forbidden => self.toast(format!("No permission: {}", stop.message), true),
             _ => self.toast(stop.message, true),
         }
     }
@@ -182,6 +181,10 @@ impl App {
                 "A queued change for \"{}\" was dropped: {why}",
                 self.title_of(&book)
             )),
+            Said::Sync(n) => Some((
+                crate::ui::words::sync_news(&n),
+                crate::ui::words::sync_news_failed(&n),
+            )),
             Said::Info(m) => say(m),
             Said::Failed(m) => Some((m, true)),
         }
@@ -201,10 +204,9 @@ impl App {
                     None => set,
                 }
             }
-            SleepNews::Extended { left_ms } => format!(
-                "Sleep timer: {} left",
-                fmt_time(left_ms as f64 / 1000.0)
-            ),
+            SleepNews::Extended { left_ms } => {
+                format!("Sleep timer: {} left", fmt_time(left_ms as f64 / 1000.0))
+            }
             SleepNews::Slept => "Sleep timer: paused (z adds 5 min)".into(),
             SleepNews::SleptAtChapterEnd => "Sleep timer: paused at the end of the chapter".into(),
         };

@@ -57,7 +57,10 @@ impl App {
         let Some(q) = self.snap.up_next.list.get(self.up_next_cursor) else {
             return;
         };
-        let j = self.up_next_cursor.checked_add_signed(by).filter(|j| *j < len);
+        let j = self
+            .up_next_cursor
+            .checked_add_signed(by)
+            .filter(|j| *j < len);
         if let Some(j) = j {
             let book = q.id.clone();
             self.up_next_cursor = j;
