@@ -186,7 +186,7 @@ async fn play(
     });
     startup.engine = Some(Instant::now());
     if let Some(why) = playback.no_audio() {
-        let message = why.to_owned();
+        let message = format!("no audio: {why}");
         playback.quit(Duration::ZERO).await;
         return Err(CommandError {
             code: StopReason::Local.exit_code(),
@@ -265,6 +265,17 @@ impl Run<'_> {
         let book = &self.book;
         match said {
             Said::Failed(m) => return Then::Exit(StopReason::Local.exit_code(), m),
+            Said::NoChapters { .. } => {
+                let why = "this book has no chapters to play".to_owned();
+                return Then::Exit(StopReason::Local.exit_code(), why);
+            }
+            Said::UpNextUnread { why, .. } => {
+                return Then::Exit(StopReason::Local.exit_code(), format!("up next: {why}"));
+            }
+            Said::SoundConfig { why } => eprintln!("earmark: {why}; using the defaults."),
+            Said::SoundFileAside { to } => eprintln!(
+                "earmark: sound.json could not be read; it was moved to {to} and the defaults apply"
+            ),
             Said::NotDownloaded { book, why } => {
                 let why = format!("{why}; {book} is not downloaded");
                 return Then::Exit(StopReason::Network.exit_code(), why);

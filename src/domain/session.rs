@@ -388,6 +388,28 @@ pub enum Said {
     LastChapter,
     /// The license is valid again: sync resumed.
     LicenseRestored,
+    /// No audio output (its words): playback is off.
+    NoAudio {
+        why: String,
+    },
+    /// The book has no chapters to play.
+    NoChapters {
+        book: BookId,
+    },
+    /// `[sound]` of config.toml is wrong (its words): the defaults apply.
+    SoundConfig {
+        why: String,
+    },
+    /// sound.json could not be read: it was moved aside to `to`, and the
+    /// defaults apply.
+    SoundFileAside {
+        to: String,
+    },
+    /// Up next could not read its list (`list`) or the library.
+    UpNextUnread {
+        list: bool,
+        why: String,
+    },
     /// Another earmark's download of this book finished meanwhile.
     DownloadAppeared {
         book: BookId,

@@ -98,7 +98,7 @@ impl Owner {
     ) {
         if self.engine.is_none() {
             let why = self.snap.borrow().no_audio.clone().unwrap_or_default();
-            return self.say(Said::Failed(why));
+            return self.say(Said::NoAudio { why });
         }
         self.opens += 1;
         let seq = self.opens;
@@ -136,7 +136,7 @@ impl Owner {
             Err(e) => return self.stop(super::stop::stop_of_api(&e), false),
         };
         if c.manifest.items.is_empty() {
-            return self.say(Said::Failed("This book has no chapters to play.".into()));
+            return self.say(Said::NoChapters { book: r.book });
         }
         let start = match r.start {
             // `--at` alone: into the first chapter.

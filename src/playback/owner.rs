@@ -54,8 +54,8 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
     let seek_maps = SeekMaps::default();
     let streaming = StreamingFrom::default();
     let (sound, warning) = super::settings::config_sound(&setup.dirs);
-    if let Some(w) = warning {
-        say(Said::Info(w));
+    if let Some(why) = warning {
+        say(Said::SoundConfig { why });
     }
     let started = engine::spawn(engine::Start {
         audio: setup.audio,
@@ -71,11 +71,11 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
             }
             (Some(e), None)
         }
-        Err(e) => (None, Some(format!("No audio: {e}"))),
+        Err(e) => (None, Some(e.to_string())),
     };
     let sounds = Sounds::new(SoundBooks::open(&setup.dirs.data), setup.login.who.clone());
-    if let Some(why) = sounds.damaged() {
-        say(Said::Info(why));
+    if let Some(to) = sounds.damaged() {
+        say(Said::SoundFileAside { to });
     }
     let (tx, rx) = mpsc::unbounded_channel();
     let link = engine.as_ref().map(|e| {
@@ -418,7 +418,7 @@ impl Owner {
             }
             (None, _) => {
                 let why = self.snap.borrow().no_audio.clone().unwrap_or_default();
-                self.say(Said::Failed(why))
+                self.say(Said::NoAudio { why })
             }
             (_, None) => self.say(Said::NothingPlaying),
         }

@@ -26,7 +26,7 @@ pub(super) fn config_sound(dirs: &Dirs) -> (Option<SoundConfig>, Option<String>)
     let s = c.sound.unwrap_or_default();
     match s.check() {
         Ok(()) => (Some(s), None),
-        Err(e) => (None, Some(format!("{e}; using the defaults."))),
+        Err(e) => (None, Some(e.to_string())),
     }
 }
 
@@ -50,14 +50,11 @@ impl Sounds {
         }
     }
 
-    /// Why `sound.json` could not be used, once at start.
+    /// Where an unreadable `sound.json` was moved aside, once at start.
     pub fn damaged(&self) -> Option<String> {
-        self.store.damaged().map(|aside| {
-            format!(
-                "sound.json could not be read; it was moved to {} and the defaults apply",
-                aside.display()
-            )
-        })
+        self.store
+            .damaged()
+            .map(|aside| aside.display().to_string())
     }
 
     fn now(&self, book: &BookId) -> SoundNow {

@@ -350,13 +350,13 @@ impl Owner {
                 let info = self.book.as_ref().map(|b| b.info.clone());
                 self.up_next.work_out(info.as_ref());
             }
-            Found::List(Err(why)) => self.say(Said::Failed(why)),
+            Found::List(Err(why)) => self.say(Said::UpNextUnread { list: true, why }),
             Found::After { ended, next } => match next {
                 Ok(Some(next)) if self.book_id().as_ref() == Some(&ended) => {
                     self.count_down(ended, next)
                 }
                 Ok(_) => self.say(Said::UpNextNone(UpNextWhy::NothingFollows)),
-                Err(why) => self.say(Said::Failed(format!("up next: {why}"))),
+                Err(why) => self.say(Said::UpNextUnread { list: false, why }),
             },
             Found::Opening { book, opening } => {
                 if let Some(c) = self

@@ -48,6 +48,9 @@ impl App {
         if self.snap.stop.is_some() && snap.stop.is_none() {
             self.license_block = None;
         }
+        if let (None, Some(why)) = (&self.snap.no_audio, &snap.no_audio) {
+            self.toast(format!("No audio: {why}"), true);
+        }
         self.snap = snap;
         let len = self.snap.up_next.list.len();
         self.up_next_cursor = self.up_next_cursor.min(len.saturating_sub(1));
@@ -181,6 +184,14 @@ impl App {
                 "A queued change for \"{}\" was dropped: {why}",
                 self.title_of(&book)
             )),
+            Said::NoAudio { why } => Some((format!("No audio: {why}"), true)),
+            Said::NoChapters { .. } => Some(("This book has no chapters to play.".into(), true)),
+            Said::SoundConfig { why } => say(format!("{why}; using the defaults.")),
+            Said::SoundFileAside { to } => say(format!(
+                "sound.json could not be read; it was moved to {to} and the defaults apply"
+            )),
+            Said::UpNextUnread { list: true, why } => Some((why, true)),
+            Said::UpNextUnread { list: false, why } => Some((format!("Up next: {why}"), true)),
             Said::Sync(n) => Some((
                 crate::ui::words::sync_news(&n),
                 crate::ui::words::sync_news_failed(&n),
