@@ -305,7 +305,15 @@ impl Run<'_> {
                 eprintln!("earmark: up next: {} ({}){again}", next.title, next.book);
                 self.book = next.book;
             }
-            Said::UpNextNone(_) => return Then::Done,
+            Said::UpNextNone(why) => {
+                use crate::domain::session::UpNextWhy;
+                if why == UpNextWhy::NotDownloaded {
+                    eprintln!(
+                        "earmark: up next: the next book is not downloaded and the server cannot be reached."
+                    );
+                }
+                return Then::Done;
+            }
             Said::Info(m) => eprintln!("earmark: {m}"),
             Said::Sync(n) => eprintln!("earmark: {}", crate::ui::words::sync_news(&n)),
             _ => {}

@@ -25,6 +25,8 @@ pub(super) struct Book {
     pub ready_at: Option<(ChapterId, f64)>,
     /// Its details are the server's (not only an id or a download's title).
     pub detailed: bool,
+    /// It opened from its download because the server was away.
+    pub server_away: bool,
 }
 
 /// A book read and chosen for an open.
@@ -188,6 +190,7 @@ impl Owner {
             opened: true,
             ready_at: None,
             detailed: c.detailed,
+            server_away: c.why == Why::ServerUnreachable,
         });
         self.heard = None;
         self.playing = None;
@@ -282,6 +285,7 @@ impl Owner {
                 opened: false,
                 ready_at: Some((spot.chapter, spot.position)),
                 detailed: c.detailed,
+                server_away: c.why == Why::ServerUnreachable,
             }));
         });
     }

@@ -236,10 +236,12 @@ impl Owner {
         }
     }
 
-    /// With the server away, only a downloaded book can be offered.
+    /// With the server away (as sync found it, or as the open of the
+    /// book that ended did), only a downloaded book can be offered.
     fn offered(&self, next: &Next) -> bool {
-        self.sync_status.link == crate::sync::Link::Online
-            || self.snap.borrow().playable_offline(&next.book)
+        let away = self.sync_status.link == crate::sync::Link::Offline
+            || self.book.as_ref().is_some_and(|b| b.server_away);
+        !away || self.snap.borrow().playable_offline(&next.book)
     }
 
     /// The session's book played to its end.

@@ -339,3 +339,59 @@ async fn play_up_next_announces_the_next_book_and_ctrl_c_during_the_countdown_ke
     let p = direct.progress(&two).await.unwrap().progress.unwrap();
     assert_eq!((p.chapter_id, p.position), (two_ch2, 9.0), "untouched");
 }
+
+/// Issue 29, item 5: offline, up next offers only a downloaded book. The
+/// next book of the list is not downloaded and the server is away: the
+/// book that ends plays from its download, then earmark says the next one
+/// cannot play and stops, without a countdown to a book it cannot open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_up_next_offline_says_the_next_book_is_not_downloaded_without_a_countdown() {
+    let lib = saga();
+    let mut server = TestServer::start(lib.path()).await.unwrap();
+    let (home, direct, books) = Home::logged_in(&server).await;
+    let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
+    let o = home.run(&["download", one.as_str()], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let auth = direct.auth().unwrap();
+    UpNextStore::of(
+        &home.dir.path().join("data/earmark"),
+        &Account {
+            server_id: auth.server_id,
+            user_id: auth.user_id,
+        },
+    )
+    .save(&[Queued {
+        id: two.clone(),
+        title: "Saga Two".into(),
+    }])
+    .unwrap();
+    countdown(&home, 2);
+    let last = direct.manifest(&one).await.unwrap().items[1]
+        .chapter_id
+        .clone();
+    server.stop().await;
+    let began = std::time::Instant::now();
+    let o = home.run(
+        &[
+            "play",
+            one.as_str(),
+            "--chapter",
+            last.as_str(),
+            "--audio",
+            "null",
+            "--up-next",
+            "--for",
+            "20",
+        ],
+        None,
+    );
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("playing the downloaded copy"), "{t}");
+    assert!(t.contains("the next book is not downloaded"), "{t}");
+    assert!(!t.contains("next: Saga Two in"), "no countdown to it: {t}");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(15),
+        "said at the end, not after a wait: {t}"
+    );
+}
