@@ -417,6 +417,11 @@ impl Reconciler {
             .as_ref()
             .is_some_and(|(s, f)| *s == spot && *f == cur.finished);
         if unchanged && !force {
+            // The server has this very place already: an explicit move to
+            // it is done, and never carried into a later report.
+            if let Some(cur) = self.current.as_mut() {
+                cur.reset_pending = false;
+            }
             return;
         }
         let reset = cur.reset_pending;

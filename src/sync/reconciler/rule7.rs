@@ -93,6 +93,24 @@ fn a_resume_right_after_a_read_reads_again_and_asks_for_a_newer_place() {
 }
 
 #[test]
+fn picking_the_place_the_server_has_carries_no_reset_into_a_later_report() {
+    let mut r = Reconciler::new(ReconcilerConfig::default());
+    // Paused at the book's start, reported.
+    let mine = paused_at(&mut r, spot("a", 1, 0.0));
+    // Enter on chapter 1 while paused: the server (read first) has it.
+    let d = act(&mut r, P1, Action::Seek(spot("a", 1, 0.0)), 60_000);
+    assert!(fetches(&d), "{d:?}");
+    server(&mut r, P1, spot("a", 1, 0.0), mine, 60_100);
+    pos(&mut r, P1, spot("a", 1, 0.0), true, 60_150);
+    act(&mut r, P1, Action::Play, 60_200);
+    pos(&mut r, P1, spot("a", 1, 30.0), true, 90_000);
+    let d = act(&mut r, P1, Action::Pause, 90_100);
+    let w = reports(&d);
+    assert_eq!(w.len(), 1, "{d:?}");
+    assert!(!w[0].reset, "a plain report, not a reset: {:?}", w[0]);
+}
+
+#[test]
 fn a_seek_while_paused_and_offline_is_queued_and_unconfirmed() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     paused_at(&mut r, spot("a", 1, 110.0));
