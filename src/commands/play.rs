@@ -428,6 +428,8 @@ impl Run<'_> {
         }
         say_throttle(&snap.link, &mut seen.throttle);
         let l = self.ours(snap)?;
+        // The owner read the manifest (and chose the download or stream).
+        startup.manifest.get_or_insert_with(Instant::now);
         if let Some(s) = self.speed.take() {
             self.playback.send(Command::Speed(s));
         }

@@ -347,8 +347,9 @@ impl Owner {
                 self.mark_here(JumpCause::Chapter);
                 self.to_engine(crate::player::Command::PrevChapter)
             }
-            Command::Speed(s) if self.has_book() => self.sync().settings_changed(Some(s), None),
-            Command::Volume(v) if self.has_book() => {
+            // Speed and volume are the opened book's (saved for it).
+            Command::Speed(s) if self.has_opened() => self.sync().settings_changed(Some(s), None),
+            Command::Volume(v) if self.has_opened() => {
                 self.volume = engine::volume(v);
                 self.sync().settings_changed(None, Some(v))
             }
@@ -404,6 +405,11 @@ impl Owner {
     /// The session has a book (opened, or ready to resume).
     pub(super) fn has_book(&self) -> bool {
         self.book.is_some()
+    }
+
+    /// The session's book is opened (not only ready).
+    fn has_opened(&self) -> bool {
+        self.book.as_ref().is_some_and(|b| b.opened)
     }
 
     pub(super) fn book_id(&self) -> Option<crate::domain::BookId> {
