@@ -281,3 +281,27 @@ async fn sound_shows_and_sets_a_books_sound_and_refuses_bad_values() {
     let aside = home.dir.path().join("data/earmark/sound.json.damaged");
     assert_eq!(std::fs::read(aside).unwrap(), b"{\"half\": ");
 }
+
+/// Issue 29, item 7: `--audio` is one global flag: before the subcommand it
+/// is not shadowed by the subcommand's own (the device was tried, and on a
+/// machine without one the notice said so).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_global_audio_flag_reaches_play() {
+    let lib = library();
+    let server = TestServer::start(lib.path()).await.unwrap();
+    let (home, _direct, books) = Home::logged_in(&server).await;
+    let alpha = books
+        .iter()
+        .find(|b| b.title == "Alpha")
+        .unwrap()
+        .id
+        .clone();
+    let mut c = home.command(&["--audio", "null", "play", alpha.as_str(), "--for", "1"]);
+    c.env_remove("EARMARK_AUDIO");
+    let o = c.output().unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    // The null output, as asked: no device is tried.
+    assert!(!t.contains("no audio device"), "{t}");
+    assert!(!t.contains("playing silently"), "{t}");
+}
