@@ -2,7 +2,7 @@
 //! book is known and the cover box is on screen; take the answer.
 
 use super::*;
-use crate::ui::covers::{CoverImage, CoverState};
+use crate::ui::covers::CoverState;
 use crate::ui::views::{cover, layout::Areas};
 
 impl App {
@@ -26,9 +26,4 @@ impl App {
         self.book.cover = CoverState::Loading;
     }
 
-    pub(super) fn cover_arrived(&mut self, book: BookId, image: Option<CoverImage>) {
-        if self.book.id == book {
-            self.book.cover = image.map_or(CoverState::Missing, CoverState::Shown);
-        }
-    }
 }

@@ -46,6 +46,13 @@ pub fn fmt_time(secs: f64) -> String {
     }
 }
 
+/// A time left, as [`fmt_time`] but rounded up: the whole seconds still
+/// to come, so a place and what is left add up to the length
+/// ("0:17 / 0:22 -0:05").
+pub fn fmt_left(secs: f64) -> String {
+    fmt_time((secs - 1e-6).ceil())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +64,14 @@ mod tests {
         assert_eq!(fmt_time(3723.0), "1:02:03");
         assert_eq!(fmt_time(f64::NAN), "0:00");
         assert_eq!(fmt_time(-5.0), "0:00");
+    }
+
+    #[test]
+    fn a_time_left_rounds_up_so_it_adds_up_with_the_place() {
+        let (at, len) = (17.4, 22.0);
+        assert_eq!(fmt_time(at), "0:17");
+        assert_eq!(fmt_left(len - at), "0:05");
+        assert_eq!(fmt_left(5.0), "0:05");
+        assert_eq!(fmt_left(0.0), "0:00");
     }
 }

@@ -7,7 +7,7 @@ use super::*;
 use crate::domain::rewind::RewindAfter;
 use crate::domain::session::{Event as SessionEvent, Link, Said, UpNextWhy};
 use crate::domain::sleep::SleepNews;
-use crate::domain::{Opening, Stop, StopReason};
+use crate::domain::{BookId, Opening, Stop, StopReason};
 
 impl App {
     /// The server cannot be reached (the session found it away).
@@ -48,8 +48,8 @@ impl App {
             self.license_block = None;
         }
         self.snap = snap;
-        let len = self.snap.up_next.list.len();
-        self.up_next_cursor = self.up_next_cursor.min(len.saturating_sub(1));
+        self.up_next.list_changed(self.snap.up_next.list.len());
+        self.downloads.on_disk(&self.snap.downloads);
         // Back: the library and a book screen that could not be read
         // refresh by themselves.
         if back && self.session.is_some() {
@@ -77,20 +77,18 @@ impl App {
                 book,
                 server,
                 local,
-            } => {
-                self.overlay = Some(Overlay::Conflict {
-                    book,
-                    server,
-                    local,
-                    cursor: 0,
-                })
-            }
+            } => self.overlays.show(Overlay::Conflict {
+                book,
+                server,
+                local,
+                cursor: 0,
+            }),
             SessionEvent::Stopped(stop) => self.stopped(stop),
             SessionEvent::ProgressChanged { book, progress } => self
                 .library
                 .update_book(&book, |b| b.progress = Some(progress)),
             SessionEvent::PlaceMarked { book, mark } => {
-                self.history.push(book, mark);
+                self.book.history.push(book, mark);
             }
             SessionEvent::Said(s) => {
                 if let Some((text, error)) = self.words(s) {
@@ -131,7 +129,7 @@ impl App {
     fn words(&self, s: Said) -> Option<(String, bool)> {
         let say = |t: String| Some((t, false));
         match s {
-            Said::NothingPlaying => say("Nothing is playing: open a book first.".into()),
+            Said::NothingPlaying => say(NOTHING_PLAYING.into()),
             Said::NotDownloaded { book } => say(format!(
                 "\"{}\" is not downloaded and the server cannot be reached: it plays when the server is back.",
                 self.title_of(&book)

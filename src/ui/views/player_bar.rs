@@ -6,9 +6,9 @@
 use super::layout::{Areas, bar_margins};
 use super::spoken;
 use super::text::{fit, fit_right, put, width};
+use crate::domain::session::{Link, SoundNow};
 use crate::ui::keymap::Action;
-use crate::domain::session::Link;
-use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
+use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_left, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -18,41 +18,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     if r.height == 0 || r.width == 0 {
         return;
     }
-    let w = usize::from(r.width);
-    let said = app.settings.accessible;
     let status = status_text(app);
     let Some(np) = app.playing() else {
-        let line = format!(
-            "{}Nothing playing{}",
-            if said { "" } else { "■ " },
-            if w >= 50 {
-                " · open a book, Enter plays"
-            } else {
-                ""
-            }
-        );
-        rule(buf, theme, r, r.y, &line, &status, said);
-        let hints = [
-            "Space play/pause · ←/→ skip · h/l long skip · [ ] speed",
-            "/ search · Enter open · t filter · o sort · f favorite",
-            "? every key · q back · Q quit",
-        ];
-        for (i, h) in hints
-            .iter()
-            .enumerate()
-            .take(usize::from(r.height.saturating_sub(1)))
-        {
-            put(
-                buf,
-                r,
-                r.x + 1,
-                r.y + 1 + i as u16,
-                &fit(h, w.saturating_sub(2)),
-                theme.dim,
-            );
-        }
-        return;
+        return nothing_playing(app, theme, buf, r, &status);
     };
+    let said = app.settings.accessible;
     let state = if said {
         spoken::sentence(app, np)
     } else {
@@ -62,134 +32,173 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Some(ch) => format!("{} · {ch}", np.book.title),
         None => np.book.title.clone(),
     };
-    let (cpos, cdur) = np.chapter_progress();
-    let (bpos, bdur) = np.book_progress();
     if r.height == 1 {
-        let line = format!("{state} {title}");
-        let times = format!(" {}", fmt_time(bpos.unwrap_or(cpos)));
-        let room = w.saturating_sub(width(&times));
-        put(buf, r, r.x, r.y, &fit(&line, room), theme.accent);
-        put(
-            buf,
-            r,
-            r.x + width(&fit(&line, room)) as u16,
-            r.y,
-            &times,
-            theme.dim,
-        );
-        return;
+        return one_line(np, theme, buf, r, &format!("{state} {title}"));
     }
     let mut y = r.y;
     if r.height >= 4 {
         rule(buf, theme, r, y, &state, &status, said);
         y += 1;
-        // Boost, normalisation, skip silence, what plays next: right of
-        // the title.
-        let mut sound = match w >= 40 {
-            true => crate::ui::state::sound_parts(&np.sound).join(" · "),
-            false => String::new(),
-        };
-        let room = (w / 3).saturating_sub(width(&sound) + 3);
-        if w >= 50
-            && let Some(next) = super::up_next::bar_next(app, room)
-        {
-            sound = match sound.is_empty() {
-                true => next,
-                false => format!("{sound} · {next}"),
-            };
-        }
-        let room = match sound.is_empty() {
-            true => w.saturating_sub(1),
-            false => w.saturating_sub(width(&sound) + 3),
-        };
-        put(buf, r, r.x + 1, y, &fit(&title, room), theme.title);
-        if !sound.is_empty() {
-            let x = r.right().saturating_sub(width(&sound) as u16 + 1);
-            put(buf, r, x, y, &sound, theme.dim);
-        }
+        title_line(app, np, theme, buf, r, y, &title);
     } else {
         // Compact: state and title share the first line.
         let sep = if said { ": " } else { " " };
-        rule(
-            buf,
-            theme,
-            r,
-            y,
-            &format!("{state}{sep}{title}"),
-            &status,
-            said,
-        );
+        let first = format!("{state}{sep}{title}");
+        rule(buf, theme, r, y, &first, &status, said);
     }
     y += 1;
     if said {
-        let chapter_left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
-        let book_left = match (bpos, bdur) {
-            (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
-            _ => None,
-        };
-        let lines = [
-            spoken::progress("chapter", Some(cpos), cdur, chapter_left),
-            spoken::progress("book", bpos, bdur, book_left),
-        ];
-        for (i, line) in lines.iter().enumerate() {
-            let yy = y + i as u16;
-            if yy < r.bottom() {
-                put(
-                    buf,
-                    r,
-                    r.x + 1,
-                    yy,
-                    &fit(line, w.saturating_sub(2)),
-                    theme.base,
-                );
-            }
-        }
-        return;
+        spoken_lines(app, np, theme, buf, r, y);
+    } else {
+        bars(app, np, theme, buf, r, y);
     }
+}
+
+/// No book: the bar says so, and the first keys to know.
+fn nothing_playing(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect, status: &str) {
+    let said = app.settings.accessible;
+    let w = usize::from(r.width);
+    let line = format!(
+        "{}Nothing playing{}",
+        if said { "" } else { "■ " },
+        if w >= 50 {
+            " · open a book, Enter plays"
+        } else {
+            ""
+        }
+    );
+    rule(buf, theme, r, r.y, &line, status, said);
+    let hints = [
+        "Space play/pause · ←/→ skip · h/l long skip · [ ] speed",
+        "/ search · Enter open · t filter · o sort · f favorite",
+        "? every key · q back · Q quit",
+    ];
+    let rows = usize::from(r.height.saturating_sub(1));
+    for (i, h) in hints.iter().enumerate().take(rows) {
+        let y = r.y + 1 + i as u16;
+        put(buf, r, r.x + 1, y, &fit(h, w.saturating_sub(2)), theme.dim);
+    }
+}
+
+/// A bar of one line: the state and title, and where the book is.
+fn one_line(np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, line: &str) {
+    let (bpos, _) = np.book_progress();
+    let times = format!(" {}", fmt_time(bpos.unwrap_or(np.position)));
+    let room = usize::from(r.width).saturating_sub(width(&times));
+    let line = fit(line, room);
+    put(buf, r, r.x, r.y, &line, theme.accent);
+    put(buf, r, r.x + width(&line) as u16, r.y, &times, theme.dim);
+}
+
+/// The title, and right of it boost, normalisation, skip silence and
+/// what plays next.
+#[allow(clippy::too_many_arguments)]
+fn title_line(
+    app: &App,
+    np: &NowPlaying,
+    theme: &Theme,
+    buf: &mut Buffer,
+    r: Rect,
+    y: u16,
+    title: &str,
+) {
+    let w = usize::from(r.width);
+    let mut sound = match w >= 40 {
+        true => sound_parts(&np.sound).join(" · "),
+        false => String::new(),
+    };
+    let room = (w / 3).saturating_sub(width(&sound) + 3);
+    if w >= 50
+        && let Some(next) = super::up_next::bar_next(app, room)
+    {
+        sound = match sound.is_empty() {
+            true => next,
+            false => format!("{sound} · {next}"),
+        };
+    }
+    let room = match sound.is_empty() {
+        true => w.saturating_sub(1),
+        false => w.saturating_sub(width(&sound) + 3),
+    };
+    put(buf, r, r.x + 1, y, &fit(title, room), theme.title);
+    if !sound.is_empty() {
+        let x = r.right().saturating_sub(width(&sound) as u16 + 1);
+        put(buf, r, x, y, &sound, theme.dim);
+    }
+}
+
+/// The accessible mode: the chapter and the book in words, no bars.
+fn spoken_lines(app: &App, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
+    let (cpos, cdur) = np.chapter_progress();
+    let (bpos, bdur) = np.book_progress();
+    let chapter_left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
+    let book_left = match (bpos, bdur) {
+        (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
+        _ => None,
+    };
+    let lines = [
+        spoken::progress("chapter", Some(cpos), cdur, chapter_left),
+        spoken::progress("book", bpos, bdur, book_left),
+    ];
+    let w = usize::from(r.width).saturating_sub(2);
+    for (i, line) in lines.iter().enumerate() {
+        let yy = y + i as u16;
+        if yy < r.bottom() {
+            put(buf, r, r.x + 1, yy, &fit(line, w), theme.base);
+        }
+    }
+}
+
+/// The chapter's bar and the book's (with its chapter ticks).
+fn bars(app: &App, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
+    let (cpos, cdur) = np.chapter_progress();
     let ch_times = match cdur {
         Some(d) => format!("{} / {}", fmt_time(cpos), fmt_time(d)),
         None => fmt_time(cpos),
     };
     let left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
-    progress_line(
-        buf,
-        theme,
-        r,
-        y,
-        "chapter",
-        cdur.map(|d| cpos / d.max(0.001)),
-        &[],
-        &ch_times,
-        left,
-    );
-    y += 1;
-    if y < r.bottom() {
-        let bk_times = match (bpos, bdur) {
-            (Some(p), Some(d)) => format!("{} / {}", fmt_time(p), fmt_time(d)),
-            (Some(p), None) => fmt_time(p),
-            (None, Some(d)) => format!("– / {}", fmt_time(d)),
-            (None, None) => String::new(),
-        };
-        let frac = match (bpos, bdur) {
-            (Some(p), Some(d)) if d > 0.0 => Some(p / d),
-            _ => None,
-        };
-        let left = match (bpos, bdur) {
-            (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
-            _ => None,
-        };
-        progress_line(
-            buf,
-            theme,
-            r,
-            y,
-            "book",
-            frac,
-            &np.chapter_ticks(),
-            &bk_times,
-            left,
-        );
+    let frac = cdur.map(|d| cpos / d.max(0.001));
+    progress_line(buf, theme, r, y, ("chapter", frac, &[]), &ch_times, left);
+    if y + 1 >= r.bottom() {
+        return;
     }
+    let (bpos, bdur) = np.book_progress();
+    let bk_times = match (bpos, bdur) {
+        (Some(p), Some(d)) => format!("{} / {}", fmt_time(p), fmt_time(d)),
+        (Some(p), None) => fmt_time(p),
+        (None, Some(d)) => format!("– / {}", fmt_time(d)),
+        (None, None) => String::new(),
+    };
+    let (frac, left) = match (bpos, bdur) {
+        (Some(p), Some(d)) if d > 0.0 => (Some(p / d), Some(app.shown_left((d - p).max(0.0)))),
+        (Some(p), Some(d)) => (None, Some(app.shown_left((d - p).max(0.0)))),
+        _ => (None, None),
+    };
+    let ticks = np.chapter_ticks();
+    progress_line(buf, theme, r, y + 1, ("book", frac, &ticks), &bk_times, left);
+}
+
+/// What the player bar shows of a book's sound: only what is on.
+pub fn sound_parts(now: &SoundNow) -> Vec<String> {
+    let s = &now.settings;
+    let mut parts = Vec::new();
+    if s.boost_db > 0.0 {
+        parts.push(format!("+{:.0} dB", s.boost_db));
+    }
+    if s.normalize {
+        parts.push(match now.norm_gain_db {
+            Some(g) => format!("norm {g:+.1} dB"),
+            None => "norm".into(),
+        });
+    }
+    if s.skip_silence {
+        parts.push(format!(
+            "skip −{} (all −{})",
+            fmt_time(now.saved_book),
+            fmt_time(now.saved_total)
+        ));
+    }
+    parts
 }
 
 fn state_label(np: &NowPlaying, app: &App) -> String {
@@ -231,7 +240,7 @@ fn status_text(app: &App) -> String {
             false => t,
         });
     }
-    if app.media_times && app.speed() != 1.0 {
+    if app.player.media_times && app.speed() != 1.0 {
         parts.push("left in book time".into());
     }
     if let Some(v) = &app.via {
@@ -269,7 +278,7 @@ fn sleep_label(app: &App) -> Option<String> {
             format!("sleep {}{held}", fmt_time(left))
         }
         SleepTimer::Chapters { left: 1 } => match app.chapter_left_media() {
-            Some(l) => format!("sleep: ch end -{}", fmt_time(app.shown_left(l))),
+            Some(l) => format!("sleep: ch end -{}", fmt_left(app.shown_left(l))),
             None => "sleep: ch end".into(),
         },
         SleepTimer::Chapters { left } => format!("sleep: {left} ch"),
@@ -306,15 +315,13 @@ fn rule(buf: &mut Buffer, theme: &Theme, r: Rect, y: u16, left: &str, right: &st
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One bar: its label, how far (and its ticks), its times and what is left.
 fn progress_line(
     buf: &mut Buffer,
     theme: &Theme,
     r: Rect,
     y: u16,
-    label: &str,
-    frac: Option<f64>,
-    ticks: &[f64],
+    (label, frac, ticks): (&str, Option<f64>, &[f64]),
     times: &str,
     left_at_speed: Option<f64>,
 ) {
@@ -345,7 +352,7 @@ fn progress_line(
     }
     if times_w > 0 {
         let rem = left_at_speed
-            .map(|s| format!(" -{}", fmt_time(s)))
+            .map(|s| format!(" -{}", fmt_left(s)))
             .unwrap_or_default();
         let short = times.split(" / ").next().unwrap_or(times);
         let t = [
