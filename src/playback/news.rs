@@ -60,9 +60,12 @@ impl Owner {
     }
 
     pub(super) fn sync_changed(&mut self, s: SyncStatus) {
-        if s.playing != self.playing {
+        // A load of a book the session left (sync's status may still say
+        // it after another book opened) is not the session's.
+        let playing = s.playing.clone().filter(|p| Some(&p.book) == self.book_id().as_ref());
+        if playing != self.playing {
             // Another load of the session's book (or none).
-            self.playing = s.playing.clone();
+            self.playing = playing;
             self.heard = None;
             self.rewind.loaded();
             if let Some(p) = &self.playing

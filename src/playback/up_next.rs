@@ -243,12 +243,13 @@ impl Owner {
         if let Some(next) = self.up_next.next.clone() {
             return self.count_down(ended, next);
         }
+        // Nothing follows: the book ends quietly (docs/ui.md).
         if self.up_next.mode != UpNextMode::Series {
-            return self.say(Said::UpNextNone(UpNextWhy::NothingFollows));
+            return;
         }
         // The series from the server's library.
         let (Some(client), mode) = (self.client.get(), self.up_next.mode) else {
-            return self.say(Said::UpNextNone(UpNextWhy::NothingFollows));
+            return;
         };
         let done = self.done.clone();
         tokio::spawn(async move {
@@ -343,7 +344,7 @@ impl Owner {
                 Ok(Some(next)) if self.book_id().as_ref() == Some(&ended) => {
                     self.count_down(ended, next)
                 }
-                Ok(_) => self.say(Said::UpNextNone(UpNextWhy::NothingFollows)),
+                Ok(_) => {}
                 Err(why) => self.say(Said::Failed(format!("up next: {why}"))),
             },
             Found::Opening { book, opening } => {

@@ -139,14 +139,11 @@ impl Backends for Live {
             }),
             Effect::RetryRefused => self.spawn(async move {
                 let n = sh.playback.sync().retry_refused().await;
-                sh.ui.send(Answer::Notice(format!(
-                    "Sending {n} refused change(s) again."
-                )));
+                sh.ui.send(Answer::RefusedRetried(n));
             }),
             Effect::DiscardRefused => self.spawn(async move {
                 let n = sh.playback.sync().discard_refused().await;
-                sh.ui
-                    .send(Answer::Notice(format!("Dropped {n} refused change(s).")));
+                sh.ui.send(Answer::RefusedDropped(n));
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             Effect::Download(book) => self.spawn(offline::download(sh, book)),

@@ -234,13 +234,18 @@ impl QuitSummary {
         if self.left == 0 {
             return None;
         }
-        let left = self.left;
+        let (left, they) = match self.left {
+            1 => ("1 change".to_owned(), ("it is", "it")),
+            n => (format!("{n} changes"), ("they are", "them")),
+        };
         Some(match &self.durability {
             Durability::Durable => format!(
-                "{left} change(s) could not be sent yet; they are kept and sent next time (see `earmark sync pending`)"
+                "{left} could not be sent yet; {} kept and sent next time (see `earmark sync pending`)",
+                they.0
             ),
             Durability::Memory(why) => format!(
-                "{left} change(s) could not be sent, and they are lost: the sync journal could not keep them on this device ({why})"
+                "{left} could not be sent, and {} lost: the sync journal could not keep {} on this device ({why})",
+                they.0, they.1
             ),
         })
     }

@@ -2,6 +2,7 @@
 //! NO_COLOR test). Review changes with `cargo insta review`.
 
 use crate::fixtures::*;
+use earmark::domain::session::{Command, Event as SessionEvent, Link, Place, Queue};
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
@@ -183,17 +184,20 @@ fn overlays() {
     });
     both("conflict", || {
         let mut app = playing();
-        app.update(Event::Answer(Answer::Conflict {
-            book: BookId::new("moby"),
-            server: Position {
-                chapter: ChapterId::new("moby-1"),
-                position: 751.0,
+        news(
+            &mut app,
+            SessionEvent::Conflict {
+                book: BookId::new("moby"),
+                server: Place {
+                    chapter: ChapterId::new("moby-1"),
+                    position: 751.0,
+                },
+                local: Place {
+                    chapter: ChapterId::new("moby-3"),
+                    position: 190.0,
+                },
             },
-            local: Position {
-                chapter: ChapterId::new("moby-3"),
-                position: 190.0,
-            },
-        }));
+        );
         app
     });
 }
@@ -202,10 +206,10 @@ fn overlays() {
 fn license_screen_and_banner() {
     both("license", || {
         let mut app = playing();
-        app.update(Event::Answer(Answer::Stopped(Stop::new(
-            StopReason::License,
-            "The license expired.",
-        ))));
+        news(
+            &mut app,
+            SessionEvent::Stopped(Stop::new(StopReason::License, "The license expired.")),
+        );
         app.update(key('i'));
         app.update(Event::Answer(Answer::License(LicenseStatus {
             state: LicenseState::Expired,
@@ -226,12 +230,17 @@ fn toast_and_sleep_countdown() {
         app.update(Event::Answer(Answer::Failed(
             "Could not save the bookmark: the server is unreachable.".into(),
         )));
-        app.update(Event::Answer(Answer::Sync(SyncView {
-            offline: true,
-            syncing: false,
+        let mut s = app.snap.clone();
+        s.sleep = Some(SleepTimer::Timed {
+            left_ms: 15 * 60_000,
+            since: Some(app.wall_now()),
+        });
+        s.link = Link::Offline;
+        s.queue = Queue {
             queued: 2,
-            ..SyncView::default()
-        })));
+            ..Queue::default()
+        };
+        session(&mut app, s);
         app
     });
 }
@@ -260,16 +269,16 @@ fn cjk_title_playing() {
             }),
             bookmarks: vec![],
         }));
-        app.update(key(' '));
-        app.update(Event::Answer(Answer::Engine(EngineView {
-            playback_id: 3,
-            book: BookId::new("santi"),
-            chapter: ChapterId::new("santi-2"),
-            position: 65.0,
-            state: PlayState::Paused,
-            speed: 1.0,
-            volume: 1.0,
-        })));
+        let fx = app.update(key(' '));
+        let Some(Command::Open {
+            known: Some(known), ..
+        }) = commands(&fx).pop()
+        else {
+            panic!("{fx:?}")
+        };
+        let (book, manifest) = *known;
+        let l = listening(book, manifest, "santi-2", 65.0, PlayState::Paused);
+        session(&mut app, snap(l));
         app
     });
 }

@@ -265,11 +265,14 @@ impl App {
             return;
         }
         // The next key during the countdown starts the book now, as
-        // MPRIS Next does; any other key cancels it. Typed text is not a
-        // key: an `n` in the search line or the login form cancels.
+        // MPRIS Next does; any other key only cancels it, also over a box.
+        // Typed text is not a key: an `n` in the search line or the login
+        // form cancels.
         let typing = self.screen == Screen::Login || self.search_editing();
-        if self.snap.up_next.countdown.is_some() && !self.overlays.is_open() {
-            let go = !typing && self.keymap.action(key) == Some(Action::NextChapter);
+        if self.snap.up_next.countdown.is_some() {
+            let go = !typing
+                && !self.overlays.is_open()
+                && self.keymap.action(key) == Some(Action::NextChapter);
             let c = if go {
                 UpNextCommand::Go
             } else {

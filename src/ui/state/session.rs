@@ -7,7 +7,7 @@ use super::*;
 use crate::domain::rewind::RewindAfter;
 use crate::domain::session::{Event as SessionEvent, Link, Said, UpNextWhy};
 use crate::domain::sleep::SleepNews;
-use crate::domain::{BookId, Opening, Stop, StopReason};
+use crate::domain::{BookId, NextFrom, Opening, Stop, StopReason, UpNextMode};
 
 impl App {
     /// The server cannot be reached (the session found it away).
@@ -154,19 +154,18 @@ impl App {
                 "The server has a newer place for this book (another device's): {}. Playback moved there; u goes back.",
                 self.describe_position(&to)
             )),
-            Said::UpNextStarting { next, opening } => say(match opening {
-                Opening::Restart => format!("Up next: \"{}\", from the beginning", next.title),
-                Opening::Resume => format!("Up next: \"{}\"", next.title),
-            }),
-            Said::UpNextNone(why) => say(match why {
-                UpNextWhy::Off => "Up next is off ([player] up_next in config.toml).".into(),
-                UpNextWhy::NothingFollows => {
-                    "The up next list is empty and no book follows in its series.".into()
-                }
-                UpNextWhy::NotDownloaded => {
-                    "The next book is not downloaded and the server cannot be reached.".into()
-                }
-            }),
+            Said::UpNextStarting { next, opening } => {
+                let from = match &next.from {
+                    NextFrom::Series(name) => format!(", next in {name}"),
+                    NextFrom::List => ", from your up next list".to_owned(),
+                };
+                let how = match opening {
+                    Opening::Restart => ", from the beginning",
+                    Opening::Resume => "",
+                };
+                say(format!("Up next: “{}”{from}{how}", next.title))
+            }
+            Said::UpNextNone(why) => say(self.nothing_next(why)),
             Said::LastChapter => say("This is the last chapter.".into()),
             Said::LicenseRestored => say("The server's license is valid again.".into()),
             Said::DownloadAppeared { book } => say(format!(
@@ -180,6 +179,28 @@ impl App {
             Said::Info(m) => say(m),
             Said::Failed(m) => Some((m, true)),
         }
+    }
+
+    /// `n` (or MPRIS Next) found no next book: where the book is, and why.
+    fn nothing_next(&self, why: UpNextWhy) -> String {
+        let ended = self.playing().is_some_and(|p| p.state == PlayState::Ended);
+        let lead = match ended {
+            true => "The book has ended",
+            false => "This is the last chapter",
+        };
+        let why = match why {
+            UpNextWhy::Off => "up next is off",
+            UpNextWhy::NothingFollows if self.snap.up_next.mode == UpNextMode::Queue => {
+                "the up next list is empty"
+            }
+            UpNextWhy::NothingFollows => {
+                "the up next list is empty and no book follows in its series"
+            }
+            UpNextWhy::NotDownloaded => {
+                "the next book is not downloaded and the server cannot be reached"
+            }
+        };
+        format!("{lead}: no next book ({why}).")
     }
 
     fn sleep_words(&self, n: SleepNews) -> Option<(String, bool)> {

@@ -359,9 +359,14 @@ fn toasts(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     let lines = toast_lines(&format!("{said}{}", t.text), room, most);
     let top = r.bottom() - lines.len() as u16;
     for (i, line) in lines.iter().enumerate() {
+        let y = top + i as u16;
+        // A toast of several lines reads alone: the rows it takes are its.
+        if lines.len() > 1 {
+            clear_row(buf, r, y, theme.base);
+        }
         let text = format!(" {line} ");
         let x = r.x + (r.width.saturating_sub(width(&text) as u16)) / 2;
-        put(buf, r, x, top + i as u16, &text, style);
+        put(buf, r, x, y, &text, style);
     }
 }
 
