@@ -217,6 +217,18 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
             _ => paused = true,
         }
     }
+    // Meanwhile nothing plays, whoever asks (a key, MPRIS): the stop is
+    // said again.
+    live.handle(Effect::Session(Command::Play));
+    next_answer(&rx, "the stop said again", |a| {
+        matches!(
+            a,
+            Answer::SessionEvent(SessionEvent::Stopped(Stop {
+                reason: StopReason::License,
+                ..
+            }))
+        )
+    });
     server
         .set_license(earmark::server::LicenseSetting::Valid)
         .unwrap();

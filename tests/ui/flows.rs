@@ -325,3 +325,23 @@ fn refused_changes_are_retried_or_dropped_after_a_yes() {
     app.update(Event::Answer(Answer::RefusedRetried(1)));
     assert_eq!(toast(&app), "Sending 1 refused change again.");
 }
+
+/// `m` on the session's book: its row says finished at once (sync tells
+/// the new place of other books only), so a second `m` undoes it.
+#[test]
+fn m_twice_on_the_sessions_book_marks_it_finished_then_unfinished() {
+    let mut app = playing();
+    app.update(code(KeyCode::Esc)); // the library, on Moby Dick
+    let mark = |finished| Command::MarkFinished {
+        book: BookId::new("moby"),
+        finished,
+    };
+    assert_eq!(commands(&app.update(key('m'))), [mark(true)]);
+    let text = render(&mut app, 80, 24);
+    let row = text.lines().find(|l| l.contains("Moby Dick")).unwrap();
+    assert!(row.contains("finished"), "{row}");
+    assert_eq!(commands(&app.update(key('m'))), [mark(false)]);
+    let text = render(&mut app, 80, 24);
+    let row = text.lines().find(|l| l.contains("Moby Dick")).unwrap();
+    assert!(!row.contains("finished"), "{row}");
+}

@@ -14,27 +14,26 @@ use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::state::{Answer, PlayState};
 
-/// The break the session rewound for when it opened a book, if any,
-/// until the book `id` plays past `past` seconds.
+/// The break the session rewound for when it opened book `id`, if it
+/// did before the book played past `past` seconds.
 fn break_rewound(
     rx: &std::sync::mpsc::Receiver<earmark::ui::terminal::LoopEvent>,
     id: &earmark::domain::BookId,
     past: f64,
 ) -> Option<f64> {
-    let back = std::cell::Cell::new(None);
-    next_answer(rx, "the book playing", |a| match a {
+    let a = next_answer(rx, "the book playing", |a| match a {
         Answer::SessionEvent(SessionEvent::Said(Said::Rewound {
-            back: b,
             after: RewindAfter::Break,
-        })) => {
-            back.set(Some(*b));
-            false
-        }
+            ..
+        })) => true,
         a => listening(a).is_some_and(|l| {
             &l.book.id == id && l.state == PlayState::Playing && l.position > past
         }),
     });
-    back.get()
+    match a {
+        Answer::SessionEvent(SessionEvent::Said(Said::Rewound { back, .. })) => Some(back),
+        _ => None,
+    }
 }
 
 #[test]
@@ -79,16 +78,17 @@ fn the_break_is_timed_from_the_last_save_of_the_place_not_the_library() {
 
     // Two hours: the curve's most, 30 s, but not past the chapter's start.
     open(&mut live, &a, &ma, Start::Resume);
-    let back = break_rewound(&rx, &a.id, 1.0).expect("a rewind for the break");
+    let back = break_rewound(&rx, &a.id, 8.0).expect("a rewind for the break");
     assert!((5.0..5.5).contains(&back), "to the chapter's start: {back}");
     // Listened to: the place moved on.
     next_answer(&rx, "A playing on", |x| {
         listening(x).is_some_and(|l| l.book.id == a.id && l.position > 1.5)
     });
     live.handle(earmark::ui::state::Effect::Session(Command::Pause));
-    next_answer(&rx, "A paused", |x| {
+    let paused = next_answer(&rx, "A paused", |x| {
         listening(x).is_some_and(|l| l.book.id == a.id && l.state == PlayState::Paused)
     });
+    let paused_at = listening(&paused).unwrap().position;
 
     // Another book, then A again: its break began at the pause (seconds:
     // no rewind), although the library still says two hours ago.
@@ -97,6 +97,6 @@ fn the_break_is_timed_from_the_last_save_of_the_place_not_the_library() {
         listening(x).is_some_and(|l| l.book.id == b.id && l.state == PlayState::Playing)
     });
     open(&mut live, &a, &ma, Start::Resume);
-    assert_eq!(break_rewound(&rx, &a.id, 2.5), None);
+    assert_eq!(break_rewound(&rx, &a.id, paused_at + 2.0), None);
     live.shutdown();
 }

@@ -148,14 +148,15 @@ fn a_key_cancels_the_countdown_and_does_nothing_else() {
     let fx = app.update(key(' '));
     assert_eq!(commands(&fx), [Command::UpNext(UpNextCommand::Cancel)]);
     assert_eq!(fx.len(), 1, "the key only cancels: {fx:?}");
+    assert_eq!(toast(&app), "Up next cancelled: “Emma” does not start.");
 }
 
 #[test]
-fn the_next_book_starting_is_said() {
+fn the_next_book_starting_is_said_and_its_screen_follows() {
     let mut app = with_list(vec![]);
     playing_pride(&mut app);
     use earmark::domain::session::Said;
-    said(
+    let fx = said(
         &mut app,
         Said::UpNextStarting {
             next: emma_next(),
@@ -163,6 +164,10 @@ fn the_next_book_starting_is_said() {
         },
     );
     assert_eq!(toast(&app), "Up next: “Emma”, next in Austen Novels");
+    // On the finished book's screen, the next book's screen opens (where
+    // Space would not play the finished one again).
+    assert!(fx.contains(&Effect::LoadBook(BookId::new("emma"))), "{fx:?}");
+    assert_eq!((app.screen, app.book.id.as_str()), (Screen::Book, "emma"));
     said(
         &mut app,
         Said::UpNextStarting {

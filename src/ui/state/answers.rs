@@ -25,7 +25,7 @@ impl App {
             }
             Answer::Via(via) => self.via = via,
             Answer::Session(snap) => self.snapshot(snap, fx),
-            Answer::SessionEvent(e) => self.session_event(e),
+            Answer::SessionEvent(e) => self.session_event(e, fx),
             Answer::License(status) => {
                 if status.valid {
                     self.license_block = None;

@@ -269,14 +269,17 @@ impl App {
         // Typed text is not a key: an `n` in the search line or the login
         // form cancels.
         let typing = self.screen == Screen::Login || self.search_editing();
-        if self.snap.up_next.countdown.is_some() {
+        if let Some(c) = &self.snap.up_next.countdown {
             let go = !typing
                 && !self.overlays.is_open()
                 && self.keymap.action(key) == Some(Action::NextChapter);
-            let c = if go {
-                UpNextCommand::Go
-            } else {
-                UpNextCommand::Cancel
+            let c = match go {
+                true => UpNextCommand::Go,
+                false => {
+                    let text = format!("Up next cancelled: “{}” does not start.", c.next.title);
+                    self.toast(text, false);
+                    UpNextCommand::Cancel
+                }
             };
             fx.push(Effect::Session(Command::UpNext(c)));
             return;

@@ -151,11 +151,15 @@ impl App {
                 if let Some(b) = current {
                     let finished = !b.progress.as_ref().is_some_and(|p| p.finished);
                     let book = b.id.clone();
-                    out.send(Command::MarkFinished { book, finished });
+                    out.send(Command::MarkFinished {
+                        book: book.clone(),
+                        finished,
+                    });
                     out.say(match finished {
                         true => "Marked finished",
                         false => "Marked unfinished",
                     });
+                    self.marked_finished(&book, finished);
                 }
             }
             A::RetryRefused | A::DiscardRefused if self.snap.queue.refused == 0 => {
@@ -187,6 +191,27 @@ impl App {
             Screen::Library => self.library.selected(),
             _ => None,
         }
+    }
+
+    /// The session's book was marked: its row says so at once (sync tells
+    /// the new place of any other book, not of the session's), so the
+    /// next `m` undoes it.
+    fn marked_finished(&mut self, book: &BookId, finished: bool) {
+        let Some(np) = self.playing().filter(|p| &p.book.id == book) else {
+            return;
+        };
+        let here = crate::domain::Progress {
+            chapter_id: np.chapter.clone(),
+            position: np.position,
+            book_position: np.book_progress().0,
+            finished,
+            client_updated_at: Some(self.wall_now()),
+            server_updated_at: None,
+        };
+        self.library.update_book(book, |b| match &mut b.progress {
+            Some(p) => p.finished = finished,
+            None => b.progress = Some(here),
+        });
     }
 
     fn follow_link(&mut self, facet: Facet, fx: &mut Vec<Effect>) {

@@ -71,7 +71,7 @@ impl App {
         ticking.then_some(self.now + PLAYING_TICK_MS)
     }
 
-    pub(super) fn session_event(&mut self, e: SessionEvent) {
+    pub(super) fn session_event(&mut self, e: SessionEvent, fx: &mut Vec<Effect>) {
         match e {
             SessionEvent::Conflict {
                 book,
@@ -91,10 +91,22 @@ impl App {
                 self.book.history.push(book, mark);
             }
             SessionEvent::Said(s) => {
+                if let Said::UpNextStarting { next, .. } = &s {
+                    self.follow_up_next(next.book.clone(), fx);
+                }
                 if let Some((text, error)) = self.words(s) {
                     self.toast(text, error);
                 }
             }
+        }
+    }
+
+    /// The next book starts: on the finished book's screen, its screen
+    /// opens (where Space would play the finished one again).
+    fn follow_up_next(&mut self, next: BookId, fx: &mut Vec<Effect>) {
+        let finished = self.playing().map(|p| p.book.id.clone());
+        if self.screen == Screen::Book && finished.as_ref() == Some(&self.book.id) {
+            self.open_book(next, fx);
         }
     }
 
