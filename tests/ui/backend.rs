@@ -430,3 +430,33 @@ fn an_invalid_license_shows_its_banner_on_start_before_anything_fails() {
     assert!(!message.is_empty());
     live.shutdown();
 }
+
+/// A request that cannot reach the server is said in earmark's words:
+/// the address and the first reason, not the HTTP library's chain.
+#[test]
+fn an_unreachable_server_is_said_without_the_http_librarys_words() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    rt.block_on(server.stop());
+    live.handle(Effect::Search("fox".into()));
+    let Answer::Failed(words) = next_answer(&rx, "the search failed", |a| {
+        matches!(a, Answer::Failed(m) if m.contains("Search"))
+    }) else {
+        unreachable!()
+    };
+    assert!(words.contains("cannot reach the server at"), "{words}");
+    assert!(!words.contains("client error"), "{words}");
+    assert!(!words.contains("tcp"), "{words}");
+    live.shutdown();
+}

@@ -392,3 +392,28 @@ pub fn toast_lines(text: &str, room: usize, most: usize) -> Vec<String> {
     }
     lines
 }
+
+#[cfg(test)]
+mod tests {
+    use super::toast_lines;
+
+    #[test]
+    fn a_toast_is_cut_only_between_words() {
+        let text = "Could not load the library: cannot reach the server at http://127.0.0.1:8686/api/v1 (the connection failed)";
+        let words: Vec<&str> = text.split(' ').collect();
+        for room in [30, 38, 78] {
+            for most in [1, 2, 3] {
+                let lines = toast_lines(text, room, most);
+                assert!(lines.len() <= most, "{room}/{most}: {lines:?}");
+                for l in &lines {
+                    assert!(super::width(l) <= room, "{room}: {l:?}");
+                    for w in l.trim_end_matches('…').split(' ') {
+                        assert!(words.contains(&w), "{room}/{most}: {w:?} cut in {lines:?}");
+                    }
+                }
+                let whole = lines.join(" ");
+                assert_eq!(whole == text, !whole.ends_with('…'), "{lines:?}");
+            }
+        }
+    }
+}
