@@ -275,7 +275,11 @@ mod tests {
         // 30 min: 10 s + (1800 - 600) / (3600 - 600) × 20 s = 18 s.
         let b = r.follow(&book, Flow::Playing, 600.0, 1_801_000).unwrap();
         assert!((b.back - 18.0).abs() < 1e-9 && b.after == RewindAfter::Break);
-        assert_eq!(r.follow(&book, Flow::Playing, 582.0, 1_802_000), None, "once");
+        assert_eq!(
+            r.follow(&book, Flow::Playing, 582.0, 1_802_000),
+            None,
+            "once"
+        );
     }
 
     proptest! {

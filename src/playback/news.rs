@@ -62,7 +62,10 @@ impl Owner {
     pub(super) fn sync_changed(&mut self, s: SyncStatus) {
         // A load of a book the session left (sync's status may still say
         // it after another book opened) is not the session's.
-        let playing = s.playing.clone().filter(|p| Some(&p.book) == self.book_id().as_ref());
+        let playing = s
+            .playing
+            .clone()
+            .filter(|p| Some(&p.book) == self.book_id().as_ref());
         if playing != self.playing {
             // Another load of the session's book (or none).
             self.playing = playing;

@@ -121,7 +121,14 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
     .unwrap();
 
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     open(&mut live, &book, &manifest, Start::Resume);
     let a = next_answer(&rx, "the conflict prompt", |a| {
         matches!(a, Answer::SessionEvent(SessionEvent::Conflict { .. }))
@@ -193,7 +200,14 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     open(&mut live, &book, &manifest, Start::Resume);
     next_answer(&rx, "playing", |a| in_state(a, PlayState::Playing));
     server
@@ -260,7 +274,14 @@ fn speed_and_volume_are_saved_for_the_book() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     open(&mut live, &book, &manifest, Start::Resume);
     next_answer(&rx, "playing", |a| in_state(a, PlayState::Playing));
     live.handle(Effect::Session(Command::Volume(0.5)));
@@ -312,7 +333,14 @@ fn mark_finished_uses_the_landed_place_and_keeps_other_books_progress() {
     ))
     .unwrap();
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let a_ch = m_ch(&am, am.items.len() - 1);
     open(&mut live, &a, &am, Start::At(a_ch.clone(), 2.0));
     next_answer(&rx, "playing", |a| {
@@ -377,16 +405,22 @@ fn rapid_switching_never_writes_one_books_place_into_another() {
         .unwrap();
     }
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     for i in [0, 1, 0, 1, 0] {
         let (b, m) = &books[i];
         open(&mut live, b, m, Start::Resume);
     }
     let a = &books[0].0.id;
     next_answer(&rx, "A playing", |x| {
-        listening(x).is_some_and(|l| {
-            l.book.id == *a && l.state == PlayState::Playing && l.position > 2.5
-        })
+        listening(x)
+            .is_some_and(|l| l.book.id == *a && l.state == PlayState::Playing && l.position > 2.5)
     });
     live.handle(Effect::Session(Command::Pause));
     next_answer(&rx, "paused", |x| in_state(x, PlayState::Paused));
@@ -414,7 +448,14 @@ fn an_invalid_license_shows_its_banner_on_start_before_anything_fails() {
         .set_license(earmark::server::LicenseSetting::Expired)
         .unwrap();
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let a = next_answer(&rx, "the license banner", |a| {
         matches!(
             a,
@@ -450,9 +491,11 @@ fn an_unreachable_server_is_said_without_the_http_librarys_words() {
     .unwrap();
     rt.block_on(server.stop());
     live.handle(Effect::Search("fox".into()));
-    let Answer::Failed(words) = next_answer(&rx, "the search failed", |a| {
-        matches!(a, Answer::Failed(m) if m.contains("Search"))
-    }) else {
+    let Answer::Failed(words) = next_answer(
+        &rx,
+        "the search failed",
+        |a| matches!(a, Answer::Failed(m) if m.contains("Search")),
+    ) else {
         unreachable!()
     };
     assert!(words.contains("cannot reach the server at"), "{words}");

@@ -236,7 +236,10 @@ pub fn news(app: &mut App, e: SessionEvent) -> Vec<Effect> {
 
 /// The newest toast's words.
 pub fn toast(app: &App) -> String {
-    app.toasts.back().map(|t| t.text.clone()).unwrap_or_default()
+    app.toasts
+        .back()
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
 }
 
 /// Moby Dick playing in chapter 2 at 10:00, speed 1.25×.

@@ -177,10 +177,7 @@ fn the_sleep_menu_sends_the_choice_and_the_bar_shows_the_sessions_timer() {
     let mut app = playing();
     app.update(key('s')); // 5 minutes is first
     let fx = app.update(code(KeyCode::Enter));
-    assert_eq!(
-        commands(&fx),
-        [Command::Sleep(SleepChoice::Minutes(5))]
-    );
+    assert_eq!(commands(&fx), [Command::Sleep(SleepChoice::Minutes(5))]);
     assert!(!app.overlays.is_open());
     let mut s = app.snap.clone();
     s.sleep = Some(SleepTimer::Timed {

@@ -104,7 +104,14 @@ fn a_history_jump_moves_the_server_back_and_a_moving_restore_is_remembered() {
     ))
     .unwrap();
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     open(&mut live, &book, &manifest, Start::Resume);
     let got = next_answer(&rx, "the restore's mark", |a| {
         matches!(a, Answer::SessionEvent(SessionEvent::PlaceMarked { .. }))

@@ -229,7 +229,10 @@ async fn media_keys_play_pause_next_and_seek_through_mpris() {
             &[&format!("objpath:{first_track}"), "int64:1000000"],
         );
         let track = track_id(&bus.prop("Metadata"));
-        bus.call("SetPosition", &[&format!("objpath:{track}"), "int64:-5000000"]);
+        bus.call(
+            "SetPosition",
+            &[&format!("objpath:{track}"), "int64:-5000000"],
+        );
         // A good seek after them: once it shows, they were taken (in order).
         bus.call("Seek", &["int64:5000000"]);
         wait_until(

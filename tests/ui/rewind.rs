@@ -55,7 +55,10 @@ fn a_rewind_after_a_pause_reaches_the_engine_and_the_server() {
         matches!(Driver::at(a), Some((PlayState::Playing, ref c, p)) if *c == ch0 && p < paused_at - 3.5)
     });
     assert!(
-        d.app.toasts.iter().any(|t| t.text == "Rewound 5 s after a pause"),
+        d.app
+            .toasts
+            .iter()
+            .any(|t| t.text == "Rewound 5 s after a pause"),
         "{:?}",
         d.app.toasts
     );

@@ -157,7 +157,13 @@ fn a_sleep_timer_does_not_follow_into_another_book() {
     let c = done.client.clone();
     let books: Vec<(Book, Manifest)> = rt.block_on(async {
         let mut out = Vec::new();
-        for b in c.books(&Default::default()).await.unwrap().into_iter().take(2) {
+        for b in c
+            .books(&Default::default())
+            .await
+            .unwrap()
+            .into_iter()
+            .take(2)
+        {
             let m = c.manifest(&b.id).await.unwrap();
             out.push((b, m));
         }
@@ -178,9 +184,11 @@ fn a_sleep_timer_does_not_follow_into_another_book() {
         listening(x).is_some_and(|l| l.book.id == a.id && l.state == PlayState::Playing)
     });
     live.handle(Effect::Session(Command::Sleep(SleepChoice::Minutes(5))));
-    next_answer(&rx, "A's timer", |x| {
-        matches!(x, Answer::Session(s) if s.sleep.is_some())
-    });
+    next_answer(
+        &rx,
+        "A's timer",
+        |x| matches!(x, Answer::Session(s) if s.sleep.is_some()),
+    );
     open(&mut live, b, bm, Start::Resume);
     next_answer(&rx, "B without a timer", |x| {
         matches!(x, Answer::Session(s)
@@ -281,7 +289,9 @@ fn seeks_while_paused_reach_the_server_at_once_or_are_queued() {
     });
     d.stop_server();
     d.step(key('h'));
-    d.follow("queued while the server is away", |a| a.snap.queue.queued == 1);
+    d.follow("queued while the server is away", |a| {
+        a.snap.queue.queued == 1
+    });
     d.restart_server();
     d.follow("sent when it is back", |a| a.snap.queue.queued == 0);
     held(&d, "← while away", &|p| {

@@ -49,16 +49,14 @@ fn a_typed_time_sets_the_timer() {
 #[test]
 fn the_sessions_news_of_the_timer_is_said_in_words() {
     let mut app = playing();
-    let set = |choice| {
-        Said::Sleep(SleepNews::Set {
-            choice,
-            auto: None,
-        })
-    };
+    let set = |choice| Said::Sleep(SleepNews::Set { choice, auto: None });
     for (news, words) in [
         (set(SleepChoice::Minutes(20)), "Sleep timer: 20 min"),
         (set(SleepChoice::Chapters(1)), "Sleep timer: end of chapter"),
-        (set(SleepChoice::Chapters(3)), "Sleep timer: end of 3 chapters"),
+        (
+            set(SleepChoice::Chapters(3)),
+            "Sleep timer: end of 3 chapters",
+        ),
         (set(SleepChoice::Off), "Sleep timer off"),
         (
             Said::Sleep(SleepNews::Extended { left_ms: 300_000 }),
@@ -227,7 +225,10 @@ fn the_timer_stops_the_engine_and_extend_resumes_it() {
     assert_eq!(p.chapter_id, ch);
     assert!(p.position > stopped_at, "{} vs {stopped_at}", p.position);
     let volume = state.settings.and_then(|s| s.volume);
-    assert!(volume.is_none_or(|v| v > 0.99), "the fade was saved: {volume:?}");
+    assert!(
+        volume.is_none_or(|v| v > 0.99),
+        "the fade was saved: {volume:?}"
+    );
 }
 
 /// Through the real backends: a headset's play/pause (MPRIS sends the

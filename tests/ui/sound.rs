@@ -27,10 +27,13 @@ fn press(app: &mut App, c: char) -> Vec<SoundSettings> {
     let sent = sound_fx(&app.update(key(c)));
     if let Some(settings) = sent.last() {
         let now = app.playing().unwrap().sound;
-        sound(app, SoundNow {
-            settings: *settings,
-            ..now
-        });
+        sound(
+            app,
+            SoundNow {
+                settings: *settings,
+                ..now
+            },
+        );
     }
     sent
 }

@@ -96,7 +96,14 @@ fn a_license_refusal_on_the_chapter_stream_shows_the_license_banner() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let mut app = App::new(
         earmark::ui::keymap::Keymap::default(),
         UiSettings::default(),
@@ -131,7 +138,14 @@ fn quitting_with_unsent_changes_says_how_many_are_kept() {
     let c = done.client.clone();
     let book = rt.block_on(async { c.books(&BookQuery::default()).await.unwrap().remove(0) });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     rt.block_on(server.stop());
     // A favorite the server cannot take now is queued.
     live.handle(Effect::SetFavorite {
@@ -168,7 +182,14 @@ fn a_plain_403_on_the_chapter_stream_is_said_in_words() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let mut app = App::new(
         earmark::ui::keymap::Keymap::default(),
         UiSettings::default(),

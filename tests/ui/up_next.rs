@@ -166,7 +166,10 @@ fn the_next_book_starting_is_said_and_its_screen_follows() {
     assert_eq!(toast(&app), "Up next: “Emma”, next in Austen Novels");
     // On the finished book's screen, the next book's screen opens (where
     // Space would not play the finished one again).
-    assert!(fx.contains(&Effect::LoadBook(BookId::new("emma"))), "{fx:?}");
+    assert!(
+        fx.contains(&Effect::LoadBook(BookId::new("emma"))),
+        "{fx:?}"
+    );
     assert_eq!((app.screen, app.book.id.as_str()), (Screen::Book, "emma"));
     said(
         &mut app,
@@ -234,7 +237,9 @@ fn the_list_screen_reorders_removes_and_opens() {
     let fx = app.update(key('d'));
     assert_eq!(
         commands(&fx),
-        [Command::UpNext(UpNextCommand::Toggle(queued("cafe", "Cafe")))]
+        [Command::UpNext(UpNextCommand::Toggle(queued(
+            "cafe", "Cafe"
+        )))]
     );
     owner_edits(&mut app, &fx);
     assert_eq!(app.up_next.cursor, 1, "on the last row left");

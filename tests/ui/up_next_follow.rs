@@ -5,9 +5,7 @@
 //! show a book's place in the list, in signs or in words.
 
 use crate::fixtures::*;
-use crate::up_next::{
-    counting_down, emma_next, playing_pride, queued, up_next, with_list,
-};
+use crate::up_next::{counting_down, emma_next, playing_pride, queued, up_next, with_list};
 use earmark::domain::session::{Command, Said, UpNextCommand, UpNextNow, UpNextWhy};
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;

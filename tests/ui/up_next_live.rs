@@ -123,7 +123,11 @@ fn a_finished_book_is_marked_finished_and_the_next_of_its_series_resumes_at_its_
     let (mut d, two, two_ch2) = saga_one_open(lib.path(), rules);
     d.step(code(KeyCode::Enter)); // chapter 1 from 0
     d.follow("next: Saga Two", |a| {
-        a.snap.up_next.next.as_ref().is_some_and(|n| n.book == two.id)
+        a.snap
+            .up_next
+            .next
+            .as_ref()
+            .is_some_and(|n| n.book == two.id)
     });
     d.follow("the countdown", |a| a.snap.up_next.countdown.is_some());
     // Every place of Saga Two the player is shown, until it plays.
@@ -222,7 +226,7 @@ fn the_list_is_kept_across_restarts_for_its_account_only() {
             profile.clone(),
             Some(done.session.clone()),
             AudioMode::Null,
-        Default::default(),
+            Default::default(),
         )
         .unwrap();
         assert_eq!(read(&rx, 0), vec![], "nothing kept yet");
@@ -236,7 +240,14 @@ fn the_list_is_kept_across_restarts_for_its_account_only() {
     }
     // A restart reads it back.
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, Default::default()).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     assert_eq!(read(&rx, list.len()), list);
     // Bob, on the same device and server, has his own (empty) list.
     live.handle(Effect::Login {
@@ -305,7 +316,9 @@ fn beta_from_the_list(finished: bool) -> (Vec<(ChapterId, f64)>, Manifest, Progr
         books,
         from_cache: false,
     }));
-    d.follow("the account's list read", |a| !a.snap.up_next.list.is_empty());
+    d.follow("the account's list read", |a| {
+        !a.snap.up_next.list.is_empty()
+    });
     d.step(code(KeyCode::Enter));
     d.follow("the countdown to Beta", |a| {
         a.snap

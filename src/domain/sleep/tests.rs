@@ -173,7 +173,10 @@ fn five_minutes_fade_out_then_pause_and_write_the_place() {
     s.set(SleepChoice::Minutes(5), &look(1_000, true, false));
     assert!(s.follow(&look(200_000, true, false)).is_empty());
     s.follow(&look(301_000, true, false));
-    assert!(matches!(s.timer, Some(SleepTimer::Fading { since: 301_000, .. })));
+    assert!(matches!(
+        s.timer,
+        Some(SleepTimer::Fading { since: 301_000, .. })
+    ));
     assert_eq!(s.follow(&look(306_000, true, false)), [SleepAct::Fade(0.4)]);
     let end = s.follow(&look(311_500, true, false));
     assert_eq!(end[..2], [SleepAct::Pause, SleepAct::Fade(0.8)]);
@@ -228,8 +231,14 @@ fn extend_shortly_after_the_stop_resumes_and_later_it_does_not() {
 #[test]
 fn the_fade_length_comes_from_the_settings() {
     let mut s = fading(2_000);
-    assert!(!s.follow(&look(61_900, true, false)).contains(&SleepAct::Pause));
-    assert!(s.follow(&look(62_100, true, false)).contains(&SleepAct::Pause));
+    assert!(
+        !s.follow(&look(61_900, true, false))
+            .contains(&SleepAct::Pause)
+    );
+    assert!(
+        s.follow(&look(62_100, true, false))
+            .contains(&SleepAct::Pause)
+    );
 }
 
 #[test]
@@ -253,7 +262,9 @@ fn the_countdown_holds_while_paused_unless_it_counts_on() {
 #[test]
 fn a_headset_play_during_the_fade_extends_as_the_key_does() {
     let mut s = fading(10_000);
-    let acts = s.remote_play(&look(65_000, true, false)).expect("it extends");
+    let acts = s
+        .remote_play(&look(65_000, true, false))
+        .expect("it extends");
     assert_eq!(acts[0], SleepAct::Fade(0.8), "the volume comes back");
     assert!(!acts.contains(&SleepAct::Play), "it plays already");
     assert_eq!(s.timer.and_then(|t| t.left_ms(65_000)), Some(300_000));
@@ -280,7 +291,11 @@ fn a_headset_play_without_a_fading_timer_only_plays() {
     let mut s = Sleep::new(SleepSettings::default());
     s.set(SleepChoice::Minutes(10), &look(0, true, false));
     assert_eq!(s.remote_play(&look(1_000, true, false)), None);
-    assert_eq!(s.timer.and_then(|t| t.left_ms(0)), Some(600_000), "not extended");
+    assert_eq!(
+        s.timer.and_then(|t| t.left_ms(0)),
+        Some(600_000),
+        "not extended"
+    );
 }
 
 fn auto(window: &str, choice: SleepChoice) -> Sleep {
@@ -320,8 +335,8 @@ fn the_automatic_timer_starts_when_the_clock_enters_its_hours_while_playing() {
     p.minute = 23 * 60 + 10;
     let acts = s.follow(&p);
     assert_eq!(s.timer.and_then(|t| t.left_ms(60_000)), Some(30 * 60_000));
-    assert!(acts.iter().any(|a| matches!(
-        a,
-        SleepAct::Said(SleepNews::Set { auto: Some(_), .. })
-    )));
+    assert!(
+        acts.iter()
+            .any(|a| matches!(a, SleepAct::Said(SleepNews::Set { auto: Some(_), .. })))
+    );
 }

@@ -102,7 +102,11 @@ impl BookScreen {
                 let start = Start::At(b.chapter_id.clone(), b.position);
                 Some(Pick::At(start, JumpCause::Bookmark))
             }
-            BookPane::History => self.history.row(&self.id, self.cursor).cloned().map(Pick::Mark),
+            BookPane::History => self
+                .history
+                .row(&self.id, self.cursor)
+                .cloned()
+                .map(Pick::Mark),
         }
     }
 

@@ -25,5 +25,4 @@ impl App {
         });
         self.book.cover = CoverState::Loading;
     }
-
 }

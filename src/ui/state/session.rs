@@ -18,7 +18,8 @@ impl App {
     /// The place shown is this device's, not confirmed by the server
     /// (taken offline, or not read back yet after it went away).
     pub fn unconfirmed(&self) -> bool {
-        self.playing().is_some_and(|p| !p.confirmed && p.state != PlayState::Ready)
+        self.playing()
+            .is_some_and(|p| !p.confirmed && p.state != PlayState::Ready)
             && self.snap.link != Link::Online
     }
 
@@ -229,10 +230,9 @@ impl App {
                     None => set,
                 }
             }
-            SleepNews::Extended { left_ms } => format!(
-                "Sleep timer: {} left",
-                fmt_time(left_ms as f64 / 1000.0)
-            ),
+            SleepNews::Extended { left_ms } => {
+                format!("Sleep timer: {} left", fmt_time(left_ms as f64 / 1000.0))
+            }
             SleepNews::Slept => "Sleep timer: paused (z adds 5 min)".into(),
             SleepNews::SleptAtChapterEnd => "Sleep timer: paused at the end of the chapter".into(),
         };

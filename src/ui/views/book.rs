@@ -48,7 +48,14 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         let series: Vec<String> = book.series.iter().map(|s| s.label()).collect();
         facts.insert(0, series.join(", "));
     }
-    put(buf, r, r.x + 1, y, &fit(&facts.join(" · "), inner), theme.dim);
+    put(
+        buf,
+        r,
+        r.x + 1,
+        y,
+        &fit(&facts.join(" · "), inner),
+        theme.dim,
+    );
     y += 1;
     if let Some(links) = links {
         put(buf, r, r.x + 1, y, &fit(&links, inner), theme.dim);

@@ -7,9 +7,9 @@
 
 use super::layout::Areas;
 use super::text::{clear_row, fit, fit_pad, put, width, wrap};
-use crate::ui::keymap::Action;
 use crate::domain::session::Place;
 use crate::domain::{BookId, ChapterId};
+use crate::ui::keymap::Action;
 use crate::ui::state::{App, Overlay, SLEEP_CHOICES, choice_label};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -77,7 +77,16 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
         },
     };
     let lines = &shown.lines;
-    boxed(buf, theme, areas.full, &shown.title, lines, shown.cursor, framed, shown.caret)
+    boxed(
+        buf,
+        theme,
+        areas.full,
+        &shown.title,
+        lines,
+        shown.cursor,
+        framed,
+        shown.caret,
+    )
 }
 
 /// The drawn bar after typed text is for eyes; the accessible mode

@@ -175,7 +175,15 @@ fn bars(app: &App, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y:
         _ => (None, None),
     };
     let ticks = np.chapter_ticks();
-    progress_line(buf, theme, r, y + 1, ("book", frac, &ticks), &bk_times, left);
+    progress_line(
+        buf,
+        theme,
+        r,
+        y + 1,
+        ("book", frac, &ticks),
+        &bk_times,
+        left,
+    );
 }
 
 /// What the player bar shows of a book's sound: only what is on.

@@ -93,7 +93,14 @@ fn days_in_words(s: &ListeningStats, theme: &Theme, buf: &mut Buffer, r: Rect) {
         };
         let line = format!("{when}: {}", fmt_hours(d.wall_secs));
         let y = r.y + i as u16;
-        put(buf, r, r.x, y, &fit(&line, usize::from(r.width)), theme.base);
+        put(
+            buf,
+            r,
+            r.x,
+            y,
+            &fit(&line, usize::from(r.width)),
+            theme.base,
+        );
     }
 }
 
@@ -148,7 +155,12 @@ fn most_listened(
     rows: usize,
 ) {
     let inner = usize::from(r.width).saturating_sub(2);
-    for (i, b) in s.books.iter().take(rows.min(usize::from(r.height))).enumerate() {
+    for (i, b) in s
+        .books
+        .iter()
+        .take(rows.min(usize::from(r.height)))
+        .enumerate()
+    {
         let title = app
             .library
             .get(&b.book_id)

@@ -31,7 +31,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
             *y += 1;
         }
     };
-    line(&mut y, crate::ui::state::up_next::rule(app.snap.up_next.mode), theme.dim);
+    line(
+        &mut y,
+        crate::ui::state::up_next::rule(app.snap.up_next.mode),
+        theme.dim,
+    );
     let keys = format!(
         "{} from a book or the library adds · {}/{} move · {} removes · Enter opens",
         key(app, Action::UpNextAdd),
@@ -88,7 +92,9 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
 pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style)>)> {
     let c = app.snap.up_next.countdown.as_ref()?;
     let left = (c.starts_at - app.wall_now()).max(0).div_euclid(1000) as u64
-        + u64::from((c.starts_at - app.wall_now()).rem_euclid(1000) > 0 && c.starts_at > app.wall_now());
+        + u64::from(
+            (c.starts_at - app.wall_now()).rem_euclid(1000) > 0 && c.starts_at > app.wall_now(),
+        );
     let when = if left == 0 {
         "starting…".to_owned()
     } else {

@@ -32,7 +32,13 @@ impl Library {
 
     /// A key typed into the search line; false hands it on (to move in
     /// the list while typing).
-    pub(crate) fn search_key(&mut self, key: Key, now: Millis, offline: bool, out: &mut Out) -> bool {
+    pub(crate) fn search_key(
+        &mut self,
+        key: Key,
+        now: Millis,
+        offline: bool,
+        out: &mut Out,
+    ) -> bool {
         let Some(search) = self.search.as_mut() else {
             return false;
         };
