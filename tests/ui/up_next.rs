@@ -46,10 +46,8 @@ pub(crate) fn owner_edits(app: &mut App, fx: &[Effect]) {
     let mut u = app.snap.up_next.clone();
     for c in commands(fx) {
         match c {
-            Command::UpNext(UpNextCommand::Toggle(q)) => {
-                if !list::remove(&mut u.list, &q.id) {
-                    list::add(&mut u.list, q);
-                }
+            Command::UpNext(UpNextCommand::Toggle(q)) if !list::remove(&mut u.list, &q.id) => {
+                list::add(&mut u.list, q);
             }
             Command::UpNext(UpNextCommand::Shift { book, by }) => {
                 let i = u.list.iter().position(|q| q.id == book).unwrap();
