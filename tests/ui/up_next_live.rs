@@ -419,3 +419,64 @@ fn n_in_the_last_chapter_marks_the_book_finished_on_the_server_and_the_next_resu
     }
     d.live.shutdown();
 }
+
+/// A book with nothing after it ends quietly; `n` after its end says why
+/// nothing follows (the list is empty, `up_next = "queue"`).
+#[test]
+fn a_book_with_nothing_after_it_ends_quietly_and_n_says_why() {
+    use crate::backend::{listening, open};
+    use earmark::domain::session::{Event as SessionEvent, Said, Start, UpNextWhy};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lib = saga_library(2);
+    let server = rt.block_on(TestServer::start(lib.path())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let c = done.client.clone();
+    let books = rt.block_on(c.books(&Default::default())).unwrap();
+    let one = books
+        .iter()
+        .find(|b| b.title == "Saga One")
+        .unwrap()
+        .clone();
+    let m = rt.block_on(c.manifest(&one.id)).unwrap();
+    let rules = ListeningRules {
+        up_next: UpNextMode::Queue,
+        rewind: None,
+        ..Default::default()
+    };
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null, rules).unwrap();
+    let last = m.items[1].chapter_id.clone();
+    open(&mut live, &one, &m, Start::At(last, 0.5));
+    let none = |a: &Answer| {
+        matches!(
+            a,
+            Answer::SessionEvent(SessionEvent::Said(Said::UpNextNone(_)))
+        )
+    };
+    let ended = next_answer(&rx, "the end (or words before it)", |a| {
+        none(a) || listening(a).is_some_and(|l| l.state == PlayState::Ended)
+    });
+    assert!(!none(&ended), "the end was not quiet");
+    // Snapshots and events come by two ways: a command's words after the
+    // end mark where the end's own words would have come.
+    use earmark::domain::sleep::{SleepChoice, SleepNews};
+    live.handle(Effect::Session(Command::Sleep(SleepChoice::Off)));
+    let marker = next_answer(&rx, "the timer's words", |a| {
+        none(a)
+            || matches!(
+                a,
+                Answer::SessionEvent(SessionEvent::Said(Said::Sleep(SleepNews::Set { .. })))
+            )
+    });
+    assert!(!none(&marker), "the end was not quiet");
+    live.handle(Effect::Session(Command::UpNext(UpNextCommand::Go)));
+    let said = next_answer(&rx, "n's words", none);
+    assert_eq!(
+        said,
+        Answer::SessionEvent(SessionEvent::Said(Said::UpNextNone(
+            UpNextWhy::NothingFollows
+        )))
+    );
+    live.shutdown();
+}
