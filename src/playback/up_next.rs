@@ -55,6 +55,9 @@ pub(super) struct UpNext {
     /// Each save takes its number; a save that finds a later one written
     /// is dropped, so a slow older save never lands over a newer list.
     saves: Arc<(AtomicU64, Mutex<u64>)>,
+    /// Edits made before the account's list was read: applied to it then
+    /// (`None`: it was read).
+    unread: Option<Vec<UpNextCommand>>,
 }
 
 fn account(session: Option<&Session>) -> Option<Account> {
@@ -76,6 +79,7 @@ impl UpNext {
             next: None,
             counting: None,
             saves: Arc::default(),
+            unread: s.map(|_| Vec::new()),
         }
     }
 
@@ -106,6 +110,7 @@ impl UpNext {
     pub fn log_in(&mut self, s: Option<&Session>, done: &mpsc::UnboundedSender<Done>) {
         self.store = account(s).map(|a| UpNextStore::of(&self.data, &a));
         self.list.clear();
+        self.unread = s.map(|_| Vec::new());
         self.library = Arc::default();
         self.counting = None;
         self.load_list(done);
@@ -183,6 +188,11 @@ impl Owner {
         match c {
             UpNextCommand::Go => self.up_next_go(),
             UpNextCommand::Cancel => self.up_next.counting = None,
+            edit if self.up_next.unread.is_some() => {
+                if let Some(edits) = self.up_next.unread.as_mut() {
+                    edits.push(edit);
+                }
+            }
             edit => {
                 if self.up_next.edit(&edit) {
                     self.up_next.save();
@@ -336,10 +346,18 @@ impl Owner {
         match f {
             Found::List(Ok(books)) => {
                 self.up_next.list = books;
+                let edits = self.up_next.unread.take().unwrap_or_default();
+                if edits.iter().fold(false, |any, e| self.up_next.edit(e) || any) {
+                    self.up_next.save();
+                }
                 let info = self.book.as_ref().map(|b| b.info.clone());
                 self.up_next.work_out(info.as_ref());
             }
-            Found::List(Err(why)) => self.say(Said::Failed(why)),
+            Found::List(Err(why)) => {
+                // Not read: what was edited meanwhile is not written over it.
+                self.up_next.unread = None;
+                self.say(Said::Failed(why))
+            }
             Found::After { ended, next } => match next {
                 Ok(Some(next)) if self.book_id().as_ref() == Some(&ended) => {
                     self.count_down(ended, next)

@@ -256,7 +256,7 @@ fn the_list_is_kept_across_restarts_for_its_account_only() {
         password: Password::new("bobs-password-1"),
         profile: Some("bob".into()),
     });
-    next_answer(&rx, "bob logged in", |a| matches!(a, Answer::LoggedIn(_)));
+    // (The login's answer and the session's snapshot come by two ways.)
     assert!(read(&rx, 0).is_empty());
     live.shutdown();
     let dir = home.path().join("data/up-next");
@@ -478,5 +478,43 @@ fn a_book_with_nothing_after_it_ends_quietly_and_n_says_why() {
             UpNextWhy::NothingFollows
         )))
     );
+    live.shutdown();
+}
+
+/// A book on the list that the listener starts by hand leaves the list.
+#[test]
+fn a_book_played_by_hand_leaves_the_list_too() {
+    use crate::backend::{listening, open};
+    use earmark::domain::session::Start;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let lib = saga_library(2);
+    let server = rt.block_on(TestServer::start(lib.path())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let c = done.client.clone();
+    let books = rt.block_on(c.books(&Default::default())).unwrap();
+    let beta = books.iter().find(|b| b.title == "Beta").unwrap().clone();
+    let m = rt.block_on(c.manifest(&beta.id)).unwrap();
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    let queued = Command::UpNext(UpNextCommand::Toggle(Queued::of(&beta)));
+    live.handle(Effect::Session(queued));
+    next_answer(
+        &rx,
+        "Beta up next",
+        |a| matches!(a, Answer::Session(s) if s.up_next.list.len() == 1),
+    );
+    open(&mut live, &beta, &m, Start::Resume);
+    next_answer(&rx, "Beta playing, off the list", |a| {
+        listening(a).is_some_and(|l| l.book.id == beta.id)
+            && matches!(a, Answer::Session(s) if s.up_next.list.is_empty())
+    });
     live.shutdown();
 }
