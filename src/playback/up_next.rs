@@ -346,8 +346,11 @@ impl Owner {
         match f {
             Found::List(Ok(books)) => {
                 self.up_next.list = books;
-                let edits = self.up_next.unread.take().unwrap_or_default();
-                if edits.iter().fold(false, |any, e| self.up_next.edit(e) || any) {
+                let mut edited = false;
+                for e in self.up_next.unread.take().unwrap_or_default() {
+                    edited |= self.up_next.edit(&e);
+                }
+                if edited {
                     self.up_next.save();
                 }
                 let info = self.book.as_ref().map(|b| b.info.clone());
