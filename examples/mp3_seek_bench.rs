@@ -131,6 +131,7 @@ fn manifest(url: String, duration: f64) -> Manifest {
             chapter_id: ChapterId::new("ch_bench"),
             title: "bench".into(),
             duration: Some(duration),
+            duration_source: Default::default(),
             url: Some(url),
             mime_type: None,
             size_bytes: None,
@@ -141,8 +142,14 @@ fn manifest(url: String, duration: f64) -> Manifest {
 }
 
 /// earmark: load at `at`; (first second of audio, reported position,
-/// approximate).
-fn earmark_at(url: &str, duration: f64, at: f64) -> (Vec<f32>, f64, bool) {
+/// approximate). `count_limit`: how far the seek may count frames first
+/// (`Some(0)`: not at all, the estimate alone).
+fn earmark_at(
+    url: &str,
+    duration: f64,
+    at: f64,
+    count_limit: Option<u64>,
+) -> (Vec<f32>, f64, bool) {
     let resolve = Arc::new(|item: &ManifestItem| StreamRequest {
         url: item.url.clone().unwrap_or_default(),
         headers: Vec::new(),
@@ -151,6 +158,7 @@ fn earmark_at(url: &str, duration: f64, at: f64) -> (Vec<f32>, f64, bool) {
     let mut c = EngineConfig::new(AudioMode::Null, resolve);
     c.null_clock_rate = 20.0;
     c.capture = Some(capture.clone());
+    c.mp3_count_limit = count_limit;
     let e = Engine::spawn(c).expect("engine");
     e.send(Command::Load {
         manifest: manifest(url.to_string(), duration),
@@ -243,22 +251,26 @@ fn accuracy(dir: PathBuf) {
     });
     let (base, _rt) = serve(st);
     println!(
-        "| file | target s | earmark heard − target | earmark reported − heard | approximate | mpv heard − target | ffmpeg heard − target |"
+        "| file | target s | earmark heard − target | earmark reported − heard | approximate | estimate alone: heard − target, reported − heard | mpv heard − target | ffmpeg heard − target |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for f in ["vbr", "noxing", "cbr"] {
         let reference = files.path(&format!("{f}.s16"));
         let duration = std::fs::metadata(&reference).unwrap().len() as f64 / 2.0 / 22050.0;
         let url = format!("{base}/{f}.mp3");
         for at in [150.0, 450.0, 700.0, 900.0, 1150.0] {
-            let (x, reported, approximate) = earmark_at(&url, duration, at);
+            let (x, reported, approximate) = earmark_at(&url, duration, at, None);
             let e = heard(&x, &reference);
+            let (y, guessed, _) = earmark_at(&url, duration, at, Some(0));
+            let alone = heard(&y, &reference);
             let m = heard(&mpv_at(&url, at, &dir), &reference);
             let g = heard(&ffmpeg_at(&url, at), &reference);
             println!(
-                "| {f}.mp3 | {at} | {:+.3} | {:+.3} | {approximate} | {:+.3} | {:+.3} |",
+                "| {f}.mp3 | {at} | {:+.3} | {:+.3} | {approximate} | {:+.3}, {:+.3} | {:+.3} | {:+.3} |",
                 e - at,
                 reported - e,
+                alone - at,
+                guessed - alone,
                 m - at,
                 g - at
             );

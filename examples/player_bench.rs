@@ -58,6 +58,7 @@ fn manifest(url: String, duration: Option<f64>) -> Manifest {
             chapter_id: ChapterId::new("ch_bench"),
             title: "bench".into(),
             duration,
+            duration_source: Default::default(),
             url: Some(url),
             mime_type: None,
             size_bytes: None,

@@ -1,5 +1,8 @@
 //! Domain types shared by the client, the player, sync and the UI.
 //!
+//! `backoff` is the one rule for when a server is asked again after it
+//! failed or said "slow down" (for api, sync, player and offline alike).
+//!
 //! Ids are opaque strings chosen by the server: never parsed, never derived
 //! from list positions. Times are seconds of media time (`f64`), wall-clock
 //! instants are milliseconds since the Unix epoch.
@@ -7,13 +10,18 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub mod backoff;
+pub mod clock;
+mod length;
 mod local_time;
 pub mod rewind;
+pub mod mpeg_audio;
 mod series;
 pub mod session;
 pub mod sleep;
 mod stop;
 pub mod up_next;
+pub use length::{DurationSource, Measure, Unit, Unitless, unit_of};
 pub use local_time::utc_offset_secs;
 pub use series::{Sequence, SeriesRef, series_order};
 pub use stop::{Stop, StopReason};
@@ -194,7 +202,11 @@ impl Default for BookId {
 pub struct Chapter {
     pub id: ChapterId,
     pub title: String,
+    /// Seconds, when known.
     pub duration: Option<f64>,
+    /// Where `duration` came from, or the server's number not yet read.
+    #[serde(default)]
+    pub duration_source: DurationSource,
 }
 
 /// One entry of the playback manifest.
@@ -204,6 +216,10 @@ pub struct ManifestItem {
     pub title: String,
     /// Seconds of media in this chapter, when known.
     pub duration: Option<f64>,
+    /// Where `duration` came from, or the server's number not yet read
+    /// (then `duration` is `None`).
+    #[serde(default)]
+    pub duration_source: DurationSource,
     /// Stream URL as the server gave it (relative to the base, or absolute).
     /// `None` means the client builds `/chapters/{chapterId}/play?raw=1`.
     pub url: Option<String>,
@@ -234,6 +250,21 @@ impl Manifest {
     /// Total seconds, when every item's duration is known.
     pub fn total_duration(&self) -> Option<f64> {
         self.items.iter().map(|i| i.duration).sum()
+    }
+
+    /// The decoder counted `chapter`'s true length: it is the chapter's
+    /// length from now on, whatever the server said (false when the
+    /// chapter is not in the book or `secs` is no length).
+    pub fn set_measured(&mut self, chapter: &ChapterId, secs: f64) -> bool {
+        let Some(item) = self.items.iter_mut().find(|i| &i.chapter_id == chapter) else {
+            return false;
+        };
+        if !(secs.is_finite() && secs > 0.0) {
+            return false;
+        }
+        item.duration = Some(secs);
+        item.duration_source = DurationSource::Measured;
+        true
     }
 
     /// Seconds from the start of the book to `position` in `chapter`.

@@ -321,6 +321,7 @@ fn engine_seek(link: &Link, url: &str, book: &Book) -> Result<(f64, Vec<Request>
             chapter_id: chapter.clone(),
             title: "seek".into(),
             duration: book.duration,
+            duration_source: Default::default(),
             url: Some(url.to_owned()),
             mime_type: Some("audio/mpeg".into()),
             size_bytes: None,

@@ -73,9 +73,13 @@ pub enum ApiError {
         "the server asked for the identity headers although earmark sent both ({prefix}-Expected-Server-Id and {prefix}-Expected-User-Id): this server expects them under other names. Set `identity_header_prefix` of this profile in config.toml (now \"{prefix}\") to the prefix the server uses; `earmark doctor` shows what the server said ({message})"
     )]
     IdentityHeadersIgnored { prefix: String, message: String },
-    /// 429 (or a `too_many_requests` code): wait before trying again.
+    /// 429 (or a `too_many_requests` code), or 503 with `Retry-After`:
+    /// the server asks to be left alone a while (`retry_after`: what it
+    /// said, if it said). Also what a request gets without being sent
+    /// while its address and kind still wait (`domain::backoff`).
     #[error("{}", rate_limited_text(.retry_after, .message))]
     RateLimited {
+        status: u16,
         retry_after: Option<std::time::Duration>,
         message: String,
     },
@@ -271,7 +275,20 @@ impl ApiError {
         )
     }
 
-    /// How long the server asked us to wait (429 `Retry-After`).
+    /// The server asked to be left alone (429, 503 with `Retry-After`),
+    /// or its address still waits for it: not "unreachable".
+    pub fn is_throttle(&self) -> bool {
+        matches!(self, ApiError::RateLimited { .. })
+    }
+
+    /// An answer that closes the back-off of its address and kind
+    /// (`domain::backoff::Throttles`): 429 and 503, with or without
+    /// `Retry-After`.
+    pub fn slows_down(&self) -> bool {
+        matches!(self.status(), Some(429 | 503))
+    }
+
+    /// How long the server asked us to wait (`Retry-After` of a 429 or 503).
     pub fn retry_after(&self) -> Option<std::time::Duration> {
         match self {
             ApiError::RateLimited { retry_after, .. } => *retry_after,
@@ -288,7 +305,7 @@ impl ApiError {
             ApiError::NotFound { .. } => 404,
             ApiError::ScopeMismatch { .. } => 409,
             ApiError::ScopeRequired { .. } | ApiError::IdentityHeadersIgnored { .. } => 428,
-            ApiError::RateLimited { .. } => 429,
+            ApiError::RateLimited { status, .. } => *status,
             ApiError::Server { status, .. }
             | ApiError::Status { status, .. }
             | ApiError::NotJson { status, .. }
@@ -322,6 +339,7 @@ impl ApiError {
                 ApiError::ScopeInvalid { message }
             }
             (429, _) | (_, Some("too_many_requests")) => ApiError::RateLimited {
+                status: if status >= 400 { status } else { 429 },
                 retry_after: None,
                 message,
             },
@@ -455,6 +473,7 @@ mod tests {
         let r = e(401, Some("too_many_requests"));
         assert!(matches!(r, ApiError::RateLimited { .. }), "{r:?}");
         let r = ApiError::RateLimited {
+            status: 429,
             retry_after: Some(std::time::Duration::from_secs(30)),
             message: "slow down".into(),
         };

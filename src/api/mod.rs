@@ -20,7 +20,7 @@ pub use bodies::{BodyFields, PositionUnit};
 pub use client::{
     Address, BookQuery, Client, ClientOptions, ItemDecoder, ListPage, Listing, MAX_COVER_BYTES,
     NewBookmark, PageCursor, Pager, ProgressWrite, RawAnswer, SettingsWrite, Shortfall, Speaks,
-    StreamRequest, protocol_words,
+    StreamRequest, UnknownLengths, WhyUnknown, protocol_words,
 };
 pub use error::{ApiError, ErrorClass};
 pub use paths::Paths;

@@ -353,6 +353,8 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
                 "next URL"
             } else if i.cursor.is_some() {
                 "cursor"
+            } else if i.next_unnamed.is_some() {
+                "a bare next (followed as a link when it addresses this list, else sent back as a cursor)"
             } else if i.offset.is_some() {
                 "offset"
             } else if i.page.is_some() || i.total_pages.is_some() || i.has_more.is_some() {
@@ -404,6 +406,28 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
     Ok(listing.items.first().map(|b| b.id.clone()))
 }
 
+/// How the chapters' lengths are given: in a unit the key names, or as
+/// numbers without one, read in the unit the audio fits (or not at all).
+async fn lengths_check(client: &Client, m: &mut Manifest, r: &mut Report) {
+    let unitless = m
+        .items
+        .iter()
+        .find_map(|i| i.duration_source.unchecked().cloned());
+    let (ok, detail) = match (unitless, client.check_lengths(m).await) {
+        (_, Some(u)) => (
+            Some(false),
+            format!("{:?} without a unit, not read: {:?}", u.key, u.why),
+        ),
+        (Some(u), None) => (
+            Some(true),
+            format!("{:?} without a unit, read by the audio", u.key),
+        ),
+        (None, None) if m.items.iter().all(|i| i.duration.is_none()) => (None, "not given".into()),
+        (None, None) => (Some(true), "in a unit the server names".into()),
+    };
+    r.add("chapter lengths", ok, detail);
+}
+
 /// The first book's details and manifest; the manifest, when it decodes.
 async fn book_checks(client: &Client, book: &BookId, r: &mut Report) -> Option<Manifest> {
     match client.book(book).await {
@@ -411,12 +435,13 @@ async fn book_checks(client: &Client, book: &BookId, r: &mut Report) -> Option<M
         Err(e) => r.add("book details", Some(false), e.to_string()),
     }
     match client.manifest(book).await {
-        Ok(m) => {
+        Ok(mut m) => {
             r.add(
                 "manifest",
                 Some(true),
                 format!("{} chapters", m.items.len()),
             );
+            lengths_check(client, &mut m, r).await;
             Some(m)
         }
         Err(e) => {
@@ -445,8 +470,8 @@ async fn progress_check(
             ProgressRead::Record { progress, settings } => (
                 Some(true),
                 format!(
-                    "a record (chapter {} at {:.1} s){}",
-                    progress.chapter_id,
+                    "a record ({} at {:.1} s){}",
+                    super::output::chapter_name(Some(m), &progress.chapter_id),
                     progress.position,
                     if settings.is_some() {
                         " with playback settings"

@@ -209,23 +209,10 @@ fn history_export(
     emit(&render(Kind::History, format, &books, true))
 }
 
-/// The book's title and manifest, when the server gives them.
+/// The book's title and manifest, when the server gives them (else
+/// stderr says why the export leaves them empty).
 fn from_server(profile: &Profile, book: &BookId) -> (Option<String>, Option<Manifest>) {
-    let read = || -> Result<(Book, Manifest), String> {
-        let session = Session::load(profile).map_err(|e| e.to_string())?;
-        let client = session.client(profile).map_err(|e| e.to_string())?;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
-        rt.block_on(async {
-            let b = client.book(book).await?;
-            let m = client.manifest(book).await?;
-            Ok::<_, ApiError>((b, m))
-        })
-        .map_err(|e| e.to_string())
-    };
-    match read() {
+    match read_book(profile, book, None) {
         Ok((b, m)) => (Some(b.title), Some(m)),
         Err(e) => {
             eprintln!(
@@ -234,4 +221,33 @@ fn from_server(profile: &Profile, book: &BookId) -> (Option<String>, Option<Mani
             (None, None)
         }
     }
+}
+
+/// The book and its manifest from the server, outside a runtime; within
+/// `limit` when given.
+pub(super) fn read_book(
+    profile: &Profile,
+    book: &BookId,
+    limit: Option<std::time::Duration>,
+) -> Result<(Book, Manifest), String> {
+    let session = Session::load(profile).map_err(|e| e.to_string())?;
+    let client = session.client(profile).map_err(|e| e.to_string())?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let read = async {
+        let b = client.book(book).await?;
+        let m = client.manifest(book).await?;
+        Ok::<_, ApiError>((b, m))
+    };
+    rt.block_on(async {
+        match limit {
+            Some(l) => tokio::time::timeout(l, read)
+                .await
+                .map_err(|_| "the server did not answer in time".to_owned())?,
+            None => read.await,
+        }
+        .map_err(|e| e.to_string())
+    })
 }

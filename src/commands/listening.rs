@@ -1,15 +1,18 @@
 //! `earmark history BOOK_ID` and `earmark stats`: what this device
 //! remembers about listening (read through sync's read-only view,
 //! `sync::Records`; no server needed, and a running player is not
-//! disturbed).
+//! disturbed). The history names chapters by number and title from a
+//! download's chapter list, else the server's when it answers.
 
 use super::Invocation;
-use super::output::{Out, clock};
-use crate::config::Profile;
-use crate::domain::{BookId, now_millis};
+use super::output::{Out, chapter_name, clock};
+use crate::config::{Profile, Session};
+use crate::domain::{BookId, Manifest, now_millis};
+use crate::offline::{Scope, Store};
 use crate::sync::{Records, day_name, local_clock};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::process::ExitCode;
+use std::time::Duration;
 
 fn fail(out: &mut Out, msg: &str) -> ExitCode {
     eprintln!("earmark: {msg}");
@@ -30,10 +33,22 @@ pub fn history(global: &Invocation, book: String) -> ExitCode {
         Ok(m) => m,
         Err(e) => return fail(&mut out, &e),
     };
-    out.json(json!({
-        "bookId": book,
-        "marks": marks.iter().rev().collect::<Vec<_>>(),
-    }));
+    let chapters = match marks.is_empty() {
+        true => None,
+        false => chapter_list(&profile, &book),
+    };
+    let named: Vec<Value> = marks
+        .iter()
+        .rev()
+        .map(|m| {
+            let mut v = json!(m);
+            let i = chapters.as_ref().and_then(|c| c.position_of(&m.chapter_id));
+            v["chapterNumber"] = json!(i.map(|i| i + 1));
+            v["chapterTitle"] = json!(i.and_then(|i| Some(&chapters.as_ref()?.items[i].title)));
+            v
+        })
+        .collect();
+    out.json(json!({"bookId": book, "marks": named}));
     if marks.is_empty() {
         out.line(format!(
             "No place history for book {book} on this device (profile {}).",
@@ -50,12 +65,36 @@ pub fn history(global: &Invocation, book: String) -> ExitCode {
                 local_clock(m.at),
                 m.cause.word(),
                 clock(m.position),
-                m.chapter_id
+                chapter_name(chapters.as_ref(), &m.chapter_id)
             ));
         }
     }
     out.finish();
     ExitCode::SUCCESS
+}
+
+/// The book's chapter list, to name its chapters: a download's on this
+/// device, else the server's (within a few seconds: the history needs no
+/// server); `None` (chapters named by id, stderr says why) without either.
+fn chapter_list(profile: &Profile, book: &BookId) -> Option<Manifest> {
+    let download = Session::load(profile).ok().and_then(|s| {
+        let d = Store::new(&profile.dirs.data)
+            .get(&Scope::of(&s), book)
+            .ok()??;
+        Some(d.snapshot.manifest)
+    });
+    if download.is_some() {
+        return download;
+    }
+    match super::export::read_book(profile, book, Some(Duration::from_secs(3))) {
+        Ok((_, m)) => Some(m),
+        Err(e) => {
+            eprintln!(
+                "earmark: the book's chapters could not be read ({e}); chapters are named by their ids."
+            );
+            None
+        }
+    }
 }
 
 /// `earmark stats`: time listened on this device.

@@ -8,6 +8,7 @@ mod addresses;
 pub mod doctor;
 pub mod downloads;
 pub mod export;
+mod library;
 pub mod listening;
 mod output;
 pub mod password;
@@ -16,7 +17,7 @@ mod select;
 pub mod sound;
 pub mod sync;
 
-use crate::api::{ApiError, BookQuery, Client, NewBookmark};
+use crate::api::ApiError;
 use crate::config::{Profile, ProfileSelector, Session, SessionError, read_record};
 use crate::domain::*;
 use output::Out;
@@ -246,7 +247,7 @@ async fn dispatch(
         cmd => {
             let session = Session::load(&profile)?;
             let client = session.client(&profile)?;
-            library(&client, cmd, out).await
+            library::run(&client, cmd, out).await
         }
     }
 }
@@ -430,141 +431,4 @@ async fn status(profile: &Profile, out: &mut Out) -> Result<(), CommandError> {
             Err(e.into())
         }
     }
-}
-
-async fn library(client: &Client, cmd: ClientCommand, out: &mut Out) -> Result<(), CommandError> {
-    match cmd {
-        ClientCommand::Books {
-            category,
-            favorites,
-            sort,
-            stream,
-            author,
-            narrator,
-            series,
-        } => {
-            let q = BookQuery {
-                category: category.map(CategoryId::new),
-                favorites,
-                sort,
-                ..Default::default()
-            };
-            let select = select::BookSelect {
-                author,
-                narrator,
-                series,
-            };
-            if stream {
-                output::books_stream(out, client.book_pager(&q), &select).await?;
-            } else {
-                let listing = client.books_listing(&q).await?;
-                let shown = (!select.is_empty()).then(|| {
-                    let mut books = listing.items.clone();
-                    select.apply(&mut books);
-                    books
-                });
-                output::books_listing(out, &listing, shown.as_deref(), "library");
-            }
-        }
-        ClientCommand::Search { text } => {
-            let text = text.join(" ");
-            if text.trim().is_empty() {
-                return Err(CommandError::usage("the search text is empty"));
-            }
-            let q = BookQuery {
-                text: Some(text),
-                ..Default::default()
-            };
-            let listing = client.search_listing(&q).await?;
-            output::books_listing(out, &listing, None, "search result list");
-        }
-        ClientCommand::Book { book_id } => {
-            let book = client.book(&BookId::new(book_id)).await?;
-            output::book_details(out, &book);
-        }
-        ClientCommand::Chapters { book_id } => {
-            let chapters = client.chapters(&BookId::new(book_id)).await?;
-            output::chapters(out, &chapters);
-        }
-        ClientCommand::Manifest { book_id } => {
-            let m = client.manifest(&BookId::new(book_id)).await?;
-            output::manifest(out, client, &m);
-        }
-        ClientCommand::Categories => {
-            let cats = client.categories().await?;
-            output::categories(out, &cats);
-        }
-        ClientCommand::Favorites { action: None } => {
-            let books = client.favorites().await?;
-            output::books(out, &books);
-        }
-        ClientCommand::Favorites {
-            action: Some(action),
-        } => {
-            let (id, add) = match action {
-                FavoriteAction::Add { book_id } => (BookId::new(book_id), true),
-                FavoriteAction::Remove { book_id } => (BookId::new(book_id), false),
-            };
-            if add {
-                client.add_favorite(&id).await?;
-            } else {
-                client.remove_favorite(&id).await?;
-            }
-            out.json(json!({"bookId": id.as_str(), "favorite": add}));
-            out.line(if add {
-                format!("Added {id} to the favorites.")
-            } else {
-                format!("Removed {id} from the favorites.")
-            });
-        }
-        ClientCommand::Bookmarks {
-            book_id, action, ..
-        } => {
-            let book = BookId::new(
-                book_id.ok_or_else(|| CommandError::usage("which book? give its BOOK_ID"))?,
-            );
-            match action {
-                None => {
-                    let marks = client.bookmarks(&book).await?;
-                    output::bookmarks(out, &marks);
-                }
-                Some(BookmarkAction::Add { chapter, at, note }) => {
-                    let b = client
-                        .add_bookmark(&NewBookmark {
-                            book_id: book.clone(),
-                            chapter_id: ChapterId::new(chapter),
-                            position: at,
-                            note,
-                            client_id: Some(format!("cli-{}-{}", now_millis(), std::process::id())),
-                        })
-                        .await?;
-                    out.json(output::bookmark_json(&b));
-                    out.line(format!(
-                        "Added bookmark {} at {} in chapter {}.",
-                        b.id,
-                        output::clock(b.position),
-                        b.chapter_id
-                    ));
-                }
-                Some(BookmarkAction::Remove { bookmark_id }) => {
-                    let id = BookmarkId::new(bookmark_id);
-                    client.remove_bookmark(&id).await?;
-                    out.json(json!({"id": id.as_str(), "deleted": true}));
-                    out.line(format!("Removed bookmark {id}."));
-                }
-            }
-        }
-        ClientCommand::Progress { book_id } => {
-            let book = BookId::new(book_id);
-            let state = client.progress(&book).await?;
-            output::progress(out, &book, &state);
-        }
-        ClientCommand::Login { .. }
-        | ClientCommand::Logout
-        | ClientCommand::Status
-        | ClientCommand::Doctor { .. } => {
-            unreachable!("handled before a session is loaded")
-        }
-    }
-    Ok(())
 }

@@ -1,7 +1,10 @@
 //! Text and JSON output of the client commands. JSON shapes are documented
 //! in docs/cli.md and kept stable: camelCase keys, seconds as numbers.
 
-use crate::api::{ApiError, Client, Listing, Pager, ProgressState, Shortfall, SkippedItem};
+use crate::api::{
+    ApiError, Client, Listing, Pager, ProgressState, Shortfall, SkippedItem, UnknownLengths,
+    WhyUnknown,
+};
 use crate::domain::*;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -62,19 +65,62 @@ impl Out {
     }
 }
 
+/// A time as every clock shows it (`domain::clock`: whole seconds).
 pub fn clock(secs: f64) -> String {
-    let s = secs.max(0.0);
-    let whole = s as u64;
-    let (h, m, sec) = (whole / 3600, whole / 60 % 60, whole % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{sec:02}")
-    } else {
-        format!("{m}:{sec:02}")
+    crate::domain::clock::clock(secs)
+}
+
+/// A length, or `?` when it is not known.
+fn opt_clock(secs: Option<f64>) -> String {
+    secs.map(clock).unwrap_or_else(|| "?".into())
+}
+
+/// A chapter as text output names it: its number in the book and its
+/// title (`ch 3 · The Storm`); its id only when the book's chapter list is
+/// not known or does not hold it. `--json` keeps the id.
+pub fn chapter_name(manifest: Option<&Manifest>, id: &ChapterId) -> String {
+    let Some(m) = manifest else {
+        return format!("chapter {id}");
+    };
+    match m.position_of(id) {
+        Some(i) if m.items[i].title.trim().is_empty() => format!("ch {}", i + 1),
+        Some(i) => format!("ch {} · {}", i + 1, m.items[i].title.trim()),
+        None => format!("chapter {id} (not in the book's chapter list)"),
     }
 }
 
-fn opt_clock(secs: Option<f64>) -> String {
-    secs.map(clock).unwrap_or_else(|| "?".into())
+/// The chapter's number and title for `--json`, beside its id (null when
+/// the chapter list is not known or does not hold it).
+fn chapter_json(manifest: Option<&Manifest>, id: &ChapterId) -> (Value, Value) {
+    match manifest.and_then(|m| Some((m.position_of(id)?, m))) {
+        Some((i, m)) => (json!(i + 1), json!(m.items[i].title)),
+        None => (Value::Null, Value::Null),
+    }
+}
+
+/// Lengths the server gave without a unit that earmark could not read:
+/// one sentence on stderr (`whose`: "the chapters'", "the book's").
+pub fn say_unknown_lengths(unknown: Option<&UnknownLengths>, whose: &str) {
+    let Some(u) = unknown else { return };
+    let why = match &u.why {
+        WhyUnknown::NoUnitFits { measured } => format!(
+            "neither seconds, milliseconds nor minutes fit the {} of audio earmark measured",
+            clock(*measured)
+        ),
+        WhyUnknown::NotMeasured(why) => {
+            format!("earmark could not measure the audio to tell the unit ({why})")
+        }
+    };
+    let shown = if u.count == 1 { "it is" } else { "they are" };
+    eprintln!(
+        "earmark: the server gives {whose} length without a unit ({}: {}) and {why}; {shown} shown as unknown.",
+        u.key, u.value
+    );
+}
+
+/// `durationSource` of a length (docs/cli.md).
+fn source_json(duration: Option<f64>, source: &DurationSource) -> Value {
+    json!(source.word(duration))
 }
 
 pub fn license_word(s: LicenseState) -> &'static str {
@@ -98,14 +144,37 @@ pub fn progress_json(p: &Progress) -> Value {
     })
 }
 
+/// [`progress_json`] with the chapter's number and title, and the place
+/// in the book from the chapters' lengths when the server gave none.
+fn placed_progress_json(p: &Progress, manifest: Option<&Manifest>) -> Value {
+    let mut v = progress_json(p);
+    let (number, title) = chapter_json(manifest, &p.chapter_id);
+    v["chapterNumber"] = number;
+    v["chapterTitle"] = title;
+    v["bookPositionSec"] = json!(book_position(p, manifest));
+    v
+}
+
+/// Seconds into the book: the server's, else from the chapters' lengths.
+fn book_position(p: &Progress, manifest: Option<&Manifest>) -> Option<f64> {
+    p.book_position
+        .or_else(|| manifest?.book_position(&p.chapter_id, p.position))
+}
+
 pub fn book_json(b: &Book) -> Value {
+    book_json_from(b, &DurationSource::Server)
+}
+
+/// [`book_json`] with where its length came from.
+fn book_json_from(b: &Book, source: &DurationSource) -> Value {
     json!({
         "id": b.id.as_str(), "title": b.title, "authors": b.authors,
         // `narrator` (joined) as before; `narrators` names each one.
         "narrator": (!b.narrators.is_empty()).then(|| b.narrators.join(", ")),
         "narrators": b.narrators,
         "series": b.series,
-        "description": b.description, "durationSec": b.duration, "chapterCount": b.chapter_count,
+        "description": b.description, "durationSec": b.duration,
+        "durationSource": source_json(b.duration, source), "chapterCount": b.chapter_count,
         "categories": b.categories.iter().map(category_json).collect::<Vec<_>>(),
         "coverUrl": b.cover_url, "favorite": b.favorite, "addedAt": b.added_at,
         "progress": b.progress.as_ref().map(progress_json),
@@ -116,9 +185,11 @@ pub fn category_json(c: &Category) -> Value {
     json!({"id": c.id.as_str(), "name": c.name, "bookCount": c.book_count})
 }
 
-pub fn bookmark_json(b: &Bookmark) -> Value {
+pub fn bookmark_json(b: &Bookmark, manifest: Option<&Manifest>) -> Value {
+    let (number, title) = chapter_json(manifest, &b.chapter_id);
     json!({
         "id": b.id.as_str(), "bookId": b.book_id.as_str(), "chapterId": b.chapter_id.as_str(),
+        "chapterNumber": number, "chapterTitle": title,
         "positionSec": b.position, "note": b.note, "createdAt": b.created_at,
     })
 }
@@ -237,8 +308,13 @@ pub fn books(out: &mut Out, books: &[Book]) {
     }
 }
 
-pub fn book_details(out: &mut Out, b: &Book) {
-    out.json(book_json(b));
+/// A book's details; `manifest` names the chapter of its progress.
+pub fn book_details(out: &mut Out, b: &Book, source: &DurationSource, manifest: Option<&Manifest>) {
+    let mut doc = book_json_from(b, source);
+    if let Some(p) = &b.progress {
+        doc["progress"] = placed_progress_json(p, manifest);
+    }
+    out.json(doc);
     out.line(format!("{} ({})", b.title, b.id));
     if !b.authors.is_empty() {
         out.line(format!("Author:     {}", b.authors.join(", ")));
@@ -264,8 +340,8 @@ pub fn book_details(out: &mut Out, b: &Book) {
     ));
     if let Some(p) = &b.progress {
         out.line(format!(
-            "Progress:   chapter {} at {}{}",
-            p.chapter_id,
+            "Progress:   {} at {}{}",
+            chapter_name(manifest, &p.chapter_id),
             clock(p.position),
             if p.finished { " (finished)" } else { "" }
         ));
@@ -279,6 +355,7 @@ pub fn book_details(out: &mut Out, b: &Book) {
 pub fn chapters(out: &mut Out, chapters: &[Chapter]) {
     out.json(json!({"items": chapters.iter().map(|c| json!({
         "id": c.id.as_str(), "title": c.title, "durationSec": c.duration,
+        "durationSource": source_json(c.duration, &c.duration_source),
     })).collect::<Vec<_>>(), "total": chapters.len()}));
     for (i, c) in chapters.iter().enumerate() {
         out.line(format!(
@@ -292,10 +369,22 @@ pub fn chapters(out: &mut Out, chapters: &[Chapter]) {
 }
 
 pub fn manifest(out: &mut Out, client: &Client, m: &Manifest) {
+    // The total is as sure as its least sure part.
+    let total_source = match m
+        .items
+        .iter()
+        .any(|i| i.duration_source == DurationSource::Measured)
+    {
+        true => DurationSource::Measured,
+        false => DurationSource::Server,
+    };
+    let total = m.total_duration();
     out.json(json!({
-        "bookId": m.book_id.as_str(), "totalDurationSec": m.total_duration(),
+        "bookId": m.book_id.as_str(), "totalDurationSec": total,
+        "totalDurationSource": source_json(total, &total_source),
         "items": m.items.iter().map(|i| json!({
             "chapterId": i.chapter_id.as_str(), "title": i.title, "durationSec": i.duration,
+            "durationSource": source_json(i.duration, &i.duration_source),
             "url": client.stream_url(i).as_str(), "mimeType": i.mime_type,
             "sizeBytes": i.size_bytes, "startSec": i.start, "endSec": i.end,
         })).collect::<Vec<_>>(),
@@ -325,10 +414,10 @@ pub fn categories(out: &mut Out, cats: &[Category]) {
     }
 }
 
-pub fn bookmarks(out: &mut Out, marks: &[Bookmark]) {
-    out.json(
-        json!({"items": marks.iter().map(bookmark_json).collect::<Vec<_>>(), "total": marks.len()}),
-    );
+/// A book's bookmarks; `manifest` names their chapters.
+pub fn bookmarks(out: &mut Out, marks: &[Bookmark], manifest: Option<&Manifest>) {
+    let items: Vec<Value> = marks.iter().map(|b| bookmark_json(b, manifest)).collect();
+    out.json(json!({"items": items, "total": marks.len()}));
     if marks.is_empty() {
         out.line("No bookmarks.");
     }
@@ -336,17 +425,19 @@ pub fn bookmarks(out: &mut Out, marks: &[Bookmark]) {
         out.line(format!(
             "{}\t{}\t{}\t{}",
             b.id,
-            b.chapter_id,
+            chapter_name(manifest, &b.chapter_id),
             clock(b.position),
             b.note.as_deref().unwrap_or("")
         ));
     }
 }
 
-pub fn progress(out: &mut Out, book: &BookId, s: &ProgressState) {
+/// A book's progress; `manifest` names its chapter and, when the server
+/// gives no place in the book, gives it from the chapters' lengths.
+pub fn progress(out: &mut Out, book: &BookId, s: &ProgressState, manifest: Option<&Manifest>) {
     out.json(json!({
         "bookId": book.as_str(),
-        "progress": s.progress.as_ref().map(progress_json),
+        "progress": s.progress.as_ref().map(|p| placed_progress_json(p, manifest)),
         "playbackSettings": s.settings.as_ref().map(|p| json!({
             "speed": p.speed, "volume": p.volume, "clientUpdatedAt": p.client_updated_at,
         })),
@@ -354,10 +445,10 @@ pub fn progress(out: &mut Out, book: &BookId, s: &ProgressState) {
     match &s.progress {
         Some(p) => {
             out.line(format!(
-                "Chapter {} at {}{}{}",
-                p.chapter_id,
+                "{} at {}{}{}",
+                chapter_name(manifest, &p.chapter_id),
                 clock(p.position),
-                p.book_position
+                book_position(p, manifest)
                     .map(|b| format!(" ({} into the book)", clock(b)))
                     .unwrap_or_default(),
                 if p.finished { ", finished" } else { "" }

@@ -135,11 +135,13 @@ fn start_point(chapter: Option<&str>, at: Option<f64>) -> Result<Start, String> 
 }
 
 /// The session's rules from config.toml; up next only with `--up-next`
-/// (asked for while `[player] up_next` is off: the default rule).
+/// (asked for while `[player] up_next` is off: the default rule). A
+/// script's place is exact: no smart rewind.
 fn rules(profile: &crate::config::Profile, up_next: bool) -> Result<ListeningRules, CommandError> {
     let config = crate::config::Config::load(&profile.dirs.config_file())
         .map_err(|e| CommandError::usage(e.to_string()))?;
     let mut rules = ListeningRules::of(&config).map_err(CommandError::usage)?;
+    rules.rewind = None;
     rules.up_next = match (up_next, rules.up_next) {
         (false, _) => UpNextMode::Off,
         (true, UpNextMode::Off) => UpNextMode::Series,
@@ -246,6 +248,7 @@ impl Run<'_> {
             Event::Stopped(s) => {
                 let message = match s.reason {
                     StopReason::License => format!("{} Playback and sync are stopped.", s.message),
+                    StopReason::Forbidden => format!("no permission: {}", s.message),
                     _ => s.message,
                 };
                 Then::Exit(s.reason.exit_code(), message)
@@ -259,8 +262,8 @@ impl Run<'_> {
         let book = &self.book;
         match said {
             Said::Failed(m) => return Then::Exit(StopReason::Local.exit_code(), m),
-            Said::NotDownloaded { book } => {
-                let why = format!("the server cannot be reached and {book} is not downloaded");
+            Said::NotDownloaded { book, why } => {
+                let why = format!("{why}; {book} is not downloaded");
                 return Then::Exit(StopReason::Network.exit_code(), why);
             }
             Said::FromDownload { offline: false, .. } => {
@@ -394,6 +397,7 @@ impl Run<'_> {
                 eprintln!("earmark: next: {} in {} s, Ctrl-C to stop", c.next.title, secs.ceil());
             }
         }
+        say_throttle(&snap.link, &mut seen.throttle);
         let l = self.ours(snap)?;
         if let Some(s) = self.speed.take() {
             self.playback.send(Command::Speed(s));
@@ -458,6 +462,25 @@ struct Seen {
     sound: Option<BookId>,
     ended: Option<u64>,
     countdown: Option<BookId>,
+    throttle: bool,
+}
+
+/// A server's "slow down", said once.
+fn say_throttle(link: &crate::domain::session::Link, said: &mut bool) {
+    use crate::domain::backoff::Slowdown;
+    let crate::domain::session::Link::Throttled(t) = link else {
+        return;
+    };
+    if !std::mem::replace(said, true) {
+        match t {
+            Slowdown::Asked { secs } => eprintln!(
+                "earmark: the server asked to wait {secs} s; changes are kept and sent then."
+            ),
+            Slowdown::Busy => {
+                eprintln!("earmark: the server is busy; changes are kept and sent later.")
+            }
+        }
+    }
 }
 
 async fn sleep_until(at: Option<tokio::time::Instant>) {
@@ -502,8 +525,10 @@ fn status_line(l: &Listening, json: bool) -> String {
             .duration
             .map(|d| format!(" / {}", clock(d)))
             .unwrap_or_default();
+        // `~`: the place is an estimate.
+        let about = if l.landed == Landing::Approximate { "~" } else { "" };
         format!(
-            "[{}] {chapter} {}{dur}  {:.2}x",
+            "[{}] {chapter} {about}{}{dur}  {:.2}x",
             l.state.name(),
             clock(l.position),
             l.speed

@@ -258,8 +258,9 @@ pub enum Link {
     Online,
     /// Unreachable: changes are queued; downloads play.
     Offline,
-    /// The server asked to wait (429/503 with Retry-After) until then.
-    Throttled { until: EpochMillis },
+    /// The server said "slow down" (429, or 503 with Retry-After): what
+    /// it asked waits for it.
+    Throttled(super::backoff::Slowdown),
     /// 401 or 409: log in again (the words come with the stop).
     NeedsLogin,
     /// 403 `license_required`: playback and all sync stopped.
@@ -341,8 +342,9 @@ pub struct Place {
 pub enum Said {
     /// A command that needs a book while none is open or ready.
     NothingPlaying,
-    /// The book is not downloaded and the server cannot be reached.
-    NotDownloaded { book: BookId },
+    /// The book is not downloaded and the server cannot be reached
+    /// (`why`: what the request found).
+    NotDownloaded { book: BookId, why: String },
     /// Playing the download (`offline`: because the server is away).
     FromDownload { book: BookId, offline: bool },
     /// The server's chapters changed since the download: it streams.

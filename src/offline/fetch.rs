@@ -10,6 +10,7 @@
 use super::plan::{Resume, human_bytes, plan, resume_from};
 use super::store::{Download, DownloadState, FileEntry, Scope, Snapshot, Store, StoreError};
 use crate::api::{ApiError, Client, StreamRequest};
+use crate::domain::backoff::{Backoff, Kind, Ladder};
 use crate::domain::{BookId, now_millis};
 use crate::durable::{DiskError, Fault, LockFile, Wait};
 use std::path::Path;
@@ -18,6 +19,9 @@ use tokio::io::AsyncWriteExt;
 
 /// Attempts per file when the network or server fails on the way.
 const ATTEMPTS: u32 = 6;
+
+/// Waits between them (`domain::backoff`).
+const AGAIN: Ladder = Ladder::new(Duration::from_millis(400), Duration::from_secs(5));
 
 #[derive(Debug, thiserror::Error)]
 pub enum DownloadError {
@@ -263,7 +267,7 @@ async fn announced_length(
     req: &StreamRequest,
     f: &FileEntry,
 ) -> Result<u64, DownloadError> {
-    let resp = with_retries(|| client.open_stream(req, Some(0))).await?;
+    let resp = with_retries(client, || client.open_stream(req, Some(0))).await?;
     let r = resume_from(
         0,
         resp.status().as_u16(),
@@ -293,23 +297,34 @@ fn header(resp: &reqwest::Response, name: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-async fn with_retries<T, F, Fut>(mut f: F) -> Result<T, ApiError>
+async fn with_retries<T, F, Fut>(client: &Client, mut f: F) -> Result<T, ApiError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, ApiError>>,
 {
-    let mut wait = Duration::from_millis(200);
+    let mut tries = Backoff::default();
     let mut attempt = 1;
     loop {
         match f().await {
             Err(e) if e.is_transient() && attempt < ATTEMPTS => {
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(5));
+                again(client, &e, &mut tries).await;
                 attempt += 1;
             }
             other => return other,
         }
     }
+}
+
+/// Waits before a download asks again after `e`: until the server's
+/// back-off for audio opens when it asked to wait (429, 503), else a step
+/// of [`AGAIN`].
+async fn again(client: &Client, e: &ApiError, tries: &mut Backoff) {
+    let now = std::time::Instant::now();
+    let until = match client.throttle(Kind::Audio) {
+        Some(t) if e.is_throttle() || e.slows_down() => t.until,
+        _ => tries.failed(AGAIN, None, now),
+    };
+    tokio::time::sleep_until(until.into()).await;
 }
 
 /// Downloads one file into its `.part` (resuming what is there), checks its
@@ -325,7 +340,7 @@ async fn fetch_file(
     let part = dir.join(entry.part_name());
     let done = dir.join(entry.name());
     let mut changed = false;
-    let mut wait = Duration::from_millis(200);
+    let mut tries = Backoff::default();
     for attempt in 1..=ATTEMPTS {
         let have = file_len(&part).unwrap_or(0);
         let resp = match client.open_stream(req, Some(have)).await {
@@ -339,8 +354,7 @@ async fn fetch_file(
                 continue;
             }
             Err(e) if e.is_transient() && attempt < ATTEMPTS => {
-                tokio::time::sleep(wait).await;
-                wait = (wait * 2).min(Duration::from_secs(5));
+                again(client, &e, &mut tries).await;
                 continue;
             }
             Err(e) => return Err(e.into()),
@@ -443,8 +457,8 @@ async fn fetch_file(
             tracing::debug!("download: {} ended at {written} of {total}", entry.source);
         }
         if attempt < ATTEMPTS {
-            tokio::time::sleep(wait).await;
-            wait = (wait * 2).min(Duration::from_secs(5));
+            let until = tries.failed(AGAIN, None, std::time::Instant::now());
+            tokio::time::sleep_until(until.into()).await;
         }
     }
     Err(DownloadError::Length {

@@ -97,6 +97,7 @@ mod tests {
                     chapter_id: ChapterId::new(*id),
                     title: id.to_string(),
                     duration: Some(10.0),
+                    duration_source: Default::default(),
                     url: None,
                     mime_type: None,
                     size_bytes: None,

@@ -132,6 +132,7 @@ mod tests {
             chapter_id: ChapterId::new(id),
             title: id.into(),
             duration: None,
+            duration_source: Default::default(),
             url: Some(url.into()),
             mime_type: None,
             size_bytes: None,

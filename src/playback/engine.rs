@@ -56,6 +56,9 @@ impl StreamPool for LoginPools {
     fn retry_pool(&self, url: &str, error: &reqwest::Error) -> Option<reqwest::Client> {
         self.0.after_failure(url, error)
     }
+    fn throttles(&self) -> std::sync::Arc<crate::domain::backoff::Throttles> {
+        self.0.throttles()
+    }
 }
 
 /// The engine command for one of sync's asks. Public so a scripted engine

@@ -242,6 +242,7 @@ impl Owner {
         let link = match &s.link {
             crate::sync::Link::Online => Link::Online,
             crate::sync::Link::Offline => Link::Offline,
+            crate::sync::Link::Throttled(t) => Link::Throttled(t.slowdown()),
             crate::sync::Link::NeedsLogin { .. } => Link::NeedsLogin,
             crate::sync::Link::LicenseBlocked { .. } => Link::LicenseStopped,
         };

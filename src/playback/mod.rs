@@ -276,6 +276,7 @@ impl Playback {
                     left: status.queued,
                     timed_out: true,
                     durability: status.durability,
+                    asked_to_wait: None,
                 }
             }
         }

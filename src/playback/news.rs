@@ -60,15 +60,14 @@ impl Owner {
     }
 
     pub(super) fn sync_changed(&mut self, s: SyncStatus) {
-        // A load of a book the session left (sync's status may still say
-        // it after another book opened) is not the session's.
-        let playing = s
-            .playing
-            .clone()
-            .filter(|p| Some(&p.book) == self.book_id().as_ref());
-        if playing != self.playing {
+        // Only a load of the session's book is the session's (sync may
+        // still report the last book's while the next one opens).
+        let mut s = s;
+        let book = self.book_id();
+        s.playing = s.playing.filter(|p| Some(&p.book) == book.as_ref());
+        if s.playing != self.playing {
             // Another load of the session's book (or none).
-            self.playing = playing;
+            self.playing = s.playing.clone();
             self.heard = None;
             self.rewind.loaded();
             if let Some(p) = &self.playing

@@ -130,7 +130,8 @@ impl Owner {
             Err(e) if e.is_transient() => {
                 // Away, and no complete download: nothing to play from.
                 self.sync().server_lost(e.to_string());
-                return self.say(Said::NotDownloaded { book: r.book });
+                let why = e.to_string();
+                return self.say(Said::NotDownloaded { book: r.book, why });
             }
             Err(e) => return self.stop(super::stop::stop_of_api(&e), false),
         };
@@ -234,6 +235,7 @@ impl Owner {
                 chapter_id: chapter,
                 title: String::new(),
                 duration: None,
+                duration_source: Default::default(),
                 url: None,
                 mime_type: None,
                 size_bytes: None,

@@ -92,8 +92,11 @@ impl UpNext {
         }
     }
 
+    /// When the countdown runs out (once how it opens is known: the
+    /// server's answer wakes the owner itself).
     pub fn wake(&self) -> Option<EpochMillis> {
-        self.counting.as_ref().map(|c| c.shown.starts_at)
+        let c = self.counting.as_ref()?;
+        c.shown.opening.map(|_| c.shown.starts_at)
     }
 
     /// Reads the account's list in the background.
@@ -305,20 +308,24 @@ impl Owner {
         };
         let (done, book) = (self.done.clone(), book.clone());
         tokio::spawn(async move {
-            if let Ok(state) = client.progress(&book).await {
-                let opening = Opening::of(state.progress.as_ref());
-                let _ = done.send(Done::Up(Found::Opening { book, opening }));
-            }
+            // A place that cannot be read resumes: the open reads it again,
+            // by every rule of rule 7.
+            let opening = match client.progress(&book).await {
+                Ok(state) => Opening::of(state.progress.as_ref()),
+                Err(_) => Opening::Resume,
+            };
+            let _ = done.send(Done::Up(Found::Opening { book, opening }));
         });
     }
 
-    /// The clock: a countdown that ran out opens its book.
+    /// The clock: a countdown that ran out opens its book, once the
+    /// server's answer said how (a finished book starts over).
     pub(super) fn countdown_over(&mut self) {
         let over = self
             .up_next
             .counting
             .as_ref()
-            .is_some_and(|c| now_millis() >= c.shown.starts_at);
+            .is_some_and(|c| now_millis() >= c.shown.starts_at && c.shown.opening.is_some());
         if over && let Some(c) = self.up_next.counting.take() {
             if self.book_id().as_ref() != Some(&c.after) {
                 return;
@@ -377,6 +384,7 @@ impl Owner {
                 {
                     c.shown.opening = Some(opening);
                 }
+                self.countdown_over();
             }
         }
     }

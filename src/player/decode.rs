@@ -2,11 +2,12 @@
 //! timestamps in seconds of the stream, and sample-exact seeking.
 //!
 //! MPEG audio (mp3) is demuxed by [`super::mpa`]: its seeks go through the
-//! stream's exact index points, its Xing TOC / VBRI table, or an estimate
-//! (then [`StreamDecoder::approximate`] says so), never a scan of the whole
-//! stream (over HTTP that would download the whole file). Every seek then
-//! decodes forward and drops frames before the target; other formats have
-//! an index and seek accurately.
+//! stream's exact index points, a count of its frames up to the target
+//! (bounded), or else its Xing TOC / VBRI table or an estimate (then
+//! [`StreamDecoder::approximate`] says so, and each [`Decoded`] run
+//! carries it until the count corrects it). Every seek then decodes
+//! forward and drops frames before the target; other formats have an
+//! index and seek accurately.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,6 +39,8 @@ pub struct Decoded {
     pub start: f64,
     /// Interleaved samples.
     pub samples: Vec<f32>,
+    /// `start` is an estimate (an mp3 seek that landed on one).
+    pub approximate: bool,
 }
 
 impl Decoded {
@@ -91,8 +94,11 @@ pub struct StreamHints<'a> {
     /// The stream's seek map, kept across opens of the same stream, given
     /// the byte where its first frame starts (mp3 only).
     pub seek_map: Option<Box<dyn FnOnce(u64) -> SharedSeekMap + 'a>>,
-    /// Bounded reads of the same stream (mp3 only: bitrate probes).
-    pub ranges: Option<Box<dyn RangeReader>>,
+    /// Bounded reads of the same stream (mp3 only: bitrate probes, counts).
+    pub ranges: Option<Arc<dyn RangeReader>>,
+    /// How many bytes an mp3 seek may count frames through (`None`: the
+    /// default, [`super::mpa::count::COUNT_BYTES`]).
+    pub count_limit: Option<u64>,
 }
 
 /// One source read by two owners in turn: symphonia's probe, then the
@@ -166,6 +172,9 @@ pub struct StreamDecoder {
     /// Stream time of the next frame when packets carry no usable pts.
     next_time: f64,
     duration: Option<f64>,
+    /// The duration is the stream's own (a container's or tag's figure),
+    /// not a hint or an estimate.
+    measured: bool,
     /// mp3: where the valid samples end (encoder padding after it).
     end_time: Option<f64>,
     scratch: Vec<f32>,
@@ -307,6 +316,7 @@ impl StreamDecoder {
             delay,
             skip_until: (delay > 0).then_some(0.0),
             next_time: 0.0,
+            measured: duration.is_some(),
             duration,
             end_time: None,
             scratch: Vec::new(),
@@ -328,21 +338,27 @@ impl StreamDecoder {
         let map_for = hints.seek_map.unwrap_or_else(|| {
             Box::new(|first| Arc::new(Mutex::new(super::mpa::seek_map::SeekMap::new(first, 0))))
         });
-        let demux =
-            MpaDemuxer::open(source, len, map_for, hints.duration, hints.ranges).map_err(|e| {
+        let mut demux = MpaDemuxer::open(source, len, map_for, hints.duration, hints.ranges)
+            .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::InvalidData {
                     DecodeError::Unsupported(e.to_string())
                 } else {
                     DecodeError::Io(e.to_string())
                 }
             })?;
+        if let Some(limit) = hints.count_limit {
+            demux.set_count_limit(limit);
+        }
         let rate = demux.sample_rate();
         self.rate = rate;
         self.time_base =
             std::num::NonZero::new(rate).map(|r| TimeBase::new(std::num::NonZero::<u32>::MIN, r));
         self.end_time = demux.total_samples().map(|n| n as f64 / rate as f64);
-        if let Some(n) = demux.total_samples() {
+        // symphonia's figure for an mp3 is its own guess.
+        self.measured = false;
+        if let Some(n) = demux.measured_samples() {
             self.duration = Some(n as f64 / rate as f64);
+            self.measured = true;
         } else if let Some(d) = hints.duration {
             self.duration = Some(d);
         } else if let Some(n) = demux.estimated_samples() {
@@ -369,9 +385,22 @@ impl StreamDecoder {
         self.rate
     }
 
-    /// The stream's duration in seconds, when the container says.
+    /// The stream's duration in seconds, when the container says (or,
+    /// for an mp3 without a frame count, the hint or an estimate).
     pub fn duration(&self) -> Option<f64> {
         self.duration
+    }
+
+    /// The stream's length as the stream itself says, once known: a
+    /// container's or tag's figure, or every mp3 frame counted (an index,
+    /// a count beside playback, or playback to the end). Never a hint.
+    pub fn measured_duration(&self) -> Option<f64> {
+        match &self.demux {
+            Demux::Mpa(m) => m
+                .measured_samples()
+                .map(|n| n as f64 / f64::from(m.sample_rate())),
+            Demux::Symphonia(_) => self.duration.filter(|_| self.measured),
+        }
     }
 
     /// Position the decoder so the next frame returned is at `secs`.
@@ -553,6 +582,7 @@ impl StreamDecoder {
                 channels,
                 start,
                 samples,
+                approximate: self.approximate(),
             }));
         }
     }

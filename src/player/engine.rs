@@ -13,17 +13,17 @@
 
 use super::mpa::SeekMaps;
 use super::output::{self, Output};
-use super::pipeline::{self, Pipeline, PipelineShared};
-use super::render::{RenderStatus, Renderer};
-use super::{
-    Command, EngineConfig, ErrorKind, PlaybackError, PlaybackId, PlayerState, Status, clamp_speed,
-};
+use super::pipeline::{self, MeasuredLengths, Pipeline, PipelineShared};
+use super::render::Renderer;
+use super::{Command, EngineConfig, ErrorKind, PlaybackError, PlayerState, Status, clamp_speed};
 use crate::domain::{BookId, ChapterId, Manifest, ManifestItem, SoundSettings};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::Duration;
 use tokio::sync::watch;
+
+mod snapshot;
 
 /// While playing: how soon an underrun shows as buffering (the output's
 /// ticks, 4 a second, wake us before this while audio flows; a short
@@ -166,7 +166,8 @@ impl Engine {
     }
 }
 
-fn chapter_duration(item: &ManifestItem) -> Option<f64> {
+/// A chapter's length as the manifest says.
+fn manifest_length(item: &ManifestItem) -> Option<f64> {
     item.duration
         .or(item.end.map(|e| (e - item.start).max(0.0)))
 }
@@ -182,6 +183,8 @@ struct EngineLoop {
     pipeline: Option<Arc<PipelineShared>>,
     /// What playback learned about where mp3 frames are, kept across seeks.
     seek_maps: SeekMaps,
+    /// This load's chapters' lengths as their streams say, once decoded.
+    lengths: MeasuredLengths,
     /// Load/seek target until audio from it plays.
     target: Option<(ChapterId, f64)>,
     playing: bool,
@@ -215,6 +218,7 @@ impl EngineLoop {
             generation: 0,
             pipeline: None,
             seek_maps,
+            lengths: MeasuredLengths::default(),
             target: None,
             playing: false,
             speed: 1.0,
@@ -286,7 +290,7 @@ impl EngineLoop {
             return;
         };
         let mut pos = pos.max(0.0);
-        if let Some(d) = chapter_duration(item) {
+        if let Some(d) = self.length(index) {
             pos = pos.min(d);
         }
         self.stop_pipeline();
@@ -312,6 +316,8 @@ impl EngineLoop {
             judge: self.config.judge.clone(),
             pool: self.config.pool.clone(),
             reuse_head,
+            lengths: self.lengths.clone(),
+            count_limit: self.config.mp3_count_limit,
         });
     }
 
@@ -348,6 +354,9 @@ impl EngineLoop {
                     self.renderer.new_book();
                 }
                 self.skipped_at_load = self.renderer.status().silence_skipped;
+                // Another load, its own lengths (the same chapter id may
+                // come with other audio).
+                self.lengths = MeasuredLengths::default();
                 let (chapter, pos) = start;
                 let index = manifest.position_of(&chapter);
                 self.manifest = Some(Arc::new(manifest));
@@ -378,7 +387,7 @@ impl EngineLoop {
                     let len = self.manifest.as_ref().map_or(0, |m| m.items.len());
                     if i + 1 < len {
                         self.start_at(i + 1, 0.0);
-                    } else if let Some(d) = self.item(i).and_then(chapter_duration) {
+                    } else if let Some(d) = self.length(i) {
                         self.start_at(i, d);
                     }
                 }
@@ -474,7 +483,7 @@ impl EngineLoop {
                 pos = 0.0;
                 break;
             }
-            match self.item(i - 1).and_then(chapter_duration) {
+            match self.length(i - 1) {
                 Some(d) => {
                     i -= 1;
                     pos += d;
@@ -485,7 +494,7 @@ impl EngineLoop {
                 }
             }
         }
-        while let Some(d) = self.item(i).and_then(chapter_duration) {
+        while let Some(d) = self.length(i) {
             if pos < d {
                 break;
             }
@@ -497,93 +506,5 @@ impl EngineLoop {
             i += 1;
         }
         self.start_at(i, pos);
-    }
-
-    fn snapshot(&self) -> PlayerState {
-        let r: RenderStatus = self.renderer.status();
-        let same_gen = r.generation == self.generation;
-        let played = if same_gen { r.position.clone() } else { None };
-        let (chapter, position, landed) = match (&played, &self.target) {
-            (Some((c, p)), _) => (Some(c.clone()), *p, true),
-            (None, Some((c, p))) => (
-                Some(c.clone()),
-                *p,
-                same_gen && r.buffered_to.is_some() && !self.playing,
-            ),
-            (None, None) => (None, 0.0, false),
-        };
-        let item = chapter
-            .as_ref()
-            .and_then(|c| self.manifest.as_ref().and_then(|m| m.item(c)));
-        let duration = item.and_then(chapter_duration);
-        let book_position = chapter.as_ref().and_then(|c| {
-            self.manifest
-                .as_ref()
-                .and_then(|m| m.book_position(c, position))
-        });
-        let stalled = self.pipeline.as_ref().is_some_and(|p| p.stalled());
-        let approximate = chapter.is_some()
-            && same_gen
-            && self.pipeline.as_ref().is_some_and(|p| p.approximate());
-        let status = if let Some(e) =
-            self.error
-                .clone()
-                .or(if same_gen { r.error.clone() } else { None })
-        {
-            Status::Error(e)
-        } else if self.manifest.is_none() {
-            Status::Idle
-        } else if same_gen && r.ended {
-            Status::Ended
-        } else if !self.playing {
-            Status::Paused
-        } else if played.is_none() || r.underrun {
-            if stalled {
-                Status::Stalled
-            } else {
-                Status::Buffering
-            }
-        } else {
-            Status::Playing
-        };
-        let buffered_to = match (&r.buffered_to, same_gen) {
-            (Some(b), true) => b.max(position),
-            _ => position,
-        };
-        PlayerState {
-            playback_id: PlaybackId(self.playback_id),
-            version: self.version,
-            status,
-            chapter_id: chapter,
-            position,
-            book_position,
-            duration,
-            buffered_to,
-            landed,
-            approximate,
-            speed: self.speed,
-            volume: self.volume,
-            sound: self.sound,
-            silence_skipped: (r.silence_skipped - self.skipped_at_load).max(0.0),
-            norm_gain_db: r.norm_gain_db,
-        }
-    }
-
-    /// Publish the current snapshot; returns its status.
-    fn publish(&mut self) -> Status {
-        let mut s = self.snapshot();
-        let status = s.status.clone();
-        let version = &mut self.version;
-        self.tx.send_if_modified(|cur| {
-            s.version = cur.version;
-            if *cur == s {
-                return false;
-            }
-            *version += 1;
-            s.version = *version;
-            *cur = s;
-            true
-        });
-        status
     }
 }

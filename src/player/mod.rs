@@ -195,30 +195,35 @@ pub struct PlayerState {
     pub chapter_id: Option<ChapterId>,
     /// Seconds into the chapter (relative to the item's `start`).
     pub position: f64,
-    /// Seconds into the book, when every earlier chapter's duration is known.
+    /// Seconds into the book, when every earlier chapter's length is
+    /// known: as its stream says once decoded, else as the manifest says.
     pub book_position: Option<f64>,
-    /// The chapter's duration, when known.
+    /// The chapter's length, when known: as its stream says once the
+    /// decoder knows it (a container's or tag's figure, or every mp3 frame
+    /// counted), else as the manifest says.
     pub duration: Option<f64>,
     /// Seconds into the chapter up to which audio is decoded ahead.
     pub buffered_to: f64,
     /// True once the last load/seek target is being played.
     pub landed: bool,
     /// True when `position` is an estimate the engine cannot vouch for:
-    /// the last load/seek (or restore) jumped into an mp3 region more than
-    /// 30 s of frames and an estimated 1 MiB past every exact point (the
-    /// stream's start, or audio this engine already played), so the time
-    /// was interpolated (Xing TOC, VBRI table, or a bitrate profile measured
-    /// with 16 bounded Range reads of 16 KiB) instead of counted. Every seek
-    /// into the same 10 s cell lands on that cell's one estimate, so a place
-    /// reported within it plays the same audio when sought again (also
-    /// after a restart). Never set for non-mp3 streams, CBR mp3s with a
-    /// LAME `Info` tag, or files indexed completely
-    /// (`mpa::SeekMaps::index_local_file`). Set before the first audio of
-    /// that load/seek is queued and kept while that stream plays on (also
-    /// into chapters sharing it); cleared by the next load/seek/chapter
-    /// change that lands exactly. Measured error: within 1 % of the
-    /// duration with a TOC; tens of seconds on a 20 min file without one
-    /// (docs/benchmarks.md). Sync must not report such a position as exact.
+    /// an mp3 seek that landed more than 30 s of frames and 1 MiB past
+    /// every exact point (the stream's start, audio already played or
+    /// counted) and whose frames up to the target could not be counted
+    /// through range reads in time (within `mp3_count_limit`, 32 MiB by
+    /// default, and 1.5 s), so the time was interpolated (Xing TOC, VBRI
+    /// table, or a bitrate profile measured with 16 bounded Range reads of
+    /// 16 KiB). Set before the first audio of that load/seek is queued and
+    /// kept while the audio played is on the estimate. Cleared, and the
+    /// position corrected to the true one (it jumps by the estimate's
+    /// error), as soon as the decoder knows where it is: when the count
+    /// going on beside playback, or a complete index of a local file
+    /// (`mpa::SeekMaps::index_local_file`), reaches the audio playing; or
+    /// by the next load/seek/chapter change that lands exactly. Never set
+    /// for non-mp3 streams or CBR mp3s with a LAME `Info` tag. Every seek
+    /// into the same 10 s cell lands on that cell's one estimate when
+    /// nothing more was counted. Sync must not report such a position as
+    /// exact; `earmark play --json` prints `"landed": "approximate"`.
     pub approximate: bool,
     pub speed: f32,
     pub volume: f32,
@@ -266,6 +271,25 @@ pub trait StreamPool: Send + Sync {
     /// answer: the pool to send it again on at once, when that pool was a
     /// guess that may have gone stale (h2c); `None`: the error stands.
     fn retry_pool(&self, url: &str, error: &reqwest::Error) -> Option<reqwest::Client>;
+    /// The back-off states a 429 or 503 on a stream closes, shared with
+    /// whoever else asks that server for audio (a login's downloads).
+    fn throttles(&self) -> Arc<crate::domain::backoff::Throttles> {
+        own_throttles()
+    }
+}
+
+/// The player's own back-off states, for pools that have none.
+fn own_throttles() -> Arc<crate::domain::backoff::Throttles> {
+    use crate::domain::backoff::{Ladder, Throttles};
+    use std::time::Duration;
+    static T: std::sync::OnceLock<Arc<Throttles>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        Arc::new(Throttles::new(Ladder::new(
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+        )))
+    })
+    .clone()
 }
 
 /// One pool for every URL, nothing to fall back to.
@@ -310,6 +334,10 @@ pub struct EngineConfig {
     pub judge: RefusalJudge,
     /// The streams' connection pool (`None`: the player's own).
     pub pool: Option<HttpPool>,
+    /// How many bytes of an mp3 a far seek may count frames through
+    /// before it lands (`None`: `mpa::count::COUNT_BYTES`; 0: never, every
+    /// far seek lands on an estimate).
+    pub mp3_count_limit: Option<u64>,
 }
 
 impl EngineConfig {
@@ -326,6 +354,7 @@ impl EngineConfig {
             seek_maps: mpa::SeekMaps::default(),
             judge: http_error::default_judge(),
             pool: None,
+            mp3_count_limit: None,
         }
     }
 }

@@ -331,15 +331,13 @@ pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
 const PAGE_RETRIES: u32 = 4;
 
 /// Wait before asking a failed page again: the server's `Retry-After` if
-/// it gave one (at most a minute), else 0.5, 1, 2, 4 s.
+/// it gave one (at most a minute), else a step of 1, 2, 4, 8 s with
+/// jitter (`domain::backoff`).
 fn retry_delay(e: &ApiError, attempt: u32) -> Duration {
-    let backoff = Duration::from_millis(500 << attempt.min(6));
-    match e {
-        ApiError::RateLimited {
-            retry_after: Some(d),
-            ..
-        } => (*d).min(Duration::from_secs(60)),
-        _ => backoff,
+    let steps = crate::domain::backoff::Ladder::new(Duration::from_secs(1), Duration::from_secs(8));
+    match e.retry_after() {
+        Some(d) => d.min(Duration::from_secs(60)),
+        None => steps.wait(attempt + 1),
     }
 }
 

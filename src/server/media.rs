@@ -1,8 +1,8 @@
 //! Reads what the scanner needs from one audio file: duration, tags,
 //! embedded chapters and cover art. mp4ameta for MP4 (m4b chapters live in
 //! `chpl` or a chapter track, which symphonia does not expose), symphonia
-//! for everything else (ID3 CHAP through `FormatReader::chapters`). An mp3
-//! without a Xing/VBRI frame count gets its exact duration by counting its
+//! for everything else (ID3 CHAP through `FormatReader::chapters`). An mp3's
+//! duration is exact: its Xing/VBRI frame count, or else a count of its
 //! frames (the scanner caches the result by path, size and mtime).
 
 use anyhow::Context;
@@ -182,80 +182,90 @@ fn probe_symphonia(path: &Path, want_chapters: bool) -> anyhow::Result<Probed> {
     if want_chapters && let Some(group) = format.chapters() {
         flatten_chapters(group, &mut probed.chapters);
     }
-    probed.duration_sec = if ext(path) == "mp3" && !mp3_counts_its_frames(path)? {
+    probed.duration_sec = if ext(path) == "mp3" {
         // symphonia's figure is a guess from the first frame's bitrate
-        // (9,735 s for a 7,200 s VBR file): count the frames instead.
-        mp3_duration_by_frames(format.as_mut())?
+        // without a frame count (1,645 s for a 1,200 s file), and its own
+        // count of the frames is off too: count them ourselves.
+        mp3_duration(path)?
     } else {
         duration_sec(format.as_mut())?
     };
     Ok(probed)
 }
 
-/// Whether an mp3's first frame carries a Xing/Info tag with a frame count
-/// or a VBRI tag (both give the exact duration).
-fn mp3_counts_its_frames(path: &Path) -> std::io::Result<bool> {
-    use std::io::Read;
-    let mut head = Vec::new();
-    File::open(path)?.take(256 * 1024).read_to_end(&mut head)?;
-    let mut at = 0usize;
-    // ID3v2 tags (syncsafe size, optional footer).
-    while head.len() >= at + 10 && &head[at..at + 3] == b"ID3" {
-        let size = head[at + 6..at + 10]
-            .iter()
-            .fold(0usize, |a, x| (a << 7) | usize::from(x & 0x7f));
-        at += 10 + size + if head[at + 5] & 0x10 != 0 { 10 } else { 0 };
-    }
-    if at >= head.len() {
-        // A tag larger than what was read: let the frame scan decide.
-        return Ok(false);
-    }
-    let Some(sync) = head[at..]
-        .windows(2)
-        .position(|w| w[0] == 0xff && w[1] & 0xe0 == 0xe0)
-    else {
-        return Ok(false);
-    };
-    // The tag sits within the first frame's first 200 bytes.
-    let frame = &head[at + sync..(at + sync + 200).min(head.len())];
-    let xing = frame
-        .windows(4)
-        .position(|w| w == b"Xing" || w == b"Info")
-        .filter(|i| *i <= 40);
-    if let Some(i) = xing
-        && let Some(flags) = frame.get(i + 4..i + 8)
-    {
-        return Ok(flags[3] & 1 != 0);
-    }
-    Ok(frame.get(36..40) == Some(b"VBRI".as_slice()))
-}
+/// Bytes searched for an mp3's first frame after its ID3v2 tags.
+const FIRST_FRAME_WINDOW: usize = 64 * 1024;
+/// Bytes after the audio a Xing tag counts that may still be tags (ID3v1,
+/// APE, Lyrics3), not more audio; more is walked (always right, only
+/// slower).
+const TAIL_TAGS: u64 = 16 * 1024;
+/// Bytes read at a time when an mp3's frames are walked.
+const WALK_CHUNK: usize = 256 * 1024;
 
-/// The end of the last frame, counting every frame (demuxing only).
-fn mp3_duration_by_frames(format: &mut dyn FormatReader) -> anyhow::Result<f64> {
-    let track = format
-        .default_track(TrackType::Audio)
-        .context("no audio track")?
-        .clone();
-    let tb = track.time_base.context("no time base")?;
-    let mut end: Option<i64> = None;
+/// An mp3's exact duration, MPEG-1, 2 or 2.5, any layer: its Xing/Info or
+/// VBRI frame count when it has one (and the file holds the bytes the tag
+/// counts), else a walk of every frame header (no decoding), each frame
+/// holding its header's samples (1152, or 576 for MPEG-2/2.5 layer III).
+fn mp3_duration(path: &Path) -> anyhow::Result<f64> {
+    use crate::domain::mpeg_audio::{FrameWalker, find_frame, id3v2_len, parse_vbr_tag};
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut at = 0u64;
     loop {
-        match format.next_packet() {
-            // The whole frame: symphonia trims frames past its estimate.
-            Ok(Some(p)) if p.track_id == track.id => {
-                let e = p.pts.saturating_add(p.block_dur()).get();
-                end = Some(end.map_or(e, |x| x.max(e)));
-            }
-            Ok(Some(_)) => {}
-            Ok(None) => break,
-            // A truncated tail still has a usable duration up to the damage.
-            Err(_) => break,
+        let head = read_at(&mut file, at, 10)?;
+        match id3v2_len(&head) {
+            0 => break,
+            skip => at += skip,
         }
     }
-    let end = end.context("no MPEG audio frames")?;
-    Ok(tb
-        .calc_time(symphonia::core::units::Timestamp::new(end))
-        .map(|t| t.as_secs_f64())
-        .unwrap_or(0.0))
+    let window = read_at(&mut file, at, FIRST_FRAME_WINDOW)?;
+    let (i, h) = find_frame(&window, None).context("no MPEG audio frame")?;
+    let tag_byte = at + i as u64;
+    let tag = window.get(i..i + h.size).and_then(|f| parse_vbr_tag(&h, f));
+    let rate = f64::from(h.sample_rate);
+    // The tag describes the whole file: not one cut short (fewer frames
+    // than it counts), nor files joined after it was written (more).
+    let whole = tag
+        .as_ref()
+        .and_then(|t| t.bytes)
+        .is_none_or(|b| tag_byte + b <= len && len - (tag_byte + b) <= TAIL_TAGS);
+    if let Some(t) = &tag
+        && let Some(samples) = t.valid_samples(h.samples)
+        && whole
+    {
+        return Ok(samples as f64 / rate);
+    }
+    // The tag's own frame is no audio.
+    let first = tag_byte + if tag.is_some() { h.size as u64 } else { 0 };
+    let mut walk = FrameWalker::new(h, first, 0);
+    let (mut pos, mut chunk) = (first, WALK_CHUNK);
+    loop {
+        let buf = read_at(&mut file, pos, chunk)?;
+        let eof = pos + buf.len() as u64 >= len;
+        let need = walk.walk(pos, &buf, eof, |_, _| {});
+        if eof || buf.is_empty() {
+            break;
+        }
+        // No progress: a frame after junk whose successor lies further on.
+        chunk = if need == pos { chunk * 2 } else { WALK_CHUNK };
+        pos = need;
+    }
+    anyhow::ensure!(walk.frames() > 0, "no MPEG audio frames");
+    // The encoder's delay; its padding only where the end is there.
+    let trim = tag.map_or(0, |t| {
+        u64::from(t.delay) + if whole { u64::from(t.padding) } else { 0 }
+    });
+    let samples = (walk.frames() * u64::from(h.samples)).saturating_sub(trim);
+    Ok(samples as f64 / rate)
+}
+
+/// Up to `len` bytes of `file` at `at` (fewer at its end).
+fn read_at(file: &mut File, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(at))?;
+    let mut buf = Vec::with_capacity(len);
+    file.take(len as u64).read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 fn flatten_chapters(group: &ChapterGroup, out: &mut Vec<EmbeddedChapter>) {

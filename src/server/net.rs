@@ -56,9 +56,18 @@ pub(crate) fn serve(listener: TcpListener, router: Router, http1_only: bool) -> 
     let router = router.layer(axum::middleware::from_fn(
         move |req: axum::extract::Request, next: axum::middleware::Next| {
             let held = alive.clone();
+            // An HTTP/1.1 answer says h2c is spoken here (RFC 9110 §7.8),
+            // so a client probes for it only where it is.
+            let advertise = !http1_only && req.version() < axum::http::Version::HTTP_2;
             async move {
-                let answer = next.run(req).await;
+                let mut answer = next.run(req).await;
                 drop(held);
+                if advertise {
+                    answer.headers_mut().insert(
+                        axum::http::header::UPGRADE,
+                        axum::http::HeaderValue::from_static("h2c"),
+                    );
+                }
                 answer
             }
         },

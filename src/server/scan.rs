@@ -164,7 +164,7 @@ pub enum Found {
 
 /// Bumped whenever what a scan makes of the same files changes (it is in
 /// every signature and stamp, so every book is read and compared again).
-pub const SCAN_VERSION: &str = "v1";
+pub const SCAN_VERSION: &str = "v2";
 
 /// Scans the library, handing each book to `found` as soon as it is read
 /// (a rescan keeps only the books that changed, not 100k of them).
@@ -210,9 +210,10 @@ pub fn scan_library<'s>(
 }
 
 /// What a probe reads; raise it when `Probed` gains something a file must
-/// be read again for (1: series tags, name and part from one source).
-/// Entries of another layout are stale.
-pub const PROBE_LAYOUT: u32 = 1;
+/// be read again for (1: series tags, name and part from one source; 2:
+/// every mp3's frames counted by earmark, not symphonia). Entries of
+/// another layout are stale.
+pub const PROBE_LAYOUT: u32 = 2;
 
 /// One cached probe: valid while the file keeps its size and mtime and
 /// the probe its layout.
@@ -229,8 +230,8 @@ pub struct CacheEntry {
 }
 
 /// Probe results by absolute path, so a restart does not re-read every
-/// file of a large library (an mp3 without a Xing header is demuxed whole
-/// to learn its duration). Loaded when the first file is looked up: a
+/// file of a large library (an mp3 without a Xing frame count is read
+/// whole to count its frames). Loaded when the first file is looked up: a
 /// rescan that finds every book unchanged by its stamp never needs it.
 #[derive(Default)]
 pub struct ProbeCache<'c> {

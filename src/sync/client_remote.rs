@@ -7,6 +7,7 @@ use super::remote::{Failure, ItemResult};
 use crate::api::{
     ApiError, Client, ErrorClass, NewBookmark, ProgressRead, ProgressWrite, SettingsWrite,
 };
+use crate::domain::backoff::{Kind, Throttle};
 use crate::domain::{BookId, BookmarkId, ChapterId, LicenseState, Manifest, PlaybackSettings};
 
 #[derive(Debug, Clone)]
@@ -49,6 +50,9 @@ pub(super) fn scope_of(client: &Client) -> Option<Scope> {
 /// classification (`ApiError::class` and its predicates), never decided here.
 fn classify(e: ApiError) -> Failure {
     let message = e.to_string();
+    if e.is_throttle() {
+        return Failure::Throttled(message);
+    }
     if e.is_transient() {
         return Failure::Retry(message);
     }
@@ -73,6 +77,21 @@ fn classify(e: ApiError) -> Failure {
 impl ClientRemote {
     pub fn scope(&self) -> Option<Scope> {
         scope_of(self.client.as_ref()?)
+    }
+
+    /// The longest wait the server's back-off holds at the address in
+    /// use for any kind (reads, writes, and the streams the link shows).
+    pub fn throttled(&self) -> Option<Throttle> {
+        let c = self.client.as_ref()?;
+        [Kind::Read, Kind::ProgressWrite, Kind::Write, Kind::Audio]
+            .into_iter()
+            .filter_map(|k| c.throttle(k))
+            .max_by_key(|t| t.until)
+    }
+
+    /// The wait in force for `kind`, if any.
+    pub fn throttle(&self, kind: Kind) -> Option<Throttle> {
+        self.client.as_ref()?.throttle(kind)
     }
 
     /// A progress read of `book` started ahead is not to be used.

@@ -192,7 +192,9 @@ impl EngineBridge {
             .filter(|_| s.position.is_finite() && s.position >= 0.0)
             .map(|c| Spot::new(c, s.position));
         if let (Some(p), Some(spot)) = (&prev, &spot) {
-            if p.chapter.as_ref() != Some(&spot.chapter) {
+            // A chapter first heard (none before) is where the load is,
+            // not a move.
+            if p.chapter.as_ref().is_some_and(|c| *c != spot.chapter) {
                 out.push(action(Action::ChapterChange(spot.clone())));
             } else if p.landed && !s.landed {
                 // A seek: the engine publishes the target until it lands.

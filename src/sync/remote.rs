@@ -11,6 +11,11 @@ pub enum Failure {
     /// Network trouble or 5xx: keep local state, retry with back-off.
     #[error("{0}")]
     Retry(String),
+    /// The server asked to be left alone (429, 503 with `Retry-After`),
+    /// or its back-off for this kind still waits: keep local state and
+    /// send nothing of that kind until the client's back-off allows.
+    #[error("{0}")]
+    Throttled(String),
     /// 401: pause sync and ask for a login.
     #[error("{0}")]
     Unauthorized(String),

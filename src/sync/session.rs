@@ -39,7 +39,11 @@ pub struct SyncConfig {
     pub local_only: bool,
     /// How often the worker wakes up (periodic reports, retries).
     pub tick: Duration,
+    /// The link's back-off while nothing answers (the server is asked
+    /// again after each step; `domain::backoff::Ladder`), and the first
+    /// step of a refused change's.
     pub backoff_min: Duration,
+    /// Its cap: the server's return is noticed within this.
     pub backoff_max: Duration,
     /// How often the license is re-checked while it blocks sync.
     pub license_poll: Duration,
@@ -60,7 +64,7 @@ impl SyncConfig {
             local_only: false,
             tick: Duration::from_millis(500),
             backoff_min: Duration::from_secs(1),
-            backoff_max: Duration::from_secs(60),
+            backoff_max: Duration::from_secs(5),
             license_poll: Duration::from_secs(30),
         }
     }
@@ -98,6 +102,9 @@ pub enum Link {
     Online,
     /// Unreachable or failing: writes are queued and retried.
     Offline,
+    /// The server answered but asked to be left alone (429, 503): writes
+    /// are queued and sent when its back-off allows.
+    Throttled(crate::domain::backoff::Throttle),
     /// 401 or 409: sync paused until the user logs in again.
     NeedsLogin { message: String },
     /// 403 `license_required`: playback and all sync stopped.
@@ -226,6 +233,8 @@ pub struct QuitSummary {
     pub left: usize,
     pub timed_out: bool,
     pub durability: Durability,
+    /// What the server asked to wait when quitting stopped short of it.
+    pub asked_to_wait: Option<Duration>,
 }
 
 impl QuitSummary {
@@ -238,9 +247,13 @@ impl QuitSummary {
             1 => ("1 change".to_owned(), ("it is", "it")),
             n => (format!("{n} changes"), ("they are", "them")),
         };
+        let asked = match self.asked_to_wait {
+            Some(w) => format!(" (the server asked to wait {} s)", w.as_secs().max(1)),
+            None => String::new(),
+        };
         Some(match &self.durability {
             Durability::Durable => format!(
-                "{left} could not be sent yet; {} kept and sent next time (see `earmark sync pending`)",
+                "{left} could not be sent yet{asked}; {} kept and sent next time (see `earmark sync pending`)",
                 they.0
             ),
             Durability::Memory(why) => format!(
@@ -292,8 +305,6 @@ pub(super) enum Command {
     Flush,
     /// Play on after a pause, once the server's place allows it.
     Resume,
-    /// What the owner heard from the engine.
-    Heard(Heard),
     /// A stream was refused: by the license code, or a 403 without it
     /// (the license status decides which stop it is).
     StreamRefused { license: bool, message: String },
@@ -332,6 +343,9 @@ pub type Notices = mpsc::UnboundedReceiver<Notice>;
 pub struct SyncSession {
     tx: mpsc::UnboundedSender<Command>,
     status: watch::Receiver<SyncStatus>,
+    /// What the owner heard last from the engine: the latest state wins,
+    /// as the engine's own publishing does.
+    heard: std::sync::Arc<watch::Sender<Option<Heard>>>,
 }
 
 impl SyncSession {
@@ -343,8 +357,10 @@ impl SyncSession {
         client: Option<Client>,
         engine: Option<EngineLink>,
     ) -> (SyncSession, Notices) {
-        let (tx, status, notices) = super::worker::spawn(config, client, engine);
-        (SyncSession { tx, status }, notices)
+        let (heard, heard_rx) = watch::channel(None);
+        let (tx, status, notices) = super::worker::spawn(config, client, engine, heard_rx);
+        let heard = std::sync::Arc::new(heard);
+        (SyncSession { tx, status, heard }, notices)
     }
 
     fn send(&self, cmd: Command) {
@@ -460,7 +476,7 @@ impl SyncSession {
     /// One state of the engine, as the owner heard it (sync never watches
     /// the engine itself).
     pub fn heard(&self, h: Heard) {
-        self.send(Command::Heard(h));
+        self.heard.send_replace(Some(h));
     }
 
     /// A chapter stream was refused with the license code (`license`), or
@@ -545,6 +561,7 @@ impl SyncSession {
                 left: self.status().queued,
                 timed_out: true,
                 durability: self.status().durability,
+                asked_to_wait: None,
             },
         }
     }

@@ -125,6 +125,7 @@ async fn token_never_follows_a_redirect_to_another_host() {
         chapter_id: ChapterId::new("c1"),
         title: "c".into(),
         duration: None,
+        duration_source: Default::default(),
         url: None,
         mime_type: None,
         size_bytes: None,

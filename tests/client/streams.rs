@@ -123,6 +123,7 @@ fn item(case: &str) -> ManifestItem {
         chapter_id: ChapterId::new(case),
         title: case.into(),
         duration: Some(3.0),
+        duration_source: Default::default(),
         url: None,
         mime_type: None,
         size_bytes: None,

@@ -114,8 +114,10 @@ impl Ctx {
     pub fn book(&self, i: usize) -> Value {
         let id = book_id(&self.d, i);
         let mut b = json!({"id": id_value(&self.d, &id), "title": format!("Book {i}"), "author": "Ann",
-               "durationSec": 2 * CHAPTER_SECS, "data": {"extra": true}});
+               "data": {"extra": true}});
         let o = b.as_object_mut().unwrap();
+        let (key, length) = self.d.length_field(2 * CHAPTER_SECS);
+        o.insert(key.into(), length);
         let people = match self.d.people {
             People::Ours => json!({}),
             People::FlatStrings => json!({"narrator": "Ned", "series": "Saga",
@@ -148,7 +150,9 @@ impl Ctx {
     }
 }
 
-pub fn books(ctx: &Ctx, q: &HashMap<String, String>) -> Response {
+/// The library (`list`: `books`), or search results (`books/search`: the
+/// whole library, whatever the text), in the dialect's paging.
+pub fn books(ctx: &Ctx, q: &HashMap<String, String>, list: &str) -> Response {
     let all: Vec<Value> = (1..=BOOKS).map(|i| ctx.book(i)).collect();
     let per = 2usize;
     let num = |k: &str, d: usize| q.get(k).and_then(|v| v.parse::<usize>().ok()).unwrap_or(d);
@@ -163,9 +167,11 @@ pub fn books(ctx: &Ctx, q: &HashMap<String, String>) -> Response {
             "/api/v1"
         };
         json!(match ctx.d.paging {
-            Paging::NextAbsolute | Paging::LinksNext => format!("{}{api}/books?p={p}", ctx.origin),
+            Paging::NextAbsolute | Paging::LinksNext => {
+                format!("{}{api}/{list}?p={p}", ctx.origin)
+            }
             // Root-relative as a server unaware of the gateway writes it.
-            Paging::NextRootRelative => format!("/api/v1/books?p={p}"),
+            Paging::NextRootRelative => format!("/api/v1/{list}?p={p}"),
             _ => format!("?p={p}"),
         })
     };
@@ -218,19 +224,7 @@ pub fn books(ctx: &Ctx, q: &HashMap<String, String>) -> Response {
                 json!({"offset": o, "limit": per, "total": BOOKS}),
             )
         }
-        Paging::Cursor => {
-            let from: usize = q
-                .get("cursor")
-                .and_then(|c| c.strip_prefix("cur-"))
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(0);
-            let more = from + per < BOOKS;
-            ctx.list(
-                slice(from, per),
-                json!({"nextCursor": if more { json!(format!("cur-{}", from + per)) } else { Value::Null },
-                       "hasMore": more}),
-            )
-        }
+        Paging::Cursor => return cursor_page(ctx, q, &all),
         Paging::NextAbsolute | Paging::NextRootRelative | Paging::NextRelative => {
             let p = num("p", 1);
             ctx.list(slice((p - 1) * per, per), json!({"next": next_link(p + 1)}))
@@ -249,6 +243,28 @@ pub fn books(ctx: &Ctx, q: &HashMap<String, String>) -> Response {
         Paging::None => ctx.list(all.clone(), json!({})),
     };
     ctx.ok(v)
+}
+
+/// A page of a cursor-paged list, the cursor written as the dialect
+/// writes it; a cursor that is not one the server gave is refused.
+fn cursor_page(ctx: &Ctx, q: &HashMap<String, String>, all: &[Value]) -> Response {
+    let per = 2usize;
+    let from = match q.get("cursor") {
+        None => 0,
+        Some(c) => match ctx.d.cursor_from(c) {
+            Some(n) => n,
+            None => return ctx.err(400, "bad_request", "not a cursor of this list"),
+        },
+    };
+    let more = from + per < BOOKS;
+    let next = match more {
+        true => json!(ctx.d.cursor_for(from + per)),
+        false => Value::Null,
+    };
+    let mut extra = json!({"hasMore": more});
+    extra[ctx.d.cursor_key()] = next;
+    let items = all.iter().skip(from).take(per).cloned().collect();
+    ctx.ok(ctx.list(items, extra))
 }
 
 pub fn progress_read(ctx: &Ctx, id: &str) -> Response {

@@ -32,9 +32,20 @@ impl Home {
     }
 
     pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        self.run_with(args, stdin, &[]).await
+    }
+
+    /// [`Home::run`] with more variables in the environment.
+    pub async fn run_with(
+        &self,
+        args: &[&str],
+        stdin: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Output {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
         cmd.args(args)
             .env_clear()
+            .envs(env.iter().copied())
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path("home"))
             .env("XDG_CONFIG_HOME", self.path("config"))
@@ -143,4 +154,36 @@ pub fn plain(v: &serde_json::Value) -> String {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// No path at the throttled place was asked again sooner than the wait
+/// its last refusal told, or without one the least first step of
+/// earmark's back-off (within `window`, the run of one process: the
+/// back-off is a process's own). Returns the refusals counted.
+pub fn assert_waits_kept(s: &DialectServer, window: std::ops::Range<std::time::Instant>) -> usize {
+    // The clocks of a request's arrival: a little early is the loopback's.
+    let slack = std::time::Duration::from_millis(30);
+    let knocks: Vec<server::Knock> = s
+        .knocks()
+        .into_iter()
+        .filter(|k| window.contains(&k.at))
+        .collect();
+    for (i, k) in knocks.iter().enumerate() {
+        if !k.refused {
+            continue;
+        }
+        // Without `Retry-After`, the first step of earmark's own back-off
+        // (1 s, of which at least half).
+        let told = k.told.unwrap_or(std::time::Duration::from_millis(500));
+        if let Some(next) = knocks[i + 1..].iter().find(|n| n.path == k.path) {
+            let gap = next.at - k.at;
+            assert!(
+                gap + slack >= told,
+                "{} asked again {gap:?} after it was told to wait {told:?}: {:?} {knocks:#?}",
+                k.path,
+                s.dialect.throttle
+            );
+        }
+    }
+    knocks.iter().filter(|k| k.refused).count()
 }

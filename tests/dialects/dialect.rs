@@ -141,6 +141,55 @@ pub enum LicenseWords {
     Licensed,
 }
 
+/// How a throttle says when to come back (`Retry-After`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryForm {
+    /// Delta seconds: `Retry-After: 1`.
+    Seconds,
+    /// An HTTP date, beside the answer's own `Date`.
+    Date,
+    /// No `Retry-After` at all: the client's own back-off decides.
+    Absent,
+}
+
+/// The server refuses every request at `place` with `status` (429 or 503)
+/// from the first such request on, for `lasts`, asking to wait `secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Throttling {
+    pub place: crate::server::Place,
+    pub status: u16,
+    pub form: RetryForm,
+    pub secs: u64,
+    pub lasts: std::time::Duration,
+}
+
+/// How a cursor is written (issue 31): a cursor is sent back whatever
+/// its characters, and followed as a link never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorChars {
+    /// `cur-2`.
+    Plain,
+    /// With `+`, `/` and `=`, as base64 has them.
+    Symbols,
+    /// Base64 that begins with `/` (1 in 64 of them).
+    LeadingSlash,
+    /// That one under a bare `next`, whose key says neither link nor cursor.
+    LeadingSlashUnderNext,
+}
+
+/// How chapter and book lengths are given (issue 31): named seconds, or a
+/// number without a unit in seconds, milliseconds or minutes, or one that
+/// fits no unit of the audio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lengths {
+    NamedSeconds,
+    UnitlessSeconds,
+    UnitlessMillis,
+    UnitlessMinutes,
+    /// `"duration": 7` on a 120 s chapter: 7 s, 7 ms, 7 minutes all wrong.
+    UnitlessNoUnitFits,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dialect {
     pub envelope: Envelope,
@@ -159,6 +208,12 @@ pub struct Dialect {
     /// Serve under `/gw/api/v1`, but hand out root-relative `/api/v1/…` URLs.
     pub gateway: bool,
     pub stream_refusal: StreamRefusal,
+    /// Requests of one kind answered "slow down" for a while.
+    pub throttle: Option<Throttling>,
+    /// JSON answers are gzipped for a request that takes gzip.
+    pub gzip: bool,
+    pub cursor: CursorChars,
+    pub lengths: Lengths,
 }
 
 impl Default for Dialect {
@@ -178,6 +233,10 @@ impl Default for Dialect {
             prefix: "X-Service",
             gateway: false,
             stream_refusal: StreamRefusal::Status,
+            throttle: None,
+            gzip: false,
+            cursor: CursorChars::Plain,
+            lengths: Lengths::NamedSeconds,
         }
     }
 }
@@ -195,6 +254,49 @@ impl Dialect {
         match self.paging {
             Paging::Overcounts => Some(crate::server::BOOKS + 2),
             _ => None,
+        }
+    }
+}
+
+impl Dialect {
+    /// A length as this dialect gives it: its key and value.
+    pub fn length_field(&self, secs: u32) -> (&'static str, serde_json::Value) {
+        let secs = f64::from(secs);
+        match self.lengths {
+            Lengths::NamedSeconds => ("durationSec", serde_json::json!(secs)),
+            Lengths::UnitlessSeconds => ("duration", serde_json::json!(secs)),
+            Lengths::UnitlessMillis => ("duration", serde_json::json!(secs * 1000.0)),
+            Lengths::UnitlessMinutes => ("duration", serde_json::json!(secs / 60.0)),
+            Lengths::UnitlessNoUnitFits => ("duration", serde_json::json!(7)),
+        }
+    }
+
+    /// Whether earmark can know the lengths (else they are unknown).
+    pub fn lengths_readable(&self) -> bool {
+        self.lengths != Lengths::UnitlessNoUnitFits
+    }
+
+    /// The cursor that starts the page after `from` items.
+    pub fn cursor_for(&self, from: usize) -> String {
+        match self.cursor {
+            CursorChars::Plain => format!("cur-{from}"),
+            CursorChars::Symbols => format!("eyJ+b2Zm/c2V0{from}=="),
+            CursorChars::LeadingSlash | CursorChars::LeadingSlashUnderNext => {
+                format!("/eyJvZmZzZXQi+{from}/OjJ9==")
+            }
+        }
+    }
+
+    /// The items before the page a cursor starts (`None`: not ours).
+    pub fn cursor_from(&self, c: &str) -> Option<usize> {
+        (0..=crate::server::BOOKS).find(|n| self.cursor_for(*n) == c)
+    }
+
+    /// The key the next cursor sits under.
+    pub fn cursor_key(&self) -> &'static str {
+        match self.cursor {
+            CursorChars::LeadingSlashUnderNext => "next",
+            _ => "nextCursor",
         }
     }
 }

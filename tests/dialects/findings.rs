@@ -292,6 +292,7 @@ async fn a_stream_403_without_the_license_code_is_no_permission_not_a_license_st
         chapter_id: ChapterId::new(id),
         title: String::new(),
         duration: None,
+        duration_source: Default::default(),
         url: None,
         mime_type: None,
         size_bytes: None,

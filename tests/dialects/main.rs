@@ -5,7 +5,7 @@
 //! 127.0.0.1 through `earmark::api::Client` and through the `earmark`
 //! binary, with proptest choosing the combinations; one named test per
 //! finding the api layer owns; and every exit code through each path that
-//! can raise it.
+//! can raise it; and a server that says "slow down" (`throttle`).
 
 mod answers;
 mod cli;
@@ -13,6 +13,8 @@ mod dialect;
 mod exit_codes;
 mod findings;
 mod findings_lists;
+mod findings_units;
 mod matrix;
 mod principles;
 mod server;
+mod throttle;

@@ -3,9 +3,10 @@
 //! both counts; no write moves stored progress back; every write has both
 //! identity headers with the server's own digits; no write crosses scope;
 //! a license code anywhere (the stream included) is a license stop and a
-//! scope mismatch asks to log in again, whatever the error's shape.
+//! scope mismatch asks to log in again, whatever the error's shape; no
+//! length is shown off by more than 1 % from the audio (issue 31).
 
-use crate::cli::{Home, assert_no_regress, assert_writes_in_scope, text};
+use crate::cli::{Home, assert_no_regress, assert_waits_kept, assert_writes_in_scope, text};
 use crate::server::*;
 use earmark::api::{
     ApiError, Auth, BaseUrl, BookQuery, Client, ClientOptions, ProgressRead, ProgressWrite,
@@ -114,11 +115,23 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
             Just(StreamRefusal::Html200),
             Just(StreamRefusal::Html4xx)
         ],
+        any::<bool>(),
     );
-    (a, b).prop_map(
+    (a, b, arb_wire_axes()).prop_map(
         |(
             (envelope, token, ids, list_key, paging, error),
-            (code_style, no_progress, progress, license, prefix, gateway, people, stream_refusal),
+            (
+                code_style,
+                no_progress,
+                progress,
+                license,
+                prefix,
+                gateway,
+                people,
+                stream_refusal,
+                gzip,
+            ),
+            (cursor, lengths),
         )| {
             Dialect {
                 envelope,
@@ -135,9 +148,95 @@ pub fn arb_dialect() -> impl Strategy<Value = Dialect> {
                 prefix,
                 gateway,
                 stream_refusal,
+                throttle: None,
+                gzip,
+                cursor,
+                lengths,
             }
         },
     )
+}
+
+/// A throttle of a second on reads, writes or streams, with 429 or 503
+/// and `Retry-After` in either form or none, lasting a little longer.
+pub fn arb_throttle() -> impl Strategy<Value = Throttling> {
+    (
+        prop_oneof![Just(Place::Api), Just(Place::Stream), Just(Place::Write)],
+        prop_oneof![Just(429u16), Just(503u16)],
+        prop_oneof![
+            Just(RetryForm::Seconds),
+            Just(RetryForm::Date),
+            Just(RetryForm::Absent)
+        ],
+    )
+        .prop_map(|(place, status, form)| Throttling {
+            place,
+            status,
+            form,
+            secs: 1,
+            lasts: Duration::from_millis(1200),
+        })
+}
+
+/// Issue 31's axes: a cursor's characters, and lengths without a unit.
+pub fn arb_wire_axes() -> impl Strategy<Value = (CursorChars, Lengths)> {
+    (
+        prop_oneof![
+            Just(CursorChars::Plain),
+            Just(CursorChars::Symbols),
+            Just(CursorChars::LeadingSlash),
+            Just(CursorChars::LeadingSlashUnderNext)
+        ],
+        prop_oneof![
+            Just(Lengths::NamedSeconds),
+            Just(Lengths::UnitlessSeconds),
+            Just(Lengths::UnitlessMillis),
+            Just(Lengths::UnitlessMinutes),
+            Just(Lengths::UnitlessNoUnitFits)
+        ],
+    )
+}
+
+/// No length is shown off by more than 1 % from the audio: each is the
+/// audio's, or unknown (never a guess) where no unit fits.
+pub fn assert_length_true(d: &Dialect, what: &str, shown: Option<f64>, audio: f64) {
+    match shown {
+        Some(secs) => assert!(
+            (secs - audio).abs() <= audio * 0.01,
+            "{what}: {secs} s shown for {audio} s of audio: {d:?}"
+        ),
+        None => assert!(
+            !d.lengths_readable(),
+            "{what}: unknown, although the audio fits a unit: {d:?}"
+        ),
+    }
+}
+
+/// Lengths through the client: never wrong before a check, and the
+/// audio's after one (or unknown where no unit fits).
+async fn lengths_flow(d: &Dialect, c: &Client, book: &BookId) {
+    let audio = f64::from(CHAPTER_SECS);
+    let mut m = c.manifest(book).await.unwrap();
+    for i in &m.items {
+        if let Some(secs) = i.duration {
+            assert_length_true(d, "manifest before a check", Some(secs), audio);
+        }
+    }
+    let unknown = c.check_lengths(&mut m).await;
+    assert_eq!(
+        unknown.is_some(),
+        !d.lengths_readable(),
+        "{d:?}: {unknown:?}"
+    );
+    for i in &m.items {
+        assert_length_true(d, "manifest", i.duration, audio);
+    }
+    let (chapters, _) = c.chapters_checked(book).await.unwrap();
+    for ch in &chapters {
+        assert_length_true(d, "chapters", ch.duration, audio);
+    }
+    let (b, _, _) = c.book_checked(book).await.unwrap();
+    assert_length_true(d, "book", b.duration, 2.0 * audio);
 }
 
 /// Every book exactly once, in server order; or, from a server that says
@@ -199,6 +298,12 @@ async fn client_flow(d: Dialect) {
 
     let listing = c.books_listing(&BookQuery::default()).await.unwrap();
     assert_every_book_or_incomplete(&d, &listing);
+    let found = BookQuery {
+        text: Some("Book".into()),
+        ..BookQuery::default()
+    };
+    let found = c.search_listing(&found).await.unwrap();
+    assert_every_book_or_incomplete(&d, &found);
     assert!(listing.skipped.is_empty(), "{:?}", listing.skipped);
     for (i, b) in (1..).zip(&listing.items) {
         let labels: Vec<String> = b.series.iter().map(SeriesRef::label).collect();
@@ -218,6 +323,7 @@ async fn client_flow(d: Dialect) {
     assert_eq!(c.book(&b2).await.unwrap().title, "Book 2");
     let e = c.book(&BookId::new("locked")).await.unwrap_err();
     assert!(e.is_license(), "{d:?}: {e:?}");
+    lengths_flow(&d, &c, &b1).await;
     let m = c.manifest(&b1).await.unwrap();
     let url = c.stream_url(&m.items[0]);
     let want_path = if d.gateway {
@@ -353,6 +459,7 @@ async fn cli_flow(d: Dialect) {
     );
     let b1 = book_id(&d, 1);
     let b2 = book_id(&d, 2);
+    cli_lengths(&d, &home, &b1).await;
     let o = home.run(&["progress", &b2], None).await;
     assert!(text(&o).contains("No progress yet"), "{d:?}: {}", text(&o));
     let o = home.run(&["progress", &b1], None).await;
@@ -363,16 +470,20 @@ async fn cli_flow(d: Dialect) {
         assert!(text(&o).contains("could not be read"), "{}", text(&o));
     }
     let before: Vec<(String, (String, f64))> = vec![(b1.clone(), s.stored(&b1).unwrap())];
+    let began = std::time::Instant::now();
     let o = home
         .run(&["play", &b1, "--for", "1", "--audio", "null"], None)
         .await;
+    assert_waits_kept(&s, began..std::time::Instant::now());
     let writes = s.writes();
     assert_writes_in_scope(&writes, d.prefix, &user_id(&d));
     assert_no_regress(&s, &before, &writes);
+    // A stream held back longer than the play may not have moved the place.
+    let moved = d.throttle.is_none_or(|t| t.place != Place::Stream);
     if d.progress_readable() {
         assert!(o.status.success(), "{d:?}: {}", text(&o));
         assert!(
-            writes.iter().any(|w| w.path.contains("reading-progress")),
+            !moved || writes.iter().any(|w| w.path.contains("reading-progress")),
             "play reported its place: {d:?}: {writes:?}"
         );
         let (ch, pos) = s.stored(&b1).unwrap();
@@ -390,12 +501,49 @@ async fn cli_flow(d: Dialect) {
     }
 }
 
+/// `manifest`, `chapters` and `book --json` through the binary: each
+/// length the audio's (or unknown where no unit fits), with its source.
+pub async fn cli_lengths(d: &Dialect, home: &Home, book: &str) {
+    let audio = f64::from(CHAPTER_SECS);
+    let run = |args: [&'static str; 2]| async move {
+        let o = home.run(&[args[0], book, args[1]], None).await;
+        assert!(o.status.success(), "{d:?}: {}", text(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (doc, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let source = |v: &serde_json::Value| match d.lengths_readable() {
+        true => assert_eq!(v["durationSource"], "server", "{d:?}: {v}"),
+        false => assert!(v["durationSource"].is_null(), "{d:?}: {v}"),
+    };
+    let (m, err) = run(["manifest", "--json"]).await;
+    for i in m["items"].as_array().unwrap() {
+        assert_length_true(d, "manifest --json", i["durationSec"].as_f64(), audio);
+        source(i);
+    }
+    // Lengths no unit fits are said once, never silently.
+    let said = err.matches("shown as unknown").count();
+    assert_eq!(said, usize::from(!d.lengths_readable()), "{d:?}: {err}");
+    let (c, _) = run(["chapters", "--json"]).await;
+    for ch in c["items"].as_array().unwrap() {
+        assert_length_true(d, "chapters --json", ch["durationSec"].as_f64(), audio);
+        source(ch);
+    }
+    let (b, _) = run(["book", "--json"]).await;
+    assert_length_true(d, "book --json", b["durationSec"].as_f64(), 2.0 * audio);
+    source(&b);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 10, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// Through the binary, `earmark play` included.
+    /// Through the binary, `earmark play` included, with reads, writes or
+    /// streams throttled for a while: no path asked again before its
+    /// `Retry-After`, the place stored in the end, never a 0.
     #[test]
-    fn every_dialect_keeps_the_write_promises_through_the_binary(d in arb_dialect()) {
-        runtime().block_on(cli_flow(d));
+    fn every_dialect_keeps_the_write_promises_through_the_binary(
+        d in arb_dialect(),
+        throttle in proptest::option::of(arb_throttle()),
+    ) {
+        runtime().block_on(cli_flow(Dialect { throttle, ..d }));
     }
 }

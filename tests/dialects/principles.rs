@@ -326,6 +326,7 @@ fn the_player_says_the_library_is_incomplete_with_both_counts() {
         profile,
         Some(done.session),
         earmark::player::AudioMode::Null,
+        earmark::config::ListeningRules::default(),
     )
     .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);

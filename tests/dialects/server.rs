@@ -4,7 +4,10 @@
 //! what a write says, and records every write with its headers so a test
 //! can check what the client sent. A [`Trigger`] makes it refuse one kind
 //! of request (an API read, the stream, a write) with a given status and
-//! code, for the exit-code tests. The answers' shapes are in `answers`.
+//! code, for the exit-code tests; a dialect's [`Throttling`] answers one
+//! kind "slow down" for a while and logs every [`Knock`] at it, so a test
+//! can check that no path was asked again before the wait it was told.
+//! The answers' shapes are in `answers`.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -56,12 +59,27 @@ pub struct Trigger {
     pub code: &'static str,
 }
 
+/// One request at the throttled place: its path, when it came, whether
+/// it was refused, and the wait it was told (`None`: no `Retry-After`).
+#[derive(Debug, Clone)]
+pub struct Knock {
+    pub path: String,
+    pub at: std::time::Instant,
+    pub refused: bool,
+    pub told: Option<std::time::Duration>,
+}
+
 #[derive(Default)]
 pub struct Store {
+    /// When the throttle began (its place's first request).
+    pub throttle_since: Option<std::time::Instant>,
+    pub knocks: Vec<Knock>,
     /// book id → (chapter id, position in seconds).
     pub progress: HashMap<String, (String, f64)>,
     pub writes: Vec<Write>,
     pub requests: Vec<String>,
+    /// Each request's path and `Accept-Encoding`.
+    pub encodings: Vec<(String, Option<String>)>,
     pub trigger: Option<Trigger>,
 }
 
@@ -188,6 +206,16 @@ impl DialectServer {
         }
     }
 
+    /// Each request's path and the encodings it accepted.
+    pub fn encodings(&self) -> Vec<(String, Option<String>)> {
+        self.store.lock().unwrap().encodings.clone()
+    }
+
+    /// Every request at the throttled place so far.
+    pub fn knocks(&self) -> Vec<Knock> {
+        self.store.lock().unwrap().knocks.clone()
+    }
+
     pub fn writes(&self) -> Vec<Write> {
         self.store.lock().unwrap().writes.clone()
     }
@@ -248,7 +276,63 @@ pub(crate) fn typed_response(status: StatusCode, ct: &str, v: Value) -> Response
         .into_response()
 }
 
+/// Every answer, gzipped when the dialect compresses and the request
+/// takes gzip (JSON only: audio is never compressed here either).
 async fn handle(
+    State(ctx): State<Arc<Ctx>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let accept = headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    ctx.store
+        .lock()
+        .unwrap()
+        .encodings
+        .push((uri.path().to_owned(), accept.clone()));
+    let r = answer(State(ctx.clone()), method, uri, headers, body).await;
+    let json = r
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.contains("json"));
+    if !(ctx.d.gzip && json && accept.is_some_and(|a| a.contains("gzip"))) {
+        return r;
+    }
+    let (mut parts, body) = r.into_parts();
+    let plain = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    parts
+        .headers
+        .insert(header::CONTENT_ENCODING, "gzip".parse().unwrap());
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(gzip_stored(&plain)))
+}
+
+/// `data` as a gzip member of stored (uncompressed) deflate blocks: a
+/// real gzip body any decoder reads, made without a compressor.
+pub fn gzip_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+    let mut chunks = data.chunks(65_535).peekable();
+    if chunks.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(c) = chunks.next() {
+        out.push(u8::from(chunks.peek().is_none()));
+        let len = c.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    out.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+async fn answer(
     State(ctx): State<Arc<Ctx>>,
     method: Method,
     uri: Uri,
@@ -291,6 +375,9 @@ async fn handle(
     if !(bearer || stream_with_query_token) {
         return ctx.err(401, "unauthorized", "not logged in");
     }
+    if let Some(answer) = throttled(&ctx, &method, &segs, uri.path()) {
+        return answer;
+    }
     let trigger = ctx.store.lock().unwrap().trigger;
     if let Some(t) = trigger.filter(|t| Some(t.place) == place_of(&method, &segs)) {
         return ctx.refuse(t);
@@ -302,7 +389,8 @@ async fn handle(
             LicenseWords::ValidFlag => json!({"valid": true}),
             LicenseWords::Licensed => json!({"licensed": true, "message": "ok"}),
         }),
-        (Method::GET, ["books"]) => crate::answers::books(&ctx, &query),
+        (Method::GET, ["books"]) => crate::answers::books(&ctx, &query, "books"),
+        (Method::GET, ["books", "search"]) => crate::answers::books(&ctx, &query, "books/search"),
         (Method::GET, ["books", "locked"]) => {
             ctx.err(403, "license_required", "Renew the license.")
         }
@@ -311,17 +399,22 @@ async fn handle(
             None => ctx.err(404, "not_found", "no such book"),
         },
         (Method::GET, ["books", id, "chapters"]) => match index_of(&ctx.d, id) {
-            Some(i) => ctx.ok(json!({"items": (1..=2).map(|c| json!({
-                "id": id_value(&ctx.d, &chapter_id(&ctx.d, i, c)), "title": format!("Chapter {c}"),
-                "durationSec": CHAPTER_SECS})).collect::<Vec<_>>()})),
+            Some(i) => ctx.ok(json!({"items": (1..=2).map(|c| {
+                let mut ch = json!({"id": id_value(&ctx.d, &chapter_id(&ctx.d, i, c)),
+                    "title": format!("Chapter {c}")});
+                let (key, length) = ctx.d.length_field(CHAPTER_SECS);
+                ch[key] = length;
+                ch
+            }).collect::<Vec<_>>()})),
             None => ctx.err(404, "not_found", "no such book"),
         },
         (Method::GET, ["books", id, "download-manifest"]) => match index_of(&ctx.d, id) {
             Some(i) => ctx.ok(json!({"items": (1..=2).map(|c| {
                 let cid = chapter_id(&ctx.d, i, c);
                 let mut item = json!({"chapterId": id_value(&ctx.d, &cid),
-                    "title": format!("Chapter {c}"), "durationSec": CHAPTER_SECS,
-                    "mimeType": "audio/wav"});
+                    "title": format!("Chapter {c}"), "mimeType": "audio/wav"});
+                let (key, length) = ctx.d.length_field(CHAPTER_SECS);
+                item[key] = length;
                 if ctx.d.gateway {
                     // A server behind a gateway does not know its prefix.
                     item["url"] = json!(format!("{}/chapters/{cid}/play?raw=1", ctx.api_path()));
@@ -344,6 +437,83 @@ async fn handle(
         }
         _ => ctx.err(404, "not_found", "no such path"),
     }
+}
+
+/// The throttle's answer when `segs` is at its place and it is on; every
+/// request there is logged as a [`Knock`].
+fn throttled(ctx: &Ctx, method: &Method, segs: &[&str], path: &str) -> Option<Response> {
+    let t = ctx.d.throttle?;
+    if place_of(method, segs) != Some(t.place) {
+        return None;
+    }
+    let now = std::time::Instant::now();
+    let mut store = ctx.store.lock().unwrap();
+    let since = *store.throttle_since.get_or_insert(now);
+    let on = now < since + t.lasts;
+    let wait = std::time::Duration::from_secs(t.secs);
+    store.knocks.push(Knock {
+        path: path.to_owned(),
+        at: now,
+        refused: on,
+        told: (on && t.form != RetryForm::Absent).then_some(wait),
+    });
+    drop(store);
+    if !on {
+        return None;
+    }
+    let code = if t.status == 429 {
+        "too_many_requests"
+    } else {
+        "service_unavailable"
+    };
+    let mut r = ctx.err(t.status, code, "slow down");
+    // A 200 envelope would hide the status a gateway sends anyway.
+    *r.status_mut() = StatusCode::from_u16(t.status).unwrap();
+    let secs_now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let h = r.headers_mut();
+    match t.form {
+        RetryForm::Seconds => {
+            h.insert(header::RETRY_AFTER, t.secs.to_string().parse().unwrap());
+        }
+        RetryForm::Date => {
+            h.insert(header::DATE, http_date(secs_now).parse().unwrap());
+            let at = http_date(secs_now + t.secs);
+            h.insert(header::RETRY_AFTER, at.parse().unwrap());
+        }
+        RetryForm::Absent => {}
+    }
+    Some(r)
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT` for seconds since the epoch.
+pub fn http_date(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MO: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {d:02} {} {y} {:02}:{:02}:{:02} GMT",
+        WD[days.rem_euclid(7) as usize],
+        MO[(m - 1) as usize],
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 /// What kind of request this is, for a [`Trigger`]; `None` for the rest.

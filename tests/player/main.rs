@@ -1,6 +1,10 @@
 //! Player integration tests: real audio files over real HTTP on 127.0.0.1,
 //! the real engine on the null output (untimed where pacing is not tested).
 
+// The FIFO capture of ALSA's `file` plugin, shared with the benches.
+#[allow(dead_code)]
+#[path = "../../examples/bench/capture.rs"]
+mod capture;
 mod demo;
 mod formats;
 mod local;
@@ -15,5 +19,6 @@ mod seam;
 mod sound;
 mod speed;
 mod support;
+mod truth;
 mod vbr;
 mod vbr_support;

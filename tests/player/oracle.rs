@@ -193,3 +193,62 @@ pub fn locate(x: &[f32], hay: &[f32]) -> Option<usize> {
     }
     Some(best)
 }
+
+/// Power of `x` at `hz` (Hann window, Goertzel).
+fn power_at(x: &[f32], rate: u32, hz: f64) -> f64 {
+    let n = x.len();
+    let k = 2.0 * (2.0 * std::f64::consts::PI * hz / rate as f64).cos();
+    let (mut s1, mut s2) = (0.0, 0.0);
+    for (i, v) in x.iter().enumerate() {
+        let w = 0.5 - 0.5 * (2.0 * std::f64::consts::PI * i as f64 / n as f64).cos();
+        let s0 = *v as f64 * w + k * s1 - s2;
+        s2 = s1;
+        s1 = s0;
+    }
+    s1 * s1 + s2 * s2 - k * s1 * s2
+}
+
+/// The candidate among `hz` loudest in `x`.
+fn loudest(x: &[f32], rate: u32, hz: impl Iterator<Item = f64>) -> f64 {
+    hz.map(|f| (f, power_at(x, rate, f)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(0.0, |b| b.0)
+}
+
+/// Where in the tone signal (`200 + 10·floor(t/60)` Hz plus
+/// `1000 + 20·floor(t mod 60)` Hz) the sound in `x` starts and ends, in
+/// seconds, to about 0.05 s: the minute from the first half second, the
+/// second from 0.1 s windows, pinned where the second tone steps (the
+/// audio is then on a whole second). Leading and trailing silence are not
+/// sound. `None` without a step or without sound.
+pub fn tone_place(x: &[f32], rate: u32) -> Option<(f64, f64)> {
+    let loud = |s: &f32| s.abs() >= 0.02;
+    let onset = x.iter().position(loud)?;
+    let end = x.iter().rposition(loud)?;
+    let sound = &x[onset..=end];
+    let secs = |n: usize| n as f64 / rate as f64;
+    // Skip the first 50 ms (a decoder's start), then half a second.
+    let skip = rate as usize / 20;
+    let head = sound.get(skip..skip + rate as usize / 2)?;
+    let minute =
+        ((loudest(head, rate, (0..=30).map(|m| 200.0 + 10.0 * m as f64)) - 200.0) / 10.0).round();
+    let (win, step) = (rate as usize / 10, rate as usize / 20);
+    let second_at = |i: usize| {
+        let w = &sound[i..i + win];
+        ((loudest(w, rate, (0..60).map(|s| 1000.0 + 20.0 * s as f64)) - 1000.0) / 20.0).round()
+    };
+    let starts: Vec<usize> = (skip..sound.len().saturating_sub(win))
+        .step_by(step)
+        .collect();
+    let heard: Vec<f64> = starts.iter().map(|&i| second_at(i)).collect();
+    // A step to the next second, between steady windows on both sides.
+    let k = (2..heard.len().saturating_sub(1)).find(|&k| {
+        heard[k] == heard[k - 1] + 1.0 && heard[k - 1] == heard[k - 2] && heard[k + 1] == heard[k]
+    })?;
+    // Window k-1 ends before the step and window k starts after it, at
+    // best: the step lies between their centres.
+    let centre = |i: usize| secs(starts[i] + win / 2);
+    let stepped_at = (centre(k - 1) + centre(k)) / 2.0;
+    let start = 60.0 * minute + heard[k] - stepped_at;
+    Some((start, start + secs(sound.len())))
+}

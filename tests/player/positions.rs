@@ -131,3 +131,34 @@ fn a_start_at_the_very_end_is_ended_not_an_error() {
         assert_eq!(s.chapter_id.as_ref().map(|c| c.as_str()), Some("ch_end"));
     }
 }
+
+/// A manifest whose lengths are in another unit (milliseconds read as
+/// seconds): once the decoder has opened a chapter, the engine publishes
+/// its length as the audio says, book positions add up the measured
+/// lengths, and the end of a chapter is not taken for a truncated file.
+#[test]
+fn lengths_the_audio_gives_replace_the_manifests_once_known() {
+    let server = TestServer::start(&fixtures());
+    let e = engine(&server, 20.0, TOKEN);
+    let m = manifest(&[
+        item("ch_1", "/files/tone.flac", 3000.0),
+        item("ch_2", "/files/tone.wav", 3000.0),
+    ]);
+    e.load(m, "ch_1", 0.0);
+    let first = e.wait(30.0, "playing", |s| s.landed);
+    assert!(
+        (first.duration.unwrap() - 3.0).abs() < 0.01,
+        "the flac's own length once open: {first:?}"
+    );
+    let second = e.wait(30.0, "the second chapter", |s| {
+        s.chapter_id == Some(ChapterId::new("ch_2")) && s.landed && s.position > 0.5
+    });
+    assert!((second.duration.unwrap() - 3.0).abs() < 0.01, "{second:?}");
+    let book = second.book_position.unwrap();
+    assert!(
+        (book - (3.0 + second.position)).abs() < 0.01,
+        "the first chapter counted at its measured 3 s: {second:?}"
+    );
+    let end = e.wait_ended(30.0);
+    assert_eq!(end.status, Status::Ended, "{end:?}");
+}

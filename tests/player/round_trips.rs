@@ -31,9 +31,16 @@ fn slow_link(one_way: Duration) -> (TestServer, Proxy, tokio::runtime::Runtime) 
 
 /// A decoder over `file` streamed through the proxy, with its own seek maps
 /// (so nothing is known of the stream before it opens), past its first
-/// second of audio.
+/// second of audio. Its far seeks land on estimates at once: they count no
+/// frames first (that is [`counting`]'s).
 fn open(proxy: &Proxy, file: &str, maps: &SeekMaps) -> StreamDecoder {
-    open_on(proxy, file, maps, None)
+    open_on(proxy, file, maps, None, Some(0))
+}
+
+/// [`open`], a far seek counting frames through up to `count_limit`
+/// bytes first (`None`: the player's default).
+fn counting(proxy: &Proxy, file: &str, count_limit: Option<u64>) -> StreamDecoder {
+    open_on(proxy, file, &SeekMaps::default(), None, count_limit)
 }
 
 /// [`open`] with the stream's requests on `pool` (else the player's own).
@@ -42,6 +49,7 @@ fn open_on(
     file: &str,
     maps: &SeekMaps,
     pool: Option<Arc<dyn StreamPool>>,
+    count_limit: Option<u64>,
 ) -> StreamDecoder {
     let url = format!("http://{}/files/{file}", proxy.addr());
     let req = StreamRequest {
@@ -61,13 +69,14 @@ fn open_on(
     let len = src.len().expect("the stream's length");
     let ranges = src
         .range_reader()
-        .map(|r| Box::new(r) as Box<dyn RangeReader>);
+        .map(|r| Arc::new(r) as Arc<dyn RangeReader>);
     let maps = maps.clone();
     let hints = StreamHints {
         mime: Some("audio/mpeg"),
         duration: Some(crate::vbr_support::LENGTH),
         seek_map: Some(Box::new(move |first| maps.get(&url, len, first))),
         ranges,
+        count_limit,
     };
     let mut dec = StreamDecoder::open(Box::new(src), hints).expect("an mp3");
     play(&mut dec, 1.0);
@@ -235,6 +244,7 @@ fn over_h2c_the_probes_of_a_seek_without_a_toc_go_out_together_on_the_streams_on
         "noxing.mp3",
         &SeekMaps::default(),
         Some(Arc::new(h2c)),
+        Some(0),
     );
     let seen = seek(&proxy, &mut dec, 900.0);
     // HPACK hides the ranges: 16 probes and the landing, all HTTP/2.
@@ -252,14 +262,44 @@ fn over_h2c_the_probes_of_a_seek_without_a_toc_go_out_together_on_the_streams_on
     assert!(dec.approximate());
 }
 
-/// An engine streaming through the proxy (paths are the file server's).
+#[test]
+fn a_far_seek_counts_the_frames_up_to_it_with_reads_in_flight_together_then_lands_exactly() {
+    let (_server, proxy, _rt) = slow_link(Duration::from_millis(100));
+    let mut dec = counting(&proxy, "noxing.mp3", None);
+    let seen = seek(&proxy, &mut dec, 900.0);
+    assert!(!dec.approximate(), "counted: exact");
+    assert!(seen.iter().all(|r| !is_probe(r)), "no probes: {seen:?}");
+    // 2.2 MB to count: one batch of four 512 KiB reads in flight together,
+    // a second for the rest, then the landing.
+    assert!(proxy.max_in_flight() >= 4, "{seen:?}");
+    assert!(seen.len() <= 9, "{seen:?}");
+    // Where it counted, a seek is one request.
+    let again = seek(&proxy, &mut dec, 600.0);
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert!(!dec.approximate());
+}
+
+#[test]
+fn a_seek_further_than_the_count_limit_lands_on_an_estimate_at_once() {
+    let (_server, proxy, _rt) = slow_link(Duration::from_millis(20));
+    let mut dec = counting(&proxy, "noxing.mp3", Some(1024 * 1024));
+    let seen = seek(&proxy, &mut dec, 1100.0);
+    assert!(dec.approximate());
+    assert_eq!(seen.iter().filter(|r| is_probe(r)).count(), 16, "{seen:?}");
+    assert_eq!(seen.len(), 17, "{seen:?}");
+}
+
+/// An engine streaming through the proxy (paths are the file server's);
+/// its far mp3 seeks land on estimates at once (no frames counted first).
 fn engine_via(proxy: &Proxy) -> earmark::player::EngineHandle {
     let base = format!("http://{}", proxy.addr());
     let resolve = Arc::new(move |item: &ManifestItem| StreamRequest {
         url: format!("{base}{}", item.url.as_deref().unwrap_or("")),
         headers: vec![("Authorization".into(), format!("Bearer {TOKEN}"))],
     });
-    Engine::spawn(EngineConfig::new(AudioMode::Null, resolve)).expect("an engine")
+    let mut config = EngineConfig::new(AudioMode::Null, resolve);
+    config.mp3_count_limit = Some(0);
+    Engine::spawn(config).expect("an engine")
 }
 
 fn one_chapter(path: &str, duration: f64) -> Manifest {
@@ -269,6 +309,7 @@ fn one_chapter(path: &str, duration: f64) -> Manifest {
             chapter_id: ChapterId::new("ch"),
             title: "one".into(),
             duration: Some(duration),
+            duration_source: Default::default(),
             url: Some(path.into()),
             mime_type: None,
             size_bytes: None,
@@ -465,6 +506,7 @@ fn the_next_chapters_stream_is_asked_for_while_the_current_one_still_plays() {
         chapter_id: ChapterId::new(id),
         title: id.into(),
         duration: Some(3.0),
+        duration_source: Default::default(),
         url: Some(path.into()),
         mime_type: None,
         size_bytes: None,

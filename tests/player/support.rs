@@ -162,6 +162,7 @@ pub fn manifest(items: &[Item<'_>]) -> Manifest {
                 chapter_id: ChapterId::new(i.id),
                 title: format!("Chapter {}", i.id),
                 duration: i.duration,
+                duration_source: Default::default(),
                 url: Some(i.path.to_string()),
                 mime_type: None,
                 size_bytes: None,

@@ -25,9 +25,16 @@ fn book(file: &str, duration: Option<f64>) -> earmark::domain::Manifest {
 }
 
 /// Load `file` at `at` on a fresh engine (nothing indexed yet); the landed
-/// state and the first second of audio.
-fn fresh_seek(server: &TestServer, file: &str, at: f64) -> (PlayerState, Vec<f32>) {
-    let e = engine(server, CLOCK, TOKEN);
+/// state and the first second of audio. `count_limit`: how far its seek
+/// may count frames first (`Some(0)`: none, a far seek lands on an
+/// estimate; `None`: the player's default).
+fn fresh_seek(
+    server: &TestServer,
+    file: &str,
+    at: f64,
+    count_limit: Option<u64>,
+) -> (PlayerState, Vec<f32>) {
+    let e = engine_with(server, CLOCK, TOKEN, |c| c.mp3_count_limit = count_limit);
     e.load(book(file, Some(LENGTH)), "ch_1", at);
     let s = e.wait(60.0, "landed", |s| s.landed && s.status == Status::Playing);
     let audio = captured_after(&e, 0, 1.0);
@@ -38,7 +45,8 @@ fn fresh_seek(server: &TestServer, file: &str, at: f64) -> (PlayerState, Vec<f32
 fn seeks_through_the_xing_toc_land_within_1_percent_of_the_duration() {
     let (server, _) = served();
     for at in [150.0, 450.0, 700.0, 900.0, 1150.0] {
-        let (s, audio) = fresh_seek(&server, "vbr.mp3", at);
+        // No frames counted first: the TOC's estimate.
+        let (s, audio) = fresh_seek(&server, "vbr.mp3", at, Some(0));
         let heard = heard_by_pitch(&audio, RATE);
         assert!(
             (heard - at).abs() <= LENGTH * 0.01,
@@ -113,31 +121,79 @@ fn seeks_into_an_already_played_region_land_within_50_ms() {
 }
 
 #[test]
-fn without_a_toc_a_far_seek_is_marked_approximate_and_a_near_one_is_exact() {
+fn without_a_toc_a_far_seek_counts_the_frames_up_to_it_and_lands_exactly() {
     let (server, f) = served();
     let reference = f.path("noxing.s16");
-    // Within the walk from the start: frame headers are counted, exact.
-    let (s, audio) = fresh_seek(&server, "noxing.mp3", 25.0);
-    assert!(!s.approximate, "{s:?}");
-    // The capture starts at the landing; the state was read a moment of
-    // playing later, so the audio is compared with the seek's target.
-    let heard = heard_exactly(&audio, &reference, 25.0, 0.3).expect("near the target");
-    assert!(
-        (heard - 25.0).abs() <= 0.05,
-        "sought 25.0, heard {heard} (reported {} once playing)",
-        s.position
-    );
-    assert!(
-        s.position >= heard - 0.05,
-        "the report is not behind the audio"
-    );
-    // Far into unread audio (over 1 MiB on): an estimate, flagged as one.
+    // 25 s: within the walk from the start; 900 and 1150 s: over 1 MiB
+    // on, counted through range reads before the landing.
+    for at in [25.0, 900.0, 1150.0] {
+        let (s, audio) = fresh_seek(&server, "noxing.mp3", at, None);
+        assert!(!s.approximate, "{at}: {s:?}");
+        // The capture starts at the landing; the state was read a moment
+        // of playing later, so the audio is compared with the target.
+        let heard = heard_exactly(&audio, &reference, at, 0.3)
+            .unwrap_or_else(|| panic!("seek to {at} plays audio more than 0.3 s off"));
+        assert!(
+            (heard - at).abs() <= 0.05,
+            "sought {at}, heard {heard} (reported {} once playing)",
+            s.position
+        );
+        assert!(
+            s.position >= heard - 0.05,
+            "the report is not behind the audio"
+        );
+    }
+}
+
+#[test]
+fn without_a_count_a_far_seek_without_a_toc_is_marked_approximate() {
+    let (server, _) = served();
     for at in [900.0, 1150.0] {
-        let (s, audio) = fresh_seek(&server, "noxing.mp3", at);
+        let (s, audio) = fresh_seek(&server, "noxing.mp3", at, Some(0));
         let heard = heard_by_pitch(&audio, RATE);
         eprintln!("noxing {at}: reported {:.2} heard {heard:.2}", s.position);
         assert!(s.approximate, "{at}: {s:?}");
     }
+}
+
+/// An estimated landing is corrected as soon as the decoder knows where it
+/// is (here a complete index of the file arrives while it plays; a count
+/// beside playback records the same exact points): the position jumps to
+/// where the audio really is and `approximate` clears.
+#[test]
+fn an_estimated_landing_is_corrected_once_the_true_place_is_known() {
+    use earmark::player::mpa::SeekMaps;
+    let (server, f) = served();
+    let maps = SeekMaps::default();
+    let e = engine_with(&server, 1.0, TOKEN, |c| {
+        c.seek_maps = maps.clone();
+        c.mp3_count_limit = Some(0);
+    });
+    e.load(book("noxing.mp3", Some(LENGTH)), "ch_1", 1150.0);
+    let landed = e.wait(60.0, "landed", |s| s.landed && s.status == Status::Playing);
+    assert!(landed.approximate, "{landed:?}");
+    let url = format!("http://{}/files/noxing.mp3", server.addr);
+    let index = maps.index_local_file(&url, f.path("noxing.mp3")).unwrap();
+    index.join().unwrap().unwrap();
+    let fixed = e.wait(30.0, "corrected", |s| s.landed && !s.approximate);
+    e.wait(30.0, "played on", |s| s.position >= fixed.position + 1.0);
+    e.handle.send(Command::Pause);
+    let paused = e.wait(10.0, "paused", |s| s.status == Status::Paused);
+    assert!(!paused.approximate);
+    // The last half second played ends where the engine says it is.
+    let (rate, ch, all) = e.captured();
+    let tail = mono(&all[all.len() - (rate as usize / 2) * ch..], ch);
+    let from = paused.position - 0.5;
+    let heard = heard_exactly(&tail, &f.path("noxing.s16"), from, 0.3)
+        .unwrap_or_else(|| panic!("the audio before {from:.2} is more than 0.3 s off"));
+    eprintln!(
+        "landed at {:.2} (estimate), corrected to {:.2}",
+        landed.position, fixed.position
+    );
+    assert!(
+        (heard - from).abs() <= 0.1,
+        "reported {from:.3}, heard {heard:.3}"
+    );
 }
 
 #[test]
@@ -145,7 +201,7 @@ fn cbr_mp3_far_seeks_stay_exact() {
     let (server, f) = served();
     let reference = f.path("cbr.s16");
     for at in [400.0, 1111.1] {
-        let (s, audio) = fresh_seek(&server, "cbr.mp3", at);
+        let (s, audio) = fresh_seek(&server, "cbr.mp3", at, None);
         assert!(!s.approximate, "{s:?}");
         let heard = heard_exactly(&audio, &reference, at, 0.3)
             .unwrap_or_else(|| panic!("cbr: seek to {at} plays audio more than 0.3 s off"));
@@ -210,8 +266,9 @@ async fn the_reference_server_counts_the_frames_of_a_xing_less_vbr_mp3() {
 /// A restart forgets the seek maps: restoring a place reported while
 /// playing must replay the audio that was playing there. For an exact
 /// landing anywhere; for an approximate one (a TOC estimate, or a measured
-/// profile without a TOC) within the 10 s grid cell it landed in, since
-/// every seek into a cell lands on that cell's one estimate.
+/// profile without a TOC, here with no frames counted first) within the
+/// 10 s grid cell it landed in, since every seek into a cell lands on that
+/// cell's one estimate.
 #[test]
 fn a_restored_place_plays_the_audio_that_was_playing_there() {
     let (server, _) = served();
@@ -225,7 +282,7 @@ fn a_restored_place_plays_the_audio_that_was_playing_there() {
     for (file, at, approximate) in cases {
         // The first run: restored at `at`, then played on for a second,
         // at 2× so the place is read well inside the landing's cell.
-        let first = engine(&server, 2.0, TOKEN);
+        let first = engine_with(&server, 2.0, TOKEN, |c| c.mp3_count_limit = Some(0));
         first.load(book(file, Some(LENGTH)), "ch_1", at);
         first.wait(60.0, "landed", |s| s.landed && s.status == Status::Playing);
         let synced = first.wait(60.0, "played on", |s| s.position >= at + 1.0);
@@ -246,7 +303,7 @@ fn a_restored_place_plays_the_audio_that_was_playing_there() {
         let heard_then = mono(&all, ch);
         drop(first);
         // The second run (a new engine: nothing learned) restores it.
-        let (s, again) = fresh_seek(&server, file, synced.position);
+        let (s, again) = fresh_seek(&server, file, synced.position, Some(0));
         assert_eq!(s.approximate, synced.approximate, "{file} {at}");
         // Where, in the first run's audio, the restored audio is.
         let expect = ((synced.position - at) * rate as f64) as usize;

@@ -5,6 +5,7 @@ mod books;
 mod cli;
 mod common;
 mod concurrency;
+mod durations;
 mod library;
 mod play;
 mod private;

@@ -10,10 +10,10 @@ use crate::support::{library, text};
 use earmark::api::{BaseUrl, BookQuery, Client};
 use earmark::config::{Dirs, LoggedIn, Profile, ProfileSelector};
 use earmark::domain::{BookId, ChapterId, Manifest, now_millis};
-use earmark::playback::{Control, LocalIndex, Login, Now, Playback, Setup};
-use earmark::player::{AudioMode, Status};
+use earmark::domain::session::{Command, PlayState, Snapshot, Start};
+use earmark::playback::{Login, Playback, Setup};
+use earmark::player::AudioMode;
 use earmark::server::testing::TestServer;
-use earmark::sync::StartAt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -99,20 +99,24 @@ fn profile(home: &Path) -> Profile {
 }
 
 /// Waits (generously) until what the owner publishes satisfies `f`.
-async fn until(now: &mut tokio::sync::watch::Receiver<Now>, what: &str, f: impl Fn(&Now) -> bool) {
+async fn until(
+    now: &mut tokio::sync::watch::Receiver<Snapshot>,
+    what: &str,
+    f: impl Fn(&Snapshot) -> bool,
+) {
     let waited = tokio::time::timeout(Duration::from_secs(40), now.wait_for(|n| f(n)))
         .await
         .is_ok_and(|r| r.is_ok());
     assert!(
         waited,
         "timed out waiting until {what}: {:?}",
-        now.borrow().state
+        now.borrow().listening
     );
 }
 
-fn playing_at(n: &Now, chapter: &ChapterId, from: f64) -> bool {
-    n.state.as_ref().is_some_and(|s| {
-        s.status == Status::Playing && s.chapter_id.as_ref() == Some(chapter) && s.position >= from
+fn playing_at(n: &Snapshot, chapter: &ChapterId, from: f64) -> bool {
+    n.listening.as_ref().is_some_and(|s| {
+        s.state == PlayState::Playing && &s.chapter == chapter && s.position >= from
     })
 }
 
@@ -134,7 +138,7 @@ struct Playing {
     book: BookId,
     chapter: ChapterId,
     playback: Playback,
-    now: tokio::sync::watch::Receiver<Now>,
+    now: tokio::sync::watch::Receiver<Snapshot>,
 }
 
 async fn playing(sync: impl FnOnce(&Path) -> earmark::sync::SyncConfig) -> Playing {
@@ -154,10 +158,16 @@ async fn playing(sync: impl FnOnce(&Path) -> earmark::sync::SyncConfig) -> Playi
         dirs: profile.dirs.clone(),
         login,
         audio: AudioMode::Null,
-        downloads: LocalIndex::default(),
+        rules: Default::default(),
+        ready_last: false,
     });
-    let mut now = playback.now();
-    playback.open(book.clone(), manifest, StartAt::Resume);
+    let mut now = playback.snapshot();
+    let info = direct.book(&book).await.unwrap();
+    playback.send(Command::Open {
+        book: book.clone(),
+        start: Start::Resume,
+        known: earmark::domain::session::known(info, manifest),
+    });
     until(&mut now, "it plays through the first address", |n| {
         playing_at(n, &chapter, 0.5)
     })
@@ -183,9 +193,10 @@ impl Playing {
     async fn cut_and_jump(&mut self) {
         self.t.home.set_mode(Mode::Refuse);
         self.t.away.clear();
-        self.playback.control(Control::Seek {
+        self.playback.send(Command::Seek {
             chapter: self.chapter.clone(),
             position: 900.0,
+            cause: earmark::domain::JumpCause::Seek,
         });
         let chapter = self.chapter.clone();
         until(&mut self.now, "it plays on at 900 s", |n| {

@@ -23,4 +23,5 @@ mod small_disk;
 mod startup;
 mod stops;
 mod support;
+mod throttled;
 mod up_next;

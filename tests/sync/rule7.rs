@@ -159,11 +159,10 @@ async fn a_write_the_server_kept_moves_the_player_to_its_place() {
             if *chapter == ch(&m, 1) && *position == 50.0),
         "{c:?}"
     );
-    let n = p
-        .notice(|n| matches!(n, Notice::Info(m) if m.contains("newer place")))
-        .await;
+    // Said as data (the player words it): where playback moved.
+    let n = p.notice(|n| matches!(n, Notice::Moved { .. })).await;
     assert!(
-        matches!(&n, Notice::Info(m) if m.contains("ch 2 0:50")),
+        matches!(&n, Notice::Moved { to, .. } if *to == Spot::new(ch(&m, 1), 50.0)),
         "{n:?}"
     );
     p.until("sent", |s| s.queued == 0).await;

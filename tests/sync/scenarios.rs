@@ -532,7 +532,7 @@ async fn s7_two_clients_show_what_the_server_decided() {
 /// chapter", not a license stop: the license status (valid here) decides.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_403_without_the_license_code_is_no_permission_not_a_license_stop() {
-    use earmark::player::{ErrorKind, PlaybackError, Status};
+    use earmark::domain::session::PlayState;
     let env = Env::start().await;
     let (book, m) = env.book("Alpha").await;
     let dir = tempfile::tempdir().unwrap();
@@ -540,21 +540,16 @@ async fn a_stream_403_without_the_license_code_is_no_permission_not_a_license_st
     let mut p = start_worker(&client, dir.path());
     p.open(1, &book, &m);
     let (load, _) = p.load().await;
-    p.fail(
-        load,
-        Status::Error(PlaybackError {
-            kind: ErrorKind::Forbidden,
-            chapter: Some(ch(&m, 0)),
-            message: "{\"code\":\"forbidden\",\"message\":\"not in your plan\"}".into(),
-        }),
-    );
+    // The session owner tells sync of the engine's 403 without the code.
+    p.fail(load, PlayState::Error("not in your plan".into()));
+    p.sync.stream_refused(false, "not in your plan".into());
     let n = p
-        .notice(|n| matches!(n, Notice::Failed(_) | Notice::LicenseStopped { .. }))
+        .notice(|n| matches!(n, Notice::Forbidden { .. } | Notice::LicenseStopped { .. }))
         .await;
-    let Notice::Failed(message) = n else {
+    let Notice::Forbidden { message } = n else {
         panic!("a license stop: {n:?}")
     };
-    assert!(message.contains("no permission"), "{message}");
+    assert!(message.contains("not in your plan"), "{message}");
     let s = p.until("still online", |s| s.link == Link::Online).await;
     assert_eq!(s.link, Link::Online);
 }

@@ -7,14 +7,16 @@
 use crate::proxy::Proxy;
 use earmark::api::{BaseUrl, BookQuery, Client, ClientOptions};
 use earmark::domain::{BookId, ChapterId, Manifest, Progress};
-use earmark::player::{Command as EngineCommand, PlaybackId as EngineId, PlayerState, Status};
+use earmark::domain::session::PlayState;
+use earmark::player::Command as EngineCommand;
 use earmark::server::testing::TestServer;
 use earmark::sync::{
-    EngineLink, Notice, Notices, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
+    EngineLink, Heard, LoadId, Notice, Notices, Spot, StartAt, SyncConfig, SyncSession,
+    SyncStatus,
 };
 use std::path::Path;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 /// Writes a mono 8-bit WAV of `secs` seconds of silence at 2 kHz.
 pub fn wav(path: &Path, secs: u32) {
@@ -128,30 +130,30 @@ pub fn config(dir: &Path) -> SyncConfig {
     c
 }
 
-/// What a test plays: the sync session and a scripted engine.
+/// What a test plays: the sync session and a scripted engine, whose
+/// states reach sync as the session owner tells them.
 pub struct Player {
     pub sync: SyncSession,
     pub notices: Notices,
-    states: watch::Sender<PlayerState>,
     /// The state of each load, as the engine would publish it.
-    by_load: std::sync::Mutex<std::collections::HashMap<u64, PlayerState>>,
+    by_load: std::sync::Mutex<std::collections::HashMap<u64, Heard>>,
+    version: std::sync::atomic::AtomicU64,
     commands: mpsc::UnboundedReceiver<EngineCommand>,
     loads: u64,
 }
 
 pub fn start_worker(client: &Client, dir: &Path) -> Player {
-    let (states, rx) = watch::channel(PlayerState::default());
     let (tx, commands) = mpsc::unbounded_channel();
-    // What sync asks, as the commands the playback owner would send.
-    let engine = EngineLink::new(rx, move |ask| {
+    // What sync asks, as the commands the session owner would send.
+    let engine = EngineLink::new(LoadId(0), move |ask| {
         let _ = tx.send(earmark::playback::command_for(ask));
     });
     let (sync, notices) = SyncSession::start(config(dir), Some(client.clone()), Some(engine));
     Player {
         sync,
         notices,
-        states,
         by_load: Default::default(),
+        version: Default::default(),
         commands,
         loads: 0,
     }
@@ -197,17 +199,19 @@ impl Player {
     }
 
     /// Publishes load `playback`'s state after `change`.
-    fn publish(&self, playback: u64, change: impl FnOnce(&mut PlayerState)) {
+    fn publish(&self, playback: u64, change: impl FnOnce(&mut Heard)) {
         let mut all = self.by_load.lock().unwrap();
-        let s = all.entry(playback).or_insert_with(|| PlayerState {
-            playback_id: EngineId(playback),
-            status: Status::Buffering,
-            ..PlayerState::default()
+        let s = all.entry(playback).or_insert_with(|| Heard {
+            load: LoadId(playback),
+            state: PlayState::Buffering,
+            ..Heard::default()
         });
         change(s);
-        s.version = self.states.borrow().version + 1;
-        let s = s.clone();
-        self.states.send_replace(s);
+        s.version = self
+            .version
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        self.sync.heard(s.clone());
     }
 
     /// Waits for an engine command matching `f` (skipping others).
@@ -239,24 +243,24 @@ impl Player {
     /// The engine publishes a place for its load `playback`.
     pub fn position(&self, playback: u64, chapter: &ChapterId, pos: f64, landed: bool) {
         self.publish(playback, |s| {
-            s.chapter_id = Some(chapter.clone());
+            s.chapter = Some(chapter.clone());
             s.position = pos;
             s.landed = landed;
         });
     }
 
-    /// The engine's load `playback` stops with `status` (an error).
-    pub fn fail(&self, playback: u64, status: Status) {
-        self.publish(playback, |s| s.status = status);
+    /// The engine's load `playback` stops with `state` (an error).
+    pub fn fail(&self, playback: u64, state: PlayState) {
+        self.publish(playback, |s| s.state = state);
     }
 
     /// The engine's status changes for its load `playback`.
     pub fn action(&self, playback: u64, action: Action) {
         self.publish(playback, |s| {
-            s.status = match action {
-                Action::Play => Status::Playing,
-                Action::Pause => Status::Paused,
-                Action::Stop => Status::Idle,
+            s.state = match action {
+                Action::Play => PlayState::Playing,
+                Action::Pause => PlayState::Paused,
+                Action::Stop => PlayState::Loading,
             };
         });
     }

@@ -29,6 +29,18 @@ impl Tui {
         extra: &[&str],
         bus: Option<&str>,
     ) -> Tui {
+        Tui::start_with(home, server, user, extra, bus, &[])
+    }
+
+    /// `start`, with more variables in the environment.
+    pub(crate) fn start_with(
+        home: &std::path::Path,
+        server: &str,
+        user: &str,
+        extra: &[&str],
+        bus: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Tui {
         let pty = native_pty_system();
         let pair = pty
             .openpty(PtySize {
@@ -58,6 +70,9 @@ impl Tui {
             }
         }
         cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         cmd.env_remove("DBUS_SESSION_BUS_ADDRESS");
         cmd.env_remove("XDG_RUNTIME_DIR");
         if let Some(bus) = bus {

@@ -74,6 +74,7 @@ pub fn manifest(book: &str, n: usize, secs: f64) -> Manifest {
                 chapter_id: ChapterId::new(format!("{book}-{}", i + 1)),
                 title: format!("Chapter {}", i + 1),
                 duration: Some(secs),
+                duration_source: Default::default(),
                 url: None,
                 mime_type: Some("audio/mpeg".into()),
                 size_bytes: None,

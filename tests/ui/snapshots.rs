@@ -2,7 +2,7 @@
 //! NO_COLOR test). Review changes with `cargo insta review`.
 
 use crate::fixtures::*;
-use earmark::domain::session::{Command, Event as SessionEvent, Link, Place, Queue};
+use earmark::domain::session::{Command, Event as SessionEvent, Landing, Link, Place, Queue};
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
@@ -79,6 +79,18 @@ fn library_search_highlights() {
 fn library_with_player_bar() {
     both("library_playing", || {
         let mut app = playing();
+        app.update(code(KeyCode::Esc));
+        app
+    });
+}
+
+#[test]
+fn a_place_the_engine_estimated_is_marked_in_the_bar() {
+    both("library_playing_estimated", || {
+        let mut app = playing();
+        let mut l = app.snap.listening.clone().unwrap();
+        l.landed = Landing::Approximate;
+        session(&mut app, snap(l));
         app.update(code(KeyCode::Esc));
         app
     });
@@ -281,4 +293,24 @@ fn cjk_title_playing() {
         session(&mut app, snap(l));
         app
     });
+}
+
+/// Issue 29: "0:17 / 0:22 -0:04" did not add up. Elapsed plus what is left
+/// is the length shown, in the bar and the chapter list, for the chapter
+/// and the book (at 1×).
+#[test]
+fn the_bar_times_add_up() {
+    let mut app = playing();
+    let mut l = app.snap.listening.clone().unwrap();
+    (l.position, l.speed) = (599.6, 1.0);
+    session(&mut app, snap(l));
+    let text = render(&mut app, 80, 24);
+    // Chapter 2 of three 30:00 chapters: 9:59 in, so 20:01 left (not
+    // 20:00); 39:59 into the book (its time left does not fit at 80).
+    assert_eq!(
+        text.matches("9:59 / 30:00 -20:01").count(),
+        2,
+        "bar and list: {text}"
+    );
+    assert!(text.contains("39:59 / 1:30:00"), "{text}");
 }

@@ -126,6 +126,7 @@ impl Client {
             .unwrap_or(0);
         let http = Client::http(&first.base, &opts)?;
         let (switched, _) = tokio::sync::watch::channel(addresses[current].base.clone());
+        let ladder = crate::domain::backoff::Ladder::new(opts.backoff, opts.backoff_max);
         Ok(Client {
             inner: std::sync::Arc::new(super::Inner {
                 http,
@@ -136,6 +137,8 @@ impl Client {
                 opts,
                 auth: std::sync::RwLock::new(auth),
                 prefetched: Default::default(),
+                limits: super::limits::Limits::new(ladder),
+                units: Default::default(),
             }),
         })
     }
@@ -391,6 +394,7 @@ mod streams {
             chapter_id: ChapterId::new("c1"),
             title: "One".into(),
             duration: None,
+            duration_source: Default::default(),
             url: Some(url.into()),
             mime_type: None,
             size_bytes: None,

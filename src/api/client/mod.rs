@@ -5,10 +5,14 @@
 //! `addresses`: the server's addresses, which one is in use and which may
 //! carry the token; `streams`: audio and other server-given URLs;
 //! `transport`: requests, retries, the next address, hand-followed
-//! redirects and error mapping; `paging`: lists page by page ([`Pager`]);
+//! redirects and error mapping; `limits`: what a request waits for before
+//! it goes (the server's back-off per origin and kind, a read in flight,
+//! the write in flight); `paging`: lists page by page ([`Pager`]);
 //! `protocol`: what each address speaks (h2c learned) and the pool per URL.
 
 mod addresses;
+mod limits;
+mod lengths;
 mod paging;
 mod prefetch;
 mod protocol;
@@ -16,6 +20,7 @@ mod streams;
 mod transport;
 
 pub use addresses::Address;
+pub use lengths::{UnknownLengths, WhyUnknown};
 pub use paging::{ItemDecoder, ListPage, Listing, PageCursor, Pager, Shortfall};
 pub use protocol::{Speaks, protocol_words};
 pub use streams::MAX_COVER_BYTES;
@@ -45,8 +50,14 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// Extra attempts for idempotent GETs on network errors and 5xx.
     pub retries: u32,
-    /// First back-off delay; doubles per attempt.
+    /// First back-off step (a GET asked again, a 429 or 503 without
+    /// `Retry-After`); doubles per failure, with jitter (`domain::backoff`).
     pub backoff: Duration,
+    /// The longest back-off step.
+    pub backoff_max: Duration,
+    /// A read whose address asked to wait at most this much longer waits;
+    /// a longer wait fails it at once with `RateLimited`.
+    pub throttle_wait: Duration,
     /// Request body field names of the writes (config.toml `fields`).
     pub fields: BodyFields,
     /// A list that has not ended after this many pages is an error.
@@ -61,7 +72,9 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             retries: 2,
-            backoff: Duration::from_millis(250),
+            backoff: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(60),
+            throttle_wait: Duration::from_secs(5),
             fields: BodyFields::default(),
             max_pages: 1000,
         }
@@ -136,6 +149,10 @@ struct Inner {
     auth: RwLock<Option<Auth>>,
     /// A progress read started ahead of its reader (`prefetch`).
     prefetched: std::sync::Mutex<Option<prefetch::Prefetched>>,
+    /// What a request waits for before it goes (`limits`).
+    limits: limits::Limits,
+    /// Units learned for lengths that name none (`lengths`).
+    units: lengths::Units,
 }
 
 type SwitchHook = Arc<dyn Fn(&BaseUrl) + Send + Sync>;
@@ -218,6 +235,7 @@ impl Client {
         if let Some(a) = &auth {
             self.vouch_current(&a.server_id);
         }
+        self.inner.limits.wrote();
         *write(&self.inner.auth) = auth;
     }
 
@@ -351,7 +369,9 @@ impl Client {
         let segs = ["books", id.as_str(), "chapters"];
         let decode = Arc::new(wire::decode_chapter);
         let p = self.pager(&segs, Vec::new(), "GET /books/{bookId}/chapters", decode);
-        Ok(p.collect_all().await?.items)
+        let mut chapters = p.collect_all().await?.items;
+        self.read_known_chapter_lengths(&mut chapters);
+        Ok(chapters)
     }
 
     /// The complete, ordered playback queue; server order is kept.
@@ -359,7 +379,9 @@ impl Client {
         let v = self
             .get(&["books", id.as_str(), "download-manifest"], &[])
             .await?;
-        wire::decode_manifest(&v, id, "GET /books/{bookId}/download-manifest")
+        let mut m = wire::decode_manifest(&v, id, "GET /books/{bookId}/download-manifest")?;
+        self.read_known_lengths(&mut m);
+        Ok(m)
     }
 
     pub async fn categories(&self) -> Result<Vec<Category>, ApiError> {

@@ -17,6 +17,7 @@ use super::Client;
 use super::transport::Access;
 use crate::api::error::ApiError;
 use crate::api::wire::{self, NextPage, SkippedItem};
+use crate::domain::backoff::Kind;
 use reqwest::Method;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -398,9 +399,15 @@ impl Client {
             }
         };
         let v = self
-            .call_url(Method::GET, &base, url, None, Access::Token)
+            .call_url(Method::GET, Kind::Read, &base, url, None, Access::Token)
             .await?;
-        let list = wire::find_list(&v, &req.endpoint)?;
+        let mut list = wire::find_list(&v, &req.endpoint)?;
+        // A bare `next` is a link only when it addresses this very list.
+        let this_list = base.endpoint(req.segs.iter().map(String::as_str));
+        list.info.settle_next(|s| {
+            base.resolve_next(&this_list, s)
+                .is_ok_and(|u| u.path() == this_list.path())
+        });
         let place = format!("{} page {}", req.endpoint, page_no_label(at, page_no));
         let entries = list
             .items

@@ -5,7 +5,10 @@
 //! whether it answers HTTP/2 with prior knowledge (h2c) by one probe, off
 //! the critical path ([`Client::learn_protocol`]), and keeps what it
 //! learned on the [`Address`](super::Address) (`speaks`), where the session
-//! store remembers it. Only a URL on the origin of an address that said h2c
+//! store remembers it. It probes only an address whose HTTP/1.1 answers
+//! advertise h2c (`Upgrade: h2c`, as Apache's mod_http2 and the reference
+//! server send it): one that does not is HTTP/1.1 without a probe, so a
+//! plain HTTP/1.1 gateway never logs a `PRI *` it cannot read. Only a URL on the origin of an address that said h2c
 //! goes out on the prior-knowledge pool; any other origin (a CDN) on the
 //! ALPN one. An h2c request that fails without an answer (the server
 //! changed) forgets the flag; a read goes again at once over HTTP/1.1.
@@ -74,6 +77,22 @@ pub(super) struct Protocols {
     /// Origins whose h2c flag this client forgot: requests sent on the
     /// h2c pool before that may still fail, and go again over HTTP/1.1.
     forgotten: Mutex<HashSet<String>>,
+    /// Per origin, whether its last HTTP/1.1 answer advertised h2c.
+    advertised: Mutex<std::collections::HashMap<String, bool>>,
+}
+
+/// Whether an answer says its server takes HTTP/2 over cleartext: it came
+/// over HTTP/2, or an HTTP/1.1 answer names h2c in `Upgrade` (RFC 9110
+/// §7.8: a server may list there what it could upgrade to).
+fn advertises_h2c(resp: &reqwest::Response) -> bool {
+    resp.version() == Version::HTTP_2
+        || resp
+            .headers()
+            .get_all(reqwest::header::UPGRADE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|p| p.trim().eq_ignore_ascii_case("h2c"))
 }
 
 impl Client {
@@ -124,6 +143,11 @@ impl Client {
         if !base.as_str().starts_with("http:") {
             return None;
         }
+        if !self.advertised(base).await? {
+            tracing::debug!("{base} does not advertise h2c: HTTP/1.1, not probed");
+            self.set_speaks(base, Some(Speaks::Http1));
+            return Some(Speaks::Http1);
+        }
         let h2c = self.h2c_pool()?;
         let sent = h2c
             .get(base.endpoint(["license", "status"]))
@@ -148,6 +172,28 @@ impl Client {
         };
         self.set_speaks(base, Some(speaks));
         Some(speaks)
+    }
+
+    /// Whether `base`'s answers advertise h2c: as its last answer said,
+    /// else as a plain `GET /license/status` over HTTP/1.1 says (`None`:
+    /// no answer).
+    async fn advertised(&self, base: &BaseUrl) -> Option<bool> {
+        let o = origin(base.as_url());
+        if let Some(a) = lock(&self.inner.protocols.advertised).get(&o) {
+            return Some(*a);
+        }
+        let resp = self
+            .inner
+            .http
+            .get(base.endpoint(["license", "status"]))
+            .timeout(self.inner.opts.connect_timeout * 2)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .ok()?;
+        let said = advertises_h2c(&resp);
+        lock(&self.inner.protocols.advertised).insert(o, said);
+        Some(said)
     }
 
     /// [`Client::learn_protocol`] at every address, together.
@@ -185,11 +231,16 @@ impl Client {
         }
     }
 
-    /// After an answer at `base`: a client that keeps what it learns and
-    /// does not know what `base` speaks probes it once, a little later.
-    pub(super) fn learn_later(&self, base: &BaseUrl) {
-        if super::read(&self.inner.protocols.hook).is_none() || !base.as_str().starts_with("http:")
-        {
+    /// After an answer `resp` at `base`: kept is whether it advertised
+    /// h2c; a client that keeps what it learns and does not know what
+    /// `base` speaks probes it once, a little later, when it did.
+    pub(super) fn learn_later(&self, base: &BaseUrl, resp: &reqwest::Response) {
+        if !base.as_str().starts_with("http:") {
+            return;
+        }
+        let said = advertises_h2c(resp);
+        lock(&self.inner.protocols.advertised).insert(origin(base.as_url()), said);
+        if super::read(&self.inner.protocols.hook).is_none() {
             return;
         }
         let known = self

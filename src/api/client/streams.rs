@@ -1,9 +1,10 @@
 //! Stream URLs for the player and other server-given URLs (covers).
 
-use super::transport::{MAX_REDIRECTS, content_type, redirect_target};
+use super::transport::{MAX_REDIRECTS, Said, content_type, redirect_target};
 use super::{Client, StreamRequest};
 use crate::api::error::ApiError;
 use crate::api::wire;
+use crate::domain::backoff::Kind;
 use crate::domain::{Book, BookId, ManifestItem};
 use reqwest::header;
 use url::Url;
@@ -143,7 +144,7 @@ impl Client {
         req: &StreamRequest,
         from_byte: Option<u64>,
     ) -> Result<reqwest::Response, ApiError> {
-        let resp = self.open_resource(req, from_byte).await?;
+        let resp = self.open_resource(req, from_byte, Kind::Audio).await?;
         let ct = content_type(&resp);
         if !ct.as_deref().is_some_and(answer_type) {
             return Ok(resp);
@@ -153,17 +154,24 @@ impl Client {
         Err(self.stream_refusal(status, ct.as_deref(), &body))
     }
 
-    /// `open_stream` without looking at what the answer is (covers).
+    /// `open_stream` without looking at what the answer is (covers): not
+    /// sent while the origin's back-off of `kind` waits, which its answer
+    /// closes (429, 503) or opens. Asked uncompressed: a `Range` counts
+    /// the bytes of the file itself.
     async fn open_resource(
         &self,
         req: &StreamRequest,
         from_byte: Option<u64>,
+        kind: Kind,
     ) -> Result<reqwest::Response, ApiError> {
         let mut url = req.url.clone();
         let mut token_allowed = true;
         for _ in 0..=MAX_REDIRECTS {
+            self.open_to(&url, kind, false).await?;
             let build = |http: &reqwest::Client| {
-                let mut rb = http.get(url.clone());
+                let mut rb = http
+                    .get(url.clone())
+                    .header(header::ACCEPT_ENCODING, "identity");
                 if token_allowed {
                     for (k, v) in &req.headers {
                         rb = rb.header(k, v);
@@ -187,12 +195,17 @@ impl Client {
                 continue;
             }
             if resp.status().is_success() {
+                self.note_answer(&url, kind, None);
                 return Ok(resp);
             }
             let status = resp.status();
             let ct = content_type(&resp);
+            let said = Said::of(&resp);
             let body = resp.bytes().await.unwrap_or_default();
-            return Err(self.error_from_body(&base, status, ct.as_deref(), &body));
+            let e = self.error_from_body(&base, status, ct.as_deref(), &body);
+            let e = self.refine(e, &said, false);
+            self.note_answer(&url, kind, Some(&e));
+            return Err(e);
         }
         Err(self.bad_redirect(&self.base(), &url))
     }
@@ -250,7 +263,7 @@ impl Client {
                 self.request_to(self.base().endpoint(["books", book.as_str(), "cover"]))
             });
         let fetch = async {
-            let mut resp = match self.open_resource(&req, None).await {
+            let mut resp = match self.open_resource(&req, None, Kind::Read).await {
                 Ok(r) => r,
                 Err(ApiError::NotFound { .. }) => return Ok(None),
                 Err(e) => return Err(e),

@@ -1,13 +1,15 @@
 //! Requests: auth and identity headers, retries with back-off for GETs,
 //! the next address when one does not answer (`addresses`), redirects
 //! followed by hand (the token never leaves the origin), and mapping
-//! answers to values or typed errors.
+//! answers to values or typed errors. What an answer says of the server's
+//! load, and what a request waits for before it goes, is `limits`.
 
 use super::Client;
 use super::addresses::Miss;
 use crate::api::error::{ApiError, BodyKind};
 use crate::api::wire;
 use crate::api::{Auth, BaseUrl};
+use crate::domain::backoff::{self, Backoff, Kind};
 use reqwest::{Method, StatusCode, header};
 use serde_json::Value;
 use url::Url;
@@ -39,15 +41,23 @@ impl Client {
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
         }
-        self.call_url(method, &base, url, body, access).await
+        let kind = match segs {
+            _ if method == Method::GET => Kind::Read,
+            ["auth", "reading-progress", ..] => Kind::ProgressWrite,
+            _ => Kind::Write,
+        };
+        self.call_url(method, kind, &base, url, body, access).await
     }
 
     /// A request to `url` below `base` (built from it, or a `next` link
     /// the caller checked), at the address in use or, when that one does
     /// not answer, at the next (`addresses`: the same place below it).
+    /// A read already in flight is joined, not sent again beside itself;
+    /// a write waits for the one in flight (`limits`).
     pub(super) async fn call_url(
         &self,
         method: Method,
+        kind: Kind,
         base: &BaseUrl,
         url: Url,
         body: Option<Value>,
@@ -57,24 +67,59 @@ impl Client {
             Access::Anonymous => None,
             Access::Token | Access::Write => Some(self.auth().ok_or(ApiError::NotLoggedIn)?),
         };
-        let attempts = if method == Method::GET {
-            self.inner.opts.retries + 1
-        } else {
-            1
-        };
-        let mut delay = self.inner.opts.backoff;
+        if method != Method::GET {
+            let _one = self.inner.limits.writing.lock().await;
+            self.inner.limits.wrote();
+            self.open_for(base, kind, false).await?;
+            let req = Req {
+                method: &method,
+                kind,
+                url: &url,
+                body: body.as_ref(),
+                auth: auth.as_ref(),
+                access,
+            };
+            return self.anywhere(&req, base).await;
+        }
+        let (c, b, u) = (self.clone(), base.clone(), url.clone());
+        self.join_read(&url, access, async move {
+            c.read_attempts(&b, u, auth, access).await
+        })
+        .await
+    }
+
+    /// A GET, asked again (idempotent) after network trouble or a 5xx,
+    /// or once its address's wait is over when that is short.
+    async fn read_attempts(
+        &self,
+        base: &BaseUrl,
+        url: Url,
+        auth: Option<Auth>,
+        access: Access,
+    ) -> Result<Value, ApiError> {
+        let attempts = self.inner.opts.retries + 1;
+        let mut unanswered = Backoff::default();
         let mut last = None;
         for attempt in 0..attempts {
-            if attempt > 0 {
-                tokio::time::sleep(delay).await;
-                delay = delay.saturating_mul(2);
+            if let Some(until) = unanswered.until() {
+                tokio::time::sleep_until(until.into()).await;
             }
-            match self
-                .anywhere(&method, base, &url, body.as_ref(), auth.as_ref(), access)
-                .await
-            {
-                Err(e) if e.is_retryable() && attempt + 1 < attempts => {
-                    tracing::debug!("retrying {method} {url}: {e}");
+            self.open_for(base, Kind::Read, true).await?;
+            let req = Req {
+                method: &Method::GET,
+                kind: Kind::Read,
+                url: &url,
+                body: None,
+                auth: auth.as_ref(),
+                access,
+            };
+            match self.anywhere(&req, base).await {
+                Err(e) if attempt + 1 < attempts && (e.is_retryable() || e.is_throttle()) => {
+                    tracing::debug!("asking again GET {url}: {e}");
+                    if !e.slows_down() {
+                        // The address's own state waits after a 429 or 503.
+                        unanswered.failed(self.ladder(), None, std::time::Instant::now());
+                    }
                     last = Some(e);
                 }
                 r => return r,
@@ -84,33 +129,31 @@ impl Client {
     }
 
     /// One try at each address that may take the request, the one in use
-    /// first, until one answers (see `addresses`).
-    async fn anywhere(
-        &self,
-        method: &Method,
-        base: &BaseUrl,
-        url: &Url,
-        body: Option<&Value>,
-        auth: Option<&Auth>,
-        access: Access,
-    ) -> Result<Value, ApiError> {
-        let candidates = self.candidates(access);
+    /// first, until one answers (see `addresses`). What the answer says of
+    /// the server's load is kept for the address and kind.
+    async fn anywhere(&self, req: &Req<'_>, base: &BaseUrl) -> Result<Value, ApiError> {
+        let candidates = self.candidates(req.access);
         if candidates.is_empty() {
             // No address vouches for this login's server.
             return Err(ApiError::NotLoggedIn);
         }
+        let method = req.method;
         let mut missed: Vec<(BaseUrl, ApiError)> = Vec::new();
         for (i, at) in candidates {
             let there = if at == *base {
-                url.clone()
+                req.url.clone()
             } else {
-                match base.rebase(url, &at) {
+                match base.rebase(req.url, &at) {
                     Some(u) => u,
                     None => continue,
                 }
             };
             let identity = *method != Method::GET;
-            match self.once(&at, method, &there, body, auth, identity).await {
+            let sent = self
+                .once(&at, method, &there, req.body, req.auth, identity)
+                .await;
+            self.note_load(&at, req.kind, &sent);
+            match sent {
                 Ok(v) => {
                     self.answered_at(i);
                     return Ok(v);
@@ -169,7 +212,7 @@ impl Client {
                 }
             })?;
             let status = resp.status();
-            self.learn_later(base);
+            self.learn_later(base, &resp);
             if status.is_redirection() && status != StatusCode::NOT_MODIFIED {
                 // Writes are never re-sent elsewhere.
                 if *method != Method::GET {
@@ -180,14 +223,14 @@ impl Client {
                 continue;
             }
             let ct = content_type(&resp);
-            let retry_after = retry_after(&resp);
+            let said = Said::of(&resp);
             let bytes = resp
                 .bytes()
                 .await
                 .map_err(|e| Miss::Unanswered(self.network_error(base, &e)))?;
             if !status.is_success() {
                 let e = self.error_from_body(base, status, ct.as_deref(), &bytes);
-                let e = self.refine(e, retry_after, identity_sent);
+                let e = self.refine(e, &said, identity_sent);
                 return Err(match status.as_u16() {
                     502..=504 => Miss::Unanswered(e),
                     _ => Miss::Answered(e),
@@ -211,7 +254,7 @@ impl Client {
             };
             if let Some((st, code, msg)) = wire::envelope_error(&v) {
                 let e = ApiError::from_status(st, code, msg, base.as_str());
-                return Err(Miss::Answered(self.refine(e, retry_after, identity_sent)));
+                return Err(Miss::Answered(self.refine(e, &said, identity_sent)));
             }
             if ct.as_deref().is_some_and(is_problem) {
                 // RFC 7807 says what it is, whatever the status.
@@ -222,7 +265,7 @@ impl Client {
                     .or_else(|| b.code.as_deref().and_then(wire::status_of_code))
                     .unwrap_or(400);
                 let e = ApiError::from_status(st, b.code, b.message, base.as_str());
-                return Err(Miss::Answered(self.refine(e, retry_after, identity_sent)));
+                return Err(Miss::Answered(self.refine(e, &said, identity_sent)));
             }
             return Ok(v);
         }
@@ -251,22 +294,28 @@ impl Client {
         ApiError::from_status(status.as_u16(), code, message, address)
     }
 
-    /// What only the request knows: `Retry-After` of a 429, and whether a
-    /// 428 came although both identity headers were sent.
-    fn refine(&self, e: ApiError, retry_after: Option<String>, identity_sent: bool) -> ApiError {
+    /// What only the request knows: `Retry-After` of a 429 or 503 (a 503
+    /// that says when to come back is the server asking to wait, not a
+    /// failure), and whether a 428 came although both identity headers
+    /// were sent.
+    pub(super) fn refine(&self, e: ApiError, said: &Said, identity_sent: bool) -> ApiError {
         match e {
-            ApiError::RateLimited { message, .. } => {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0);
-                ApiError::RateLimited {
-                    retry_after: retry_after
-                        .and_then(|r| wire::retry_after_secs(&r, now))
-                        .map(std::time::Duration::from_secs),
-                    message,
-                }
-            }
+            ApiError::RateLimited {
+                status, message, ..
+            } => ApiError::RateLimited {
+                status,
+                retry_after: said.retry_after(),
+                message,
+            },
+            ApiError::Server {
+                status: 503,
+                message,
+                ..
+            } if said.retry_after().is_some() => ApiError::RateLimited {
+                status: 503,
+                retry_after: said.retry_after(),
+                message,
+            },
             ApiError::ScopeRequired { message } if identity_sent => {
                 ApiError::IdentityHeadersIgnored {
                     prefix: self.inner.opts.identity_header_prefix.clone(),
@@ -350,10 +399,46 @@ pub(super) fn content_type(resp: &reqwest::Response) -> Option<String> {
 }
 
 pub(super) fn retry_after(resp: &reqwest::Response) -> Option<String> {
+    header_text(resp, header::RETRY_AFTER)
+}
+
+fn header_text(resp: &reqwest::Response, name: header::HeaderName) -> Option<String> {
     resp.headers()
-        .get(header::RETRY_AFTER)
+        .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
+}
+
+/// What an answer said of when to come back: `Retry-After`, read against
+/// the answer's own `Date`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Said {
+    retry_after: Option<String>,
+    date: Option<String>,
+}
+
+impl Said {
+    pub(super) fn of(resp: &reqwest::Response) -> Said {
+        Said {
+            retry_after: retry_after(resp),
+            date: header_text(resp, header::DATE),
+        }
+    }
+
+    pub(super) fn retry_after(&self) -> Option<std::time::Duration> {
+        let v = self.retry_after.as_deref()?;
+        backoff::retry_after(v, self.date.as_deref(), std::time::SystemTime::now())
+    }
+}
+
+/// One request as `anywhere` sends it.
+pub(super) struct Req<'a> {
+    pub method: &'a Method,
+    pub kind: Kind,
+    pub url: &'a Url,
+    pub body: Option<&'a Value>,
+    pub auth: Option<&'a Auth>,
+    pub access: Access,
 }
 
 pub(super) fn redirect_target(from: &Url, resp: &reqwest::Response) -> Option<Url> {

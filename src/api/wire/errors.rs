@@ -366,49 +366,6 @@ pub fn status_of_code(code: &str) -> Option<u16> {
     })
 }
 
-/// `Retry-After`: seconds, or an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`)
-/// counted from `now_unix` seconds. `None` when absent or unreadable.
-pub fn retry_after_secs(value: &str, now_unix: u64) -> Option<u64> {
-    let v = value.trim();
-    if let Ok(s) = v.parse::<u64>() {
-        return Some(s);
-    }
-    http_date_unix(v).map(|t| t.saturating_sub(now_unix))
-}
-
-fn http_date_unix(s: &str) -> Option<u64> {
-    // IMF-fixdate only: "Sun, 06 Nov 1994 08:49:37 GMT".
-    let rest = s.split_once(", ")?.1;
-    let parts: Vec<&str> = rest.split_whitespace().collect();
-    let [day, mon, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    let day: u64 = day.parse().ok()?;
-    let year: i64 = year.parse().ok()?;
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| m == mon)? as i64 + 1;
-    let hms: Vec<u64> = time
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, sec] = hms.as_slice() else {
-        return None;
-    };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days)
-        .ok()
-        .map(|d| d * 86_400 + h * 3600 + m * 60 + sec)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -546,15 +503,5 @@ mod tests {
         assert_eq!(envelope_error(&json!({"code": 0, "data": {}})), None);
         assert_eq!(envelope_error(&json!({"code": 200, "data": []})), None);
         assert_eq!(envelope_error(&json!({"data": {}, "error": null})), None);
-    }
-
-    #[test]
-    fn retry_after_in_seconds_or_as_a_date() {
-        assert_eq!(retry_after_secs("7", 0), Some(7));
-        assert_eq!(
-            retry_after_secs("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_770),
-            Some(7)
-        );
-        assert_eq!(retry_after_secs("soon", 0), None);
     }
 }

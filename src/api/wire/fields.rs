@@ -2,6 +2,7 @@
 //! names, ids as strings or numbers, numbers as strings, durations in
 //! seconds, milliseconds or `HH:MM:SS`.
 
+use crate::domain::{DurationSource, Unit, Unitless};
 use serde_json::{Map, Value};
 
 pub type Obj = Map<String, Value>;
@@ -138,8 +139,58 @@ pub fn seconds(obj: &Obj, sec_keys: &[&str], ms_keys: &[&str]) -> Option<f64> {
         .filter(|f| *f >= 0.0)
 }
 
-/// A wall-clock instant in epoch milliseconds. Small numbers are taken as
-/// epoch seconds (a server that counts seconds would otherwise be 1970).
+/// The unit a key names by its words (`durationMs`, `length_sec`,
+/// `runtimeMinutes`); `None` when it names none (`duration`, `length`).
+pub fn unit_named(key: &str) -> Option<Unit> {
+    let w = key_words(key);
+    let has = |set: &[&str]| w.iter().any(|x| set.contains(&x.as_str()));
+    if has(&["ms", "millis", "milliseconds", "msec", "msecs"]) {
+        Some(Unit::Millis)
+    } else if has(&["s", "sec", "secs", "second", "seconds"]) {
+        Some(Unit::Seconds)
+    } else if has(&["min", "mins", "minute", "minutes"]) {
+        Some(Unit::Minutes)
+    } else {
+        None
+    }
+}
+
+/// A length under the first of `keys` that holds one, and where it came
+/// from: a key that names its unit, or a clock string (`"1:02:03"`), is
+/// read as it says; a number under a key that names no unit is not a
+/// length until earmark's measure says which unit it is in
+/// ([`DurationSource::Unchecked`], the length `None`).
+pub fn length(obj: &Obj, keys: &[&str]) -> (Option<f64>, DurationSource) {
+    for k in keys {
+        let Some(v) = obj.get(*k).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let clock = v
+            .as_str()
+            .filter(|s| s.contains(':'))
+            .and_then(clock_seconds);
+        let Some(n) = clock.or_else(|| number_value(v)).filter(|n| *n >= 0.0) else {
+            continue;
+        };
+        return match (clock, unit_named(k)) {
+            (Some(secs), _) => (Some(secs), DurationSource::Server),
+            (None, Some(unit)) => (Some(unit.secs(n)), DurationSource::Server),
+            (None, None) => (
+                None,
+                DurationSource::Unchecked(Unitless {
+                    key: (*k).to_owned(),
+                    value: n,
+                }),
+            ),
+        };
+    }
+    (None, DurationSource::Server)
+}
+
+/// A wall-clock instant in epoch milliseconds. An `…At` key names no
+/// unit: the number is read in the unit that puts it near the present,
+/// earmark's own clock (below 10¹¹ it is seconds: as milliseconds it would
+/// be before 1973, and as seconds anything above is past the year 5000).
 pub fn instant_millis(obj: &Obj, keys: &[&str]) -> Option<i64> {
     let n = number(obj, keys)?;
     if n <= 0.0 {
@@ -242,6 +293,48 @@ mod tests {
         );
         assert_eq!(seconds(&obj(json!({"duration": null})), &sk, &mk), None);
         assert_eq!(seconds(&obj(json!({"duration": -1})), &sk, &mk), None);
+    }
+
+    #[test]
+    fn a_length_is_read_in_the_unit_its_key_names_or_left_unchecked() {
+        let keys = ["durationSec", "durationMs", "runtimeMinutes", "duration"];
+        let l = |v: Value| length(&obj(v), &keys);
+        assert_eq!(
+            l(json!({"durationMs": 90000})),
+            (Some(90.0), DurationSource::Server)
+        );
+        assert_eq!(
+            l(json!({"runtimeMinutes": 1.5})),
+            (Some(90.0), DurationSource::Server)
+        );
+        assert_eq!(
+            l(json!({"duration": "0:01:30"})),
+            (Some(90.0), DurationSource::Server),
+            "a clock names its units"
+        );
+        for v in [json!(90000), json!("90000")] {
+            assert_eq!(
+                l(json!({"duration": v})),
+                (
+                    None,
+                    DurationSource::Unchecked(Unitless {
+                        key: "duration".into(),
+                        value: 90000.0
+                    })
+                ),
+                "{v}: no unit, no length yet"
+            );
+        }
+        // A key that names its unit is taken before one that does not.
+        assert_eq!(
+            l(json!({"duration": 90000, "durationSec": 90})),
+            (Some(90.0), DurationSource::Server)
+        );
+        assert_eq!(l(json!({"duration": -1})), (None, DurationSource::Server));
+        assert_eq!(l(json!({"duration": null})), (None, DurationSource::Server));
+        assert_eq!(unit_named("length_ms"), Some(Unit::Millis));
+        assert_eq!(unit_named("lengthSeconds"), Some(Unit::Seconds));
+        assert_eq!(unit_named("length"), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! shown", so every decoder accepts the variants listed in the section
 //! "What the client tolerates" of that file.
 
+pub mod audio_head;
 mod errors;
 pub mod fields;
 mod paging;
@@ -281,19 +282,48 @@ fn people_or_warn(obj: &Obj, keys: &[&str]) -> Vec<String> {
     })
 }
 
+/// Keys of a length, those that name their unit first
+/// ([`fields::length`]).
+const LENGTH_KEYS: &[&str] = &[
+    "durationSec",
+    "duration_sec",
+    "durationSeconds",
+    "duration_seconds",
+    "durationMs",
+    "duration_ms",
+    "durationMillis",
+    "lengthSec",
+    "lengthMs",
+    "length_ms",
+    "durationMinutes",
+    "duration",
+    "length",
+    "runtime",
+];
+
 pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
+    decode_book_and_length(v, endpoint).map(|(b, _)| b)
+}
+
+/// A book, and where its length came from: a number under a key that
+/// names no unit is no length (`duration` is `None`) until it is checked
+/// ([`DurationSource::Unchecked`] keeps it).
+pub fn decode_book_and_length(
+    v: &Value,
+    endpoint: &str,
+) -> Result<(Book, DurationSource), ApiError> {
     let c = content(v);
     let obj = object(c, endpoint, "book")?;
     // A favorite entry wraps the book: {"bookId", "book": {...}}.
     if let Some(inner) = obj.get("book").filter(|b| b.is_object()) {
-        let mut b = decode_book(inner, endpoint)?;
+        let (mut b, source) = decode_book_and_length(inner, endpoint)?;
         if b.id.as_str().is_empty() {
             b.id = BookId::new(id(obj, BOOK_ID_KEYS).unwrap_or_default());
         }
         if let Some(f) = boolean(obj, &["favorite", "isFavorite"]) {
             b.favorite = f;
         }
-        return Ok(b);
+        return Ok((b, source));
     }
     let book_id = id(obj, BOOK_ID_KEYS).ok_or_else(|| missing(endpoint, "id"))?;
     let title = string(obj, &["title", "name", "bookTitle"]).unwrap_or_default();
@@ -311,24 +341,15 @@ pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
         Some(p) if p.is_object() => decode_progress_object(p, endpoint).ok().flatten(),
         _ => None,
     };
-    Ok(Book {
+    let (duration, duration_source) = length(obj, LENGTH_KEYS);
+    let book = Book {
         id: BookId::new(book_id),
         title,
         authors,
         narrators,
         series: series::decode_series(obj),
         description: string(obj, &["description", "summary", "desc", "intro"]),
-        duration: seconds(
-            obj,
-            &[
-                "durationSec",
-                "duration_sec",
-                "durationSeconds",
-                "duration",
-                "length",
-            ],
-            &["durationMs", "duration_ms", "durationMillis", "lengthMs"],
-        ),
+        duration,
         chapter_count: unsigned(
             obj,
             &["chapterCount", "chapter_count", "chapters", "numChapters"],
@@ -342,7 +363,8 @@ pub fn decode_book(v: &Value, endpoint: &str) -> Result<Book, ApiError> {
         favorite: boolean(obj, &["favorite", "isFavorite", "favorited"]).unwrap_or(false),
         added_at: instant_millis(obj, &["addedAt", "createdAt", "created_at", "added_at"]),
         progress,
-    })
+    };
+    Ok((book, duration_source))
 }
 
 fn decode_category_refs(v: &Value) -> Vec<Category> {
@@ -382,20 +404,12 @@ pub fn decode_chapter(v: &Value, endpoint: &str) -> Result<Chapter, ApiError> {
     let obj = object(v, endpoint, "chapter")?;
     let cid = id(obj, &["id", "chapterId", "chapter_id", "uuid"])
         .ok_or_else(|| missing(endpoint, "id"))?;
+    let (duration, duration_source) = length(obj, LENGTH_KEYS);
     Ok(Chapter {
         id: ChapterId::new(cid),
         title: string(obj, &["title", "name"]).unwrap_or_default(),
-        duration: seconds(
-            obj,
-            &[
-                "durationSec",
-                "duration_sec",
-                "durationSeconds",
-                "duration",
-                "length",
-            ],
-            &["durationMs", "duration_ms", "durationMillis"],
-        ),
+        duration,
+        duration_source,
     })
 }
 
@@ -427,14 +441,12 @@ pub fn decode_manifest_item(v: &Value, endpoint: &str) -> Result<ManifestItem, A
     let obj = object(v, endpoint, "item")?;
     let cid = id(obj, &["chapterId", "chapter_id", "chapterID", "id"])
         .ok_or_else(|| missing(endpoint, "chapterId"))?;
+    let (duration, duration_source) = length(obj, LENGTH_KEYS);
     Ok(ManifestItem {
         chapter_id: ChapterId::new(cid),
         title: string(obj, &["title", "name"]).unwrap_or_default(),
-        duration: seconds(
-            obj,
-            &["durationSec", "duration_sec", "durationSeconds", "duration"],
-            &["durationMs", "duration_ms", "durationMillis"],
-        ),
+        duration,
+        duration_source,
         url: string(
             obj,
             &["url", "playUrl", "streamUrl", "src", "href", "downloadUrl"],

@@ -37,10 +37,17 @@ pub struct PageInfo {
     pub page_size: Option<u64>,
     pub offset: Option<u64>,
     pub has_more: Option<bool>,
+    /// Under a key that names a cursor or token (`nextCursor`,
+    /// `nextPageToken`, `cursor`): sent back as it is, whatever its
+    /// characters (`/`, `+`, `=`).
     pub cursor: Option<String>,
-    /// A `next` / `links.next` that is a URL (absolute, root-relative or
-    /// relative), as the server gave it.
+    /// Under a key that names a link (`next_page_url`, `@odata.nextLink`,
+    /// `links.next`, `_links.next.href`), as the server gave it.
     pub next_url: Option<String>,
+    /// Under a bare `next` (or `nextPage`), whose key says neither: a link
+    /// when, read as one, it addresses this very list; else a cursor
+    /// ([`PageInfo::settle_next`]).
+    pub next_unnamed: Option<String>,
     pub total_pages: Option<u64>,
     /// `first: true|false` (Spring), when said as a boolean.
     pub first: Option<bool>,
@@ -48,15 +55,45 @@ pub struct PageInfo {
     pub has_previous: Option<bool>,
 }
 
-/// A `next` value that is a URL rather than an opaque cursor.
-pub fn url_like(s: &str) -> bool {
-    let s = s.trim();
-    s.starts_with("http://")
-        || s.starts_with("https://")
-        || s.starts_with('/')
-        || s.starts_with('?')
-        || s.starts_with("./")
-        || (s.contains('?') && s.contains('='))
+impl PageInfo {
+    /// Settle a bare `next` by what it addresses (never by how it looks):
+    /// a link when `addresses_this_list` says that, read as a link, it
+    /// names the list this page came from (`?page=2`, `/api/v1/books?p=2`,
+    /// `https://host/api/v1/books?p=2`); else an opaque cursor
+    /// (`/eyJ…`, `a+b/c=`). A key that names its role is never settled.
+    pub fn settle_next(&mut self, addresses_this_list: impl Fn(&str) -> bool) {
+        let Some(s) = self.next_unnamed.take() else {
+            return;
+        };
+        if addresses_this_list(&s) {
+            self.next_url.get_or_insert_with(|| s.trim().to_owned());
+        } else {
+            self.cursor.get_or_insert(s);
+        }
+    }
+}
+
+/// The role a `next…` key names by its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NextRole {
+    /// `nextLink`, `next_page_url`, `nextHref`, `next_uri`.
+    Link,
+    /// `next`, `nextPage`: the key does not say.
+    Unnamed,
+    /// `nextCursor`, `nextPageToken`, `cursor`, `next_key`, `nextMarker`.
+    Cursor,
+}
+
+fn next_role(key: &str) -> NextRole {
+    let w = key_words(key);
+    let has = |x: &str| w.iter().any(|y| y == x);
+    if ["url", "link", "href", "uri"].iter().any(|x| has(x)) {
+        NextRole::Link
+    } else if w == ["next"] || w == ["next", "page"] {
+        NextRole::Unnamed
+    } else {
+        NextRole::Cursor
+    }
 }
 
 /// What a key of a list answer says about paging, by its words.
@@ -169,16 +206,22 @@ impl PageInfo {
                     };
                     self.has_previous = self.has_previous.or(before);
                 }
-                Fact::Next => match v {
-                    Value::String(s) if url_like(s) => {
+                Fact::Next => match (next_role(k), v) {
+                    // A `null` next is how link-style servers say "last page".
+                    (_, Value::Null) => {
+                        self.has_more.get_or_insert(false);
+                    }
+                    (NextRole::Link, Value::String(s)) if !s.trim().is_empty() => {
                         self.next_url.get_or_insert_with(|| s.trim().to_owned());
                     }
-                    Value::String(s) if !s.trim().is_empty() => {
-                        self.cursor.get_or_insert_with(|| s.clone());
+                    (NextRole::Unnamed, Value::String(s)) if !s.trim().is_empty() => {
+                        self.next_unnamed.get_or_insert_with(|| s.clone());
                     }
-                    // A `null` next is how link-style servers say "last page".
-                    Value::Null => {
-                        self.has_more.get_or_insert(false);
+                    // A cursor is opaque: a number is its digits.
+                    (NextRole::Cursor, Value::String(_) | Value::Number(_)) => {
+                        if let Some(c) = id_value(v) {
+                            self.cursor.get_or_insert(c);
+                        }
                     }
                     _ => {}
                 },
@@ -303,7 +346,8 @@ pub fn next_page(
     if let Some(u) = &info.next_url {
         return Some(NextPage::Url(u.clone()));
     }
-    if let Some(c) = &info.cursor {
+    // A bare `next` nobody settled is sent back, never followed.
+    if let Some(c) = info.cursor.as_ref().or(info.next_unnamed.as_ref()) {
         return Some(NextPage::Cursor(c.clone()));
     }
     let more = info
@@ -414,132 +458,4 @@ pub fn item_key(v: &Value) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn info(v: Value) -> PageInfo {
-        find_list(&v, "GET /t").unwrap().info
-    }
-
-    #[test]
-    fn next_urls_links_and_meta() {
-        let i = info(json!({"data": [1], "next": "http://h/api/v1/books?page=2"}));
-        assert_eq!(
-            next_page(&i, 1, 1, 1, 50),
-            Some(NextPage::Url("http://h/api/v1/books?page=2".into()))
-        );
-        let i = info(
-            json!({"data": [1], "links": {"next": "/api/v1/books?page=2"}, "meta": {"total": 9}}),
-        );
-        assert_eq!(i.total, Some(9));
-        assert_eq!(i.next_url.as_deref(), Some("/api/v1/books?page=2"));
-        let i = info(json!({"data": [1], "links": {"next": null}, "meta": {"total": 9}}));
-        assert_eq!(next_page(&i, 1, 1, 1, 50), None);
-        let i = info(json!({"items": [1], "_links": {"next": {"href": "?cursor=x&n=1"}}}));
-        assert_eq!(i.next_url.as_deref(), Some("?cursor=x&n=1"));
-        let i = info(json!({"items": [1], "next": "b64+/cursor"}));
-        assert_eq!(i.cursor.as_deref(), Some("b64+/cursor"));
-    }
-
-    #[test]
-    fn paging_facts_are_read_by_the_words_of_their_keys() {
-        // Laravel
-        let i = info(
-            json!({"data": [{"id": 1}], "current_page": 1, "last_page": 3,
-            "per_page": 15, "total": 40, "next_page_url": "http://h/api/v1/books?page=2",
-            "prev_page_url": null, "from": 1, "to": 15}),
-        );
-        assert_eq!(
-            (i.page, i.total_pages, i.page_size, i.total, i.has_previous),
-            (Some(1), Some(3), Some(15), Some(40), Some(false))
-        );
-        assert_eq!(i.next_url.as_deref(), Some("http://h/api/v1/books?page=2"));
-        // OData: the list under `value`, the link and count under `@odata.…`
-        let i = info(json!({"value": [{"id": 1}], "@odata.count": 9,
-            "@odata.nextLink": "https://h/api/v1/books?$skip=1"}));
-        assert_eq!((i.total, i.next_url.is_some()), (Some(9), true));
-        // nestjs-paginate: a page's item count never passes for the total
-        let i = info(json!({"data": [{"id": 1}],
-            "meta": {"itemCount": 1, "totalItems": 50, "itemsPerPage": 1, "totalPages": 50,
-                     "currentPage": 1}}));
-        assert_eq!(
-            (i.total, i.page_size, i.total_pages, i.page),
-            (Some(50), Some(1), Some(50), Some(1))
-        );
-        // Spring
-        let i = info(
-            json!({"content": [{"id": 1}], "totalElements": 3, "totalPages": 2,
-            "size": 2, "number": 1, "first": false, "last": true, "numberOfElements": 1}),
-        );
-        assert_eq!(
-            (i.total, i.first, i.has_more, i.page_size),
-            (Some(3), Some(false), Some(false), Some(2))
-        );
-        // Algolia-like: an unknown list key, the only array
-        let v = json!({"hits": [{"id": 1}], "nbPages": 2, "hitsPerPage": 1});
-        let i = find_list(&v, "GET /t").unwrap();
-        assert_eq!((i.items.len(), i.info.total_pages), (1, Some(2)));
-        assert!(find_list(&json!({"a": [1], "b": [2]}), "GET /t").is_err());
-    }
-
-    #[test]
-    fn a_zero_based_numbering_is_learned_from_the_first_answer() {
-        let first = |v: Value, n: usize| skipped_first_page(&info(v), n, 100);
-        // Spring: `number` 1 of a zero-based list, `first: false`.
-        assert!(first(
-            json!({"content": [1], "first": false, "last": true, "total": 3}),
-            1
-        ));
-        assert!(first(json!({"items": [1], "hasPrevious": true}), 1));
-        assert!(first(
-            json!({"items": [1], "links": {"prev": "/books?page=0"}}),
-            1
-        ));
-        assert!(first(json!({"items": [1], "offset": 100, "limit": 100}), 1));
-        assert!(first(json!({"items": [1], "page": 2}), 1));
-        // Counts: 3 books, 2 a page; page "1" holds the third.
-        assert!(first(
-            json!({"items": [1], "page": 1, "pageSize": 2, "total": 3}),
-            1
-        ));
-        // A one-based first page says nothing of the kind.
-        for v in [
-            json!({"items": [1, 2], "page": 1, "pageSize": 2, "total": 3, "first": true}),
-            json!({"items": [1], "prev": null, "first": 0}),
-            json!({"items": [1, 2], "total": 5}),
-            json!([1, 2]),
-        ] {
-            let n = v.get("items").map_or(2, |i| i.as_array().unwrap().len());
-            assert!(!first(v.clone(), n), "{v}");
-        }
-    }
-
-    #[test]
-    fn a_short_page_without_paging_facts_does_not_end_the_list() {
-        let i = info(json!({"items": [1, 2]}));
-        assert_eq!(next_page(&i, 2, 2, 1, 100), Some(NextPage::Page(2)));
-        let i = info(json!({"items": [1, 2], "pageSize": 20}));
-        assert_eq!(next_page(&i, 2, 2, 1, 100), None);
-    }
-
-    #[test]
-    fn bad_items_are_skipped_and_counted() {
-        let v = json!([{"id": "a"}, {"nope": 1}, {"id": "c"}]);
-        let list = find_list(&v, "GET /t").unwrap();
-        let (good, skipped) = decode_items_skipping(&list, "GET /t", |v, ep| {
-            v.get("id")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| ApiError::Decode {
-                    endpoint: ep.into(),
-                    field: "id".into(),
-                    problem: "is missing".into(),
-                })
-        });
-        assert_eq!(good, ["a", "c"]);
-        assert_eq!(skipped.len(), 1);
-        assert!(skipped[0].place.ends_with("items[1]"), "{}", skipped[0]);
-        assert_eq!(item_key(&json!({"data": {"id": 4}})), "id:4");
-    }
-}
+mod tests;

@@ -18,7 +18,7 @@
 use super::ENVELOPE_KEYS;
 use super::fields::*;
 use super::progress::decode_settings_object;
-use crate::domain::{BookId, ChapterId, Manifest, PlaybackSettings, Progress};
+use crate::domain::{BookId, ChapterId, Manifest, ManifestItem, PlaybackSettings, Progress};
 use serde_json::Value;
 
 /// What `GET /auth/reading-progress/{bookId}` said.
@@ -418,9 +418,21 @@ fn chapter_of<'a>(
     }
 }
 
+/// What the manifest says of a chapter's length, to judge a position
+/// whose key names no unit.
+#[derive(Debug, Clone, Copy)]
+enum Length {
+    Secs(f64),
+    /// The server gives none: a bare position is taken as seconds.
+    NotGiven,
+    /// The server gives a number without a unit that earmark has not read
+    /// yet: a bare position cannot be judged either.
+    Unread,
+}
+
 /// The places an object's position keys give, in seconds: `Err` when a
 /// value is not a number or cannot be seconds in a chapter `length` long.
-fn positions(o: &Obj, length: Option<f64>) -> Result<Vec<f64>, &'static str> {
+fn positions(o: &Obj, length: Length) -> Result<Vec<f64>, &'static str> {
     let mut out = Vec::new();
     for (k, v) in o {
         let w = key_words(k);
@@ -437,8 +449,16 @@ fn positions(o: &Obj, length: Option<f64>) -> Result<Vec<f64>, &'static str> {
         // A key without a unit is taken as seconds only where seconds fit
         // (a little slack: a length and a position are measured apart).
         let bare = !has(&w, MS_WORDS) && !has(&w, SEC_WORDS);
-        if bare && length.is_some_and(|l| secs > l + 1.0 + l * 0.01) {
-            return Err("a position beyond the chapter's length (not trusted as seconds)");
+        match length {
+            Length::Secs(l) if bare && secs > l + 1.0 + l * 0.01 => {
+                return Err("a position beyond the chapter's length (not trusted as seconds)");
+            }
+            Length::Unread if bare => {
+                return Err(
+                    "a position without a unit in a chapter whose length names none either (not trusted as seconds)",
+                );
+            }
+            _ => {}
         }
         out.push(secs);
     }
@@ -454,10 +474,13 @@ fn candidate(o: &Obj, ctx: &Ctx<'_>) -> Result<Option<Progress>, &'static str> {
         Ok(None) => return Ok(None),
         Err(why) => return Err(why),
     };
-    let length = ctx
-        .manifest
-        .and_then(|m| m.item(&chapter))
-        .and_then(|i| i.duration);
+    let length = match ctx.manifest.and_then(|m| m.item(&chapter)) {
+        Some(i) if i.duration_source.unchecked().is_some() => Length::Unread,
+        Some(ManifestItem {
+            duration: Some(l), ..
+        }) => Length::Secs(*l),
+        _ => Length::NotGiven,
+    };
     let mut places = positions(o, length)?;
     if let (true, Some(c)) = (places.is_empty(), inner) {
         // `{"chapter": {"id": …, "position": …}}`

@@ -16,6 +16,7 @@ pub(super) fn chapters(items: &[(&str, f64)]) -> Manifest {
                 chapter_id: ChapterId::new(*id),
                 title: String::new(),
                 duration: Some(*d),
+                duration_source: Default::default(),
                 url: None,
                 mime_type: None,
                 size_bytes: None,
@@ -341,6 +342,19 @@ fn manifest_variants_keep_server_order() {
         (Some(1.5), 0.5, Some(2.0))
     );
 
+    // `"duration": 90000` names no unit: not a length until checked, never 25 h.
+    let unitless = json!({"items": [{"chapterId": "c1", "duration": 90000}]});
+    let m = decode_manifest(&unitless, &BookId::new("b"), EP).unwrap();
+    assert_eq!(m.items[0].duration, None);
+    assert_eq!(
+        m.items[0]
+            .duration_source
+            .unchecked()
+            .map(|u| (u.key.as_str(), u.value)),
+        Some(("duration", 90000.0))
+    );
+    assert_eq!(m.total_duration(), None);
+
     let tracks = json!({"manifest": {"tracks": [{"chapter_id": "x", "playUrl": "http://cdn/x"}]}});
     assert_eq!(
         decode_manifest(&tracks, &BookId::new("b"), EP)
@@ -570,8 +584,14 @@ mod properties {
         /// Decoded durations are finite and never negative.
         #[test]
         fn durations_are_sane(v in arb_json()) {
-            if let Ok(b) = decode_book(&v, EP) {
+            if let Ok((b, source)) = decode_book_and_length(&v, EP) {
                 prop_assert!(b.duration.is_none_or(|d| d.is_finite() && d >= 0.0));
+                prop_assert!(source.unchecked().is_none() || b.duration.is_none());
+            }
+            if let Ok(m) = decode_manifest(&v, &BookId::new("b"), EP) {
+                for i in &m.items {
+                    prop_assert!(i.duration_source.unchecked().is_none() || i.duration.is_none());
+                }
             }
         }
     }

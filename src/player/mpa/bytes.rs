@@ -11,7 +11,7 @@ pub const CHUNK: usize = 32 * 1024;
 /// Reads small byte ranges anywhere in a stream without moving its reader.
 /// Over HTTP: bounded `Range: bytes=a-b` requests, sent together, so a
 /// probe 10 h into a file costs the bytes it asks for and nothing more.
-pub trait RangeReader: Send {
+pub trait RangeReader: Send + Sync {
     /// The bytes of each `(start, len)` range, fewer at the end of the
     /// stream. A range that could not be read is an error on its own; the
     /// caller then reads it through the stream.

@@ -2,13 +2,21 @@
 //! from the start, records exact (byte, frame) points in a shared
 //! [`SeekMap`] as it goes, and seeks through that map, the Xing TOC or the
 //! VBRI table. symphonia's own mp3 reader estimates a seek's byte offset
-//! from the average bitrate, which lands far off in VBR files.
+//! from the average bitrate, which lands far off in VBR files. A seek far
+//! from every exact point counts the frames up to it first ([`Count`]),
+//! and lands on an estimate only when that takes too long; the estimate
+//! is then corrected where the count meets the audio played.
 
 use super::bytes::{Cached, RangeReader};
-use super::frame::{FrameHeader, VbrTag, id3v2_len, parse_vbr_tag};
+use super::count::{COUNT_BYTES, Count, CountFrom};
+use super::frame::{FrameHeader, VbrTag, find_frame, id3v2_len, parse_vbr_tag};
+use super::lock;
 use super::seek_map::{POINT_EVERY, Plan, SeekMap, toc_anchors, vbri_anchors};
 use std::io::{self, Read, Seek};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+mod profile;
 
 /// Bytes searched for a frame header after a jump.
 const RESYNC_WINDOW: usize = 64 * 1024;
@@ -23,6 +31,12 @@ const PROBE_BYTES: usize = 16 * 1024;
 const GRID_SECS: f64 = 10.0;
 /// A seek walks frame headers from an exact point up to this far.
 pub const WALK_SECS: f64 = 30.0;
+/// How long a seek waits for the frames up to its target to be counted
+/// before it lands on an estimate instead.
+pub const COUNT_WAIT: Duration = Duration::from_millis(1500);
+/// A length from elsewhere (the server) that differs more than this
+/// fraction from the bitrate measured along the stream is not believed.
+const HINT_TOLERANCE: f64 = 0.25;
 
 /// One demuxed frame.
 pub struct MpaPacket {
@@ -36,8 +50,9 @@ pub type SharedSeekMap = Arc<Mutex<SeekMap>>;
 
 pub struct MpaDemuxer<R> {
     src: Cached<R>,
-    /// Bounded reads for the bitrate probes (HTTP), when the source has them.
-    ranges: Option<Box<dyn RangeReader>>,
+    /// Bounded reads for the bitrate probes and counts (HTTP), when the
+    /// source has them.
+    ranges: Option<Arc<dyn RangeReader>>,
     len: Option<u64>,
     /// The stream's first audio frame (version, layer, rate).
     reference: FrameHeader,
@@ -48,27 +63,12 @@ pub struct MpaDemuxer<R> {
     next_frame: u64,
     exact: bool,
     map: SharedSeekMap,
-}
-
-/// The first offset in `buf` where a frame of `reference`'s stream starts
-/// and the next frame (when it fits in `buf`) starts right after it.
-fn find_frame(buf: &[u8], reference: Option<&FrameHeader>) -> Option<(usize, FrameHeader)> {
-    let fits = |h: &FrameHeader| reference.is_none_or(|r| r.same_stream(h));
-    (0..buf.len().saturating_sub(3)).find_map(|i| {
-        let h = FrameHeader::parse(buf[i..i + 4].try_into().ok()?)?;
-        if !fits(&h) {
-            return None;
-        }
-        let j = i + h.size;
-        match buf.get(j..j + 4) {
-            Some(b) => {
-                let n = FrameHeader::parse(b.try_into().ok()?)?;
-                h.same_stream(&n).then_some((i, h))
-            }
-            // The last frame of the file, or cut by the window: accept.
-            None => Some((i, h)),
-        }
-    })
+    /// Frames counted beside playback since the last estimated landing.
+    count: Option<Count>,
+    /// The stream's length came from a hint, not from the stream.
+    hinted_end: bool,
+    /// How far a seek may count frames ([`COUNT_BYTES`] unless set).
+    count_limit: u64,
 }
 
 impl<R: Read + Seek> MpaDemuxer<R> {
@@ -82,7 +82,7 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         len: Option<u64>,
         map_for: impl FnOnce(u64) -> SharedSeekMap,
         duration_hint: Option<f64>,
-        ranges: Option<Box<dyn RangeReader>>,
+        ranges: Option<Arc<dyn RangeReader>>,
     ) -> io::Result<Self> {
         let mut src = Cached::new(r);
         let mut at = 0u64;
@@ -104,6 +104,7 @@ impl<R: Read + Seek> MpaDemuxer<R> {
             tag_byte
         };
         let map = map_for(first);
+        let mut hinted_end = false;
         {
             let mut m = lock(&map);
             if m.first_byte() != first {
@@ -130,6 +131,8 @@ impl<R: Read + Seek> MpaDemuxer<R> {
                     .filter(|b| len.is_none_or(|l| *b <= l))
                     .or(len);
                 if let Some(end) = end_byte {
+                    hinted_end =
+                        frames.is_some() && tag.as_ref().is_none_or(|t| t.frames.is_none());
                     // Without a count: as if every frame had the first's bitrate.
                     let frames =
                         frames.unwrap_or((end.saturating_sub(first)) as f64 / h.mean_size());
@@ -161,7 +164,16 @@ impl<R: Read + Seek> MpaDemuxer<R> {
             next_frame: 0,
             exact: true,
             map,
+            count: None,
+            hinted_end,
+            count_limit: COUNT_BYTES,
         })
+    }
+
+    /// How many bytes a seek may count frames through (0: never count;
+    /// every far seek lands on an estimate).
+    pub fn set_count_limit(&mut self, bytes: u64) {
+        self.count_limit = bytes;
     }
 
     pub fn sample_rate(&self) -> u32 {
@@ -179,9 +191,19 @@ impl<R: Read + Seek> MpaDemuxer<R> {
 
     /// Valid samples in the stream when the tag counts its frames.
     pub fn total_samples(&self) -> Option<u64> {
-        let t = self.tag.as_ref()?;
-        let n = t.frames? * u64::from(self.reference.samples);
-        Some(n.saturating_sub(u64::from(t.delay) + u64::from(t.padding)))
+        self.tag.as_ref()?.valid_samples(self.reference.samples)
+    }
+
+    /// Valid samples in the stream as the stream itself says: its tag's
+    /// frame count, or every frame counted (an index, a count, or playback
+    /// that reached the end exactly). Never a hint or an estimate.
+    pub fn measured_samples(&self) -> Option<u64> {
+        self.total_samples().or_else(|| {
+            let frames = lock(&self.map).counted_frames()?;
+            let t = self.tag.as_ref();
+            let trim = t.map_or(0, |t| u64::from(t.delay) + u64::from(t.padding));
+            Some((frames * u64::from(self.reference.samples)).saturating_sub(trim))
+        })
     }
 
     /// The estimated number of valid samples (tag, hint or bitrate guess).
@@ -210,26 +232,26 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         let h = loop {
             let head = self.src.get(self.next, 4)?;
             let Ok(head) = <[u8; 4]>::try_from(head) else {
-                return Ok(None);
+                return Ok(self.ended());
             };
             match FrameHeader::parse(head).filter(|h| reference.same_stream(h)) {
                 Some(h) => break h,
                 // Junk between frames (or a trailing tag): look further.
                 None => match self.resync(self.next + 1)? {
                     Some(_) => continue,
-                    None => return Ok(None),
+                    None => return Ok(self.ended()),
                 },
             }
         };
         let data = self.src.get(self.next, h.size)?;
         if data.len() < h.size {
-            return Ok(None);
+            return Ok(self.ended());
         }
         let data: Box<[u8]> = data.into();
         let byte = self.next;
-        // An estimated landing stays an estimate until the next seek, even
-        // when it runs into indexed audio: a jump in the timestamps would
-        // be a jump in the published position.
+        if !self.exact {
+            self.meet_counted_point(byte);
+        }
         let frame = self.next_frame;
         if self.exact && frame.is_multiple_of(POINT_EVERY) {
             lock(&self.map).record(byte, frame);
@@ -240,6 +262,42 @@ impl<R: Read + Seek> MpaDemuxer<R> {
             pts: (frame * u64::from(h.samples)) as i64 - i64::from(self.delay()),
             data,
         }))
+    }
+
+    /// The end of the stream: its frame count, when counted from a known
+    /// point, is exact. Always `None` (no packet).
+    fn ended(&mut self) -> Option<MpaPacket> {
+        if self.exact && self.next_frame > 0 {
+            lock(&self.map).set_counted_end(self.next, self.next_frame);
+        }
+        None
+    }
+
+    /// On an estimate: when `byte` (the frame about to be read) is an exact
+    /// point (counted beside playback, or a complete index installed), the
+    /// frame index is corrected to it and exact from here on (timestamps
+    /// jump by the estimate's error, and the position with them). Else the
+    /// count is asked to go on up to here.
+    fn meet_counted_point(&mut self, byte: u64) {
+        let known = lock(&self.map).exact_at(byte);
+        match known {
+            Some(frame) => {
+                if frame != self.next_frame {
+                    tracing::debug!(
+                        "mp3 estimate corrected at byte {byte}: frame {} is {frame}",
+                        self.next_frame
+                    );
+                }
+                self.next_frame = frame;
+                self.exact = true;
+                self.count = None;
+            }
+            None => {
+                if let Some(c) = &self.count {
+                    c.extend_to(byte);
+                }
+            }
+        }
     }
 
     /// Find the next frame at or after `from`; positions the reader there.
@@ -265,87 +323,6 @@ impl<R: Read + Seek> MpaDemuxer<R> {
             .filter(|h| reference.same_stream(h)))
     }
 
-    /// The mean frame size at `at`: up to [`PROBE_FRAMES`] headers walked
-    /// from the first frame found in `window` (the bytes at `at`).
-    fn probe_mean(&self, window: &[u8]) -> Option<f64> {
-        let (i, _) = find_frame(window, Some(&self.reference))?;
-        let (mut pos, mut n, mut bytes) = (i, 0u64, 0u64);
-        while n < PROBE_FRAMES {
-            let Some(h) = window
-                .get(pos..pos + 4)
-                .and_then(|b| FrameHeader::parse(b.try_into().ok()?))
-                .filter(|h| self.reference.same_stream(h))
-            else {
-                break;
-            };
-            bytes += h.size as u64;
-            pos += h.size;
-            n += 1;
-        }
-        (n > 0).then(|| bytes as f64 / n as f64)
-    }
-
-    /// Build a table of estimated anchors for a stream without one: the
-    /// mean frame size at [`PROBES`] points (a short read of frame headers
-    /// at each), integrated between them and scaled to the frame count.
-    /// Deterministic, so every run estimates the same places.
-    fn profile(&mut self) -> io::Result<()> {
-        let (first, end) = {
-            let m = lock(&self.map);
-            (m.first_byte(), m.end())
-        };
-        let Some((end_byte, frames)) = end else {
-            return Ok(());
-        };
-        let span = end_byte.saturating_sub(first);
-        let at: Vec<u64> = (0..PROBES)
-            .map(|i| first + span * (2 * i + 1) / (2 * PROBES))
-            .collect();
-        let wanted: Vec<(u64, usize)> = at.iter().map(|a| (*a, PROBE_BYTES)).collect();
-        let mut windows = match &self.ranges {
-            Some(r) => r.read_ranges(&wanted),
-            None => Vec::new(),
-        };
-        windows.resize_with(at.len(), || Err(io::ErrorKind::Unsupported.into()));
-        let mut probes: Vec<(u64, f64)> = Vec::new();
-        for (a, window) in at.into_iter().zip(windows) {
-            // A range the bounded read missed is read through the stream:
-            // the same bytes, so the same estimate every time.
-            let mean = match window {
-                Ok(w) => self.probe_mean(&w),
-                Err(_) => {
-                    let w = self.src.get(a, PROBE_BYTES)?.to_vec();
-                    self.probe_mean(&w)
-                }
-            };
-            if let Some(mean) = mean {
-                probes.push((a, mean));
-            }
-        }
-        if probes.len() < 2 {
-            lock(&self.map).set_table(vec![(first, 0.0), (end_byte, frames)]);
-            return Ok(());
-        }
-        // Segment j spans the bytes nearest probe j.
-        let mut edges = vec![first];
-        edges.extend(probes.windows(2).map(|w| (w[0].0 + w[1].0) / 2));
-        edges.push(end_byte);
-        let est: Vec<f64> = probes
-            .iter()
-            .enumerate()
-            .map(|(j, p)| (edges[j + 1] - edges[j]) as f64 / p.1)
-            .collect();
-        let scale = frames / est.iter().sum::<f64>();
-        let mut cum = 0.0;
-        let mut anchors = vec![(first, 0.0)];
-        for (j, e) in est.iter().enumerate() {
-            cum += e * scale;
-            anchors.push((edges[j + 1], cum));
-        }
-        lock(&self.map).set_table(anchors);
-        Ok(())
-    }
-
     /// Position so that the next packet is `preroll` frames before the one
     /// holding sample `target` (counted with the delay, like `pts`), or at
     /// the start. Returns the pts of the next packet.
@@ -358,12 +335,19 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         let spf = u64::from(self.reference.samples);
         let aim = ((target + i64::from(self.delay())).max(0) as u64) / spf;
         let want = aim.saturating_sub(preroll);
-        let plan = lock(&self.map).plan(want);
+        let mut plan = lock(&self.map).plan(want);
+        self.count = None;
+        if let Plan::Estimate { byte } = plan
+            && self.count_up_to(want, byte)
+        {
+            plan = lock(&self.map).plan(want);
+        }
         match plan {
             Plan::Walk { byte, frame } => {
                 self.next = byte;
                 self.next_frame = frame;
                 self.exact = true;
+                self.count = None;
             }
             Plan::Estimate { .. } => {
                 if !lock(&self.map).has_table() && !self.cbr() {
@@ -378,7 +362,42 @@ impl<R: Read + Seek> MpaDemuxer<R> {
             }
         }
         self.walk_to(want)?;
+        if self.exact {
+            self.count = None;
+        }
         Ok((self.next_frame * spf) as i64 - i64::from(self.delay()))
+    }
+
+    /// Count the frames from the last exact point before frame `want` (its
+    /// estimate at byte `estimate`) through range reads, waiting up to
+    /// [`COUNT_WAIT`]; true when the count passed `want` (a seek there is
+    /// then exact). A count that is not done goes on beside playback.
+    /// Nothing is counted without range reads, in a CBR stream (its byte
+    /// arithmetic is exact), or further than the count limit.
+    fn count_up_to(&mut self, want: u64, estimate: u64) -> bool {
+        let Some(ranges) = self.ranges.clone() else {
+            return false;
+        };
+        if self.cbr() {
+            return false;
+        }
+        let (byte, frame) = lock(&self.map).exact_before(want);
+        if estimate.saturating_sub(byte) > self.count_limit {
+            return false;
+        }
+        let from = CountFrom {
+            reference: self.reference,
+            byte,
+            frame,
+            len: self.len,
+            limit: self.count_limit,
+        };
+        let Some(count) = Count::start(ranges, self.map.clone(), from, (estimate, want)) else {
+            return false;
+        };
+        let passed = count.wait_past(want, COUNT_WAIT);
+        self.count = Some(count);
+        passed
     }
 
     /// Land on the estimate for frame `cell` (a grid point), then step back
@@ -467,7 +486,7 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         self.next_frame = 0;
         self.exact = true;
         self.walk_to(u64::MAX)?;
-        lock(&self.map).set_end(self.next, self.next_frame as f64);
+        lock(&self.map).set_counted_end(self.next, self.next_frame);
         Ok(())
     }
 
@@ -493,8 +512,4 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         }
         Ok(())
     }
-}
-
-fn lock(m: &SharedSeekMap) -> MutexGuard<'_, SeekMap> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -1,20 +1,28 @@
 //! MPEG audio (mp3) demuxing with seeks that land where they say: frame
 //! headers and VBR tags ([`frame`]), the byte ↔ frame map of a stream
 //! ([`seek_map`]), the demuxer that records and uses it ([`demux`]), and
-//! how it reads bytes ([`bytes`]: a read cache, bounded range reads), and
-//! complete indexes of local files ([`index`]).
+//! how it reads bytes ([`bytes`]: a read cache, bounded range reads),
+//! counting frames beside playback ([`count`]) and complete indexes of
+//! local files ([`index`]).
 //! Decoding stays with symphonia's mp3 decoder.
 
 pub mod bytes;
+pub mod count;
 pub mod demux;
-pub mod frame;
+pub use crate::domain::mpeg_audio as frame;
 pub mod index;
 pub mod seek_map;
 
 pub use bytes::RangeReader;
 pub use demux::{MpaDemuxer, SharedSeekMap};
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The seek map, whoever panicked while holding it (its state is always
+/// consistent between calls).
+pub(crate) fn lock(m: &SharedSeekMap) -> MutexGuard<'_, seek_map::SeekMap> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Streams whose seek maps are kept.
 const KEPT_MAPS: usize = 32;

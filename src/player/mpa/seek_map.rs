@@ -39,6 +39,8 @@ pub struct SeekMap {
     table: Vec<(u64, FrameF)>,
     /// End of the audio: (byte, frames), estimated unless from the tag.
     end: Option<(u64, FrameF)>,
+    /// `end` was counted (every frame walked), not estimated.
+    end_counted: bool,
     /// Frames within which a seek walks from an exact point.
     walk_frames: u64,
 }
@@ -51,6 +53,7 @@ impl SeekMap {
             exact: vec![(first, 0)],
             table: Vec::new(),
             end: None,
+            end_counted: false,
             walk_frames: walk_frames.max(1),
         }
     }
@@ -67,11 +70,31 @@ impl SeekMap {
         self.table = if ok { anchors } else { Vec::new() };
     }
 
-    /// The end of the audio: byte after the last frame and the frame count.
+    /// The end of the audio: byte after the last frame and the frame count
+    /// (an estimate; a counted end is kept).
     pub fn set_end(&mut self, byte: u64, frames: FrameF) {
-        if byte > self.first_byte() && frames > 0.0 {
+        if byte > self.first_byte() && frames > 0.0 && !self.end_counted {
             self.end = Some((byte, frames));
         }
+    }
+
+    /// The end of the audio as counted: every frame up to `byte` walked.
+    pub fn set_counted_end(&mut self, byte: u64, frames: u64) {
+        if byte > self.first_byte() && frames > 0 {
+            self.end = Some((byte, frames as FrameF));
+            self.end_counted = true;
+        }
+    }
+
+    /// The frame count, when every frame was counted.
+    pub fn counted_frames(&self) -> Option<u64> {
+        self.end.filter(|_| self.end_counted).map(|(_, f)| f as u64)
+    }
+
+    /// The last exact point at or before frame `frame`: (byte, frame).
+    pub fn exact_before(&self, frame: u64) -> (u64, u64) {
+        let i = self.exact.partition_point(|p| p.1 <= frame);
+        self.exact[i.saturating_sub(1)]
     }
 
     /// Whether estimated anchors (a TOC, a VBRI table, a measured profile)
@@ -115,8 +138,7 @@ impl SeekMap {
 
     /// How to reach frame `target`.
     pub fn plan(&self, target: u64) -> Plan {
-        let i = self.exact.partition_point(|p| p.1 <= target);
-        let (from_byte, frame) = self.exact[i.saturating_sub(1)];
+        let (from_byte, frame) = self.exact_before(target);
         if target - frame <= self.walk_frames {
             return Plan::Walk {
                 byte: from_byte,

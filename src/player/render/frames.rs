@@ -17,9 +17,19 @@ pub(super) struct StretchState {
     pos: f64,
     /// Media position just after the last frame pushed in.
     fed_to: f64,
-    /// Cuts by skip silence inside the stretcher: (media second where the
-    /// cut starts, seconds cut); `pos` jumps by them as it passes.
-    cuts: VecDeque<(f64, f64)>,
+    /// Whether the frames fed last are on an estimate.
+    fed_approximate: bool,
+    /// Jumps in the media position inside the stretcher (a cut by skip
+    /// silence, or a corrected estimate): where it happens in the media
+    /// pushed in, how far it jumps, and whether the audio after it is an
+    /// estimate; `pos` takes them as it passes.
+    cuts: VecDeque<Cut>,
+}
+
+struct Cut {
+    at: f64,
+    by: f64,
+    approximate: bool,
 }
 
 fn pop_front(g: &mut Inner) {
@@ -43,6 +53,7 @@ pub(super) fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
             if let Some(mut s) = g.stretch.take() {
                 finish_stretch(&mut s, g.speed, out);
                 g.position = Some((s.chapter.clone(), s.fed_to));
+                g.approximate = s.fed_approximate;
                 if out.audible {
                     return;
                 }
@@ -62,6 +73,7 @@ pub(super) fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
         // Back to 1×: play the stretcher's tail, then bypass it.
         finish_stretch(&mut s, g.speed, out);
         g.position = Some((s.chapter.clone(), s.fed_to));
+        g.approximate = s.fed_approximate;
         if out.audible {
             return;
         }
@@ -83,6 +95,7 @@ pub(super) fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
         let done = off + n >= b.frames();
         g.silence_skipped += skipped;
         g.position = Some((chapter, pos));
+        g.approximate = b.approximate;
         if done {
             pop_front(g);
         } else {
@@ -113,12 +126,13 @@ const FEED_FRAMES: usize = 1024;
 
 fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chunk) {
     // (Re)create the stretcher when the front block's chapter or format differs.
-    let (rate, channels, chapter, pos) = match g.queue.front() {
+    let (rate, channels, chapter, pos, approximate) = match g.queue.front() {
         Some(Item::Audio(b)) => (
             b.rate,
             b.channels,
             b.chapter.clone(),
             b.pos + g.front_off as f64 / b.rate as f64,
+            b.approximate,
         ),
         _ => return,
     };
@@ -131,6 +145,7 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             // Close the previous chapter with its tail; the next call starts this one.
             finish_stretch(&mut old, speed, out);
             g.position = Some((old.chapter.clone(), old.fed_to));
+            g.approximate = old.fed_approximate;
             if out.audible {
                 return;
             }
@@ -142,8 +157,10 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             chapter,
             pos,
             fed_to: pos,
+            fed_approximate: approximate,
             cuts: VecDeque::new(),
         });
+        g.approximate = approximate;
     }
     let mut scratch = std::mem::take(&mut g.scratch);
     scratch.clear();
@@ -162,8 +179,17 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
                 if b.chapter == s.chapter && b.rate == s.rate && b.channels == s.channels =>
             {
                 let n = (b.frames() - off).min(FEED_FRAMES);
-                if off == 0 && b.skipped_before > 0.0 {
-                    s.cuts.push_back((s.fed_to, b.skipped_before));
+                if off == 0 {
+                    // Silence cut before it, or an estimate corrected.
+                    let by = b.pos - s.fed_to;
+                    if by.abs() > 1e-6 || b.approximate != s.fed_approximate {
+                        s.cuts.push_back(Cut {
+                            at: s.fed_to,
+                            by,
+                            approximate: b.approximate,
+                        });
+                    }
+                    s.fed_approximate = b.approximate;
                     g.silence_skipped += b.skipped_before;
                 }
                 s.st.push(&b.samples[off * b.channels..(off + n) * b.channels]);
@@ -180,13 +206,16 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
     }
     let s = g.stretch.as_mut().expect("stretcher present");
     s.pos += produced as f64 * speed as f64 / s.rate as f64;
-    while let Some(&(at, by)) = s.cuts.front()
-        && s.pos >= at
+    while let Some(cut) = s.cuts.front()
+        && s.pos >= cut.at
     {
-        s.pos += by;
+        s.pos += cut.by;
+        g.approximate = cut.approximate;
         s.cuts.pop_front();
     }
-    s.pos = s.pos.min(s.fed_to);
+    // Not past what was fed, counted on this side of the jumps still ahead.
+    let ahead: f64 = s.cuts.iter().map(|c| c.by).sum();
+    s.pos = s.pos.min(s.fed_to - ahead);
     out.rate = s.rate;
     out.channels = s.channels;
     out.samples.extend_from_slice(&scratch);

@@ -46,6 +46,10 @@ pub struct Block {
     /// Media seconds skip silence cut just before this block (its `pos`
     /// is that much past the previous block's end).
     pub skipped_before: f64,
+    /// `pos` is an estimate (an mp3 landing not yet counted). A block
+    /// whose `pos` does not follow on from the previous one's end (beyond
+    /// `skipped_before`) is a correction: the position jumps there.
+    pub approximate: bool,
 }
 
 impl Block {
@@ -88,6 +92,9 @@ pub struct RenderStatus {
     pub generation: u64,
     /// Where playback is, once audio of this generation has been played.
     pub position: Option<(ChapterId, f64)>,
+    /// `position` is an estimate (the audio at it came from a block that
+    /// said so).
+    pub approximate: bool,
     pub buffered_to: Option<f64>,
     pub underrun: bool,
     pub ended: bool,
@@ -116,6 +123,7 @@ struct Inner {
     volume: f32,
     stretch: Option<StretchState>,
     position: Option<(ChapterId, f64)>,
+    approximate: bool,
     underrun: bool,
     ended: bool,
     error: Option<PlaybackError>,
@@ -166,6 +174,7 @@ impl Renderer {
                 volume: 1.0,
                 stretch: None,
                 position: None,
+                approximate: false,
                 underrun: false,
                 ended: false,
                 error: None,
@@ -223,6 +232,7 @@ impl Renderer {
         g.front_off = 0;
         g.stretch = None;
         g.position = None;
+        g.approximate = false;
         g.underrun = false;
         g.ended = false;
         g.error = None;
@@ -290,6 +300,7 @@ impl Renderer {
         RenderStatus {
             generation: g.generation,
             position: g.position.clone(),
+            approximate: g.approximate,
             buffered_to,
             underrun: g.underrun,
             ended: g.ended,

@@ -22,6 +22,7 @@ fn block(pos: f64) -> Block {
         pos,
         samples: vec![0.25; 80],
         skipped_before: 0.0,
+        approximate: false,
     }
 }
 
@@ -78,4 +79,44 @@ fn a_paused_engine_is_woken_by_a_block_queued() {
     // One wake-up per arming.
     assert!(r.push_audio(1, block(0.01)));
     assert_eq!(wakes.load(Ordering::SeqCst), 1);
+}
+
+/// Blocks on an estimate, then a correction: the next block starts 5 s
+/// earlier and is exact. At 1× and through the stretcher alike, the
+/// position follows the blocks and says which of them is playing.
+#[test]
+fn a_corrected_estimate_moves_the_position_and_clears_the_flag_where_it_plays() {
+    for speed in [1.0, 1.5] {
+        let (r, _) = counted();
+        r.set_speed(speed);
+        let mut pos = 100.0;
+        for _ in 0..40 {
+            let mut b = block(pos);
+            b.approximate = true;
+            assert!(r.push_audio(1, b));
+            pos += 0.01;
+        }
+        for _ in 0..40 {
+            assert!(r.push_audio(1, block(pos - 5.0)));
+            pos += 0.01;
+        }
+        let mut out = Chunk::default();
+        let mut seen = Vec::new();
+        loop {
+            r.render(40, &mut out);
+            if !out.audible {
+                break;
+            }
+            let s = r.status();
+            seen.push((s.position.unwrap().1, s.approximate));
+        }
+        let estimated = seen.iter().take_while(|s| s.1).count();
+        assert!(estimated > 0 && estimated < seen.len(), "{speed}: {seen:?}");
+        let (before, after) = (seen[estimated - 1], seen[estimated]);
+        assert!(before.0 > 100.0 && after.0 < 96.0, "{speed}: {seen:?}");
+        assert!(seen[estimated..].iter().all(|s| !s.1), "{speed}: {seen:?}");
+        let end = seen.last().unwrap().0;
+        // Within what the stretcher holds back.
+        assert!((end - (pos - 5.0)).abs() < 0.05, "{speed}: ends at {end}");
+    }
 }

@@ -1,16 +1,23 @@
 //! The fetch task: one per stream, on the network runtime. It downloads
 //! from where the reader wants into the window, with back-pressure,
-//! restarts at a seek, retries a broken connection from the same byte,
-//! and reads a downloaded file from disk the same way.
+//! restarts at a seek, retries a broken connection from the same byte
+//! (after a step of [`RECONNECT`]), and reads a downloaded file from disk
+//! the same way. A 429 or 503 closes the audio back-off of the stream's
+//! origin (`domain::backoff`, shared through its pool) for `Retry-After`
+//! or a step of its ladder; no request goes there until it opens.
 
 use super::answer::{content_type, look_before_decoding, refused};
 use super::{
     CHUNK_TIMEOUT, DROP_BEHIND_STEP, KEEP_BEHIND, Shared, SourceError, StreamRequest, heads,
     request,
 };
+use crate::domain::backoff::{self, Backoff, Kind, Ladder};
 use std::io::SeekFrom;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Waits before a broken connection is asked again from the same byte.
+const RECONNECT: Ladder = Ladder::new(Duration::from_millis(200), Duration::from_secs(2));
 
 /// The smallest chunk asked for at once.
 const MIN_CHUNK: u64 = 64 * 1024;
@@ -25,13 +32,15 @@ pub(super) enum Outcome {
     Restart,
     /// The connection failed; retry from the downloaded end after a pause.
     Retry,
+    /// The server asked to wait (429, 503): nothing is sent until then.
+    Wait(Instant),
     Done,
     Fatal(SourceError),
     Cancelled,
 }
 
 pub(super) async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
-    let mut backoff = Duration::from_millis(100);
+    let mut broken = Backoff::default();
     loop {
         if !wait_while_lazy(&shared).await {
             return;
@@ -60,15 +69,23 @@ pub(super) async fn fetch_task(shared: Arc<Shared>, req: StreamRequest) {
         };
         match outcome {
             Outcome::Restart => {
-                backoff = Duration::from_millis(100);
+                broken.succeeded();
                 continue;
             }
             Outcome::Retry => {
+                let until = broken.failed(RECONNECT, None, Instant::now());
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
+                    _ = tokio::time::sleep_until(until.into()) => {}
                     _ = shared.wake_task.notified() => {}
                 }
-                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            Outcome::Wait(until) => {
+                shared.lock().stalled = true;
+                // A seek wakes it (and waits again), as does a cancel.
+                tokio::select! {
+                    _ = tokio::time::sleep_until(until.into()) => {}
+                    _ = shared.wake_task.notified() => {}
+                }
             }
             Outcome::Fatal(e) => {
                 let mut w = shared.lock();
@@ -214,6 +231,13 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             Err(o) => o,
         };
     }
+    let origin = url::Url::parse(&req.url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default();
+    let throttles = shared.http.throttles();
+    if let Some(t) = throttles.closed(&origin, Kind::Audio, Instant::now()) {
+        return Outcome::Wait(t.until);
+    }
     let last = chunk_end(shared, offset);
     let range = format!("bytes={offset}-{last}");
     let resp =
@@ -226,6 +250,17 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             Err(_) => return Outcome::Retry,
         };
     let status = resp.status().as_u16();
+    if matches!(status, 429 | 503) {
+        let header = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok());
+        let asked = header("retry-after")
+            .and_then(|v| backoff::retry_after(v, header("date"), std::time::SystemTime::now()));
+        let t = throttles.refused(&origin, Kind::Audio, asked, Instant::now());
+        tracing::info!(
+            "the stream's server answered {status}: no request before {asked:?} (or ours)"
+        );
+        return Outcome::Wait(t.until);
+    }
+    throttles.passed(&origin, Kind::Audio);
     let mut skip: u64 = 0;
     // Before any of the body is read (the hint shrinks as it is).
     let length = resp.content_length();

@@ -73,6 +73,17 @@ async fn read_range(
     if len == 0 {
         return Ok(Vec::new());
     }
+    // The audio back-off of the origin (see `fetch`): closed, the stream
+    // reads it instead, once its wait is over.
+    use crate::domain::backoff::Kind;
+    let origin = url::Url::parse(&req.url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default();
+    let throttles = http.throttles();
+    let now = std::time::Instant::now();
+    if throttles.closed(&origin, Kind::Audio, now).is_some() {
+        return Err(io::Error::other("range read: the server asked to wait"));
+    }
     let last = at + len as u64 - 1;
     let range = format!("bytes={at}-{last}");
     let timed_out = || io::Error::new(io::ErrorKind::TimedOut, "range read timed out");
@@ -83,6 +94,14 @@ async fn read_range(
     match resp.status().as_u16() {
         206 => {}
         416 => return Ok(Vec::new()),
+        s @ (429 | 503) => {
+            let h = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok());
+            let asked = h("retry-after").and_then(|v| {
+                crate::domain::backoff::retry_after(v, h("date"), std::time::SystemTime::now())
+            });
+            throttles.refused(&origin, Kind::Audio, asked, std::time::Instant::now());
+            return Err(io::Error::other(format!("range read: HTTP {s}")));
+        }
         s => return Err(io::Error::other(format!("range read: HTTP {s}"))),
     }
     if content_type(&resp).is_some_and(|t| http_error::not_audio_type(&t)) {

@@ -41,7 +41,11 @@ pub(super) async fn get(
     for _ in 0..=MAX_REDIRECTS {
         let same_origin = url::Url::parse(&url).ok().map(|u| u.origin()) == origin;
         let build = |http: reqwest::Client| {
-            let mut rb = http.get(&url).header("Range", range);
+            // Uncompressed: the Range counts the file's own bytes.
+            let mut rb = http
+                .get(&url)
+                .header("Range", range)
+                .header("Accept-Encoding", "identity");
             if same_origin {
                 for (k, v) in &req.headers {
                     rb = rb.header(k, v);

@@ -18,9 +18,11 @@
 
 use super::*;
 
-/// A read of the server's place this recent needs no second one (a
-/// smart rewind's seek, then the resume).
+/// A paused seek this soon after a read of the server's place (the open's
+/// restore, or the read of the seek before) is reported without another:
+/// the listener picked it. A resume always reads again.
 pub const FRESH_MS: i64 = 3_000;
+
 /// Places closer than this are the same place: no prompt, no move.
 pub const SAME_PLACE_SECS: f64 = 5.0;
 
@@ -97,7 +99,7 @@ impl Reconciler {
     }
 
     /// The listener asked to play on after a pause.
-    pub(super) fn resume_asked(&mut self, now: EpochMillis, out: &mut Vec<Decision>) {
+    pub(super) fn resume_asked(&mut self, _now: EpochMillis, out: &mut Vec<Decision>) {
         let online = self.online;
         let cur = self.current.as_mut().expect("owned");
         let playback = cur.playback;
@@ -111,7 +113,10 @@ impl Reconciler {
             Phase::Restoring | Phase::Closed => return,
             Phase::Landing { .. } | Phase::Live => {}
         }
-        if cur.playing || cur.fresh(now) {
+        // Every resume reads the server's place, however recent the last
+        // read: another device may have written since (the 3-second hole
+        // of issue 29). A smart rewind's seek and the resume share one read.
+        if cur.playing {
             out.push(Decision::Resume { playback });
             return;
         }

@@ -75,6 +75,24 @@ fn a_seek_while_paused_is_reported_once_the_server_was_read_again() {
 }
 
 #[test]
+fn a_resume_right_after_a_read_reads_again_and_asks_for_a_newer_place() {
+    let mut r = Reconciler::new(ReconcilerConfig::default());
+    let mine = paused_at(&mut r, spot("a", 1, 110.0));
+    // A paused seek reads the server (this device's place is there).
+    act(&mut r, P1, Action::Seek(spot("a", 1, 100.0)), 60_000);
+    server(&mut r, P1, spot("a", 1, 110.0), mine, 60_100);
+    // Within a second another device writes; the resume reads again and
+    // asks instead of playing over it.
+    let d = r.handle(Event::ResumeAsked { playback: P1 }, 61_000);
+    assert!(fetches(&d), "{d:?}");
+    let d = server(&mut r, P1, spot("a", 2, 300.0), 60_900, 61_200);
+    assert!(
+        d.iter().any(|d| matches!(d, Decision::Choose { .. })),
+        "the listener is asked: {d:?}"
+    );
+}
+
+#[test]
 fn a_seek_while_paused_and_offline_is_queued_and_unconfirmed() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     paused_at(&mut r, spot("a", 1, 110.0));

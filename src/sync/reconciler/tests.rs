@@ -9,6 +9,7 @@ pub(super) fn manifest(book: &str) -> Manifest {
                 chapter_id: ChapterId::new(format!("{book}_c{i}")),
                 title: format!("Chapter {i}"),
                 duration: Some(2000.0),
+                duration_source: Default::default(),
                 url: None,
                 mime_type: None,
                 size_bytes: None,

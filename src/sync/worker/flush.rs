@@ -1,14 +1,21 @@
 //! Sending what the outbox holds, and what each failure means: network
-//! and 5xx back off, 401/409 pause for a login, 403 `license_required`
-//! stops everything until the license is valid again, 404 drops the entry.
+//! and 5xx back off (the link's [`Backoff`], capped so the server's return
+//! is noticed within `backoff_max`), 429 and 503 hold back only their
+//! kind of request until the client's back-off allows (the link says
+//! `Throttled`), 401/409 pause for a login, 403 `license_required` stops
+//! everything until the license is valid again, 404 drops the entry.
 
 use super::*;
-use crate::sync::outbox::PARK_AFTER;
+use crate::domain::backoff::{Kind, Ladder, Throttle};
+use crate::sync::outbox::{Entry, PARK_AFTER};
 use crate::sync::reconciler::Spot;
 use crate::sync::session::LoginReason;
 
 /// The longest wait before a refused entry is sent again.
 const REFUSED_MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// How long a missing endpoint (404 on a whole request) waits.
+const NOT_FOUND_WAIT: Duration = Duration::from_secs(60);
 
 /// Quitting keeps trying a server that answered this recently: a restart
 /// or a blip of the link (seconds) must not leave the last place unsent
@@ -16,61 +23,115 @@ const REFUSED_MAX_WAIT: Duration = Duration::from_secs(600);
 /// listener offline for a while does not wait at every quit.
 const QUIT_WAITS_IF_REACHED_WITHIN: Duration = Duration::from_secs(60);
 
-/// How often quitting tries again.
-const QUIT_RETRY_EVERY: Duration = Duration::from_millis(250);
+/// The kind of request an entry is sent as.
+fn kind_of(op: &Op) -> Kind {
+    match op {
+        Op::ProgressWrite(_) | Op::ProgressDelete => Kind::ProgressWrite,
+        _ => Kind::Write,
+    }
+}
 
 impl Worker {
     pub(super) fn backing_off(&self) -> bool {
-        self.next_attempt.is_some_and(|t| Instant::now() < t)
+        self.reconnect.left(std::time::Instant::now()).is_some()
+    }
+
+    /// The entries that may be sent now (not set aside, not waiting after
+    /// a refusal).
+    fn sendable(&self) -> Vec<Entry> {
+        let Some(scope) = &self.scope else {
+            return Vec::new();
+        };
+        let now = Instant::now();
+        self.outbox
+            .in_scope(scope)
+            .into_iter()
+            .filter(|e| !e.is_parked() && self.retry_at.get(&e.seq).is_none_or(|t| now >= *t))
+            .cloned()
+            .collect()
     }
 
     pub(super) async fn flush(&mut self) {
         if self.blocked() || self.backing_off() {
             return;
         }
-        let Some(scope) = self.scope.clone() else {
-            return;
-        };
-        let now = Instant::now();
-        let entries: Vec<_> = self
-            .outbox
-            .in_scope(&scope)
-            .into_iter()
-            .filter(|e| !e.is_parked() && self.retry_at.get(&e.seq).is_none_or(|t| now >= *t))
-            .cloned()
-            .collect();
-        if entries.is_empty() {
-            return;
-        }
-        let (progress, others): (Vec<_>, Vec<_>) = entries
+        let (progress, others): (Vec<_>, Vec<_>) = self
+            .sendable()
             .into_iter()
             .partition(|e| matches!(e.op, Op::ProgressWrite(_)));
-        if self.single_writes {
-            for e in &progress {
-                let Op::ProgressWrite(p) = &e.op else {
-                    continue;
-                };
-                self.requests += 1;
-                match self.remote.write_progress(&e.book, p).await {
-                    Ok(answer) => {
-                        self.reachable();
-                        self.done(e.seq);
-                        self.server_said(&e.book, answer);
-                    }
-                    Err(f) => {
-                        if !self.item_failed(e.seq, &e.book, f) {
-                            return;
-                        }
+        let go_on = if self.single_writes {
+            self.send_singly(&progress).await
+        } else {
+            self.send_batches(&progress).await
+        };
+        if go_on {
+            self.send_others(&others).await;
+        }
+    }
+
+    /// Whether the server's back-off holds `kind` back now (the link
+    /// then says so).
+    fn held_back(&mut self, kind: Kind) -> bool {
+        match self.remote.throttle(kind) {
+            Some(t) => {
+                self.throttled(t);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The server asked to wait: shown, unless nothing answers at all.
+    fn throttled(&mut self, t: Throttle) {
+        if matches!(self.link, Link::Online | Link::Throttled(_)) {
+            self.link = Link::Throttled(t);
+        }
+    }
+
+    /// A throttled link shows the longest wait still in force, and is
+    /// online again once none is.
+    pub(super) fn throttle_shown(&mut self) {
+        if let Link::Throttled(_) = self.link {
+            self.link = match self.remote.throttled() {
+                Some(t) => Link::Throttled(t),
+                None => Link::Online,
+            };
+        }
+    }
+
+    /// Progress one book at a time (a server without the batch endpoint).
+    /// False when flushing must stop.
+    async fn send_singly(&mut self, progress: &[Entry]) -> bool {
+        for e in progress {
+            let Op::ProgressWrite(p) = &e.op else {
+                continue;
+            };
+            if self.held_back(Kind::ProgressWrite) {
+                return true;
+            }
+            self.requests += 1;
+            match self.remote.write_progress(&e.book, p).await {
+                Ok(answer) => {
+                    self.reachable();
+                    self.done(e.seq);
+                    self.server_said(&e.book, answer);
+                }
+                Err(f) => {
+                    if !self.item_failed(e.seq, &e.book, f) {
+                        return false;
                     }
                 }
             }
         }
-        let progress = if self.single_writes {
-            Vec::new()
-        } else {
-            progress
-        };
+        true
+    }
+
+    /// Progress through the batch endpoint. False when flushing must stop.
+    async fn send_batches(&mut self, progress: &[Entry]) -> bool {
         for chunk in progress.chunks(BATCH_MAX) {
+            if self.held_back(Kind::ProgressWrite) {
+                return true;
+            }
             let items: Vec<(BookId, QueuedProgress)> = chunk
                 .iter()
                 .filter_map(|e| match &e.op {
@@ -90,7 +151,7 @@ impl Worker {
                             }
                             Err(f) => {
                                 if !self.item_failed(entry.seq, &entry.book, f) {
-                                    return;
+                                    return false;
                                 }
                             }
                         }
@@ -101,7 +162,7 @@ impl Worker {
                     tracing::warn!("sync: no batch endpoint ({message}); writing books one by one");
                     self.single_writes = true;
                     self.want_flush = true;
-                    return;
+                    return false;
                 }
                 Err(f @ (Failure::Rejected { .. } | Failure::ScopeBug(_))) => {
                     // The whole request was refused: each entry counts it.
@@ -109,10 +170,25 @@ impl Worker {
                         self.item_failed(e.seq, &e.book, f.clone());
                     }
                 }
-                Err(f) => return self.request_failed(f),
+                Err(f @ Failure::Throttled(_)) => {
+                    self.request_failed(f);
+                    return true;
+                }
+                Err(f) => {
+                    self.request_failed(f);
+                    return false;
+                }
             }
         }
+        true
+    }
+
+    /// Every other change, each as its own request.
+    async fn send_others(&mut self, others: &[Entry]) {
         for e in others {
+            if self.held_back(kind_of(&e.op)) {
+                continue;
+            }
             self.requests += 1;
             let r = match &e.op {
                 Op::ProgressDelete => self.remote.delete_progress(&e.book).await,
@@ -154,30 +230,44 @@ impl Worker {
         }
     }
 
-    /// Flushes for quitting: no back-off, and again every
-    /// [`QUIT_RETRY_EVERY`] while the server is unreachable but answered
-    /// within [`QUIT_WAITS_IF_REACHED_WITHIN`] and something is left to
-    /// send. The caller bounds it with the quit's timeout.
-    pub(super) async fn flush_to_quit(&mut self) {
+    /// Flushes for quitting, until `deadline` at the latest: while the
+    /// server asks to wait, the wait is kept when it ends before the
+    /// deadline (else the changes stay queued and the summary says what
+    /// it asked); while it is unreachable but answered within
+    /// [`QUIT_WAITS_IF_REACHED_WITHIN`], it is asked again after each step
+    /// of the link's back-off. The caller bounds it with the quit's timeout.
+    pub(super) async fn flush_to_quit(&mut self, deadline: Instant) {
         loop {
-            self.next_attempt = None;
             self.flush().await;
+            let left = self.sendable();
+            if left.is_empty() {
+                return;
+            }
+            let wait = left
+                .iter()
+                .filter_map(|e| self.remote.throttle(kind_of(&e.op)))
+                .map(|t| t.until)
+                .max();
+            if let Some(until) = wait {
+                if tokio::time::Instant::from_std(until) >= deadline {
+                    return;
+                }
+                tokio::time::sleep_until(until.into()).await;
+                continue;
+            }
             let recent = self
                 .last_reached
                 .is_some_and(|t| t.elapsed() < QUIT_WAITS_IF_REACHED_WITHIN);
-            let left = self.scope.as_ref().is_some_and(|s| {
-                self.outbox.in_scope(s).iter().any(|e| {
-                    !e.is_parked()
-                        && self
-                            .retry_at
-                            .get(&e.seq)
-                            .is_none_or(|t| Instant::now() >= *t)
-                })
-            });
-            if self.link != Link::Offline || !recent || !left {
+            if self.link != Link::Offline || !recent {
                 return;
             }
-            tokio::time::sleep(QUIT_RETRY_EVERY).await;
+            let next = self
+                .reconnect
+                .until()
+                .map(tokio::time::Instant::from_std)
+                .filter(|u| *u > Instant::now())
+                .unwrap_or_else(|| Instant::now() + self.cfg.backoff_min);
+            tokio::time::sleep_until(next).await;
         }
     }
 
@@ -252,6 +342,11 @@ impl Worker {
                 self.refused(seq, book, message, true);
                 true
             }
+            // Only this kind waits: the other changes go on.
+            f @ Failure::Throttled(_) => {
+                self.request_failed(f);
+                true
+            }
             other => {
                 self.request_failed(other);
                 false
@@ -281,11 +376,7 @@ impl Worker {
             )));
             return;
         }
-        let wait = self
-            .cfg
-            .backoff_min
-            .saturating_mul(1 << count.min(16))
-            .min(REFUSED_MAX_WAIT);
+        let wait = Ladder::new(self.cfg.backoff_min, REFUSED_MAX_WAIT).wait(count + 1);
         self.retry_at.insert(seq, Instant::now() + wait);
     }
 
@@ -312,8 +403,7 @@ impl Worker {
 
     pub(super) fn reachable(&mut self) {
         self.last_reached = Some(Instant::now());
-        self.backoff = Duration::ZERO;
-        self.next_attempt = None;
+        self.reconnect.succeeded();
         if self.link == Link::Offline {
             self.link = Link::Online;
             self.last_error = None;
@@ -329,7 +419,18 @@ impl Worker {
                 self.link = Link::Offline;
                 let ds = self.rec.handle(Event::Offline, now_millis());
                 self.decide(ds);
-                self.back_off();
+                // One step per round: a write and a read failing together
+                // do not double the wait.
+                if !self.backing_off() {
+                    self.back_off();
+                }
+            }
+            Failure::Throttled(_) => {
+                // It answered: not offline, and only the refused kind waits.
+                self.reachable();
+                if let Some(t) = self.remote.throttled() {
+                    self.throttled(t);
+                }
             }
             Failure::Unauthorized(message) => self.needs_login(message, LoginReason::Expired),
             Failure::ScopeMismatch(message) => self.needs_login(message, LoginReason::ScopeChanged),
@@ -340,16 +441,23 @@ impl Worker {
             }
             Failure::NotFound(message) => {
                 tracing::error!("sync: endpoint not found, writes kept: {message}");
-                self.next_attempt = Some(Instant::now() + self.cfg.backoff_max);
+                self.reconnect.failed(
+                    self.link_ladder(),
+                    Some(NOT_FOUND_WAIT),
+                    std::time::Instant::now(),
+                );
             }
         }
     }
 
+    fn link_ladder(&self) -> Ladder {
+        Ladder::new(self.cfg.backoff_min, self.cfg.backoff_max)
+    }
+
     pub(super) fn back_off(&mut self) {
-        self.backoff = (self.backoff * 2)
-            .max(self.cfg.backoff_min)
-            .min(self.cfg.backoff_max);
-        self.next_attempt = Some(Instant::now() + self.backoff);
+        let ladder = self.link_ladder();
+        self.reconnect
+            .failed(ladder, None, std::time::Instant::now());
     }
 
     fn needs_login(&mut self, message: String, reason: LoginReason) {

@@ -37,6 +37,7 @@ pub(super) fn spawn(
     config: SyncConfig,
     client: Option<Client>,
     engine: Option<EngineLink>,
+    heard: watch::Receiver<Option<Heard>>,
 ) -> (
     mpsc::UnboundedSender<Command>,
     watch::Receiver<SyncStatus>,
@@ -95,8 +96,7 @@ pub(super) fn spawn(
         playing: None,
         link: Link::Online,
         last_reached: None,
-        backoff: Duration::ZERO,
-        next_attempt: None,
+        reconnect: Default::default(),
         license_checked: Instant::now(),
         last_error: None,
         shown: None,
@@ -108,7 +108,7 @@ pub(super) fn spawn(
         forbidden: None,
         unsaved: None,
     };
-    tokio::spawn(worker.run(rx));
+    tokio::spawn(worker.run(rx, heard));
     (tx, status, notices)
 }
 
@@ -151,8 +151,8 @@ struct Worker {
     link: Link,
     /// When the server last answered (quitting waits for it if recent).
     last_reached: Option<Instant>,
-    backoff: Duration,
-    next_attempt: Option<Instant>,
+    /// While nothing answers: when the server is asked again.
+    reconnect: crate::domain::backoff::Backoff,
     license_checked: Instant,
     last_error: Option<String>,
     shown: Option<Shown>,
@@ -172,7 +172,11 @@ struct Worker {
 }
 
 impl Worker {
-    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+    async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Command>,
+        mut heard: watch::Receiver<Option<Heard>>,
+    ) {
         let mut tick = tokio::time::interval(self.cfg.tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.drive().await;
@@ -181,6 +185,7 @@ impl Worker {
             tokio::select! {
                 cmd = rx.recv() => match cmd {
                     Some(Command::Quit { timeout, reply }) => {
+                        self.latest_heard(&mut heard);
                         let s = self.quit(timeout).await;
                         // The journal's lock goes before the answer: a
                         // session started right after must get the file.
@@ -189,6 +194,7 @@ impl Worker {
                         return;
                     }
                     Some(Command::Settle { reply }) => {
+                        self.latest_heard(&mut heard);
                         self.drive().await;
                         self.publish();
                         let _ = reply.send(());
@@ -199,10 +205,25 @@ impl Worker {
                         return;
                     }
                 },
+                Ok(()) = heard.changed() => {
+                    let h = heard.borrow_and_update().clone();
+                    if let Some(h) = h {
+                        self.engine_state(h);
+                    }
+                }
                 _ = tick.tick(), if self.wants_tick() => self.on_tick().await,
             }
             self.drive().await;
             self.publish();
+        }
+    }
+
+    /// Takes in what the owner heard last before acting on a barrier.
+    fn latest_heard(&mut self, heard: &mut watch::Receiver<Option<Heard>>) {
+        if heard.has_changed().unwrap_or(false)
+            && let Some(h) = heard.borrow_and_update().clone()
+        {
+            self.engine_state(h);
         }
     }
 
@@ -241,7 +262,7 @@ impl Worker {
                 if matches!(self.link, Link::NeedsLogin { .. }) {
                     self.link = Link::Online;
                 }
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
             }
             Command::MarkPlace { book, mark } => self.mark_place(book, mark),
@@ -253,11 +274,10 @@ impl Worker {
             }
             Command::RecheckLicense => self.check_license().await,
             Command::Flush => {
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
             }
             Command::Resume => self.resume(),
-            Command::Heard(h) => self.engine_state(h),
             Command::StreamRefused { license, message } => match license {
                 true => self.license_blocked(message),
                 // A 403 without the license code: a license stop only if
@@ -270,7 +290,7 @@ impl Worker {
                 }
             }
             Command::Check => {
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
                 if let Some((playback, book)) = self.rec.current_playback() {
                     self.want_fetch = Some((playback, book.clone()));
@@ -283,7 +303,7 @@ impl Worker {
                     Some(scope) => local::kept!(self, adopt(scope, now_millis())),
                     None => 0,
                 };
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
                 let _ = reply.send(n);
             }
@@ -293,7 +313,7 @@ impl Worker {
                     None => 0,
                 };
                 self.retry_at.clear();
-                self.next_attempt = None;
+                self.reconnect = Default::default();
                 self.want_flush = true;
                 let _ = reply.send(n);
             }
@@ -439,7 +459,10 @@ impl Worker {
         self.rec.playing()
             || !self.outbox.is_empty()
             || self.rec.awaiting_server().is_some()
-            || matches!(self.link, Link::LicenseBlocked { .. } | Link::Offline)
+            || matches!(
+                self.link,
+                Link::LicenseBlocked { .. } | Link::Offline | Link::Throttled(_)
+            )
     }
 
     async fn on_tick(&mut self) {
@@ -521,8 +544,9 @@ impl Worker {
         }
         self.save_listened();
         self.want_fetch = None;
-        self.next_attempt = None;
-        let timed_out = tokio::time::timeout(timeout, self.flush_to_quit())
+        self.reconnect = Default::default();
+        let deadline = Instant::now() + timeout;
+        let timed_out = tokio::time::timeout(timeout, self.flush_to_quit(deadline))
             .await
             .is_err();
         if let Err(e) = self.cache.save() {
@@ -533,11 +557,13 @@ impl Worker {
             left: self.outbox.len(),
             timed_out,
             durability: self.outbox.durability(),
+            asked_to_wait: self.remote.throttled().and_then(|t| t.asked),
         }
     }
 
     fn publish(&mut self) {
         self.saved_again();
+        self.throttle_shown();
         let (queued, refused, held) = match &self.scope {
             Some(s) => {
                 let mine = self.outbox.in_scope(s);

@@ -359,7 +359,13 @@ impl Worker {
                 self.decide(ds);
             }
             Ok(read) => {
+                let was_offline = self.link == crate::sync::Link::Offline;
                 self.reachable();
+                if was_offline && !self.outbox.is_empty() {
+                    // Asked while offline, answered once back: the queued
+                    // changes go first, then the place is read again.
+                    return;
+                }
                 let (progress, settings) = (read.progress().cloned(), read.settings().cloned());
                 if let Some(scope) = self.scope.clone() {
                     if let Some(p) = &progress {

@@ -38,7 +38,7 @@ pub use library::{Filter, Library, SEARCH_DEBOUNCE_MS, Search, Sort};
 pub use login::{LoginField, LoginForm};
 pub use msg::*;
 pub use overlay::{Overlay, Overlays};
-pub use playback::{NowPlaying, fmt_left, fmt_time, listened};
+pub use playback::{NowPlaying, fmt_time, listened};
 pub use player::{NOTHING_PLAYING, Player};
 pub use sleep::choice_label;
 pub use toasts::{Toast, Toasts};

@@ -31,26 +31,10 @@ pub fn listened(book: &Book, playing: Option<&NowPlaying>) -> Option<f64> {
     super::library::fraction(book)
 }
 
-/// `h:mm:ss` or `m:ss`; negative and non-finite values show as 0:00.
+/// `h:mm:ss` or `m:ss` of the whole seconds (`domain::clock`, the one
+/// rule every clock follows); negative and non-finite values show as 0:00.
 pub fn fmt_time(secs: f64) -> String {
-    let s = if secs.is_finite() && secs > 0.0 {
-        secs as u64
-    } else {
-        0
-    };
-    let (h, m, s) = (s / 3600, (s / 60) % 60, s % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m}:{s:02}")
-    }
-}
-
-/// A time left, as [`fmt_time`] but rounded up: the whole seconds still
-/// to come, so a place and what is left add up to the length
-/// ("0:17 / 0:22 -0:05").
-pub fn fmt_left(secs: f64) -> String {
-    fmt_time((secs - 1e-6).ceil())
+    crate::domain::clock::clock(secs)
 }
 
 #[cfg(test)]
@@ -64,14 +48,5 @@ mod tests {
         assert_eq!(fmt_time(3723.0), "1:02:03");
         assert_eq!(fmt_time(f64::NAN), "0:00");
         assert_eq!(fmt_time(-5.0), "0:00");
-    }
-
-    #[test]
-    fn a_time_left_rounds_up_so_it_adds_up_with_the_place() {
-        let (at, len) = (17.4, 22.0);
-        assert_eq!(fmt_time(at), "0:17");
-        assert_eq!(fmt_left(len - at), "0:05");
-        assert_eq!(fmt_left(5.0), "0:05");
-        assert_eq!(fmt_left(0.0), "0:00");
     }
 }

@@ -122,6 +122,9 @@ impl App {
                 self.login.busy = false;
             }
             r if r.needs_login() => self.toast(format!("{} {LOG_IN_AGAIN}", stop.message), true),
+            StopReason::Forbidden => {
+                self.toast(format!("No permission: {}", stop.message), true)
+            }
             _ => self.toast(stop.message, true),
         }
     }
@@ -143,7 +146,7 @@ impl App {
         let say = |t: String| Some((t, false));
         match s {
             Said::NothingPlaying => say(NOTHING_PLAYING.into()),
-            Said::NotDownloaded { book } => say(format!(
+            Said::NotDownloaded { book, .. } => say(format!(
                 "\"{}\" is not downloaded and the server cannot be reached: it plays when the server is back.",
                 self.title_of(&book)
             )),

@@ -2,8 +2,9 @@
 //! or the bookmarks, and the book's progress.
 
 use super::text::{fit, fit_pad, fit_right, put, width, wrap};
+use crate::domain::clock::{ClockTimes, clock_of};
 use crate::domain::{Book, ChapterId};
-use crate::ui::state::{App, BookPane, fmt_left, fmt_time, history::ago};
+use crate::ui::state::{App, BookPane, fmt_time, history::ago};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -147,12 +148,13 @@ fn progress(app: &App, book: &Book) -> String {
         .map(|i| format!("ch {}/{}", i + 1, np.manifest.items.len()));
     let mut s = ch.unwrap_or_default();
     if let (Some(p), Some(d)) = (bp, bd) {
+        let t = ClockTimes::new(p, d);
         s.push_str(&format!(
             " · {} of {} ({:.0}%) · {} left",
-            fmt_time(p),
-            fmt_time(d),
+            clock_of(t.elapsed),
+            clock_of(t.length),
             p / d.max(0.001) * 100.0,
-            fmt_left(app.shown_left((d - p).max(0.0)))
+            fmt_time(app.shown_left(t.remaining as f64))
         ));
     }
     if app.unconfirmed() {
@@ -242,11 +244,13 @@ fn chapter_rows(app: &App) -> Vec<Row> {
             let right = match (now, playing) {
                 (true, Some(np)) => {
                     let (pos, d) = np.chapter_progress();
-                    let left = d
-                        .map(|d| format!(" -{}", fmt_left(app.shown_left((d - pos).max(0.0)))))
+                    let t = d.map(|d| ClockTimes::new(pos, d));
+                    let left = t
+                        .map(|t| format!(" -{}", fmt_time(app.shown_left(t.remaining as f64))))
                         .unwrap_or_default();
+                    let at = t.map_or_else(|| fmt_time(pos), |t| clock_of(t.elapsed));
                     let word = if said { "now " } else { "" };
-                    format!("{word}{} / {dur}{left}", fmt_time(pos))
+                    format!("{word}{at} / {dur}{left}")
                 }
                 _ => dur,
             };

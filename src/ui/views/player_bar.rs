@@ -6,9 +6,10 @@
 use super::layout::{Areas, bar_margins};
 use super::spoken;
 use super::text::{fit, fit_right, put, width};
-use crate::domain::session::{Link, SoundNow};
+use crate::domain::clock::ClockTimes;
+use crate::domain::session::{Landing, Link, SoundNow};
 use crate::ui::keymap::Action;
-use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_left, fmt_time};
+use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -47,10 +48,50 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         rule(buf, theme, r, y, &first, &status, said);
     }
     y += 1;
+    let times = Times::of(app, np);
     if said {
-        spoken_lines(app, np, theme, buf, r, y);
+        spoken_lines(&times, theme, buf, r, y);
     } else {
-        bars(app, np, theme, buf, r, y);
+        bars(&times, np, theme, buf, r, y);
+    }
+}
+
+/// `~` before a place the engine estimated (not yet the audio's).
+fn about(np: &NowPlaying) -> &'static str {
+    match np.landed == Landing::Approximate {
+        true => "~",
+        false => "",
+    }
+}
+
+/// The chapter's and the book's places, lengths and times left, by one
+/// rule (`domain::clock`): elapsed and length in whole seconds, what is
+/// left their difference (at the listener's speed), so the three add up.
+struct Times {
+    /// Place, length, shown place, left: the chapter's.
+    chapter: (f64, Option<f64>, f64, Option<f64>),
+    /// The same of the book (what is known of it).
+    book: (Option<f64>, Option<f64>, Option<f64>, Option<f64>),
+}
+
+impl Times {
+    fn of(app: &App, np: &NowPlaying) -> Times {
+        let left = |p: f64, d: f64| app.shown_left(ClockTimes::new(p, d).remaining as f64);
+        let (cpos, cdur) = np.chapter_progress();
+        let (bpos, bdur) = np.book_progress();
+        let cshown = cdur.map_or(cpos, |d| ClockTimes::new(cpos, d).elapsed as f64);
+        let bshown = match (bpos, bdur) {
+            (Some(p), Some(d)) => Some(ClockTimes::new(p, d).elapsed as f64),
+            (p, _) => p,
+        };
+        let book_left = match (bpos, bdur) {
+            (Some(p), Some(d)) => Some(left(p, d)),
+            _ => None,
+        };
+        Times {
+            chapter: (cpos, cdur, cshown, cdur.map(|d| left(cpos, d))),
+            book: (bpos, bdur, bshown, book_left),
+        }
     }
 }
 
@@ -83,7 +124,7 @@ fn nothing_playing(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect, status: 
 /// A bar of one line: the state and title, and where the book is.
 fn one_line(np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, line: &str) {
     let (bpos, _) = np.book_progress();
-    let times = format!(" {}", fmt_time(bpos.unwrap_or(np.position)));
+    let times = format!(" {}{}", about(np), fmt_time(bpos.unwrap_or(np.position)));
     let room = usize::from(r.width).saturating_sub(width(&times));
     let line = fit(line, room);
     put(buf, r, r.x, r.y, &line, theme.accent);
@@ -128,17 +169,12 @@ fn title_line(
 }
 
 /// The accessible mode: the chapter and the book in words, no bars.
-fn spoken_lines(app: &App, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
-    let (cpos, cdur) = np.chapter_progress();
-    let (bpos, bdur) = np.book_progress();
-    let chapter_left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
-    let book_left = match (bpos, bdur) {
-        (Some(p), Some(d)) => Some(app.shown_left((d - p).max(0.0))),
-        _ => None,
-    };
+fn spoken_lines(t: &Times, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
+    let (_, cdur, cshown, cleft) = t.chapter;
+    let (_, bdur, bshown, bleft) = t.book;
     let lines = [
-        spoken::progress("chapter", Some(cpos), cdur, chapter_left),
-        spoken::progress("book", bpos, bdur, book_left),
+        spoken::progress("chapter", Some(cshown), cdur, cleft),
+        spoken::progress("book", bshown, bdur, bleft),
     ];
     let w = usize::from(r.width).saturating_sub(2);
     for (i, line) in lines.iter().enumerate() {
@@ -150,40 +186,31 @@ fn spoken_lines(app: &App, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: 
 }
 
 /// The chapter's bar and the book's (with its chapter ticks).
-fn bars(app: &App, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
-    let (cpos, cdur) = np.chapter_progress();
+fn bars(t: &Times, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
+    let (cpos, cdur, cshown, cleft) = t.chapter;
+    let about = about(np);
     let ch_times = match cdur {
-        Some(d) => format!("{} / {}", fmt_time(cpos), fmt_time(d)),
-        None => fmt_time(cpos),
+        Some(d) => format!("{about}{} / {}", fmt_time(cshown), fmt_time(d)),
+        None => format!("{about}{}", fmt_time(cpos)),
     };
-    let left = cdur.map(|d| app.shown_left((d - cpos).max(0.0)));
     let frac = cdur.map(|d| cpos / d.max(0.001));
-    progress_line(buf, theme, r, y, ("chapter", frac, &[]), &ch_times, left);
+    progress_line(buf, theme, r, y, ("chapter", frac, &[]), &ch_times, cleft);
     if y + 1 >= r.bottom() {
         return;
     }
-    let (bpos, bdur) = np.book_progress();
-    let bk_times = match (bpos, bdur) {
+    let (bpos, bdur, bshown, bleft) = t.book;
+    let bk_times = match (bshown, bdur) {
         (Some(p), Some(d)) => format!("{} / {}", fmt_time(p), fmt_time(d)),
         (Some(p), None) => fmt_time(p),
         (None, Some(d)) => format!("– / {}", fmt_time(d)),
         (None, None) => String::new(),
     };
-    let (frac, left) = match (bpos, bdur) {
-        (Some(p), Some(d)) if d > 0.0 => (Some(p / d), Some(app.shown_left((d - p).max(0.0)))),
-        (Some(p), Some(d)) => (None, Some(app.shown_left((d - p).max(0.0)))),
-        _ => (None, None),
+    let frac = match (bpos, bdur) {
+        (Some(p), Some(d)) if d > 0.0 => Some(p / d),
+        _ => None,
     };
     let ticks = np.chapter_ticks();
-    progress_line(
-        buf,
-        theme,
-        r,
-        y + 1,
-        ("book", frac, &ticks),
-        &bk_times,
-        left,
-    );
+    progress_line(buf, theme, r, y + 1, ("book", frac, &ticks), &bk_times, bleft);
 }
 
 /// What the player bar shows of a book's sound: only what is on.
@@ -256,10 +283,7 @@ fn status_text(app: &App) -> String {
     }
     match app.snap.link {
         Link::Offline => parts.push("offline".into()),
-        Link::Throttled { until } => {
-            let secs = ((until - app.wall_now()).max(0) + 999) / 1000;
-            parts.push(format!("the server asked to wait {secs} s"));
-        }
+        Link::Throttled(t) => parts.push(slowdown_words(t)),
         _ => {}
     }
     let q = &app.snap.queue;
@@ -272,7 +296,20 @@ fn status_text(app: &App) -> String {
     if app.unconfirmed() {
         parts.push("unconfirmed".into());
     }
+    let estimated = |np: &NowPlaying| np.landed == crate::domain::session::Landing::Approximate;
+    if said && app.playing().is_some_and(estimated) {
+        parts.push("place estimated".into());
+    }
     parts.join(if said { ", " } else { " · " })
+}
+
+/// A server's "slow down" in the bar's words.
+fn slowdown_words(t: crate::domain::backoff::Slowdown) -> String {
+    use crate::domain::backoff::Slowdown;
+    match t {
+        Slowdown::Asked { secs } => format!("the server asked to wait {secs} s"),
+        Slowdown::Busy => "the server is busy".into(),
+    }
 }
 
 /// The sleep timer's countdown, as the bar shows it.
@@ -286,7 +323,7 @@ fn sleep_label(app: &App) -> Option<String> {
             format!("sleep {}{held}", fmt_time(left))
         }
         SleepTimer::Chapters { left: 1 } => match app.chapter_left_media() {
-            Some(l) => format!("sleep: ch end -{}", fmt_left(app.shown_left(l))),
+            Some(l) => format!("sleep: ch end -{}", fmt_time(app.shown_left(l))),
             None => "sleep: ch end".into(),
         },
         SleepTimer::Chapters { left } => format!("sleep: {left} ch"),
@@ -360,7 +397,7 @@ fn progress_line(
     }
     if times_w > 0 {
         let rem = left_at_speed
-            .map(|s| format!(" -{}", fmt_left(s)))
+            .map(|s| format!(" -{}", fmt_time(s)))
             .unwrap_or_default();
         let short = times.split(" / ").next().unwrap_or(times);
         let t = [

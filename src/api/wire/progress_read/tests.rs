@@ -1,5 +1,6 @@
 use super::*;
 use crate::api::wire::tests::chapters;
+use crate::domain::{DurationSource, Unitless};
 use serde_json::json;
 
 fn read(v: Value) -> ProgressRead {
@@ -140,6 +141,28 @@ fn milliseconds_by_key_and_no_bare_number_beyond_the_chapter() {
         place(json!({"chapterId": "c", "positionSec": 121})),
         ("c".into(), 121.0)
     );
+}
+
+#[test]
+fn a_bare_position_in_a_chapter_whose_length_names_no_unit_is_not_trusted() {
+    let mut m = chapters(&[("c", 120.0)]);
+    m.items[0].duration = None;
+    m.items[0].duration_source = DurationSource::Unchecked(Unitless {
+        key: "duration".into(),
+        value: 120_000.0,
+    });
+    let v = json!({"chapterId": "c", "position": 30000});
+    let r = decode_progress_read(&v, &BookId::new("b"), &m);
+    assert!(r.is_unreadable(), "{r:?}");
+    // A position that names its unit is read as it says.
+    let v = json!({"chapterId": "c", "positionMs": 30000});
+    let r = decode_progress_read(&v, &BookId::new("b"), &m);
+    assert_eq!(r.progress().map(|p| p.position), Some(30.0));
+    // A server that gives no length at all: a bare position is seconds.
+    m.items[0].duration_source = DurationSource::Server;
+    let v = json!({"chapterId": "c", "position": 30});
+    let r = decode_progress_read(&v, &BookId::new("b"), &m);
+    assert_eq!(r.progress().map(|p| p.position), Some(30.0));
 }
 
 #[test]
