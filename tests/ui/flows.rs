@@ -342,3 +342,37 @@ fn m_twice_on_the_sessions_book_marks_it_finished_then_unfinished() {
     let row = text.lines().find(|l| l.contains("Moby Dick")).unwrap();
     assert!(!row.contains("finished"), "{row}");
 }
+
+/// Enter on a chapter: a seek of a playing or paused book, and a play
+/// (`App::play_at`); a book that ended (or failed) is opened there, since
+/// a play after the end would open it again where the server says.
+#[test]
+fn enter_on_a_chapter_seeks_a_going_book_and_opens_an_ended_one_there() {
+    let mut app = playing();
+    heard(&mut app, "moby-2", 600.0, PlayState::Paused);
+    app.update(key('g')); // chapter 1
+    assert_eq!(
+        commands(&app.update(code(KeyCode::Enter))),
+        [
+            Command::Seek {
+                chapter: ChapterId::new("moby-1"),
+                position: 0.0,
+                cause: JumpCause::Chapter,
+            },
+            Command::Play
+        ]
+    );
+    heard(&mut app, "moby-3", 1800.0, PlayState::Ended);
+    app.update(key('g'));
+    let fx = app.update(code(KeyCode::Enter));
+    assert!(
+        matches!(
+            commands(&fx).as_slice(),
+            [Command::Open {
+                start: Start::At(c, p),
+                ..
+            }] if c.as_str() == "moby-1" && *p == 0.0
+        ),
+        "{fx:?}"
+    );
+}

@@ -337,18 +337,25 @@ impl App {
         self.playing().is_some_and(|p| &p.book.id == book)
     }
 
-    /// True when `book` is the session's and opened in this run (not only
-    /// ready to resume): it can seek.
-    fn opened(&self, book: &BookId) -> bool {
-        self.playing()
-            .is_some_and(|p| &p.book.id == book && p.state != PlayState::Ready)
+    /// True when `book` is the session's and its load goes on (opened in
+    /// this run, not ended or failed): a place picked is a seek in it.
+    /// Else the place is opened (a play after the end opens the book
+    /// again where the server says, which would lose the place picked).
+    fn seekable(&self, book: &BookId) -> bool {
+        self.playing().is_some_and(|p| {
+            &p.book.id == book
+                && !matches!(
+                    p.state,
+                    PlayState::Ready | PlayState::Ended | PlayState::Error(_)
+                )
+        })
     }
 
     /// Plays the open book at `start`: the chapter, bookmark or history
     /// place picked (the session's book moves there and plays, also when
     /// it was paused), or where the server says.
     pub(super) fn play_at(&mut self, start: Start, cause: JumpCause, fx: &mut Vec<Effect>) {
-        if self.opened(&self.book.id.clone())
+        if self.seekable(&self.book.id.clone())
             && let Start::At(chapter, position) = start
         {
             if self.license_stops() {
