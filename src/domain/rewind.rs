@@ -231,6 +231,61 @@ mod tests {
         );
     }
 
+    // What the player's tests asserted of its own rewind before the
+    // session owned it (tests/ui/rewind.rs): now the machine's.
+
+    fn paused_for(r: &mut Rewind, position: f64, ms: EpochMillis) -> Option<Rewound> {
+        let book = BookId::new("b");
+        r.follow(&book, Flow::Playing, position, 0);
+        r.follow(&book, Flow::Paused, position, 1_000);
+        r.play_after_pause(position, 1_000 + ms)
+    }
+
+    #[test]
+    fn a_short_pause_does_not_rewind_and_off_never_does() {
+        let mut r = Rewind::new(Some(RewindCurve::default()), false);
+        assert_eq!(paused_for(&mut r, 600.0, 5_000), None);
+        let mut off = Rewind::new(None, false);
+        assert_eq!(paused_for(&mut off, 600.0, 600_000), None);
+    }
+
+    #[test]
+    fn the_rewind_stops_at_the_chapter_start_unless_it_may_cross_it() {
+        let mut r = Rewind::new(Some(RewindCurve::default()), false);
+        let p = paused_for(&mut r, 4.0, 3_600_000).unwrap();
+        assert_eq!((p.back, p.past_chapter_start), (4.0, false));
+        let mut across = Rewind::new(Some(RewindCurve::default()), true);
+        let p = paused_for(&mut across, 4.0, 3_600_000).unwrap();
+        assert_eq!((p.back, p.past_chapter_start), (30.0, true));
+    }
+
+    #[test]
+    fn a_two_minute_stall_rewinds_between_a_minutes_and_ten_minutes() {
+        let book = BookId::new("b");
+        let mut r = Rewind::new(Some(RewindCurve::default()), false);
+        r.follow(&book, Flow::Playing, 600.0, 0);
+        r.follow(&book, Flow::Interrupted, 600.0, 1_000);
+        r.follow(&book, Flow::Interrupted, 600.0, 60_000);
+        let s = r.follow(&book, Flow::Playing, 600.0, 121_000).unwrap();
+        assert!((2.0..10.0).contains(&s.back), "{s:?}");
+        assert_eq!(r.follow(&book, Flow::Playing, 598.0, 122_000), None, "once");
+    }
+
+    #[test]
+    fn a_book_resumed_half_an_hour_after_its_save_rewinds_eighteen_seconds() {
+        let book = BookId::new("b");
+        let mut r = Rewind::new(Some(RewindCurve::default()), false);
+        r.resumed(book.clone(), 1_000);
+        // 30 min: 10 s + (1800 - 600) / (3600 - 600) × 20 s = 18 s.
+        let b = r.follow(&book, Flow::Playing, 600.0, 1_801_000).unwrap();
+        assert!((b.back - 18.0).abs() < 1e-9 && b.after == RewindAfter::Break);
+        assert_eq!(
+            r.follow(&book, Flow::Playing, 582.0, 1_802_000),
+            None,
+            "once"
+        );
+    }
+
     proptest! {
         #[test]
         fn never_more_than_the_largest_point_and_never_negative(

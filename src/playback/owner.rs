@@ -437,7 +437,17 @@ impl Owner {
                 Status::Playing | Status::Buffering | Status::Stalled
             )
         });
+        // A play/pause while the sleep timer fades (a headset's button, a
+        // key) means the listener is awake: it extends, as the extend key.
+        let fading = matches!(
+            self.sleep.timer,
+            Some(crate::domain::sleep::SleepTimer::Fading { .. })
+        );
         match playing {
+            true if fading => {
+                let acts = self.sleep.extend(&self.look(false, false));
+                self.sleep_acts(acts);
+            }
             true => self.to_engine(crate::player::Command::Pause),
             false => self.play(),
         }

@@ -55,6 +55,9 @@ pub(super) struct UpNext {
     /// Each save takes its number; a save that finds a later one written
     /// is dropped, so a slow older save never lands over a newer list.
     saves: Arc<(AtomicU64, Mutex<u64>)>,
+    /// Edits made before the account's list was read: applied to it then
+    /// (`None`: it was read).
+    unread: Option<Vec<UpNextCommand>>,
 }
 
 fn account(session: Option<&Session>) -> Option<Account> {
@@ -76,6 +79,7 @@ impl UpNext {
             next: None,
             counting: None,
             saves: Arc::default(),
+            unread: s.map(|_| Vec::new()),
         }
     }
 
@@ -109,6 +113,7 @@ impl UpNext {
     pub fn log_in(&mut self, s: Option<&Session>, done: &mpsc::UnboundedSender<Done>) {
         self.store = account(s).map(|a| UpNextStore::of(&self.data, &a));
         self.list.clear();
+        self.unread = s.map(|_| Vec::new());
         self.library = Arc::default();
         self.counting = None;
         self.load_list(done);
@@ -187,6 +192,11 @@ impl Owner {
         match c {
             UpNextCommand::Go => self.up_next_go(),
             UpNextCommand::Cancel => self.up_next.counting = None,
+            edit if self.up_next.unread.is_some() => {
+                if let Some(edits) = self.up_next.unread.as_mut() {
+                    edits.push(edit);
+                }
+            }
             edit => {
                 if self.up_next.edit(&edit) {
                     self.up_next.save();
@@ -253,12 +263,13 @@ impl Owner {
         if let Some(next) = self.up_next.next.clone() {
             return self.count_down(ended, next);
         }
+        // Nothing follows: the book ends quietly (docs/ui.md).
         if self.up_next.mode != UpNextMode::Series {
-            return self.say(Said::UpNextNone(UpNextWhy::NothingFollows));
+            return;
         }
         // The series from the server's library.
         let (Some(client), mode) = (self.client.get(), self.up_next.mode) else {
-            return self.say(Said::UpNextNone(UpNextWhy::NothingFollows));
+            return;
         };
         let done = self.done.clone();
         tokio::spawn(async move {
@@ -349,15 +360,26 @@ impl Owner {
         match f {
             Found::List(Ok(books)) => {
                 self.up_next.list = books;
+                let mut edited = false;
+                for e in self.up_next.unread.take().unwrap_or_default() {
+                    edited |= self.up_next.edit(&e);
+                }
+                if edited {
+                    self.up_next.save();
+                }
                 let info = self.book.as_ref().map(|b| b.info.clone());
                 self.up_next.work_out(info.as_ref());
             }
-            Found::List(Err(why)) => self.say(Said::UpNextUnread { list: true, why }),
+            Found::List(Err(why)) => {
+                // Not read: what was edited meanwhile is not written over it.
+                self.up_next.unread = None;
+                self.say(Said::UpNextUnread { list: true, why })
+            }
             Found::After { ended, next } => match next {
                 Ok(Some(next)) if self.book_id().as_ref() == Some(&ended) => {
                     self.count_down(ended, next)
                 }
-                Ok(_) => self.say(Said::UpNextNone(UpNextWhy::NothingFollows)),
+                Ok(_) => {}
                 Err(why) => self.say(Said::UpNextUnread { list: false, why }),
             },
             Found::Opening { book, opening } => {

@@ -139,13 +139,11 @@ impl Backends for Live {
             }),
             Effect::RetryRefused => self.spawn(async move {
                 let n = sh.playback.sync().retry_refused().await;
-                let n = crate::ui::words::count(n, "refused change", "refused changes");
-                sh.ui.send(Answer::Notice(format!("Sending {n} again.")));
+                sh.ui.send(Answer::RefusedRetried(n));
             }),
             Effect::DiscardRefused => self.spawn(async move {
                 let n = sh.playback.sync().discard_refused().await;
-                let n = crate::ui::words::count(n, "refused change", "refused changes");
-                sh.ui.send(Answer::Notice(format!("Dropped {n}.")));
+                sh.ui.send(Answer::RefusedDropped(n));
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             Effect::Download(book) => self.spawn(offline::download(sh, book)),

@@ -71,6 +71,16 @@ impl Shared {
     /// sync on a license refusal (the banner comes from there).
     pub(crate) fn fail(&self, what: &str, e: &ApiError) {
         let stop = self.playback.refused(e);
+        tracing::warn!("{what}: {e}");
+        // The HTTP library's chain of causes is for the log: the screen
+        // says the first, in earmark's words.
+        let e = match e {
+            ApiError::Network { address, message } => format!(
+                "cannot reach the server at {address} ({})",
+                message.split(": ").next().unwrap_or(message)
+            ),
+            e => e.to_string(),
+        };
         if stop.reason.needs_login() {
             self.ui.send(Answer::Failed(format!(
                 "{what}: {e}. {}",

@@ -4,12 +4,15 @@
 
 use earmark::api::{BookQuery, ProgressWrite};
 use earmark::config::{Dirs, Profile, ProfileSelector};
+use earmark::domain::session::{
+    Command, Event as SessionEvent, Keep, Listening, Place, Said, Start, known,
+};
 use earmark::domain::{Book, Manifest, Stop, StopReason, now_millis};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
 use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
-use earmark::ui::state::{Answer, ConflictChoice, Effect, EngineCmd, Event, Position};
+use earmark::ui::state::{Answer, Effect, Event, PlayState};
 use earmark::ui::terminal::LoopEvent;
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
@@ -19,6 +22,28 @@ pub(crate) fn demo_library() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
         .join("demo")
+}
+
+/// The session's book in a snapshot the player got.
+pub(crate) fn listening(a: &Answer) -> Option<&Listening> {
+    match a {
+        Answer::Session(s) => s.listening.as_ref(),
+        _ => None,
+    }
+}
+
+/// The session's book in `state`, as a snapshot says.
+pub(crate) fn in_state(a: &Answer, state: PlayState) -> bool {
+    listening(a).is_some_and(|l| l.state == state)
+}
+
+/// Opens `book` as the player's book screen does.
+pub(crate) fn open(live: &mut Live, book: &Book, manifest: &Manifest, start: Start) {
+    live.handle(Effect::Session(Command::Open {
+        book: book.id.clone(),
+        start,
+        known: known(book.clone(), manifest.clone()),
+    }));
 }
 
 pub(crate) fn next_answer(
@@ -69,24 +94,15 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
         profile.clone(),
         Some(done.session.clone()),
         AudioMode::Null,
+        Default::default(),
     )
     .unwrap();
-    live.handle(Effect::Play {
-        book: book.clone(),
-        manifest: manifest.clone(),
-        start: earmark::ui::state::StartAt::At(ch0.clone(), 19.5),
+    open(&mut live, &book, &manifest, Start::At(ch0.clone(), 19.5));
+    next_answer(&rx, "this device playing at 20 s", |a| {
+        listening(a).is_some_and(|l| l.chapter == ch0 && l.position >= 20.0)
     });
-    next_answer(
-        &rx,
-        "this device playing at 20 s",
-        |a| matches!(a, Answer::Engine(v) if v.chapter == ch0 && v.position >= 20.0),
-    );
-    live.handle(Effect::Engine(EngineCmd::Pause));
-    next_answer(
-        &rx,
-        "paused at 20 s",
-        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
-    );
+    live.handle(Effect::Session(Command::Pause));
+    next_answer(&rx, "paused at 20 s", |a| in_state(a, PlayState::Paused));
     live.shutdown();
     let here = rt.block_on(c.progress(&book.id)).unwrap().progress.unwrap();
     assert_eq!(here.chapter_id, ch0);
@@ -105,45 +121,42 @@ fn conflict_prompt_appears_and_the_choice_reaches_the_server() {
     .unwrap();
 
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
-    live.handle(Effect::Play {
-        book: book.clone(),
-        manifest: manifest.clone(),
-        start: earmark::ui::state::StartAt::Resume,
-    });
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    open(&mut live, &book, &manifest, Start::Resume);
     let a = next_answer(&rx, "the conflict prompt", |a| {
-        matches!(a, Answer::Conflict { .. })
+        matches!(a, Answer::SessionEvent(SessionEvent::Conflict { .. }))
     });
     assert_eq!(
         a,
-        Answer::Conflict {
+        Answer::SessionEvent(SessionEvent::Conflict {
             book: book.id.clone(),
-            server: Position {
+            server: Place {
                 chapter: ch1.clone(),
                 position: 5.0
             },
-            local: Position {
+            local: Place {
                 chapter: ch0.clone(),
                 position: here.position
             },
-        }
+        })
     );
-    live.handle(Effect::ResolveConflict {
+    live.handle(Effect::Session(Command::Choose {
         book: book.id.clone(),
-        choice: ConflictChoice::Local,
-    });
+        keep: Keep::Local,
+    }));
     // The engine plays from this device's place, then is paused there.
-    next_answer(
-        &rx,
-        "playing from this device's place",
-        |a| matches!(a, Answer::Engine(v) if v.chapter == ch0 && v.position >= 20.5),
-    );
-    live.handle(Effect::Engine(EngineCmd::Pause));
-    next_answer(
-        &rx,
-        "paused",
-        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
-    );
+    next_answer(&rx, "playing from this device's place", |a| {
+        listening(a).is_some_and(|l| l.chapter == ch0 && l.position >= 20.5)
+    });
+    live.handle(Effect::Session(Command::Pause));
+    next_answer(&rx, "paused", |a| in_state(a, PlayState::Paused));
     live.shutdown();
     let p = rt.block_on(c.progress(&book.id)).unwrap().progress.unwrap();
     assert_eq!(p.chapter_id, ch0, "the user's choice reached the server");
@@ -187,17 +200,16 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
-    live.handle(Effect::Play {
-        book: book.clone(),
-        manifest,
-        start: earmark::ui::state::StartAt::Resume,
-    });
-    next_answer(
-        &rx,
-        "playing",
-        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Playing),
-    );
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    open(&mut live, &book, &manifest, Start::Resume);
+    next_answer(&rx, "playing", |a| in_state(a, PlayState::Playing));
     server
         .set_license(earmark::server::LicenseSetting::Expired)
         .unwrap();
@@ -209,27 +221,37 @@ fn license_required_anywhere_stops_playback_and_a_valid_status_resumes_sync() {
         match next_answer(&rx, "the license banner and playback stopped", |a| {
             matches!(
                 a,
-                Answer::Stopped(Stop {
+                Answer::SessionEvent(SessionEvent::Stopped(Stop {
                     reason: StopReason::License,
                     ..
-                })
-            ) || matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused)
+                }))
+            ) || in_state(a, PlayState::Paused)
         }) {
-            Answer::Stopped(_) => banner = true,
+            Answer::SessionEvent(_) => banner = true,
             _ => paused = true,
         }
     }
+    // Meanwhile nothing plays, whoever asks (a key, MPRIS): the stop is
+    // said again.
+    live.handle(Effect::Session(Command::Play));
+    next_answer(&rx, "the stop said again", |a| {
+        matches!(
+            a,
+            Answer::SessionEvent(SessionEvent::Stopped(Stop {
+                reason: StopReason::License,
+                ..
+            }))
+        )
+    });
     server
         .set_license(earmark::server::LicenseSetting::Valid)
         .unwrap();
     live.handle(Effect::LoadLicense);
     // The worker polls every 30 s on its own; the valid status must not
     // have to wait for that.
-    next_answer(
-        &rx,
-        "sync resumed",
-        |a| matches!(a, Answer::Notice(n) if n.contains("valid again")),
-    );
+    next_answer(&rx, "sync resumed", |a| {
+        *a == Answer::SessionEvent(SessionEvent::Said(Said::LicenseRestored))
+    });
     live.shutdown();
 }
 
@@ -237,8 +259,8 @@ pub(crate) fn m_ch(m: &Manifest, i: usize) -> earmark::domain::ChapterId {
     m.items[i].chapter_id.clone()
 }
 
-/// Speed and volume changes are saved per book through the sync worker;
-/// the sleep timer's fade is not.
+/// Speed and volume changes are saved per book through the sync worker
+/// (that the sleep timer's fade is not is tests/ui/sleep.rs's).
 #[test]
 fn speed_and_volume_are_saved_for_the_book() {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -252,30 +274,24 @@ fn speed_and_volume_are_saved_for_the_book() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
-    live.handle(Effect::Play {
-        book: book.clone(),
-        manifest,
-        start: earmark::ui::state::StartAt::Resume,
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    open(&mut live, &book, &manifest, Start::Resume);
+    next_answer(&rx, "playing", |a| in_state(a, PlayState::Playing));
+    live.handle(Effect::Session(Command::Volume(0.5)));
+    next_answer(&rx, "volume applied", |a| {
+        listening(a).is_some_and(|l| (l.volume - 0.5).abs() < 1e-3)
     });
-    next_answer(
-        &rx,
-        "playing",
-        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Playing),
-    );
-    live.handle(Effect::Engine(EngineCmd::SetVolume(0.5)));
-    next_answer(
-        &rx,
-        "volume applied",
-        |a| matches!(a, Answer::Engine(v) if (v.volume - 0.5).abs() < 1e-3),
-    );
-    live.handle(Effect::Engine(EngineCmd::SetSpeed(1.5)));
-    next_answer(
-        &rx,
-        "speed applied",
-        |a| matches!(a, Answer::Engine(v) if (v.speed - 1.5).abs() < 1e-3),
-    );
-    live.handle(Effect::Engine(EngineCmd::FadeVolume(0.1)));
+    live.handle(Effect::Session(Command::Speed(1.5)));
+    next_answer(&rx, "speed applied", |a| {
+        listening(a).is_some_and(|l| (l.speed - 1.5).abs() < 1e-3)
+    });
     live.shutdown();
     let s = rt
         .block_on(c.progress(&book.id))
@@ -317,37 +333,31 @@ fn mark_finished_uses_the_landed_place_and_keeps_other_books_progress() {
     ))
     .unwrap();
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let a_ch = m_ch(&am, am.items.len() - 1);
-    live.handle(Effect::Play {
-        book: a.clone(),
-        manifest: am,
-        start: earmark::ui::state::StartAt::At(a_ch.clone(), 2.0),
+    open(&mut live, &a, &am, Start::At(a_ch.clone(), 2.0));
+    next_answer(&rx, "playing", |a| {
+        listening(a).is_some_and(|l| l.state == PlayState::Playing && l.position > 2.2)
     });
-    next_answer(
-        &rx,
-        "playing",
-        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Playing && v.position > 2.2),
-    );
-    live.handle(Effect::Engine(EngineCmd::Pause));
-    next_answer(
-        &rx,
-        "paused",
-        |a| matches!(a, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
-    );
-    live.handle(Effect::SetFinished {
-        book: a.id.clone(),
-        finished: true,
+    live.handle(Effect::Session(Command::Pause));
+    next_answer(&rx, "paused", |a| in_state(a, PlayState::Paused));
+    for book in [&a.id, &b.id] {
+        live.handle(Effect::Session(Command::MarkFinished {
+            book: book.clone(),
+            finished: true,
+        }));
+    }
+    next_answer(&rx, "the other book marked", |x| {
+        matches!(x, Answer::SessionEvent(SessionEvent::ProgressChanged { book, progress })
+            if *book == b.id && progress.finished)
     });
-    live.handle(Effect::SetFinished {
-        book: b.id.clone(),
-        finished: true,
-    });
-    next_answer(
-        &rx,
-        "the other book marked",
-        |x| matches!(x, Answer::ProgressChanged { book, progress } if *book == b.id && progress.finished),
-    );
     live.shutdown();
     let pa = rt.block_on(c.progress(&a.id)).unwrap().progress.unwrap();
     assert!(pa.finished);
@@ -395,26 +405,25 @@ fn rapid_switching_never_writes_one_books_place_into_another() {
         .unwrap();
     }
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     for i in [0, 1, 0, 1, 0] {
         let (b, m) = &books[i];
-        live.handle(Effect::Play {
-            book: b.clone(),
-            manifest: m.clone(),
-            start: earmark::ui::state::StartAt::Resume,
-        });
+        open(&mut live, b, m, Start::Resume);
     }
     let a = &books[0].0.id;
     next_answer(&rx, "A playing", |x| {
-        matches!(x, Answer::Engine(v) if v.book == *a
-            && v.state == earmark::ui::state::PlayState::Playing && v.position > 2.5)
+        listening(x)
+            .is_some_and(|l| l.book.id == *a && l.state == PlayState::Playing && l.position > 2.5)
     });
-    live.handle(Effect::Engine(EngineCmd::Pause));
-    next_answer(
-        &rx,
-        "paused",
-        |x| matches!(x, Answer::Engine(v) if v.state == earmark::ui::state::PlayState::Paused),
-    );
+    live.handle(Effect::Session(Command::Pause));
+    next_answer(&rx, "paused", |x| in_state(x, PlayState::Paused));
     live.shutdown();
     for (i, (b, m)) in books.iter().enumerate() {
         let p = rt.block_on(c.progress(&b.id)).unwrap().progress.unwrap();
@@ -439,19 +448,58 @@ fn an_invalid_license_shows_its_banner_on_start_before_anything_fails() {
         .set_license(earmark::server::LicenseSetting::Expired)
         .unwrap();
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let a = next_answer(&rx, "the license banner", |a| {
         matches!(
             a,
-            Answer::Stopped(Stop {
+            Answer::SessionEvent(SessionEvent::Stopped(Stop {
                 reason: StopReason::License,
                 ..
-            })
+            }))
         )
     });
-    let Answer::Stopped(Stop { message, .. }) = a else {
+    let Answer::SessionEvent(SessionEvent::Stopped(Stop { message, .. })) = a else {
         unreachable!()
     };
     assert!(!message.is_empty());
+    live.shutdown();
+}
+
+/// A request that cannot reach the server is said in earmark's words:
+/// the address and the first reason, not the HTTP library's chain.
+#[test]
+fn an_unreachable_server_is_said_without_the_http_librarys_words() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut server = rt.block_on(TestServer::start(demo_library())).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let (ui, rx) = UiSender::channel();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    rt.block_on(server.stop());
+    live.handle(Effect::Search("fox".into()));
+    let Answer::Failed(words) = next_answer(
+        &rx,
+        "the search failed",
+        |a| matches!(a, Answer::Failed(m) if m.contains("Search")),
+    ) else {
+        unreachable!()
+    };
+    assert!(words.contains("cannot reach the server at"), "{words}");
+    assert!(!words.contains("client error"), "{words}");
+    assert!(!words.contains("tcp"), "{words}");
     live.shutdown();
 }

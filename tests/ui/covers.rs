@@ -148,7 +148,14 @@ fn half_block_covers_from_the_server_and_broken_ones_keep_the_layout() {
         .unwrap();
     let by = |title: &str| books.iter().find(|b| b.title == title).unwrap().clone();
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
 
     let mut app = logged_in();
     app.update(Event::Answer(Answer::Library {

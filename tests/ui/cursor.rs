@@ -135,7 +135,7 @@ fn the_cursor_is_on_the_chosen_line_of_a_box() {
     app.update(key('s'));
     app.update(key('j'));
     let (_, row) = cursor(&mut app, 80, 24);
-    assert!(row.contains(&SLEEP_CHOICES[1].label()), "{row}");
+    assert!(row.contains(&choice_label(SLEEP_CHOICES[1])), "{row}");
     for c in "25".chars() {
         app.update(key(c));
     }
@@ -156,17 +156,20 @@ fn the_cursor_is_on_the_chosen_line_of_a_box() {
         row[..row.find("call me").unwrap()].chars().count() + 7
     );
     app.update(code(KeyCode::Esc));
-    app.update(Event::Answer(Answer::Conflict {
-        book: earmark::domain::BookId::new("moby"),
-        server: Position {
-            chapter: "moby-1".into(),
-            position: 751.0,
+    news(
+        &mut app,
+        earmark::domain::session::Event::Conflict {
+            book: earmark::domain::BookId::new("moby"),
+            server: earmark::domain::session::Place {
+                chapter: "moby-1".into(),
+                position: 751.0,
+            },
+            local: earmark::domain::session::Place {
+                chapter: "moby-3".into(),
+                position: 190.0,
+            },
         },
-        local: Position {
-            chapter: "moby-3".into(),
-            position: 190.0,
-        },
-    }));
+    );
     app.update(key('j'));
     let (_, row) = cursor(&mut app, 80, 24);
     assert!(row.contains("this device: ch 3"), "{row}");

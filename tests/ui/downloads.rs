@@ -4,7 +4,9 @@
 
 use crate::fixtures::*;
 use earmark::domain::BookId;
+use earmark::domain::session::{Downloaded, Said};
 use earmark::ui::state::*;
+use std::sync::Arc;
 
 fn both(name: &str, mut make: impl FnMut() -> App) {
     for (w, h) in [(80, 24), (40, 12)] {
@@ -14,18 +16,25 @@ fn both(name: &str, mut make: impl FnMut() -> App) {
     }
 }
 
-fn marks() -> Event {
-    Event::Answer(Answer::Downloads(vec![
-        (BookId::new("moby"), DownloadMark::Complete),
-        (BookId::new("emma"), DownloadMark::Partial),
-    ]))
+/// The session found Moby Dick downloaded and Emma partly.
+fn marks(app: &mut App) {
+    let mut s = app.snap.clone();
+    s.downloads = Arc::new(
+        [
+            (BookId::new("moby"), Downloaded::Complete),
+            (BookId::new("emma"), Downloaded::Partial),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    session(app, s);
 }
 
 #[test]
 fn the_library_marks_downloaded_books() {
     both("library_downloads", || {
         let mut app = logged_in();
-        app.update(marks());
+        marks(&mut app);
         app
     });
 }
@@ -38,11 +47,10 @@ fn offline_the_library_shows_only_downloaded_books_as_playable() {
             books: library(),
             from_cache: true,
         }));
-        app.update(marks());
-        app.update(Event::Answer(Answer::Sync(SyncView {
-            offline: true,
-            ..SyncView::default()
-        })));
+        marks(&mut app);
+        let mut s = app.snap.clone();
+        s.link = earmark::domain::session::Link::Offline;
+        session(&mut app, s);
         app
     });
 }
@@ -83,6 +91,13 @@ fn a_finished_download_marks_the_book_and_says_it_plays_offline() {
         "{:?}",
         app.toasts
     );
+    // A snapshot from before the session's next look at the disk keeps it.
+    let same = app.snap.clone();
+    session(&mut app, same);
+    assert_eq!(
+        app.downloads.mark(&BookId::new("moby")),
+        Some(DownloadMark::Complete)
+    );
     // A failed one stays partial, to be resumed.
     app.update(Event::Answer(Answer::DownloadEnded {
         book: BookId::new("emma"),
@@ -91,5 +106,23 @@ fn a_finished_download_marks_the_book_and_says_it_plays_offline() {
     assert_eq!(
         app.downloads.mark(&BookId::new("emma")),
         Some(DownloadMark::Partial)
+    );
+}
+
+/// A book another earmark (`earmark download`) finished while the player
+/// is open: the session finds it on disk, the row marks it and it is said.
+#[test]
+fn a_download_made_elsewhere_shows_once_the_session_finds_it() {
+    let mut app = logged_in();
+    let moby = BookId::new("moby");
+    assert_eq!(app.downloads.mark(&moby), None);
+    let mut s = app.snap.clone();
+    s.downloads = Arc::new([(moby.clone(), Downloaded::Complete)].into_iter().collect());
+    session(&mut app, s);
+    assert_eq!(app.downloads.mark(&moby), Some(DownloadMark::Complete));
+    said(&mut app, Said::DownloadAppeared { book: moby });
+    assert_eq!(
+        toast(&app),
+        "\"Moby Dick\" is downloaded: it plays without the server."
     );
 }

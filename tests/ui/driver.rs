@@ -1,11 +1,12 @@
 //! The reducer and the player's real backends together, as the event loop
-//! runs them (without a terminal): effects go to `runtime::Live` (real
-//! engine on the null output, the reference server), answers come back.
+//! runs them (without a terminal): effects go to `runtime::Live` (the
+//! session's owner with the real engine on the null output, the reference
+//! server), answers (the session's snapshots and events) come back.
 
 use crate::backend::{demo_library, log_in};
 use crate::fixtures::*;
 use earmark::api::{BookQuery, Client};
-use earmark::config::UpNextStore;
+use earmark::config::{ListeningRules, UpNextStore};
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
@@ -32,9 +33,9 @@ pub struct Driver {
 
 impl Driver {
     /// Logged in, a demo book with a first chapter over a minute open on
-    /// the book screen.
-    pub fn start(settings: UiSettings) -> Driver {
-        Driver::start_on(&demo_library(), settings, |_, m| {
+    /// the book screen; the session follows `rules`.
+    pub fn start(rules: ListeningRules) -> Driver {
+        Driver::start_on(&demo_library(), rules, |_, m| {
             m.items[0].duration.unwrap_or(0.0) > 60.0
         })
     }
@@ -43,10 +44,10 @@ impl Driver {
     /// open on the book screen (the only one in the list).
     pub fn start_on(
         library: &std::path::Path,
-        settings: UiSettings,
+        rules: ListeningRules,
         pick: impl Fn(&Book, &Manifest) -> bool,
     ) -> Driver {
-        Driver::start_prepared(library, settings, pick, |_, _, _| {})
+        Driver::start_prepared(library, rules, pick, |_, _, _| {})
     }
 
     /// As [`Driver::start_on`], with `prepare` run once logged in and
@@ -54,7 +55,7 @@ impl Driver {
     /// the account's up next list they will read).
     pub fn start_prepared(
         library: &std::path::Path,
-        settings: UiSettings,
+        rules: ListeningRules,
         pick: impl Fn(&Book, &Manifest) -> bool,
         prepare: impl FnOnce(&tokio::runtime::Runtime, &Client, &UpNextStore),
     ) -> Driver {
@@ -78,9 +79,9 @@ impl Driver {
             panic!("no book to open in {}", library.display());
         });
         let (ui, rx) = UiSender::channel();
-        let live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+        let live = Live::start(ui, profile, Some(done.session), AudioMode::Null, rules).unwrap();
         let mut d = Driver {
-            app: App::new(Keymap::default(), settings),
+            app: App::new(Keymap::default(), UiSettings::default()),
             live,
             rx,
             start: Instant::now(),
@@ -145,12 +146,10 @@ impl Driver {
         }
     }
 
-    /// The engine as the player sees it: state, chapter, position.
+    /// The session's book as the player sees it: state, chapter, position.
     pub fn at(app: &App) -> Option<(PlayState, ChapterId, f64)> {
-        app.playing
-            .as_ref()
-            .and_then(|p| p.engine.clone())
-            .map(|e| (e.state, e.chapter, e.position))
+        app.playing()
+            .map(|p| (p.state.clone(), p.chapter.clone(), p.position))
     }
 
     /// Stops the reference server (`restart_server` brings it back on

@@ -1,5 +1,8 @@
 //! Apps in known states, built only through the reducer's public events.
 
+use earmark::domain::session::{
+    Command, Event as SessionEvent, Landing, LengthFrom, Listening, Said, SoundNow, Start,
+};
 use earmark::domain::*;
 use earmark::ui::keymap::{Key, KeyCode, Keymap};
 use earmark::ui::state::*;
@@ -7,6 +10,7 @@ use earmark::ui::theme::Theme;
 use earmark::ui::views;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use std::sync::Arc;
 
 pub fn book(id: &str, title: &str, author: &str, secs: f64) -> Book {
     Book {
@@ -132,30 +136,128 @@ pub fn book_open() -> App {
     app
 }
 
+/// The commands for the listening session among `fx`.
+pub fn commands(fx: &[Effect]) -> Vec<Command> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Session(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `book` as the session's book: in `chapter` at `position`, 1×, full
+/// volume, the place confirmed by the server.
+pub fn listening(
+    book: Book,
+    manifest: Manifest,
+    chapter: &str,
+    position: f64,
+    state: PlayState,
+) -> Listening {
+    let chapter = ChapterId::new(chapter);
+    let duration = manifest
+        .items
+        .iter()
+        .find(|i| i.chapter_id == chapter)
+        .and_then(|i| i.duration);
+    Listening {
+        book: Arc::new(book),
+        manifest: Arc::new(manifest),
+        chapter,
+        position,
+        duration,
+        duration_from: LengthFrom::Server,
+        book_position: None,
+        state,
+        landed: Landing::Exact,
+        confirmed: true,
+        speed: 1.0,
+        volume: 1.0,
+        sound: SoundNow::default(),
+        load: 1,
+        from_download: false,
+    }
+}
+
+/// Moby Dick (3 chapters of 30 min) as the session's book, at 1.25× and
+/// 80% volume.
+pub fn moby(chapter: &str, position: f64, state: PlayState) -> Listening {
+    Listening {
+        speed: 1.25,
+        volume: 0.8,
+        ..listening(
+            library()[0].clone(),
+            manifest("moby", 3, 1800.0),
+            chapter,
+            position,
+            state,
+        )
+    }
+}
+
+/// A snapshot of the session with `l` as its book, online.
+pub fn snap(l: Listening) -> Snapshot {
+    Snapshot {
+        listening: Some(l),
+        ..Snapshot::default()
+    }
+}
+
+/// The session's owner publishes `s`.
+pub fn session(app: &mut App, s: Snapshot) -> Vec<Effect> {
+    app.update(Event::Answer(Answer::Session(s)))
+}
+
+/// The session's book (of the last snapshot) now `state` at `position`
+/// of `chapter`.
+pub fn heard(app: &mut App, chapter: &str, position: f64, state: PlayState) -> Vec<Effect> {
+    let mut s = app.snap.clone();
+    let l = s.listening.as_mut().expect("a session's book");
+    l.chapter = ChapterId::new(chapter);
+    l.position = position;
+    l.state = state;
+    l.duration = l
+        .manifest
+        .items
+        .iter()
+        .find(|i| i.chapter_id == l.chapter)
+        .and_then(|i| i.duration);
+    session(app, s)
+}
+
+/// The session says `s` (its one-off news).
+pub fn said(app: &mut App, s: Said) -> Vec<Effect> {
+    news(app, SessionEvent::Said(s))
+}
+
+pub fn news(app: &mut App, e: SessionEvent) -> Vec<Effect> {
+    app.update(Event::Answer(Answer::SessionEvent(e)))
+}
+
+/// The newest toast's words.
+pub fn toast(app: &App) -> String {
+    app.toasts
+        .back()
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
 /// Moby Dick playing in chapter 2 at 10:00, speed 1.25×.
 pub fn playing() -> App {
     let mut app = book_open();
     let fx = app.update(key(' '));
     assert!(
         matches!(
-            fx.as_slice(),
-            [Effect::Play {
-                start: StartAt::Resume,
+            commands(&fx).as_slice(),
+            [Command::Open {
+                start: Start::Resume,
                 ..
             }]
         ),
         "{fx:?}"
     );
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 1,
-        book: BookId::new("moby"),
-        chapter: ChapterId::new("moby-2"),
-        position: 600.0,
-        state: PlayState::Playing,
-        speed: 1.25,
-        volume: 0.8,
-        approximate: false,
-    })));
+    session(&mut app, snap(moby("moby-2", 600.0, PlayState::Playing)));
     app
 }
 

@@ -1,49 +1,42 @@
 //! The reducer's behaviour, driven by events as the loop would send them.
 
 use crate::fixtures::*;
+use earmark::domain::session::{Command, Event as SessionEvent, Keep, Place, Queue, Said, Start};
 use earmark::domain::*;
 use earmark::ui::keymap::{Key, KeyCode};
 use earmark::ui::state::*;
-
-fn engine_fx(fx: &[Effect]) -> Vec<EngineCmd> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Engine(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 #[test]
 fn skips_are_listened_time() {
     let mut app = playing(); // 1.25×
     assert_eq!(
-        engine_fx(&app.update(code(KeyCode::Left))),
-        [EngineCmd::SkipBy(-12.5)]
+        commands(&app.update(code(KeyCode::Left))),
+        [Command::SkipBy(-12.5)]
     );
     assert_eq!(
-        engine_fx(&app.update(Event::Key(Key::shift(KeyCode::Right)))),
-        [EngineCmd::SkipBy(37.5)]
+        commands(&app.update(Event::Key(Key::shift(KeyCode::Right)))),
+        [Command::SkipBy(37.5)]
     );
-    assert_eq!(engine_fx(&app.update(key('h'))), [EngineCmd::SkipBy(-37.5)]);
+    assert_eq!(commands(&app.update(key('h'))), [Command::SkipBy(-37.5)]);
 }
 
 #[test]
 fn speed_steps_and_limits() {
-    let mut app = playing();
-    assert_eq!(engine_fx(&app.update(key(']'))), [EngineCmd::SetSpeed(1.3)]);
-    assert_eq!(
-        engine_fx(&app.update(key('{'))),
-        [EngineCmd::SetSpeed(1.05)]
-    );
-    for _ in 0..20 {
-        app.update(key('}'));
-    }
-    assert_eq!(app.speed, 3.0);
-    for _ in 0..60 {
-        app.update(key('['));
-    }
-    assert_eq!(app.speed, 0.5);
+    let mut app = playing(); // 1.25×
+    assert_eq!(commands(&app.update(key(']'))), [Command::Speed(1.3)]);
+    assert_eq!(commands(&app.update(key('{'))), [Command::Speed(1.0)]);
+    // The session's speed is what the next step starts from.
+    let at = |app: &mut App, speed: f32| {
+        let mut l = app.snap.listening.clone().unwrap();
+        l.speed = speed;
+        session(app, snap(l));
+    };
+    at(&mut app, 2.9);
+    assert_eq!(commands(&app.update(key('}'))), [Command::Speed(3.0)]);
+    at(&mut app, 3.0);
+    assert_eq!(commands(&app.update(key(']'))), [Command::Speed(3.0)]);
+    at(&mut app, 0.55);
+    assert_eq!(commands(&app.update(key('{'))), [Command::Speed(0.5)]);
 }
 
 #[test]
@@ -126,17 +119,8 @@ fn idle_sleeps_and_playing_ticks_at_4hz() {
     let mut app = playing();
     app.update(Event::Tick(50_000));
     assert_eq!(app.next_wake(), Some(50_000 + PLAYING_TICK_MS));
-    app.update(key(' '));
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 1,
-        book: BookId::new("moby"),
-        chapter: ChapterId::new("moby-2"),
-        position: 600.0,
-        state: PlayState::Paused,
-        speed: 1.25,
-        volume: 0.8,
-        approximate: false,
-    })));
+    assert_eq!(commands(&app.update(key(' '))), [Command::Toggle]);
+    heard(&mut app, "moby-2", 600.0, PlayState::Paused);
     app.update(Event::Tick(60_000));
     assert_eq!(app.next_wake(), None);
 }
@@ -147,7 +131,7 @@ fn bookmark_with_a_note() {
     app.update(key('b'));
     for c in "whale!".chars() {
         assert!(
-            engine_fx(&app.update(key(c))).is_empty(),
+            app.update(key(c)).is_empty(),
             "typing goes to the note, not the keymap"
         );
     }
@@ -161,7 +145,7 @@ fn bookmark_with_a_note() {
             note: Some("whale!".into()),
         }]
     );
-    assert!(app.overlay.is_none());
+    assert!(!app.overlays.is_open());
 }
 
 #[test]
@@ -176,9 +160,9 @@ fn restart_needs_confirmation() {
     let fx = app.update(key('y'));
     assert!(
         matches!(
-            fx.as_slice(),
-            [Effect::Play {
-                start: StartAt::Restart,
+            commands(&fx).as_slice(),
+            [Command::Open {
+                start: Start::Restart,
                 ..
             }]
         ),
@@ -186,91 +170,77 @@ fn restart_needs_confirmation() {
     );
 }
 
+/// The menu sends the choice; the session's owner counts, fades and
+/// pauses (`domain::sleep`'s tests), and the bar shows what it publishes.
 #[test]
-fn sleep_timer_fades_out_then_pauses_and_writes_progress() {
+fn the_sleep_menu_sends_the_choice_and_the_bar_shows_the_sessions_timer() {
     let mut app = playing();
-    app.update(Event::Tick(1_000));
     app.update(key('s')); // 5 minutes is first
-    app.update(code(KeyCode::Enter));
-    assert_eq!(
-        app.sleep,
-        Some(SleepTimer::Timed {
-            left_ms: 300_000,
-            since: Some(1_000)
-        })
-    );
-    assert!(app.update(Event::Tick(200_000)).is_empty());
-    app.update(Event::Tick(301_000));
-    assert!(matches!(app.sleep, Some(SleepTimer::Fading { .. })));
-    let fx = app.update(Event::Tick(306_000));
-    assert_eq!(engine_fx(&fx), [EngineCmd::FadeVolume(0.4)]);
-    let fx = app.update(Event::Tick(311_500));
-    assert_eq!(
-        engine_fx(&fx),
-        [EngineCmd::Pause, EngineCmd::FadeVolume(0.8)]
-    );
-    assert!(fx.contains(&Effect::FlushProgress));
-    assert_eq!(app.sleep, Some(SleepTimer::Stopped { at: 311_500 }));
+    let fx = app.update(code(KeyCode::Enter));
+    assert_eq!(commands(&fx), [Command::Sleep(SleepChoice::Minutes(5))]);
+    assert!(!app.overlays.is_open());
+    let mut s = app.snap.clone();
+    s.sleep = Some(SleepTimer::Timed {
+        left_ms: 300_000,
+        since: Some(app.wall_now()),
+    });
+    session(&mut app, s.clone());
+    assert!(render(&mut app, 80, 24).contains("sleep 5:00"));
+    s.sleep = Some(SleepTimer::Fading {
+        since: app.wall_now(),
+        volume: 0.8,
+    });
+    session(&mut app, s);
+    assert!(render(&mut app, 80, 24).contains("sleep: fading · z more"));
+    said(&mut app, Said::Sleep(sleep::SleepNews::Slept));
+    assert_eq!(toast(&app), "Sleep timer: paused (z adds 5 min)");
 }
 
 #[test]
 fn license_block_stops_playback_keys() {
     let mut app = playing();
-    app.update(Event::Answer(Answer::Stopped(Stop::new(
-        StopReason::License,
-        "expired",
-    ))));
+    news(
+        &mut app,
+        SessionEvent::Stopped(Stop::new(StopReason::License, "expired")),
+    );
     assert!(app.update(key(' ')).is_empty());
-    assert!(app.toasts.back().unwrap().text.contains("license"));
+    assert!(toast(&app).contains("license"));
     app.update(Event::Answer(Answer::License(LicenseStatus {
         state: LicenseState::Valid,
         valid: true,
         message: None,
     })));
-    assert_eq!(engine_fx(&app.update(key(' '))), [EngineCmd::Toggle]);
-}
-
-#[test]
-fn another_books_engine_state_is_ignored() {
-    let mut app = playing();
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 9,
-        book: BookId::new("emma"),
-        chapter: ChapterId::new("emma-1"),
-        position: 0.0,
-        state: PlayState::Playing,
-        speed: 1.0,
-        volume: 1.0,
-        approximate: false,
-    })));
-    let np = app.playing.as_ref().unwrap();
-    assert_eq!(np.engine.as_ref().unwrap().position, 600.0);
+    assert_eq!(commands(&app.update(key(' '))), [Command::Toggle]);
 }
 
 #[test]
 fn conflict_prompt_must_be_answered() {
     let mut app = playing();
-    app.update(Event::Answer(Answer::Conflict {
-        book: BookId::new("moby"),
-        server: Position {
-            chapter: ChapterId::new("moby-1"),
-            position: 751.0,
+    news(
+        &mut app,
+        SessionEvent::Conflict {
+            book: BookId::new("moby"),
+            server: Place {
+                chapter: ChapterId::new("moby-1"),
+                position: 751.0,
+            },
+            local: Place {
+                chapter: ChapterId::new("moby-3"),
+                position: 190.0,
+            },
         },
-        local: Position {
-            chapter: ChapterId::new("moby-3"),
-            position: 190.0,
-        },
-    }));
+    );
     assert!(app.update(code(KeyCode::Esc)).is_empty());
-    assert!(app.overlay.is_some());
+    assert!(app.overlays.is_open());
     app.update(key('j'));
     assert_eq!(
-        app.update(code(KeyCode::Enter)),
-        [Effect::ResolveConflict {
+        commands(&app.update(code(KeyCode::Enter))),
+        [Command::Choose {
             book: BookId::new("moby"),
-            choice: ConflictChoice::Local
+            keep: Keep::Local
         }]
     );
+    assert_eq!(toast(&app), "Continuing at ch 3 3:10");
 }
 
 #[test]
@@ -291,8 +261,8 @@ fn favorites_filters_and_finished() {
     app.update(key('t')); // finished
     assert_eq!(app.library.selected().unwrap().title, "Pride and Prejudice");
     assert_eq!(
-        app.update(key('m')),
-        [Effect::SetFinished {
+        commands(&app.update(key('m'))),
+        [Command::MarkFinished {
             book: BookId::new("pride"),
             finished: false
         }]
@@ -304,7 +274,7 @@ fn quitting_flushes_progress() {
     let mut app = playing();
     app.update(code(KeyCode::Esc)); // book -> library
     let fx = app.update(key('q'));
-    assert_eq!(fx, [Effect::FlushProgress, Effect::Quit]);
+    assert_eq!(fx, [Effect::Session(Command::Flush), Effect::Quit]);
     assert!(app.quit);
 }
 
@@ -312,17 +282,7 @@ fn quitting_flushes_progress() {
 fn playing_position_updates_wait_for_the_tick_but_paused_seeks_draw() {
     let mut app = playing();
     app.dirty = false;
-    let mut view = EngineView {
-        playback_id: 1,
-        book: BookId::new("moby"),
-        chapter: ChapterId::new("moby-2"),
-        position: 601.0,
-        state: PlayState::Playing,
-        speed: 1.25,
-        volume: 0.8,
-        approximate: false,
-    };
-    app.update(Event::Answer(Answer::Engine(view.clone())));
+    heard(&mut app, "moby-2", 601.0, PlayState::Playing);
     assert!(
         !app.dirty,
         "position-only while playing: drawn at the next tick"
@@ -330,12 +290,10 @@ fn playing_position_updates_wait_for_the_tick_but_paused_seeks_draw() {
     app.update(Event::Tick(5_000));
     assert!(app.dirty);
     app.dirty = false;
-    view.state = PlayState::Paused;
-    app.update(Event::Answer(Answer::Engine(view.clone())));
+    heard(&mut app, "moby-2", 601.0, PlayState::Paused);
     assert!(app.dirty);
     app.dirty = false;
-    view.position = 640.0;
-    app.update(Event::Answer(Answer::Engine(view)));
+    heard(&mut app, "moby-2", 640.0, PlayState::Paused);
     assert!(app.dirty, "a skip while paused shows at once");
 }
 
@@ -344,93 +302,77 @@ fn refused_changes_are_retried_or_dropped_after_a_yes() {
     let mut app = playing();
     // Nothing refused: the keys say so and do nothing.
     assert!(app.update(key('Y')).is_empty());
-    app.update(Event::Answer(Answer::Sync(SyncView {
+    let mut s = app.snap.clone();
+    s.queue = Queue {
         refused: 2,
-        ..SyncView::default()
-    })));
+        ..Queue::default()
+    };
+    session(&mut app, s);
     assert!(app.update(key('Y')).contains(&Effect::RetryRefused));
     // Dropping asks first; anything but y keeps them.
     assert!(!app.update(key('X')).contains(&Effect::DiscardRefused));
-    assert!(app.overlay.is_some());
+    assert!(app.overlays.is_open());
+    assert!(render(&mut app, 80, 24).contains("The server refused 2 changes five times"));
     assert!(!app.update(key('n')).contains(&Effect::DiscardRefused));
-    assert!(app.overlay.is_none());
+    assert!(!app.overlays.is_open());
     app.update(key('X'));
     assert!(app.update(key('y')).contains(&Effect::DiscardRefused));
+    app.update(Event::Answer(Answer::RefusedDropped(2)));
+    assert_eq!(toast(&app), "Dropped 2 refused changes.");
+    app.update(Event::Answer(Answer::RefusedRetried(1)));
+    assert_eq!(toast(&app), "Sending 1 refused change again.");
 }
 
-fn remote(app: &mut App, cmd: RemoteCmd) -> Vec<EngineCmd> {
-    engine_fx(&app.update(Event::Answer(Answer::Remote(cmd))))
-}
-
+/// `m` on the session's book: its row says finished at once (sync tells
+/// the new place of other books only), so a second `m` undoes it.
 #[test]
-fn remote_requests_take_the_keys_path() {
-    let mut app = playing(); // chapter moby-2, playing
-    assert_eq!(remote(&mut app, RemoteCmd::Play), []);
-    assert_eq!(remote(&mut app, RemoteCmd::Pause), [EngineCmd::Toggle]);
-    assert_eq!(remote(&mut app, RemoteCmd::PlayPause), [EngineCmd::Toggle]);
-    assert_eq!(
-        remote(&mut app, RemoteCmd::NextChapter),
-        [EngineCmd::NextChapter]
-    );
-    assert_eq!(
-        remote(&mut app, RemoteCmd::PrevChapter),
-        [EngineCmd::PrevChapter]
-    );
-    // MPRIS offsets are media time already: no speed conversion.
-    assert_eq!(
-        remote(&mut app, RemoteCmd::SkipBy(-15.0)),
-        [EngineCmd::SkipBy(-15.0)]
-    );
-    let seek = |chapter: &str, position| RemoteCmd::SeekTo {
-        chapter: ChapterId::new(chapter),
-        position,
-    };
-    assert_eq!(
-        remote(&mut app, seek("moby-2", 42.0)),
-        [EngineCmd::Seek {
-            chapter: ChapterId::new("moby-2"),
-            position: 42.0
-        }]
-    );
-    // A stale track id, or a nonsense position, changes nothing.
-    assert_eq!(remote(&mut app, seek("moby-1", 42.0)), []);
-    assert_eq!(remote(&mut app, seek("moby-2", f64::NAN)), []);
-    assert_eq!(remote(&mut app, RemoteCmd::SkipBy(f64::INFINITY)), []);
-}
-
-#[test]
-fn remote_requests_stop_at_the_license_block() {
+fn m_twice_on_the_sessions_book_marks_it_finished_then_unfinished() {
     let mut app = playing();
-    app.update(Event::Answer(Answer::Stopped(Stop::new(
-        StopReason::License,
-        "expired",
-    ))));
-    for cmd in [
-        RemoteCmd::PlayPause,
-        RemoteCmd::NextChapter,
-        RemoteCmd::SkipBy(30.0),
-    ] {
-        assert_eq!(remote(&mut app, cmd), []);
-    }
-    assert!(app.toasts.back().unwrap().text.contains("license"));
+    app.update(code(KeyCode::Esc)); // the library, on Moby Dick
+    let mark = |finished| Command::MarkFinished {
+        book: BookId::new("moby"),
+        finished,
+    };
+    assert_eq!(commands(&app.update(key('m'))), [mark(true)]);
+    let text = render(&mut app, 80, 24);
+    let row = text.lines().find(|l| l.contains("Moby Dick")).unwrap();
+    assert!(row.contains("finished"), "{row}");
+    assert_eq!(commands(&app.update(key('m'))), [mark(false)]);
+    let text = render(&mut app, 80, 24);
+    let row = text.lines().find(|l| l.contains("Moby Dick")).unwrap();
+    assert!(!row.contains("finished"), "{row}");
 }
 
+/// Enter on a chapter: a seek of a playing or paused book, and a play
+/// (`App::play_at`); a book that ended (or failed) is opened there, since
+/// a play after the end would open it again where the server says.
 #[test]
-fn remote_seeks_and_skips_record_the_place_before_them_in_the_history() {
-    let mut app = playing(); // chapter moby-2, playing
-    let marks = |fx: &[Effect]| -> Vec<JumpCause> {
-        fx.iter()
-            .filter_map(|e| match e {
-                Effect::MarkPlace { mark, .. } => Some(mark.cause),
-                _ => None,
-            })
-            .collect()
-    };
-    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::SeekTo {
-        chapter: ChapterId::new("moby-2"),
-        position: 42.0,
-    })));
-    assert_eq!(marks(&fx), [JumpCause::Seek]);
-    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::SkipBy(-600.0))));
-    assert_eq!(marks(&fx), [JumpCause::Skip]);
+fn enter_on_a_chapter_seeks_a_going_book_and_opens_an_ended_one_there() {
+    let mut app = playing();
+    heard(&mut app, "moby-2", 600.0, PlayState::Paused);
+    app.update(key('g')); // chapter 1
+    assert_eq!(
+        commands(&app.update(code(KeyCode::Enter))),
+        [
+            Command::Seek {
+                chapter: ChapterId::new("moby-1"),
+                position: 0.0,
+                cause: JumpCause::Chapter,
+            },
+            Command::Play
+        ]
+    );
+    heard(&mut app, "moby-3", 1800.0, PlayState::Ended);
+    app.update(key('g'));
+    let fx = app.update(code(KeyCode::Enter));
+    assert!(
+        matches!(
+            commands(&fx).as_slice(),
+            [Command::Open {
+                start: Start::At(c, p),
+                ..
+            }] if c.as_str() == "moby-1" && *p == 0.0
+        ),
+        "{fx:?}"
+    );
 }

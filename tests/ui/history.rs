@@ -2,40 +2,38 @@
 //! reducer's events, and their snapshots at 80×24 and 40×12.
 
 use crate::fixtures::*;
+use earmark::domain::session::{Command, Event as SessionEvent};
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
 
 fn at(app: &mut App, chapter: &str, position: f64) {
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 1,
-        book: BookId::new("moby"),
-        chapter: ChapterId::new(chapter),
+    heard(app, chapter, position, PlayState::Playing);
+}
+
+/// The session marked the place before a jump (its owner does for every
+/// skip, seek and chapter change; the player keeps the list).
+fn marked(app: &mut App, chapter: &str, position: f64, cause: JumpCause) {
+    let mark = PlaceMark {
+        at: app.wall_now(),
+        chapter_id: ChapterId::new(chapter),
         position,
-        state: PlayState::Playing,
-        speed: 1.25,
-        volume: 0.8,
-        approximate: false,
-    })));
+        cause,
+    };
+    let book = BookId::new("moby");
+    news(app, SessionEvent::PlaceMarked { book, mark });
 }
 
-fn marks(fx: &[Effect]) -> Vec<(f64, JumpCause)> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::MarkPlace { book, mark } if book.as_str() == "moby" => {
-                Some((mark.position, mark.cause))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-fn seeks(fx: &[Effect]) -> Vec<(String, f64)> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Engine(EngineCmd::Seek { chapter, position }) => {
-                Some((chapter.to_string(), *position))
-            }
+/// The seeks among `fx`: chapter, position and why.
+fn seeks(fx: &[Effect]) -> Vec<(String, f64, JumpCause)> {
+    commands(fx)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::Seek {
+                chapter,
+                position,
+                cause,
+            } => Some((chapter.to_string(), position, cause)),
             _ => None,
         })
         .collect()
@@ -44,62 +42,62 @@ fn seeks(fx: &[Effect]) -> Vec<(String, f64)> {
 #[test]
 fn undo_returns_to_the_place_before_a_skip_and_again_undoes_the_undo() {
     let mut app = playing();
-    let fx = app.update(code(KeyCode::Left));
-    assert_eq!(marks(&fx), [(600.0, JumpCause::Skip)]);
+    assert_eq!(
+        commands(&app.update(code(KeyCode::Left))),
+        [Command::SkipBy(-12.5)]
+    );
+    marked(&mut app, "moby-2", 600.0, JumpCause::Skip);
     at(&mut app, "moby-2", 587.5);
     let fx = app.update(key('u'));
-    assert_eq!(marks(&fx), [(587.5, JumpCause::Undo)]);
-    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 600.0)]);
+    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 600.0, JumpCause::Undo)]);
+    assert_eq!(toast(&app), "Back to ch 2 10:00 (again to return)");
+    marked(&mut app, "moby-2", 587.5, JumpCause::Undo);
     at(&mut app, "moby-2", 600.0);
     let fx = app.update(key('u'));
-    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 587.5)]);
+    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 587.5, JumpCause::Undo)]);
 }
 
 #[test]
 fn skips_in_a_row_are_one_jump_so_undo_goes_back_before_the_first() {
     let mut app = playing();
-    app.update(code(KeyCode::Left));
+    marked(&mut app, "moby-2", 600.0, JumpCause::Skip);
     at(&mut app, "moby-2", 587.5);
-    let fx = app.update(code(KeyCode::Left));
-    assert!(marks(&fx).is_empty(), "{fx:?}");
+    marked(&mut app, "moby-2", 587.5, JumpCause::Skip);
     at(&mut app, "moby-2", 575.0);
+    assert_eq!(app.book.history.of(&BookId::new("moby")).len(), 1);
     let fx = app.update(key('u'));
-    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 600.0)]);
+    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 600.0, JumpCause::Undo)]);
 }
 
 #[test]
-fn chapter_changes_and_bookmark_jumps_are_marked_with_their_cause() {
+fn chapter_changes_and_bookmark_jumps_say_their_cause() {
     let mut app = playing();
-    assert_eq!(marks(&app.update(key('n'))), [(600.0, JumpCause::Chapter)]);
+    assert_eq!(commands(&app.update(key('n'))), [Command::NextChapter]);
     at(&mut app, "moby-3", 0.0);
     app.update(key('B')); // bookmarks pane
     let fx = app.update(code(KeyCode::Enter));
-    assert_eq!(marks(&fx), [(0.0, JumpCause::Bookmark)]);
-    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 751.0)]);
+    assert_eq!(
+        seeks(&fx),
+        [("moby-2".to_owned(), 751.0, JumpCause::Bookmark)]
+    );
 }
 
 #[test]
 fn the_history_list_jumps_where_enter_is_pressed_and_marks_that_jump() {
     let mut app = playing();
-    app.update(key('n'));
+    marked(&mut app, "moby-2", 600.0, JumpCause::Chapter);
     at(&mut app, "moby-3", 30.0);
-    // Sync restored elsewhere once: it tells the place it left.
-    app.update(Event::Answer(Answer::PlaceMarked {
-        book: BookId::new("moby"),
-        mark: PlaceMark {
-            at: 500,
-            chapter_id: ChapterId::new("moby-1"),
-            position: 42.0,
-            cause: JumpCause::Restore,
-        },
-    }));
+    // Sync restored elsewhere once: the place it left is marked too.
+    marked(&mut app, "moby-1", 42.0, JumpCause::Restore);
     app.update(key('U'));
     assert_eq!(app.book.pane, BookPane::History);
     // Newest first: the restore, then the chapter change.
     app.update(key('j'));
     let fx = app.update(code(KeyCode::Enter));
-    assert_eq!(marks(&fx), [(30.0, JumpCause::History)]);
-    assert_eq!(seeks(&fx), [("moby-2".to_owned(), 600.0)]);
+    assert_eq!(
+        seeks(&fx),
+        [("moby-2".to_owned(), 600.0, JumpCause::History)]
+    );
 }
 
 #[test]
@@ -131,7 +129,7 @@ fn opening_a_book_reads_its_history_and_the_answer_fills_the_list() {
         book: BookId::new("moby"),
         marks: vec![mark.clone()],
     }));
-    assert_eq!(app.history.of(&BookId::new("moby")), [mark]);
+    assert_eq!(app.book.history.of(&BookId::new("moby")), [mark]);
 }
 
 fn with_history() -> App {

@@ -2,14 +2,15 @@
 //! (`runtime::Live`), the real engine on the null output and the reference
 //! server over 127.0.0.1.
 
-use crate::backend::{demo_library, log_in, m_ch, next_answer};
+use crate::backend::{demo_library, in_state, listening, log_in, m_ch, next_answer, open};
 use earmark::api::{BookQuery, ProgressWrite};
-use earmark::domain::{Book, JumpCause, Manifest, PlaceMark, now_millis};
+use earmark::domain::session::{Command, Event as SessionEvent, Start};
+use earmark::domain::{Book, JumpCause, Manifest, now_millis};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
 use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
-use earmark::ui::state::{Answer, Effect, EngineCmd, PlayState, StartAt};
+use earmark::ui::state::{Answer, Effect, PlayState};
 
 /// A jump back picked in the history is a user intent: the server's place
 /// moves back; the mark is kept on this device, and the time played is
@@ -38,47 +39,34 @@ fn a_history_jump_moves_the_server_back_and_a_moving_restore_is_remembered() {
         profile.clone(),
         Some(done.session.clone()),
         AudioMode::Null,
+        Default::default(),
     )
     .unwrap();
-    live.handle(Effect::Play {
-        book: book.clone(),
-        manifest: manifest.clone(),
-        start: StartAt::At(ch0.clone(), 40.0),
+    open(&mut live, &book, &manifest, Start::At(ch0.clone(), 40.0));
+    next_answer(&rx, "playing past 41 s", |a| {
+        listening(a).is_some_and(|l| l.chapter == ch0 && l.position >= 41.0)
     });
-    let here = match next_answer(
-        &rx,
-        "playing past 41 s",
-        |a| matches!(a, Answer::Engine(v) if v.chapter == ch0 && v.position >= 41.0),
-    ) {
-        Answer::Engine(v) => v.position,
-        _ => unreachable!(),
-    };
-    // What the reducer sends for Enter on a history row: the mark, then the seek.
-    let mark = PlaceMark {
-        at: now_millis(),
-        chapter_id: ch0.clone(),
-        position: here,
-        cause: JumpCause::History,
-    };
-    live.handle(Effect::MarkPlace {
-        book: book.id.clone(),
-        mark: mark.clone(),
-    });
-    live.handle(Effect::Engine(EngineCmd::Seek {
+    // What the reducer sends for Enter on a history row: a seek whose
+    // cause goes to the history with the place it left.
+    live.handle(Effect::Session(Command::Seek {
         chapter: ch0.clone(),
         position: 5.0,
+        cause: JumpCause::History,
     }));
-    next_answer(
-        &rx,
-        "playing after the jump back",
-        |a| matches!(a, Answer::Engine(v) if v.chapter == ch0 && (5.5..30.0).contains(&v.position)),
-    );
-    live.handle(Effect::Engine(EngineCmd::Pause));
-    next_answer(
-        &rx,
-        "paused",
-        |a| matches!(a, Answer::Engine(v) if v.state == PlayState::Paused),
-    );
+    let Answer::SessionEvent(SessionEvent::PlaceMarked { mark, .. }) =
+        next_answer(&rx, "the jump's mark", |a| {
+            matches!(a, Answer::SessionEvent(SessionEvent::PlaceMarked { .. }))
+        })
+    else {
+        unreachable!()
+    };
+    assert_eq!((mark.cause, &mark.chapter_id), (JumpCause::History, &ch0));
+    assert!(mark.position >= 41.0, "{mark:?}");
+    next_answer(&rx, "playing after the jump back", |a| {
+        listening(a).is_some_and(|l| l.chapter == ch0 && (5.5..30.0).contains(&l.position))
+    });
+    live.handle(Effect::Session(Command::Pause));
+    next_answer(&rx, "paused", |a| in_state(a, PlayState::Paused));
     live.handle(Effect::LoadHistory(book.id.clone()));
     let got = next_answer(&rx, "the history", |a| matches!(a, Answer::History { .. }));
     assert_eq!(
@@ -116,16 +104,19 @@ fn a_history_jump_moves_the_server_back_and_a_moving_restore_is_remembered() {
     ))
     .unwrap();
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
-    live.handle(Effect::Play {
-        book: book.clone(),
-        manifest,
-        start: StartAt::Resume,
-    });
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    open(&mut live, &book, &manifest, Start::Resume);
     let got = next_answer(&rx, "the restore's mark", |a| {
-        matches!(a, Answer::PlaceMarked { .. })
+        matches!(a, Answer::SessionEvent(SessionEvent::PlaceMarked { .. }))
     });
-    let Answer::PlaceMarked { book: b, mark } = got else {
+    let Answer::SessionEvent(SessionEvent::PlaceMarked { book: b, mark }) = got else {
         unreachable!()
     };
     assert_eq!(b, book.id);

@@ -15,6 +15,7 @@ mod e2e;
 mod e2e_cursor;
 mod e2e_return;
 mod e2e_rule7;
+mod e2e_session;
 mod e2e_up_next;
 mod fixtures;
 mod flows;

@@ -105,6 +105,14 @@ impl Drop for Bus {
     }
 }
 
+/// The `mpris:trackid` in a `Metadata` reply.
+fn track_id(meta: &str) -> String {
+    let at = meta.find("mpris:trackid").expect("a track id");
+    let rest = &meta[at..];
+    let path = rest.split("object path \"").nth(1).expect("its path");
+    path.split('"').next().unwrap().to_owned()
+}
+
 fn wait_until(what: &str, mut ok: impl FnMut() -> bool, tui: &Tui) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
@@ -156,8 +164,11 @@ async fn media_keys_play_pause_next_and_seek_through_mpris() {
         wait_until("the MPRIS name on the bus", || bus.name_owned(), &tui);
         assert!(bus.prop("PlaybackStatus").contains("\"Stopped\""));
 
-        // Play: the same as the play key (nothing played yet: chapter 1).
+        // Nothing in the session yet (a fresh device): the session says so.
         bus.call("PlayPause", &[]);
+        tui.wait_for("Nothing is playing");
+        // Space plays the book on screen (chapter 1); MPRIS sees it.
+        tui.keys(" ");
         tui.wait_for("▶ Playing");
         wait_until(
             "PlaybackStatus Playing",
@@ -192,6 +203,7 @@ async fn media_keys_play_pause_next_and_seek_through_mpris() {
         bus.call("Play", &[]);
         tui.wait_for("▶ Playing");
 
+        let first_track = track_id(&bus.prop("Metadata"));
         // Next is the next chapter.
         bus.call("Next", &[]);
         tui.wait_for(&format!("· {}", titles[1]));
@@ -210,6 +222,28 @@ async fn media_keys_play_pause_next_and_seek_through_mpris() {
             &tui,
         );
         assert!(bus.prop("Metadata").contains(&format!("\"{}\"", titles[1])));
+        // A stale track id (chapter 1's) or a place before 0 moves nothing.
+        let here = bus.position_secs();
+        bus.call(
+            "SetPosition",
+            &[&format!("objpath:{first_track}"), "int64:1000000"],
+        );
+        let track = track_id(&bus.prop("Metadata"));
+        bus.call(
+            "SetPosition",
+            &[&format!("objpath:{track}"), "int64:-5000000"],
+        );
+        // A good seek after them: once it shows, they were taken (in order).
+        bus.call("Seek", &["int64:5000000"]);
+        wait_until(
+            "the seek after them, from where it was",
+            || bus.position_secs() >= here + 4.0,
+            &tui,
+        );
+        assert!(bus.prop("Metadata").contains(&format!("\"{}\"", titles[1])));
+        // The chapter and the skip went to the place history, as keys' do.
+        tui.keys("U");
+        tui.wait_for("History (2)");
 
         tui.keys(" "); // pause, then quit
         tui.keys("\x1b");

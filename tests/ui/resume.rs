@@ -1,46 +1,39 @@
-//! Smart rewind's "how long was the break" comes from the playback owner
-//! (when sync last saved the book's place, here or on another device),
-//! never from the library list: through the player's real backends, the
-//! engine on the null output and the reference server.
+//! Smart rewind's "how long was the break" comes from the session's
+//! owner (when sync last saved the book's place, here or on another
+//! device), never from the library list: through the player's real
+//! backends, the engine on the null output and the reference server.
 
-use crate::backend::{demo_library, log_in, next_answer};
+use crate::backend::{demo_library, listening, log_in, next_answer, open};
 use earmark::api::{BookQuery, ProgressWrite};
-use earmark::domain::{Book, Manifest, now_millis};
+use earmark::domain::now_millis;
+use earmark::domain::rewind::RewindAfter;
+use earmark::domain::session::{Command, Event as SessionEvent, Said, Start};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
 use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
-use earmark::ui::state::{Answer, Effect, EngineCmd, PlayState, StartAt};
-use earmark::ui::terminal::LoopEvent;
-use std::sync::mpsc::Receiver;
+use earmark::ui::state::{Answer, PlayState};
 
-fn play(live: &mut Live, book: &Book, manifest: &Manifest) {
-    live.handle(Effect::Play {
-        book: book.clone(),
-        manifest: manifest.clone(),
-        start: StartAt::Resume,
-    });
-}
-
-/// The `Resumed` answer of `book`, checked to come before its first view.
-fn resumed(rx: &Receiver<LoopEvent>, book: &Book) -> i64 {
-    let a = next_answer(rx, "the book resumed", |a| match a {
-        Answer::Resumed { book: b, .. } => *b == book.id,
-        Answer::Engine(v) => v.book == book.id,
-        _ => false,
+/// The break the session rewound for when it opened book `id`, if it
+/// did before the book played past `past` seconds.
+fn break_rewound(
+    rx: &std::sync::mpsc::Receiver<earmark::ui::terminal::LoopEvent>,
+    id: &earmark::domain::BookId,
+    past: f64,
+) -> Option<f64> {
+    let a = next_answer(rx, "the book playing", |a| match a {
+        Answer::SessionEvent(SessionEvent::Said(Said::Rewound {
+            after: RewindAfter::Break,
+            ..
+        })) => true,
+        a => listening(a).is_some_and(|l| {
+            &l.book.id == id && l.state == PlayState::Playing && l.position > past
+        }),
     });
     match a {
-        Answer::Resumed { saved_at, .. } => saved_at,
-        other => panic!("an engine view before the break was known: {other:?}"),
+        Answer::SessionEvent(SessionEvent::Said(Said::Rewound { back, .. })) => Some(back),
+        _ => None,
     }
-}
-
-fn state(rx: &Receiver<LoopEvent>, book: &Book, want: PlayState) {
-    next_answer(
-        rx,
-        &format!("{want:?}"),
-        |a| matches!(a, Answer::Engine(v) if v.book == book.id && v.state == want),
-    );
 }
 
 #[test]
@@ -74,34 +67,36 @@ fn the_break_is_timed_from_the_last_save_of_the_place_not_the_library() {
         ((a, ma), (b, mb))
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
 
-    play(&mut live, &a, &ma);
-    let saved = resumed(&rx, &a);
-    assert!(
-        (saved - two_hours_ago).abs() < 1000,
-        "the server's save: {saved} vs {two_hours_ago}"
-    );
-    state(&rx, &a, PlayState::Playing);
-    // Listened to: the place moved on from where the server had it.
-    next_answer(
-        &rx,
-        "A playing past its saved place",
-        |x| matches!(x, Answer::Engine(v) if v.book == a.id && v.state == PlayState::Playing && v.position > 5.3),
-    );
-    live.handle(Effect::Engine(EngineCmd::Toggle));
-    state(&rx, &a, PlayState::Paused);
-    let paused_at = now_millis();
+    // Two hours: the curve's most, 30 s, but not past the chapter's start.
+    open(&mut live, &a, &ma, Start::Resume);
+    let back = break_rewound(&rx, &a.id, 8.0).expect("a rewind for the break");
+    assert!((5.0..5.5).contains(&back), "to the chapter's start: {back}");
+    // Listened to: the place moved on.
+    next_answer(&rx, "A playing on", |x| {
+        listening(x).is_some_and(|l| l.book.id == a.id && l.position > 1.5)
+    });
+    live.handle(earmark::ui::state::Effect::Session(Command::Pause));
+    let paused = next_answer(&rx, "A paused", |x| {
+        listening(x).is_some_and(|l| l.book.id == a.id && l.state == PlayState::Paused)
+    });
+    let paused_at = listening(&paused).unwrap().position;
 
-    // Another book, then A again: its break began at the pause, although
-    // the library still says two hours ago.
-    play(&mut live, &b, &mb);
-    state(&rx, &b, PlayState::Playing);
-    play(&mut live, &a, &ma);
-    let saved = resumed(&rx, &a);
-    assert!(
-        (saved - paused_at).abs() < 5_000,
-        "the place saved at the pause: {saved} vs {paused_at}"
-    );
+    // Another book, then A again: its break began at the pause (seconds:
+    // no rewind), although the library still says two hours ago.
+    open(&mut live, &b, &mb, Start::Resume);
+    next_answer(&rx, "B playing", |x| {
+        listening(x).is_some_and(|l| l.book.id == b.id && l.state == PlayState::Playing)
+    });
+    open(&mut live, &a, &ma, Start::Resume);
+    assert_eq!(break_rewound(&rx, &a.id, paused_at + 2.0), None);
     live.shutdown();
 }

@@ -2,24 +2,16 @@
 //! server away and back, one place per book, and the smaller items.
 
 use crate::fixtures::*;
+use earmark::domain::session::{Command, Link, Start};
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
 
+/// The session finds the server away (`offline`) or back.
 fn sync(app: &mut App, offline: bool) -> Vec<Effect> {
-    app.update(Event::Answer(Answer::Sync(SyncView {
-        offline,
-        ..SyncView::default()
-    })))
-}
-
-fn engine(fx: &[Effect]) -> Vec<EngineCmd> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Engine(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
+    let mut s = app.snap.clone();
+    s.link = if offline { Link::Offline } else { Link::Online };
+    session(app, s)
 }
 
 #[test]
@@ -37,7 +29,11 @@ fn a_lost_server_shows_in_the_header_the_bar_and_the_rows_and_refreshes_on_its_r
     assert!(render(&mut app, 80, 24).contains("unavailable"));
     // The keys that need the server say why.
     let fx = app.update(key('r'));
-    assert_eq!(fx, [Effect::Recheck], "no library load while away");
+    assert_eq!(
+        fx,
+        [Effect::Session(Command::Recheck)],
+        "no library load while away"
+    );
     assert!(
         app.toasts
             .back()
@@ -96,7 +92,7 @@ fn refresh_asks_the_server_for_the_playing_books_place_too() {
     let mut app = playing();
     let fx = app.update(key('r'));
     assert!(fx.contains(&Effect::LoadLibrary), "{fx:?}");
-    assert!(fx.contains(&Effect::Recheck), "{fx:?}");
+    assert!(fx.contains(&Effect::Session(Command::Recheck)), "{fx:?}");
 }
 
 #[test]
@@ -132,30 +128,73 @@ fn space_on_another_books_screen_plays_that_book_not_the_one_playing() {
         bookmarks: vec![],
     }));
     let fx = app.update(key(' '));
-    assert!(engine(&fx).is_empty(), "moby was paused: {fx:?}");
-    assert!(
-        fx.iter()
-            .any(|e| matches!(e, Effect::Play { book, .. } if book.id == BookId::new("pride"))),
-        "{fx:?}"
+    assert_eq!(
+        commands(&fx)
+            .iter()
+            .map(|c| match c {
+                Command::Open { book, start, .. } => Some((book.as_str(), start.clone())),
+                _ => None,
+            })
+            .collect::<Vec<_>>(),
+        [Some(("pride", Start::Resume))],
+        "pride opens (the session leaves moby), no toggle of moby: {fx:?}"
     );
 }
 
+/// Through the player's real backends: a timer set for one book is gone
+/// when the listener opens another (the session's owner forgets it).
 #[test]
 fn a_sleep_timer_does_not_follow_into_another_book() {
-    let mut app = playing();
-    app.update(key('s'));
-    app.update(code(KeyCode::Enter)); // the first choice: 5 minutes
-    assert!(app.sleep.is_some());
-    app.update(code(KeyCode::Esc));
-    app.update(key('j'));
-    app.update(code(KeyCode::Enter));
-    app.update(Event::Answer(Answer::BookLoaded {
-        book: library()[1].clone(),
-        manifest: Some(manifest("pride", 3, 1800.0)),
-        bookmarks: vec![],
-    }));
-    app.update(key(' '));
-    assert!(app.sleep.is_none());
+    use crate::backend::{demo_library, listening, log_in, next_answer, open};
+    use earmark::domain::session::Start;
+    use earmark::ui::event_loop::{Backends, UiSender};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt
+        .block_on(earmark::server::testing::TestServer::start(demo_library()))
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (profile, done) = log_in(&rt, &server, home.path());
+    let c = done.client.clone();
+    let books: Vec<(Book, Manifest)> = rt.block_on(async {
+        let mut out = Vec::new();
+        for b in c
+            .books(&Default::default())
+            .await
+            .unwrap()
+            .into_iter()
+            .take(2)
+        {
+            let m = c.manifest(&b.id).await.unwrap();
+            out.push((b, m));
+        }
+        out
+    });
+    let (ui, rx) = UiSender::channel();
+    let mut live = earmark::runtime::Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        earmark::player::AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
+    let ((a, am), (b, bm)) = (&books[0], &books[1]);
+    open(&mut live, a, am, Start::Resume);
+    next_answer(&rx, "A playing", |x| {
+        listening(x).is_some_and(|l| l.book.id == a.id && l.state == PlayState::Playing)
+    });
+    live.handle(Effect::Session(Command::Sleep(SleepChoice::Minutes(5))));
+    next_answer(
+        &rx,
+        "A's timer",
+        |x| matches!(x, Answer::Session(s) if s.sleep.is_some()),
+    );
+    open(&mut live, b, bm, Start::Resume);
+    next_answer(&rx, "B without a timer", |x| {
+        matches!(x, Answer::Session(s)
+            if s.listening.as_ref().is_some_and(|l| l.book.id == b.id) && s.sleep.is_none())
+    });
+    live.shutdown();
 }
 
 #[test]
@@ -213,9 +252,9 @@ fn the_help_overlay_names_each_group_once() {
 fn seeks_while_paused_reach_the_server_at_once_or_are_queued() {
     use crate::driver::Driver;
     use earmark::ui::event_loop::Backends;
-    let mut d = Driver::start(UiSettings {
-        smart_rewind: None,
-        ..UiSettings::default()
+    let mut d = Driver::start(earmark::config::ListeningRules {
+        rewind: None,
+        ..Default::default()
     });
     let ch = |i: usize| d.manifest.items[i].chapter_id.clone();
     let (ch1, ch2) = (ch(0), ch(1));
@@ -250,9 +289,11 @@ fn seeks_while_paused_reach_the_server_at_once_or_are_queued() {
     });
     d.stop_server();
     d.step(key('h'));
-    d.follow("queued while the server is away", |a| a.sync.queued == 1);
+    d.follow("queued while the server is away", |a| {
+        a.snap.queue.queued == 1
+    });
     d.restart_server();
-    d.follow("sent when it is back", |a| a.sync.queued == 0);
+    d.follow("sent when it is back", |a| a.snap.queue.queued == 0);
     held(&d, "← while away", &|p| {
         p.chapter_id == ch2 && p.position < 1.0
     });

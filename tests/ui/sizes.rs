@@ -28,23 +28,26 @@ fn states() -> Vec<App> {
     }
     v.push(search);
     let mut conflict = playing();
-    conflict.update(Event::Answer(Answer::Conflict {
-        book: earmark::domain::BookId::new("moby"),
-        server: Position {
-            chapter: "moby-1".into(),
-            position: 1.0,
+    news(
+        &mut conflict,
+        earmark::domain::session::Event::Conflict {
+            book: earmark::domain::BookId::new("moby"),
+            server: earmark::domain::session::Place {
+                chapter: "moby-1".into(),
+                position: 1.0,
+            },
+            local: earmark::domain::session::Place {
+                chapter: "moby-3".into(),
+                position: 2.0,
+            },
         },
-        local: Position {
-            chapter: "moby-3".into(),
-            position: 2.0,
-        },
-    }));
+    );
     v.push(conflict);
     let mut banner = playing();
-    banner.update(Event::Answer(Answer::Stopped(Stop::new(
-        StopReason::License,
-        "expired",
-    ))));
+    news(
+        &mut banner,
+        earmark::domain::session::Event::Stopped(Stop::new(StopReason::License, "expired")),
+    );
     banner.update(code(KeyCode::Tab));
     v.push(banner);
     // The place history (with a mark) and the statistics screen.

@@ -2,6 +2,7 @@
 //! NO_COLOR test). Review changes with `cargo insta review`.
 
 use crate::fixtures::*;
+use earmark::domain::session::{Command, Event as SessionEvent, Landing, Link, Place, Queue};
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
@@ -87,16 +88,9 @@ fn library_with_player_bar() {
 fn a_place_the_engine_estimated_is_marked_in_the_bar() {
     both("library_playing_estimated", || {
         let mut app = playing();
-        app.update(Event::Answer(Answer::Engine(EngineView {
-            playback_id: 1,
-            book: BookId::new("moby"),
-            chapter: ChapterId::new("moby-2"),
-            position: 600.0,
-            state: PlayState::Playing,
-            speed: 1.25,
-            volume: 0.8,
-            approximate: true,
-        })));
+        let mut l = app.snap.listening.clone().unwrap();
+        l.landed = Landing::Approximate;
+        session(&mut app, snap(l));
         app.update(code(KeyCode::Esc));
         app
     });
@@ -202,17 +196,20 @@ fn overlays() {
     });
     both("conflict", || {
         let mut app = playing();
-        app.update(Event::Answer(Answer::Conflict {
-            book: BookId::new("moby"),
-            server: Position {
-                chapter: ChapterId::new("moby-1"),
-                position: 751.0,
+        news(
+            &mut app,
+            SessionEvent::Conflict {
+                book: BookId::new("moby"),
+                server: Place {
+                    chapter: ChapterId::new("moby-1"),
+                    position: 751.0,
+                },
+                local: Place {
+                    chapter: ChapterId::new("moby-3"),
+                    position: 190.0,
+                },
             },
-            local: Position {
-                chapter: ChapterId::new("moby-3"),
-                position: 190.0,
-            },
-        }));
+        );
         app
     });
 }
@@ -221,10 +218,10 @@ fn overlays() {
 fn license_screen_and_banner() {
     both("license", || {
         let mut app = playing();
-        app.update(Event::Answer(Answer::Stopped(Stop::new(
-            StopReason::License,
-            "The license expired.",
-        ))));
+        news(
+            &mut app,
+            SessionEvent::Stopped(Stop::new(StopReason::License, "The license expired.")),
+        );
         app.update(key('i'));
         app.update(Event::Answer(Answer::License(LicenseStatus {
             state: LicenseState::Expired,
@@ -245,12 +242,17 @@ fn toast_and_sleep_countdown() {
         app.update(Event::Answer(Answer::Failed(
             "Could not save the bookmark: the server is unreachable.".into(),
         )));
-        app.update(Event::Answer(Answer::Sync(SyncView {
-            offline: true,
-            syncing: false,
+        let mut s = app.snap.clone();
+        s.sleep = Some(SleepTimer::Timed {
+            left_ms: 15 * 60_000,
+            since: Some(app.wall_now()),
+        });
+        s.link = Link::Offline;
+        s.queue = Queue {
             queued: 2,
-            ..SyncView::default()
-        })));
+            ..Queue::default()
+        };
+        session(&mut app, s);
         app
     });
 }
@@ -279,17 +281,16 @@ fn cjk_title_playing() {
             }),
             bookmarks: vec![],
         }));
-        app.update(key(' '));
-        app.update(Event::Answer(Answer::Engine(EngineView {
-            playback_id: 3,
-            book: BookId::new("santi"),
-            chapter: ChapterId::new("santi-2"),
-            position: 65.0,
-            state: PlayState::Paused,
-            speed: 1.0,
-            volume: 1.0,
-            approximate: false,
-        })));
+        let fx = app.update(key(' '));
+        let Some(Command::Open {
+            known: Some(known), ..
+        }) = commands(&fx).pop()
+        else {
+            panic!("{fx:?}")
+        };
+        let (book, manifest) = *known;
+        let l = listening(book, manifest, "santi-2", 65.0, PlayState::Paused);
+        session(&mut app, snap(l));
         app
     });
 }
@@ -300,15 +301,9 @@ fn cjk_title_playing() {
 #[test]
 fn the_bar_times_add_up() {
     let mut app = playing();
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 1,
-        book: BookId::new("moby"),
-        chapter: ChapterId::new("moby-2"),
-        position: 599.6,
-        state: PlayState::Playing,
-        speed: 1.0,
-        volume: 0.8,
-    })));
+    let mut l = app.snap.listening.clone().unwrap();
+    (l.position, l.speed) = (599.6, 1.0);
+    session(&mut app, snap(l));
     let text = render(&mut app, 80, 24);
     // Chapter 2 of three 30:00 chapters: 9:59 in, so 20:01 left (not
     // 20:00); 39:59 into the book (its time left does not fit at 80).

@@ -136,16 +136,7 @@ fn the_player_bar_says_the_state_in_words() {
         text.contains("book 40:00 of 1:30:00 (44%), 40:00 left"),
         "{text}"
     );
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 1,
-        book: BookId::new("moby"),
-        chapter: ChapterId::new("moby-2"),
-        position: 600.0,
-        state: PlayState::Paused,
-        speed: 1.25,
-        volume: 0.8,
-        approximate: false,
-    })));
+    heard(&mut app, "moby-2", 600.0, PlayState::Paused);
     let text = render(&mut app, 40, 12);
     assert!(text.contains("Paused, chapter 2 of 3"), "{text}");
     app.update(key('T')); // times in the book's own time

@@ -99,17 +99,16 @@ fn book_with_scripts() -> App {
         manifest: Some(m),
         bookmarks: vec![],
     }));
-    app.update(key(' '));
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 1,
-        book: BookId::new("family"),
-        chapter: ChapterId::new("family-2"),
-        position: 65.0,
-        state: PlayState::Paused,
-        speed: 1.0,
-        volume: 1.0,
-        approximate: false,
-    })));
+    let fx = app.update(key(' '));
+    let Some(earmark::domain::session::Command::Open {
+        known: Some(known), ..
+    }) = commands(&fx).pop()
+    else {
+        panic!("{fx:?}")
+    };
+    let (book, manifest) = *known;
+    let l = listening(book, manifest, "family-2", 65.0, PlayState::Paused);
+    session(&mut app, snap(l));
     app
 }
 

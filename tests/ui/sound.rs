@@ -1,35 +1,61 @@
 //! Boost, normalisation and skip silence keys, and the player bar.
 
 use crate::fixtures::*;
+use earmark::domain::session::{Command, SoundNow};
 use earmark::domain::*;
 use earmark::ui::state::*;
 
 fn sound_fx(fx: &[Effect]) -> Vec<SoundSettings> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Engine(EngineCmd::SetSound(s)) => Some(*s),
+    commands(fx)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::Sound(s) => Some(s),
             _ => None,
         })
         .collect()
+}
+
+/// The session's book's sound now `now` (what its owner publishes).
+fn sound(app: &mut App, now: SoundNow) {
+    let mut l = app.snap.listening.clone().unwrap();
+    l.sound = now;
+    session(app, snap(l));
+}
+
+/// The sound keys' commands, each applied as the owner would.
+fn press(app: &mut App, c: char) -> Vec<SoundSettings> {
+    let sent = sound_fx(&app.update(key(c)));
+    if let Some(settings) = sent.last() {
+        let now = app.playing().unwrap().sound;
+        sound(
+            app,
+            SoundNow {
+                settings: *settings,
+                ..now
+            },
+        );
+    }
+    sent
 }
 
 /// Moby Dick playing with +3 dB, normalisation at +11.8 dB and skip
 /// silence having saved 1:23 in this book.
 fn tuned() -> App {
     let mut app = playing();
-    for _ in 0..3 {
-        app.update(key(')'));
+    for c in [')', ')', ')', 'N', 'Z'] {
+        press(&mut app, c);
     }
-    app.update(key('N'));
-    app.update(key('Z'));
-    let settings = app.sound.settings;
-    app.update(Event::Answer(Answer::Sound(SoundView {
-        book: Some(BookId::new("moby")),
-        settings,
-        norm_gain_db: Some(11.8),
-        saved_book: 83.0,
-        saved_total: 600.0,
-    })));
+    let settings = app.playing().unwrap().sound.settings;
+    sound(
+        &mut app,
+        SoundNow {
+            settings,
+            norm_gain_db: Some(11.8),
+            saved_book: 83.0,
+            saved_total: 600.0,
+            skipped_now: 0.0,
+        },
+    );
     app
 }
 
@@ -37,30 +63,33 @@ fn tuned() -> App {
 fn sound_keys_change_the_playing_books_settings_within_their_limits() {
     let mut app = playing();
     assert_eq!(
-        sound_fx(&app.update(key(')'))),
+        press(&mut app, ')'),
         [SoundSettings {
             boost_db: 1.0,
             ..SoundSettings::default()
         }]
     );
+    assert_eq!(toast(&app), "Boost +1 dB for this book.");
     for _ in 0..20 {
-        app.update(key(')'));
+        press(&mut app, ')');
     }
-    assert_eq!(app.sound.settings.boost_db, 12.0, "at most +12 dB");
-    assert_eq!(sound_fx(&app.update(key('(')))[0].boost_db, 11.0);
-    let s = sound_fx(&app.update(key('N')))[0];
+    let boost = app.playing().unwrap().sound.settings.boost_db;
+    assert_eq!(boost, 12.0, "at most +12 dB");
+    assert_eq!(press(&mut app, '(')[0].boost_db, 11.0);
+    let s = press(&mut app, 'N')[0];
     assert!(s.normalize && !s.skip_silence);
-    let s = sound_fx(&app.update(key('Z')))[0];
+    let s = press(&mut app, 'Z')[0];
     assert!(s.normalize && s.skip_silence && s.boost_db == 11.0);
-    let s = sound_fx(&app.update(key('N')))[0];
+    let s = press(&mut app, 'N')[0];
     assert!(!s.normalize && s.skip_silence);
+    assert_eq!(toast(&app), "Loudness normalisation off for this book.");
 }
 
 #[test]
 fn sound_keys_with_nothing_playing_change_nothing_and_say_so() {
     let mut app = book_open();
     assert!(sound_fx(&app.update(key(')'))).is_empty());
-    assert!(app.toasts.iter().any(|t| t.text == "Nothing is playing."));
+    assert_eq!(toast(&app), NOTHING_PLAYING);
 }
 
 #[test]

@@ -3,11 +3,12 @@
 //! reason, and through the player's real backends for a license refusal
 //! on the chapter stream and for what quitting leaves unsent.
 
-use crate::backend::{demo_library, next_answer};
+use crate::backend::{demo_library, next_answer, open};
 use crate::fixtures::*;
 use crate::gate::Gate;
 use earmark::api::BookQuery;
 use earmark::config::{Dirs, Profile, ProfileSelector};
+use earmark::domain::session::{Event as SessionEvent, Start};
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
@@ -22,7 +23,7 @@ fn each_stop_reason_shows_as_the_player_words_it() {
     for reason in StopReason::ALL {
         let mut app = playing();
         let message = format!("stopped for {reason}");
-        app.update(Event::Answer(Answer::Stopped(Stop::new(reason, &message))));
+        news(&mut app, SessionEvent::Stopped(Stop::new(reason, &message)));
         if reason == StopReason::License {
             // The banner, and the playback keys stop at it.
             assert_eq!(app.license_block.as_deref(), Some(message.as_str()));
@@ -95,7 +96,14 @@ fn a_license_refusal_on_the_chapter_stream_shows_the_license_banner() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let mut app = App::new(
         earmark::ui::keymap::Keymap::default(),
         UiSettings::default(),
@@ -104,11 +112,7 @@ fn a_license_refusal_on_the_chapter_stream_shows_the_license_banner() {
         books: vec![book.clone()],
         from_cache: false,
     }));
-    live.handle(Effect::Play {
-        book,
-        manifest,
-        start: StartAt::Resume,
-    });
+    open(&mut live, &book, &manifest, Start::Resume);
     follow(&mut app, &rx, "the license banner", |a| {
         a.license_block.is_some()
     });
@@ -134,7 +138,14 @@ fn quitting_with_unsent_changes_says_how_many_are_kept() {
     let c = done.client.clone();
     let book = rt.block_on(async { c.books(&BookQuery::default()).await.unwrap().remove(0) });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     rt.block_on(server.stop());
     // A favorite the server cannot take now is queued.
     live.handle(Effect::SetFavorite {
@@ -148,7 +159,7 @@ fn quitting_with_unsent_changes_says_how_many_are_kept() {
     );
     let words = live.shutdown().expect("the player says what it left");
     assert!(
-        words.contains("1 change(s) could not be sent yet"),
+        words.contains("1 change could not be sent yet; it is kept"),
         "{words}"
     );
 }
@@ -171,7 +182,14 @@ fn a_plain_403_on_the_chapter_stream_is_said_in_words() {
         (b, m)
     });
     let (ui, rx) = UiSender::channel();
-    let mut live = Live::start(ui, profile, Some(done.session), AudioMode::Null).unwrap();
+    let mut live = Live::start(
+        ui,
+        profile,
+        Some(done.session),
+        AudioMode::Null,
+        Default::default(),
+    )
+    .unwrap();
     let mut app = App::new(
         earmark::ui::keymap::Keymap::default(),
         UiSettings::default(),
@@ -180,8 +198,8 @@ fn a_plain_403_on_the_chapter_stream_is_said_in_words() {
         books: vec![book.clone()],
         from_cache: false,
     }));
-    app.book.id = book.id.clone();
-    app.screen = Screen::Book;
+    app.screen = Screen::Library;
+    app.update(code(earmark::ui::keymap::KeyCode::Enter));
     app.update(Event::Answer(Answer::BookLoaded {
         book: book.clone(),
         manifest: Some(manifest.clone()),
@@ -191,10 +209,7 @@ fn a_plain_403_on_the_chapter_stream_is_said_in_words() {
         live.handle(e);
     }
     follow(&mut app, &rx, "the refusal", |a| {
-        matches!(
-            a.playing.as_ref().map(|p| p.state()),
-            Some(PlayState::Error(_))
-        )
+        matches!(a.playing().map(|p| &p.state), Some(PlayState::Error(_)))
     });
     let screen = render(&mut app, 80, 24);
     let bar = screen.lines().nth(20).unwrap_or_default().to_owned();

@@ -1,19 +1,17 @@
-//! Up next in the reducer: the countdown when a book ends (and a key
-//! cancelling it), the next book of the series or of the list starting
-//! from its synced place, the list built, reordered and kept per account,
-//! MPRIS's Next at the end of the last chapter; and what the screen shows.
+//! Up next in the player: the keys that build, reorder and trim the play
+//! next list (each a command to the session, which keeps the list), what
+//! the screens show of the session's up next (the bar's "next: …", the
+//! countdown over any box, the list screen), and what a key does during
+//! the countdown. What plays next and when is the session owner's
+//! (`domain::next_after`'s tests, and tests/ui/up_next_live.rs through
+//! the real backends).
 
 use crate::fixtures::*;
+use earmark::domain::session::{Command, Countdown, UpNextCommand, UpNextNow};
+use earmark::domain::up_next::list;
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
-
-pub(crate) fn account(user: &str) -> Account {
-    Account {
-        server_id: ServerId::new("srv-1"),
-        user_id: UserId::parse(user).unwrap(),
-    }
-}
 
 pub(crate) fn queued(id: &str, title: &str) -> Queued {
     Queued {
@@ -22,14 +20,43 @@ pub(crate) fn queued(id: &str, title: &str) -> Queued {
     }
 }
 
-/// Logged in, the account's list read (`list`), the library on screen.
+/// The session's up next now `u`.
+pub(crate) fn up_next(app: &mut App, u: UpNextNow) {
+    let mut s = app.snap.clone();
+    s.up_next = u;
+    session(app, s);
+}
+
+/// Logged in, the session's list `list`, the library on screen.
 pub(crate) fn with_list(list: Vec<Queued>) -> App {
     let mut app = logged_in();
-    app.update(Event::Answer(Answer::UpNext {
-        account: account("1"),
-        books: list,
-    }));
+    up_next(
+        &mut app,
+        UpNextNow {
+            list,
+            ..UpNextNow::default()
+        },
+    );
     app
+}
+
+/// What the session's owner does with the up next commands among `fx`
+/// (`domain::up_next::list`'s edits), published back.
+pub(crate) fn owner_edits(app: &mut App, fx: &[Effect]) {
+    let mut u = app.snap.up_next.clone();
+    for c in commands(fx) {
+        match c {
+            Command::UpNext(UpNextCommand::Toggle(q)) if !list::remove(&mut u.list, &q.id) => {
+                list::add(&mut u.list, q);
+            }
+            Command::UpNext(UpNextCommand::Shift { book, by }) => {
+                let i = u.list.iter().position(|q| q.id == book).unwrap();
+                list::shift(&mut u.list, i, by);
+            }
+            _ => {}
+        }
+    }
+    up_next(app, u);
 }
 
 /// The library row of `title` selected (sorted by title: Cafe, Emma,
@@ -43,337 +70,187 @@ pub(crate) fn select(app: &mut App, title: &str) {
     }
 }
 
+/// Emma, next in Austen Novels (#4).
+pub(crate) fn emma_next() -> Next {
+    Next {
+        book: BookId::new("emma"),
+        title: "Emma".into(),
+        from: NextFrom::Series("Austen Novels".into()),
+    }
+}
+
 /// Pride and Prejudice (Austen Novels #2, 2 chapters of 60 s) playing
-/// near the end of its last chapter.
+/// near the end of its last chapter, Emma next.
 pub(crate) fn playing_pride(app: &mut App) {
     select(app, "Pride");
     app.update(code(KeyCode::Enter));
     let pride = library().into_iter().find(|b| b.id.as_str() == "pride");
+    let (pride, m) = (pride.unwrap(), manifest("pride", 2, 60.0));
     app.update(Event::Answer(Answer::BookLoaded {
-        book: pride.unwrap(),
-        manifest: Some(manifest("pride", 2, 60.0)),
+        book: pride.clone(),
+        manifest: Some(m.clone()),
         bookmarks: vec![],
     }));
     let fx = app.update(key(' '));
     assert!(
-        fx.iter().any(|e| matches!(e, Effect::Play { .. })),
+        matches!(commands(&fx).as_slice(), [Command::Open { .. }]),
         "{fx:?}"
     );
-    engine(app, "pride", "pride-2", 55.0, PlayState::Playing);
+    let mut s = snap(listening(pride, m, "pride-2", 55.0, PlayState::Playing));
+    s.up_next = UpNextNow {
+        next: Some(emma_next()),
+        ..app.snap.up_next.clone()
+    };
+    session(app, s);
 }
 
-pub(crate) fn engine(
-    app: &mut App,
-    book: &str,
-    chapter: &str,
-    position: f64,
-    state: PlayState,
-) -> Vec<Effect> {
-    app.update(Event::Answer(Answer::Engine(EngineView {
-        playback_id: 7,
-        book: BookId::new(book),
-        chapter: ChapterId::new(chapter),
-        position,
-        state,
-        speed: 1.0,
-        volume: 1.0,
-        approximate: false,
-    })))
-}
-
-pub(crate) fn ended(app: &mut App) -> Vec<Effect> {
-    engine(app, "pride", "pride-2", 60.0, PlayState::Ended)
-}
-
-pub(crate) fn loaded(app: &mut App, id: &str) -> Vec<Effect> {
-    let book = library().into_iter().find(|b| b.id.as_str() == id).unwrap();
-    app.update(Event::Answer(Answer::BookLoaded {
-        book,
-        manifest: Some(manifest(id, 3, 1800.0)),
-        bookmarks: vec![],
-    }))
-}
-
-pub(crate) fn plays(fx: &[Effect]) -> Option<(BookId, StartAt)> {
-    fx.iter().find_map(|e| match e {
-        Effect::Play { book, start, .. } => Some((book.id.clone(), start.clone())),
-        _ => None,
-    })
-}
-
-pub(crate) fn saved(fx: &[Effect]) -> Option<Vec<String>> {
-    fx.iter().find_map(|e| match e {
-        Effect::SaveUpNext { books, .. } => Some(books.iter().map(|q| q.id.to_string()).collect()),
-        _ => None,
-    })
+/// The book ended and the session counts down to `next` (10 s).
+pub(crate) fn counting_down(app: &mut App, next: Next, opening: Option<Opening>) {
+    heard(app, "pride-2", 60.0, PlayState::Ended);
+    let mut u = app.snap.up_next.clone();
+    u.countdown = Some(Countdown {
+        next,
+        starts_at: app.wall_now() + 10_000,
+        opening,
+    });
+    up_next(app, u);
 }
 
 #[test]
-fn a_finished_book_counts_down_ten_seconds_then_the_next_of_its_series_resumes() {
+fn the_bar_says_what_plays_next_and_the_countdown_shows_over_any_box() {
     let mut app = with_list(vec![]);
     playing_pride(&mut app);
-    assert_eq!(
-        app.up_next.next.as_ref().map(|n| n.title.as_str()),
-        Some("Emma")
-    );
-    let fx = ended(&mut app);
-    assert!(
-        fx.contains(&Effect::LoadBook(BookId::new("emma"))),
-        "{fx:?}"
-    );
+    assert!(render(&mut app, 80, 24).contains("next: Emma"));
+    app.update(key('?'));
+    counting_down(&mut app, emma_next(), Some(Opening::Resume));
     let t = app.now;
-    let c = app
-        .up_next
-        .countdown
-        .clone()
-        .expect("the notice counts down");
-    assert_eq!(c.next.book, BookId::new("emma"));
-    assert_eq!(c.at, t + 10_000, "10 s by default");
-    assert_eq!(app.next_wake(), Some(t + 1_000), "it redraws each second");
-    // Its chapters arrive during the countdown: it waits on.
-    assert_eq!(plays(&loaded(&mut app, "emma")), None);
-    assert_eq!(plays(&app.update(Event::Tick(t + 9_900))), None);
-    let fx = app.update(Event::Tick(t + 10_000));
     assert_eq!(
-        plays(&fx),
-        Some((BookId::new("emma"), StartAt::Resume)),
-        "from its synced place: sync restores it, never 0 over a place"
+        app.next_wake(),
+        Some(t + PLAYING_TICK_MS),
+        "it redraws while it counts"
     );
-    assert_eq!(app.playing.as_ref().unwrap().book.id, BookId::new("emma"));
-    assert!(app.up_next.countdown.is_none());
-    assert!(
-        app.toasts
-            .back()
-            .unwrap()
-            .text
-            .contains("next in Austen Novels"),
-        "{:?}",
-        app.toasts
-    );
+    let text = render(&mut app, 80, 24);
+    assert!(text.contains("“Emma” starts in 10 s"), "{text}");
+    assert!(text.contains("next in the series: Austen Novels"), "{text}");
+    // Its key only cancels, over the box too.
+    let fx = app.update(key('j'));
+    assert_eq!(commands(&fx), [Command::UpNext(UpNextCommand::Cancel)]);
+    assert!(app.overlays.is_open(), "help is still open");
 }
 
 #[test]
 fn a_key_cancels_the_countdown_and_does_nothing_else() {
     let mut app = with_list(vec![]);
     playing_pride(&mut app);
-    ended(&mut app);
-    let t = app.now;
-    loaded(&mut app, "emma");
+    counting_down(&mut app, emma_next(), None);
     let fx = app.update(key(' '));
-    assert!(fx.is_empty(), "the key only cancels: {fx:?}");
-    assert!(app.up_next.countdown.is_none());
-    assert!(app.toasts.back().unwrap().text.contains("cancelled"));
-    assert_eq!(plays(&app.update(Event::Tick(t + 20_000))), None);
-    assert_eq!(app.playing.as_ref().unwrap().book.id, BookId::new("pride"));
+    assert_eq!(commands(&fx), [Command::UpNext(UpNextCommand::Cancel)]);
+    assert_eq!(fx.len(), 1, "the key only cancels: {fx:?}");
+    assert_eq!(toast(&app), "Up next cancelled: “Emma” does not start.");
 }
 
 #[test]
-fn the_next_book_waits_for_its_chapters_when_they_come_late() {
+fn the_next_book_starting_is_said_and_its_screen_follows() {
     let mut app = with_list(vec![]);
     playing_pride(&mut app);
-    ended(&mut app);
-    let t = app.now;
-    assert_eq!(plays(&app.update(Event::Tick(t + 12_000))), None);
-    assert_eq!(
-        plays(&loaded(&mut app, "emma")),
-        Some((BookId::new("emma"), StartAt::Resume))
+    use earmark::domain::session::Said;
+    let fx = said(
+        &mut app,
+        Said::UpNextStarting {
+            next: emma_next(),
+            opening: Opening::Resume,
+        },
     );
-}
-
-#[test]
-fn the_list_comes_before_the_series_and_its_book_leaves_it() {
-    let mut app = with_list(vec![]);
-    select(&mut app, "Moby");
-    let fx = app.update(key('A'));
-    assert_eq!(saved(&fx), Some(vec!["moby".to_owned()]));
-    assert!(app.toasts.back().unwrap().text.contains("plays next"));
-    playing_pride(&mut app);
-    let text = render(&mut app, 80, 24);
-    assert!(text.contains("next: Moby Dick"), "{text}");
-    ended(&mut app);
-    let t = app.now;
-    loaded(&mut app, "moby");
-    let fx = app.update(Event::Tick(t + 10_000));
-    assert_eq!(plays(&fx), Some((BookId::new("moby"), StartAt::Resume)));
-    assert_eq!(saved(&fx), Some(vec![]), "it left the list");
-    assert!(app.up_next.list.is_empty());
-}
-
-#[test]
-fn a_next_book_whose_chapters_never_come_is_given_up_and_said() {
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    ended(&mut app);
-    let t = app.now;
-    app.update(Event::Tick(t + 39_000));
-    assert!(app.up_next.countdown.is_some(), "still waiting");
-    app.update(Event::Tick(t + 40_000));
-    assert!(app.up_next.countdown.is_none());
-    let toast = app.toasts.back().unwrap();
-    assert!(
-        toast.error && toast.text.contains("could not be opened"),
-        "{toast:?}"
-    );
-    assert_eq!(plays(&loaded(&mut app, "emma")), None, "too late");
-}
-
-#[test]
-fn the_countdown_shows_over_an_open_box_and_its_key_only_cancels() {
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    app.update(key('?'));
-    ended(&mut app);
-    assert!(render(&mut app, 80, 24).contains("starts in 10 s"));
-    app.update(key('j'));
-    assert!(app.up_next.countdown.is_none());
-    assert!(app.overlay.is_some(), "help is still open");
-}
-
-#[test]
-fn a_book_played_by_hand_leaves_the_list_too() {
-    let mut app = with_list(vec![
-        queued("pride", "Pride and Prejudice"),
-        queued("moby", "Moby Dick"),
-    ]);
-    select(&mut app, "Pride");
-    app.update(code(KeyCode::Enter));
-    loaded(&mut app, "pride");
-    let fx = app.update(key(' '));
-    assert_eq!(saved(&fx), Some(vec!["moby".to_owned()]));
-}
-
-#[test]
-fn queue_mode_never_follows_the_series_and_off_offers_nothing() {
-    for (mode, list) in [
-        (UpNextMode::Queue, vec![]),
-        (UpNextMode::Off, vec![queued("moby", "Moby Dick")]),
-    ] {
-        let mut app = with_list(list);
-        app.settings.up_next.mode = mode;
-        playing_pride(&mut app);
-        let fx = ended(&mut app);
-        assert!(app.up_next.countdown.is_none(), "{mode:?}");
-        assert!(
-            !fx.iter().any(|e| matches!(e, Effect::LoadBook(_))),
-            "{fx:?}"
-        );
-        assert!(!render(&mut app, 80, 24).contains("next:"), "{mode:?}");
-    }
-}
-
-#[test]
-fn the_last_of_a_series_ends_quietly() {
-    let mut app = with_list(vec![]);
-    select(&mut app, "Emma");
-    app.update(code(KeyCode::Enter));
-    loaded(&mut app, "emma");
-    app.update(key(' '));
-    engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
-    assert!(app.up_next.countdown.is_none());
-    assert!(app.up_next.next.is_none());
-}
-
-#[test]
-fn mpris_next_in_the_last_chapter_marks_the_book_finished_and_starts_the_next_at_once() {
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::NextChapter)));
-    assert!(
-        fx.contains(&Effect::SetFinished {
-            book: BookId::new("pride"),
-            finished: true
-        }),
-        "finished through sync: {fx:?}"
-    );
-    assert!(
-        fx.iter().any(
-            |e| matches!(e, Effect::MarkPlace { mark, .. } if mark.cause == JumpCause::Finished)
-        )
-    );
-    assert!(fx.contains(&Effect::LoadBook(BookId::new("emma"))));
-    assert!(!fx.contains(&Effect::Engine(EngineCmd::NextChapter)));
-    let fx = loaded(&mut app, "emma");
-    assert_eq!(
-        plays(&fx),
-        Some((BookId::new("emma"), StartAt::Resume)),
-        "no countdown: Next asked for it"
-    );
-}
-
-#[test]
-fn mpris_next_during_the_countdown_or_after_the_end_starts_the_next_now() {
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    ended(&mut app);
-    loaded(&mut app, "emma");
-    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::NextChapter)));
-    assert_eq!(plays(&fx), Some((BookId::new("emma"), StartAt::Resume)));
-
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    ended(&mut app);
-    app.update(key('x')); // cancelled
-    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::NextChapter)));
+    assert_eq!(toast(&app), "Up next: “Emma”, next in Austen Novels");
+    // On the finished book's screen, the next book's screen opens (where
+    // Space would not play the finished one again).
     assert!(
         fx.contains(&Effect::LoadBook(BookId::new("emma"))),
         "{fx:?}"
     );
-    assert!(!fx.contains(&Effect::Engine(EngineCmd::NextChapter)));
+    assert_eq!((app.screen, app.book.id.as_str()), (Screen::Book, "emma"));
+    said(
+        &mut app,
+        Said::UpNextStarting {
+            next: Next {
+                from: NextFrom::List,
+                ..emma_next()
+            },
+            opening: Opening::Restart,
+        },
+    );
     assert_eq!(
-        plays(&loaded(&mut app, "emma")),
-        Some((BookId::new("emma"), StartAt::Resume))
+        toast(&app),
+        "Up next: “Emma”, from your up next list, from the beginning"
     );
 }
 
 #[test]
-fn mpris_next_before_the_last_chapter_is_the_next_chapter() {
+fn the_add_key_builds_the_list_and_says_each_place() {
     let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    engine(&mut app, "pride", "pride-1", 10.0, PlayState::Playing);
-    let fx = app.update(Event::Answer(Answer::Remote(RemoteCmd::NextChapter)));
-    assert!(fx.contains(&Effect::Engine(EngineCmd::NextChapter)));
-    engine(&mut app, "pride", "pride-2", 0.0, PlayState::Playing);
-    let fx = ended(&mut app);
-    assert!(
-        app.up_next.countdown.as_ref().unwrap().at > app.now,
-        "{fx:?}"
-    );
+    for (title, said) in [
+        ("Moby", "“Moby Dick” plays next"),
+        ("Emma", "“Emma” is number 2 up next"),
+        ("Moby", "“Moby Dick” is no longer up next"),
+    ] {
+        select(&mut app, title);
+        let fx = app.update(key('A'));
+        assert!(
+            matches!(
+                commands(&fx).as_slice(),
+                [Command::UpNext(UpNextCommand::Toggle(_))]
+            ),
+            "{fx:?}"
+        );
+        owner_edits(&mut app, &fx);
+        assert_eq!(toast(&app), said);
+    }
+    assert_eq!(app.snap.up_next.list, [queued("emma", "Emma")]);
 }
 
 #[test]
 fn the_list_screen_reorders_removes_and_opens() {
-    let mut app = with_list(vec![]);
-    for title in ["Moby", "Emma", "Cafe"] {
-        select(&mut app, title);
-        app.update(key('A'));
-    }
+    let mut app = with_list(vec![
+        queued("moby", "Moby Dick"),
+        queued("emma", "Emma"),
+        queued("cafe", "Cafe"),
+    ]);
     app.update(key('>'));
     assert_eq!(app.screen, Screen::UpNext);
+    let shift = |book: &str, by| {
+        vec![Command::UpNext(UpNextCommand::Shift {
+            book: BookId::new(book),
+            by,
+        })]
+    };
     let fx = app.update(key('J'));
-    assert_eq!(
-        saved(&fx),
-        Some(vec!["emma".into(), "moby".into(), "cafe".into()])
-    );
+    assert_eq!(commands(&fx), shift("moby", 1));
+    owner_edits(&mut app, &fx);
     assert_eq!(app.up_next.cursor, 1, "the cursor follows the book");
     let fx = app.update(key('K'));
-    assert_eq!(
-        saved(&fx),
-        Some(vec!["moby".into(), "emma".into(), "cafe".into()])
-    );
-    assert_eq!(saved(&app.update(key('K'))), None, "already first");
+    assert_eq!(commands(&fx), shift("moby", -1));
+    owner_edits(&mut app, &fx);
+    assert!(commands(&app.update(key('K'))).is_empty(), "already first");
     app.update(key('G'));
     let fx = app.update(key('d'));
-    assert_eq!(saved(&fx), Some(vec!["moby".into(), "emma".into()]));
-    assert_eq!(app.up_next.cursor, 1);
+    assert_eq!(
+        commands(&fx),
+        [Command::UpNext(UpNextCommand::Toggle(queued(
+            "cafe", "Cafe"
+        )))]
+    );
+    owner_edits(&mut app, &fx);
+    assert_eq!(app.up_next.cursor, 1, "on the last row left");
     let fx = app.update(code(KeyCode::Enter));
     assert!(
         fx.contains(&Effect::LoadBook(BookId::new("emma"))),
         "{fx:?}"
     );
     assert_eq!(app.screen, Screen::Book);
-    app.update(key('A'));
+    let fx = app.update(key('A'));
+    owner_edits(&mut app, &fx);
     assert_eq!(
-        app.up_next.list.len(),
+        app.snap.up_next.list.len(),
         1,
         "A on the book screen takes it off"
     );
@@ -383,30 +260,20 @@ fn the_list_screen_reorders_removes_and_opens() {
 }
 
 #[test]
-fn a_new_login_reads_its_own_list_and_nothing_is_added_before_it() {
+fn with_up_next_off_the_bar_offers_nothing() {
     let mut app = with_list(vec![queued("moby", "Moby Dick")]);
-    let fx = app.update(Event::Answer(Answer::LoggedIn(SessionInfo {
-        address: "http://127.0.0.1:8686/api/v1".into(),
-        user: "bob".into(),
-        profile: None,
-    })));
-    assert!(fx.contains(&Effect::LoadUpNext), "{fx:?}");
-    assert!(app.up_next.list.is_empty() && app.up_next.account.is_none());
-    select(&mut app, "Emma");
-    let fx = app.update(key('A'));
-    assert_eq!(saved(&fx), None, "not into another account's list");
-    assert!(app.toasts.back().unwrap().text.contains("not read yet"));
-    app.update(Event::Answer(Answer::UpNext {
-        account: account("2"),
-        books: vec![],
-    }));
-    let fx = app.update(key('A'));
-    let Some(Effect::SaveUpNext { account: a, books }) =
-        fx.iter().find(|e| matches!(e, Effect::SaveUpNext { .. }))
-    else {
-        panic!("{fx:?}")
-    };
-    assert_eq!((a, books.len()), (&account("2"), 1));
+    playing_pride(&mut app);
+    up_next(
+        &mut app,
+        UpNextNow {
+            mode: UpNextMode::Off,
+            list: vec![queued("moby", "Moby Dick")],
+            ..UpNextNow::default()
+        },
+    );
+    assert!(!render(&mut app, 80, 24).contains("next:"));
+    app.update(key('>'));
+    assert!(render(&mut app, 80, 24).contains("Up next is off"));
 }
 
 #[test]
@@ -415,7 +282,7 @@ fn up_next_snapshots() {
         let mut app = with_list(vec![]);
         playing_pride(&mut app);
         insta::assert_snapshot!(format!("up_next_bar_{w}x{h}"), render(&mut app, w, h));
-        ended(&mut app);
+        counting_down(&mut app, emma_next(), Some(Opening::Resume));
         let t = app.now;
         app.update(Event::Tick(t + 2_500));
         insta::assert_snapshot!(format!("up_next_countdown_{w}x{h}"), render(&mut app, w, h));
@@ -435,7 +302,7 @@ fn the_countdown_is_said_in_words_in_the_accessible_mode() {
     let mut app = with_list(vec![]);
     app.settings.accessible = true;
     playing_pride(&mut app);
-    ended(&mut app);
+    counting_down(&mut app, emma_next(), None);
     let text = render(&mut app, 80, 24);
     assert!(text.contains("Up next"), "{text}");
     assert!(text.contains("“Emma” starts in 10 s"), "{text}");

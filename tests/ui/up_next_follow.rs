@@ -5,173 +5,105 @@
 //! show a book's place in the list, in signs or in words.
 
 use crate::fixtures::*;
-use crate::up_next::{ended, engine, loaded, playing_pride, plays, queued, select, with_list};
+use crate::up_next::{counting_down, emma_next, playing_pride, queued, up_next, with_list};
+use earmark::domain::session::{Command, Said, UpNextCommand, UpNextNow, UpNextWhy};
 use earmark::domain::*;
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;
 
+/// `n` is the session's next chapter in every state (the session's owner
+/// decides: the next chapter, or in the last one or after the end the
+/// next book, as for MPRIS's Next, which sends the same command); during
+/// the countdown it is "go now", which the owner takes alike.
 #[test]
-fn n_in_the_last_chapter_marks_the_book_finished_and_starts_the_next_at_once() {
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    let fx = app.update(key('n'));
-    assert!(
-        fx.contains(&Effect::SetFinished {
-            book: BookId::new("pride"),
-            finished: true
-        }),
-        "finished through sync: {fx:?}"
-    );
-    assert!(fx.contains(&Effect::LoadBook(BookId::new("emma"))));
-    assert!(!fx.contains(&Effect::Engine(EngineCmd::NextChapter)));
-    assert_eq!(
-        plays(&loaded(&mut app, "emma")),
-        Some((BookId::new("emma"), StartAt::Resume)),
-        "no countdown: n asked for it"
-    );
-}
-
-#[test]
-fn n_during_the_countdown_starts_the_next_book_now_and_other_keys_still_cancel() {
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    ended(&mut app);
-    loaded(&mut app, "emma");
-    let fx = app.update(key('n'));
-    assert_eq!(plays(&fx), Some((BookId::new("emma"), StartAt::Resume)));
-
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    ended(&mut app);
-    app.update(key('l'));
-    assert!(app.up_next.countdown.is_none(), "any other key cancels");
-}
-
-#[test]
-fn n_before_the_last_chapter_is_the_next_chapter() {
-    let mut app = with_list(vec![]);
-    playing_pride(&mut app);
-    engine(&mut app, "pride", "pride-1", 10.0, PlayState::Playing);
-    let fx = app.update(key('n'));
-    assert!(fx.contains(&Effect::Engine(EngineCmd::NextChapter)));
-    assert!(app.up_next.countdown.is_none());
-}
-
-/// Emma (the last of Austen Novels, 3 chapters) in its last chapter.
-fn playing_emma(app: &mut App) {
-    select(app, "Emma");
-    app.update(code(KeyCode::Enter));
-    loaded(app, "emma");
-    app.update(key(' '));
-    engine(app, "emma", "emma-3", 100.0, PlayState::Playing);
-}
-
-#[test]
-fn n_with_no_next_book_says_so_on_the_bar() {
-    for (mode, why) in [
-        (UpNextMode::Series, "no book follows in its series"),
-        (UpNextMode::Queue, "the up next list is empty"),
-        (UpNextMode::Off, "up next is off"),
-    ] {
-        let mut app = with_list(vec![]);
-        app.settings.up_next.mode = mode;
-        playing_emma(&mut app);
-        let fx = app.update(key('n'));
-        assert!(
-            !fx.iter().any(|e| matches!(
-                e,
-                Effect::LoadBook(_) | Effect::SetFinished { .. } | Effect::Play { .. }
-            )),
-            "{mode:?}: {fx:?}"
-        );
-        let toast = &app.toasts.back().unwrap().text;
-        assert!(
-            toast.contains("This is the last chapter: no next book"),
-            "{toast}"
-        );
-        assert!(toast.contains(why), "{mode:?}: {toast}");
-        let text = render(&mut app, 80, 24);
-        assert!(text.contains("no next book"), "{text}");
-        engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
-        app.update(key('n'));
-        let toast = &app.toasts.back().unwrap().text;
-        assert!(
-            toast.contains("The book has ended: no next book"),
-            "{toast}"
-        );
-    }
-}
-
-/// What the next key or MPRIS Next did: its effects, the countdown and
-/// the book playing after it.
-fn after_next(mut app: App, remote: bool) -> (Vec<Effect>, Option<BookId>, Option<BookId>) {
-    let fx = if remote {
-        app.update(Event::Answer(Answer::Remote(RemoteCmd::NextChapter)))
-    } else {
-        app.update(key('n'))
-    };
-    let counting = app.up_next.countdown.as_ref().map(|c| c.next.book.clone());
-    let playing = app.playing.as_ref().map(|p| p.book.id.clone());
-    (fx, counting, playing)
-}
-
-#[test]
-fn the_next_key_and_mpris_next_decide_alike_in_every_state() {
+fn the_next_key_sends_what_mpris_next_sends_in_every_state() {
     type Setup = fn(&mut App);
-    let states: [(&str, Setup); 6] = [
+    let states: [(&str, Setup); 4] = [
         ("first chapter", |a| {
             playing_pride(a);
-            engine(a, "pride", "pride-1", 10.0, PlayState::Playing);
+            heard(a, "pride-1", 10.0, PlayState::Playing);
         }),
         ("last chapter", playing_pride),
-        ("ended, counting down", |a| {
+        ("ended", |a| {
             playing_pride(a);
-            ended(a);
-            loaded(a, "emma");
+            heard(a, "pride-2", 60.0, PlayState::Ended);
         }),
-        ("ended, cancelled", |a| {
-            playing_pride(a);
-            ended(a);
-            a.update(key('x'));
-        }),
-        ("last of its series", playing_emma),
         ("nothing playing", |_| {}),
     ];
     for (name, setup) in states {
-        let [mut a, mut b] = [with_list(vec![]), with_list(vec![])];
-        setup(&mut a);
-        setup(&mut b);
-        let by_key = after_next(a, false);
-        let by_mpris = after_next(b, true);
-        assert_eq!(by_key, by_mpris, "{name}");
+        let mut app = with_list(vec![]);
+        setup(&mut app);
+        assert_eq!(
+            commands(&app.update(key('n'))),
+            [Command::NextChapter],
+            "{name}"
+        );
+    }
+    let mut app = with_list(vec![]);
+    playing_pride(&mut app);
+    counting_down(&mut app, emma_next(), None);
+    assert_eq!(
+        commands(&app.update(key('n'))),
+        [Command::UpNext(UpNextCommand::Go)]
+    );
+}
+
+#[test]
+fn n_with_no_next_book_says_so_and_why() {
+    for (mode, why) in [
+        (UpNextMode::Series, "no book follows in its series"),
+        (UpNextMode::Queue, "(the up next list is empty)"),
+        (UpNextMode::Off, "up next is off"),
+    ] {
+        let mut app = with_list(vec![]);
+        playing_pride(&mut app);
+        up_next(
+            &mut app,
+            UpNextNow {
+                mode,
+                ..UpNextNow::default()
+            },
+        );
+        let why_none = match mode {
+            UpNextMode::Off => UpNextWhy::Off,
+            _ => UpNextWhy::NothingFollows,
+        };
+        said(&mut app, Said::UpNextNone(why_none));
+        let words = toast(&app);
+        assert!(
+            words.starts_with("This is the last chapter: no next book"),
+            "{words}"
+        );
+        assert!(words.contains(why), "{mode:?}: {words}");
+        let text = render(&mut app, 80, 24);
+        assert!(text.contains("no next book"), "{text}");
+        heard(&mut app, "pride-2", 60.0, PlayState::Ended);
+        said(&mut app, Said::UpNextNone(why_none));
+        let words = toast(&app);
+        assert!(
+            words.starts_with("The book has ended: no next book"),
+            "{words}"
+        );
     }
 }
 
 #[test]
-fn a_finished_book_from_the_list_starts_from_its_beginning_and_an_unfinished_one_resumes() {
-    // Pride and Prejudice is finished in the library.
+fn the_countdown_says_how_the_next_book_opens() {
+    // The server said it was finished: it starts over.
     let mut app = with_list(vec![queued("pride", "Pride and Prejudice")]);
-    playing_emma(&mut app);
-    engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
-    let t = app.now;
-    loaded(&mut app, "pride");
+    playing_pride(&mut app);
+    let pride = Next {
+        book: BookId::new("pride"),
+        title: "Pride and Prejudice".into(),
+        from: NextFrom::List,
+    };
+    counting_down(&mut app, pride.clone(), Some(Opening::Restart));
     let text = render(&mut app, 80, 24);
     assert!(text.contains("from the beginning"), "{text}");
-    let fx = app.update(Event::Tick(t + 10_000));
-    assert_eq!(
-        plays(&fx),
-        Some((BookId::new("pride"), StartAt::Restart)),
-        "an explicit restart: sync sends it with reset"
-    );
-    assert!(
-        app.toasts
-            .back()
-            .unwrap()
-            .text
-            .contains("from the beginning"),
-        "{:?}",
-        app.toasts
-    );
+    // The library's copy says finished but the server's answer of this
+    // countdown does not (listened on another device since): it resumes.
+    counting_down(&mut app, pride, Some(Opening::Resume));
+    assert!(render(&mut app, 80, 24).contains("from where you left it"));
 
     let mut app = with_list(vec![queued("pride", "Pride and Prejudice")]);
     app.update(key('>'));
@@ -180,59 +112,6 @@ fn a_finished_book_from_the_list_starts_from_its_beginning_and_an_unfinished_one
         row(&text, "Pride").contains("Pride and Prejudice · finished: from the start"),
         "the list screen says it: {text}"
     );
-
-    let mut app = with_list(vec![queued("moby", "Moby Dick")]);
-    playing_emma(&mut app);
-    engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
-    let t = app.now;
-    loaded(&mut app, "moby");
-    assert!(render(&mut app, 80, 24).contains("from where you left it"));
-    let fx = app.update(Event::Tick(t + 10_000));
-    assert_eq!(plays(&fx), Some((BookId::new("moby"), StartAt::Resume)));
-}
-
-#[test]
-fn a_book_the_library_copy_calls_finished_resumes_unless_the_servers_answer_says_so() {
-    // The copy says finished, the server's answer of this countdown does
-    // not (listened on another device since): it resumes, no reset.
-    let mut app = with_list(vec![queued("pride", "Pride and Prejudice")]);
-    playing_emma(&mut app);
-    engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
-    let t = app.now;
-    let mut book = library()
-        .into_iter()
-        .find(|b| b.id.as_str() == "pride")
-        .unwrap();
-    book.progress = None;
-    app.update(Event::Answer(Answer::BookLoaded {
-        book,
-        manifest: Some(manifest("pride", 3, 1800.0)),
-        bookmarks: vec![],
-    }));
-    assert!(render(&mut app, 80, 24).contains("from where you left it"));
-    let fx = app.update(Event::Tick(t + 10_000));
-    assert_eq!(plays(&fx), Some((BookId::new("pride"), StartAt::Resume)));
-
-    // Offline, the chapters of a download: the copy may be stale, so
-    // nothing is reset from it.
-    let mut app = with_list(vec![queued("pride", "Pride and Prejudice")]);
-    playing_emma(&mut app);
-    engine(&mut app, "emma", "emma-3", 1800.0, PlayState::Ended);
-    let t = app.now;
-    let book = library()
-        .into_iter()
-        .find(|b| b.id.as_str() == "pride")
-        .unwrap();
-    assert!(
-        book.progress.as_ref().is_some_and(|p| p.finished),
-        "the copy says finished"
-    );
-    app.update(Event::Answer(Answer::BookFromDownload {
-        book,
-        manifest: manifest("pride", 3, 1800.0),
-    }));
-    let fx = app.update(Event::Tick(t + 10_000));
-    assert_eq!(plays(&fx), Some((BookId::new("pride"), StartAt::Resume)));
 }
 
 #[test]
@@ -241,12 +120,9 @@ fn n_typed_in_the_search_line_during_the_countdown_cancels_it_and_starts_nothing
     playing_pride(&mut app);
     app.update(code(KeyCode::Esc));
     app.update(key('/'));
-    ended(&mut app);
-    loaded(&mut app, "emma");
-    assert!(app.up_next.countdown.is_some(), "counting down");
+    counting_down(&mut app, emma_next(), None);
     let fx = app.update(key('n'));
-    assert_eq!(plays(&fx), None, "{fx:?}");
-    assert!(app.up_next.countdown.is_none(), "the key cancelled it");
+    assert_eq!(commands(&fx), [Command::UpNext(UpNextCommand::Cancel)]);
 }
 
 /// The library's row of `title` on screen.

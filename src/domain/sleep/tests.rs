@@ -162,3 +162,191 @@ fn the_end_of_chapter_timer_pauses_at_a_short_chapters_end() {
     let acts = s.follow(&p);
     assert!(acts.contains(&SleepAct::Pause));
 }
+
+// What the player's tests asserted of its own timer before the session
+// owned it (tests/ui/sleep.rs and flows.rs): now the machine's.
+
+fn fading(fade_ms: u64) -> Sleep {
+    let mut s = Sleep::new(SleepSettings {
+        fade_ms,
+        ..SleepSettings::default()
+    });
+    s.set(SleepChoice::Minutes(1), &look(0, true, false));
+    s.follow(&look(60_000, true, false));
+    assert!(matches!(s.timer, Some(SleepTimer::Fading { .. })));
+    s
+}
+
+#[test]
+fn five_minutes_fade_out_then_pause_and_write_the_place() {
+    let mut s = Sleep::new(SleepSettings::default());
+    s.set(SleepChoice::Minutes(5), &look(1_000, true, false));
+    assert!(s.follow(&look(200_000, true, false)).is_empty());
+    s.follow(&look(301_000, true, false));
+    assert!(matches!(
+        s.timer,
+        Some(SleepTimer::Fading { since: 301_000, .. })
+    ));
+    assert_eq!(s.follow(&look(306_000, true, false)), [SleepAct::Fade(0.4)]);
+    let end = s.follow(&look(311_500, true, false));
+    assert_eq!(end[..2], [SleepAct::Pause, SleepAct::Fade(0.8)]);
+    assert_eq!(s.timer, Some(SleepTimer::Stopped { at: 311_500 }));
+}
+
+#[test]
+fn the_end_of_two_chapters_fades_near_the_end_of_the_second_at_the_speed() {
+    let mut s = Sleep::new(SleepSettings::default());
+    s.set(SleepChoice::Chapters(2), &look(0, true, false));
+    // 4 s of listening left in the first: not this one.
+    let mut p = look(1_000, true, false);
+    p.chapter_left = Some(4.0);
+    s.follow(&p);
+    assert_eq!(s.timer, Some(SleepTimer::Chapters { left: 2 }));
+    p.chapter_changed = true;
+    p.chapter_left = Some(1440.0);
+    s.follow(&p);
+    assert_eq!(s.timer, Some(SleepTimer::Chapters { left: 1 }));
+    // The 10 s fade starts 10 s of listening (12.5 s of the book at
+    // 1.25×, as the owner counts it) before the end.
+    p.chapter_changed = false;
+    p.chapter_left = Some(10.4);
+    s.follow(&p);
+    assert_eq!(s.timer, Some(SleepTimer::Chapters { left: 1 }));
+    p.chapter_left = Some(9.6);
+    s.follow(&p);
+    assert!(matches!(s.timer, Some(SleepTimer::Fading { .. })));
+}
+
+#[test]
+fn extend_during_the_fade_gives_the_volume_back_and_five_more_minutes() {
+    let mut s = fading(10_000);
+    let acts = s.extend(&look(65_000, true, false));
+    assert_eq!(acts[0], SleepAct::Fade(0.8));
+    assert!(!acts.contains(&SleepAct::Pause) && !acts.contains(&SleepAct::Play));
+    assert_eq!(s.timer.and_then(|t| t.left_ms(65_000)), Some(300_000));
+}
+
+#[test]
+fn extend_shortly_after_the_stop_resumes_and_later_it_does_not() {
+    for (after, resumes) in [(30_000, true), (200_000, false)] {
+        let mut s = fading(10_000);
+        let stop = s.follow(&look(71_000, true, false));
+        assert!(stop.contains(&SleepAct::Pause));
+        s.follow(&look(71_000 + after, false, false));
+        let acts = s.extend(&look(71_000 + after, false, false));
+        assert_eq!(acts.contains(&SleepAct::Play), resumes, "{after}: {acts:?}");
+    }
+}
+
+#[test]
+fn the_fade_length_comes_from_the_settings() {
+    let mut s = fading(2_000);
+    assert!(
+        !s.follow(&look(61_900, true, false))
+            .contains(&SleepAct::Pause)
+    );
+    assert!(
+        s.follow(&look(62_100, true, false))
+            .contains(&SleepAct::Pause)
+    );
+}
+
+#[test]
+fn the_countdown_holds_while_paused_unless_it_counts_on() {
+    for (counts, left) in [(false, 600_000), (true, 300_000)] {
+        let mut s = Sleep::new(SleepSettings {
+            counts_while_paused: counts,
+            ..SleepSettings::default()
+        });
+        s.set(SleepChoice::Minutes(10), &look(0, true, false));
+        s.follow(&look(0, false, false));
+        s.follow(&look(300_000, false, false));
+        assert_eq!(
+            s.timer.and_then(|t| t.left_ms(300_000)),
+            Some(left),
+            "counts={counts}"
+        );
+    }
+}
+
+#[test]
+fn a_headset_play_during_the_fade_extends_as_the_key_does() {
+    let mut s = fading(10_000);
+    let acts = s
+        .remote_play(&look(65_000, true, false))
+        .expect("it extends");
+    assert_eq!(acts[0], SleepAct::Fade(0.8), "the volume comes back");
+    assert!(!acts.contains(&SleepAct::Play), "it plays already");
+    assert_eq!(s.timer.and_then(|t| t.left_ms(65_000)), Some(300_000));
+}
+
+#[test]
+fn a_headset_play_after_the_stop_resumes_and_extends_for_two_minutes() {
+    for (after, extends) in [(100_000, true), (121_000, false)] {
+        let mut s = fading(10_000);
+        s.follow(&look(71_000, true, false));
+        let p = look(71_000 + after, false, false);
+        s.follow(&p);
+        let acts = s.remote_play(&p);
+        assert_eq!(acts.is_some(), extends, "{after}");
+        if let Some(acts) = acts {
+            assert!(acts.contains(&SleepAct::Play));
+            assert!(matches!(s.timer, Some(SleepTimer::Timed { .. })));
+        }
+    }
+}
+
+#[test]
+fn a_headset_play_without_a_fading_timer_only_plays() {
+    let mut s = Sleep::new(SleepSettings::default());
+    s.set(SleepChoice::Minutes(10), &look(0, true, false));
+    assert_eq!(s.remote_play(&look(1_000, true, false)), None);
+    assert_eq!(
+        s.timer.and_then(|t| t.left_ms(0)),
+        Some(600_000),
+        "not extended"
+    );
+}
+
+fn auto(window: &str, choice: SleepChoice) -> Sleep {
+    Sleep::new(SleepSettings {
+        auto: Some(AutoSleep {
+            window: w(window),
+            choice,
+        }),
+        ..SleepSettings::default()
+    })
+}
+
+#[test]
+fn the_automatic_timer_keeps_to_its_hours_and_its_choice() {
+    // At noon nothing happens.
+    let mut s = auto("22:30-06:00", SleepChoice::Minutes(20));
+    let mut p = look(0, true, true);
+    p.minute = 12 * 60;
+    s.follow(&p);
+    assert_eq!(s.timer, None);
+    // The end of the chapter, in the small hours (across midnight).
+    let mut s = auto("22:30-06:00", SleepChoice::Chapters(1));
+    p.minute = 3 * 60 + 10;
+    s.follow(&p);
+    assert_eq!(s.timer, Some(SleepTimer::Chapters { left: 1 }));
+}
+
+#[test]
+fn the_automatic_timer_starts_when_the_clock_enters_its_hours_while_playing() {
+    let mut s = auto("23:10-06:00", SleepChoice::Minutes(30));
+    let mut p = look(0, true, true);
+    p.minute = 23 * 60 + 9;
+    s.follow(&p);
+    assert_eq!(s.timer, None, "not yet");
+    p.started = false;
+    p.now = 60_000;
+    p.minute = 23 * 60 + 10;
+    let acts = s.follow(&p);
+    assert_eq!(s.timer.and_then(|t| t.left_ms(60_000)), Some(30 * 60_000));
+    assert!(
+        acts.iter()
+            .any(|a| matches!(a, SleepAct::Said(SleepNews::Set { auto: Some(_), .. })))
+    );
+}

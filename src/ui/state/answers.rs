@@ -1,7 +1,8 @@
 //! The reducer's half for answers: what the backends (the API calls and
-//! the listening session) report.
+//! the listening session) report, each taken by the sub-model it is for.
 
 use super::*;
+use crate::domain::Book;
 
 impl App {
     pub(super) fn backend(&mut self, b: Answer, fx: &mut Vec<Effect>) {
@@ -17,31 +18,62 @@ impl App {
                 self.login.address = address;
                 self.login.user = user;
             }
-            Answer::LoggedIn(session) => {
-                self.login.busy = false;
-                self.login.error = None;
-                self.login.password = Password::default();
-                self.session = Some(session);
-                if self.screen == Screen::Login {
-                    self.screen = Screen::Library;
-                }
-                fx.push(Effect::LoadLibrary);
-            }
+            Answer::LoggedIn(session) => self.logged_in(session, fx),
             Answer::LoginFailed(e) => {
-                self.login.busy = false;
-                self.login.error = Some(e.to_string());
+                self.login.failed(e);
                 self.screen = Screen::Login;
-                self.login.focus = match e {
-                    LoginError::BadCredentials => 2,
-                    _ => 0,
-                };
             }
+            Answer::Via(via) => self.via = via,
+            Answer::Session(snap) => self.snapshot(snap, fx),
+            Answer::SessionEvent(e) => self.session_event(e, fx),
+            Answer::License(status) => {
+                if status.valid {
+                    self.license_block = None;
+                }
+                self.license = Some(status);
+            }
+            Answer::Stats(s) => self.stats = Some(s),
+            Answer::RefusedRetried(n) => self.toast(
+                format!("Sending {} again.", count(n, "refused change")),
+                false,
+            ),
+            Answer::RefusedDropped(n) => {
+                self.toast(format!("Dropped {}.", count(n, "refused change")), false)
+            }
+            Answer::Failed(msg) => {
+                self.book.loading = false;
+                self.toast(msg, true)
+            }
+            Answer::Notice(msg) => self.toast(msg, false),
+            other => {
+                if let Some(other) = self.library_answer(other, fx) {
+                    self.book_answer(other, fx);
+                }
+            }
+        }
+    }
+
+    fn logged_in(&mut self, session: SessionInfo, fx: &mut Vec<Effect>) {
+        self.login.busy = false;
+        self.login.error = None;
+        self.login.password = Password::default();
+        self.session = Some(session);
+        if self.screen == Screen::Login {
+            self.screen = Screen::Library;
+        }
+        fx.push(Effect::LoadLibrary);
+    }
+
+    /// The library's answers; any other is handed back.
+    fn library_answer(&mut self, a: Answer, fx: &mut Vec<Effect>) -> Option<Answer> {
+        let rows = self.list_height();
+        let lib = &mut self.library;
+        match a {
             Answer::Library { books, from_cache } => {
-                self.library.set_books(books, from_cache);
-                self.library.scroll_into_view(self.list_height());
+                lib.set_books(books, from_cache);
+                lib.scroll_into_view(rows);
                 // Up next works out a series' next book from these.
-                let series: Vec<_> = self
-                    .library
+                let series: Vec<Book> = lib
                     .books()
                     .iter()
                     .filter(|b| !b.series.is_empty())
@@ -52,9 +84,9 @@ impl App {
                 ))));
             }
             Answer::LibraryHead(books) => {
-                if !self.library.loaded {
-                    self.library.set_books(books, true);
-                    self.library.partial = true;
+                if !lib.loaded {
+                    lib.set_books(books, true);
+                    lib.partial = true;
                 }
             }
             Answer::LibraryPage {
@@ -62,25 +94,65 @@ impl App {
                 total,
                 first,
             } => {
-                self.library.page_arrived(books, total, first);
-                self.library.scroll_into_view(self.list_height());
+                lib.page_arrived(books, total, first);
+                lib.scroll_into_view(rows);
             }
             Answer::LibraryIncomplete(why) => {
                 self.toast(why.clone(), true);
                 self.library.arrival_failed(why);
             }
-            Answer::Categories(c) => self.library.categories = c,
+            Answer::Categories(c) => lib.categories = c,
+            // A late answer for an older query still adds books; that is fine.
+            Answer::SearchResults { books, .. } => lib.merge(books),
+            Answer::FavoriteSet { book, favorite } => {
+                lib.update_book(&book, |b| b.favorite = favorite)
+            }
+            other => return Some(other),
+        }
+        None
+    }
+
+    /// The book screen's answers (and the downloads'); any other is dropped.
+    fn book_answer(&mut self, a: Answer, fx: &mut Vec<Effect>) {
+        match a {
+            Answer::BookLoaded {
+                book,
+                manifest,
+                bookmarks,
+            } => {
+                let id = book.id.clone();
+                if self.library.get(&id).is_some() {
+                    self.library.update_book(&id, |b| *b = book);
+                } else {
+                    self.library.merge(vec![book]);
+                }
+                if self.book.id == id {
+                    self.book.loaded(manifest, bookmarks);
+                    self.want_cover(fx);
+                }
+            }
             Answer::BookFromDownload { book, manifest } => {
                 let id = book.id.clone();
                 if self.library.get(&id).is_none() {
                     self.library.merge(vec![book]);
                 }
                 if self.book.id == id {
-                    self.book.loading = false;
-                    self.book.manifest = Some(manifest);
+                    let marks = std::mem::take(&mut self.book.bookmarks);
+                    self.book.loaded(Some(manifest), marks);
                     self.want_cover(fx);
                 }
             }
+            Answer::BookmarkAdded(bm) => {
+                let at = fmt_time(bm.position);
+                self.book.bookmark_added(bm);
+                self.toast(format!("Bookmark added at {at}"), false);
+            }
+            Answer::BookmarkDeleted { book, id } => {
+                self.book.bookmark_deleted(&book, &id);
+                self.toast("Bookmark deleted", false);
+            }
+            Answer::History { book, marks } => self.book.history.set(book, marks),
+            Answer::Cover { book, image } => self.book.cover_arrived(&book, image),
             Answer::DownloadProgress { book, done, total } => {
                 self.downloads.progress(book, done, total)
             }
@@ -95,68 +167,7 @@ impl App {
                     );
                 }
             }
-            Answer::SearchResults { query, books } => {
-                // A late answer for an older query still adds books; that is fine.
-                let _ = query;
-                self.library.merge(books);
-            }
-            Answer::BookLoaded {
-                book,
-                manifest,
-                bookmarks,
-            } => {
-                let id = book.id.clone();
-                if self.library.get(&id).is_some() {
-                    self.library.update_book(&id, |b| *b = book);
-                } else {
-                    self.library.merge(vec![book]);
-                }
-                if self.book.id == id {
-                    self.book.loading = false;
-                    if manifest.is_some() {
-                        self.book.manifest = manifest;
-                    }
-                    self.book.bookmarks = bookmarks;
-                    self.want_cover(fx);
-                }
-            }
-            Answer::BookmarkAdded(bm) => {
-                self.toast(
-                    format!("Bookmark added at {}", fmt_time(bm.position)),
-                    false,
-                );
-                if self.book.id == bm.book_id {
-                    self.book.bookmarks.push(bm);
-                }
-            }
-            Answer::BookmarkDeleted { book, id } => {
-                if self.book.id == book {
-                    self.book.bookmarks.retain(|b| b.id != id);
-                    let len = self.book.bookmarks.len();
-                    self.book.cursor = self.book.cursor.min(len.saturating_sub(1));
-                }
-                self.toast("Bookmark deleted", false);
-            }
-            Answer::FavoriteSet { book, favorite } => {
-                self.library.update_book(&book, |b| b.favorite = favorite)
-            }
-            Answer::License(status) => {
-                if status.valid {
-                    self.license_block = None;
-                }
-                self.license = Some(status);
-            }
-            Answer::Session(snap) => self.snapshot(snap, fx),
-            Answer::SessionEvent(e) => self.session_event(e),
-            Answer::History { book, marks } => self.history.set(book, marks),
-            Answer::Stats(s) => self.stats = Some(s),
-            Answer::Cover { book, image } => self.cover_arrived(book, image),
-            Answer::Failed(msg) => {
-                self.book.loading = false;
-                self.toast(msg, true)
-            }
-            Answer::Notice(msg) => self.toast(msg, false),
-            Answer::Via(via) => self.via = via,
+            _ => {}
         }
     }
 }

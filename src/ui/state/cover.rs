@@ -2,7 +2,7 @@
 //! book is known and the cover box is on screen; take the answer.
 
 use super::*;
-use crate::ui::covers::{CoverImage, CoverState};
+use crate::ui::covers::CoverState;
 use crate::ui::views::{cover, layout::Areas};
 
 impl App {
@@ -24,11 +24,5 @@ impl App {
             url: book.cover_url.clone(),
         });
         self.book.cover = CoverState::Loading;
-    }
-
-    pub(super) fn cover_arrived(&mut self, book: BookId, image: Option<CoverImage>) {
-        if self.book.id == book {
-            self.book.cover = image.map_or(CoverState::Missing, CoverState::Shown);
-        }
     }
 }

@@ -3,7 +3,8 @@
 //! the server is away (only complete downloads).
 
 use crate::domain::BookId;
-use std::collections::HashMap;
+use crate::domain::session::Downloaded;
+use std::collections::{BTreeMap, HashMap};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DownloadMark {
@@ -49,12 +50,24 @@ impl DownloadMark {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Downloads {
-    marks: HashMap<BookId, DownloadMark>,
+    /// What the session found on disk (also another earmark's downloads).
+    disk: BTreeMap<BookId, Downloaded>,
+    /// Downloads this player ran: their gauges, and how they ended until
+    /// the disk's next look says it.
+    here: HashMap<BookId, DownloadMark>,
 }
 
 impl Downloads {
     pub fn mark(&self, id: &BookId) -> Option<DownloadMark> {
-        self.marks.get(id).copied()
+        let here = self.here.get(id).copied();
+        if let Some(m @ DownloadMark::Running { .. }) = here {
+            return Some(m);
+        }
+        let disk = self.disk.get(id).map(|d| match d {
+            Downloaded::Complete => DownloadMark::Complete,
+            Downloaded::Partial => DownloadMark::Partial,
+        });
+        disk.or(here)
     }
 
     /// Plays without the server.
@@ -62,24 +75,18 @@ impl Downloads {
         self.mark(id) == Some(DownloadMark::Complete)
     }
 
-    /// What is on disk now; a download still running keeps its gauge.
-    pub fn set_all(&mut self, marks: Vec<(BookId, DownloadMark)>) {
-        let running: Vec<(BookId, DownloadMark)> = self
-            .marks
-            .iter()
-            .filter(|(_, m)| matches!(m, DownloadMark::Running { .. }))
-            .map(|(b, m)| (b.clone(), *m))
-            .collect();
-        self.marks = marks.into_iter().collect();
-        for (b, m) in running {
-            if self.marks.get(&b) != Some(&DownloadMark::Complete) {
-                self.marks.insert(b, m);
-            }
+    /// What the session found on disk; a download still running keeps
+    /// its gauge.
+    pub fn on_disk(&mut self, disk: &BTreeMap<BookId, Downloaded>) {
+        if *disk != self.disk {
+            self.disk = disk.clone();
+            self.here
+                .retain(|_, m| matches!(m, DownloadMark::Running { .. }));
         }
     }
 
     pub fn progress(&mut self, id: BookId, done: u64, total: u64) {
-        self.marks.insert(id, DownloadMark::Running { done, total });
+        self.here.insert(id, DownloadMark::Running { done, total });
     }
 
     /// A download ended (done or failed); what is on disk comes next.
@@ -89,7 +96,7 @@ impl Downloads {
         } else {
             DownloadMark::Partial
         };
-        self.marks.insert(id.clone(), m);
+        self.here.insert(id.clone(), m);
     }
 }
 
@@ -102,7 +109,7 @@ mod tests {
         let mut d = Downloads::default();
         let (a, b) = (BookId::new("a"), BookId::new("b"));
         d.progress(a.clone(), 5, 10);
-        d.set_all(vec![(b.clone(), DownloadMark::Complete)]);
+        d.on_disk(&[(b.clone(), Downloaded::Complete)].into_iter().collect());
         assert_eq!(
             d.mark(&a),
             Some(DownloadMark::Running { done: 5, total: 10 })

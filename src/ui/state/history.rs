@@ -1,11 +1,12 @@
 //! The place history as the player keeps it: the marks of each book on
-//! this device (loaded from sync, extended as the listener jumps), "undo
-//! jump", and jumps picked in the book screen's history list. The rule for
-//! adding a mark is `domain::push_place_mark`, the same one sync stores with.
+//! this device (loaded from sync, extended as the session marks a jump),
+//! "undo jump", and jumps picked in the book screen's history list. The
+//! rule for adding a mark is `domain::push_place_mark`, the same one sync
+//! stores with.
 
 use super::*;
-use crate::domain::session::{Command, Start};
-use crate::domain::{EpochMillis, JumpCause, PlaceMark, push_place_mark};
+use crate::domain::session::{Place, Start};
+use crate::domain::{BookId, EpochMillis, JumpCause, Manifest, PlaceMark, push_place_mark};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default)]
@@ -65,19 +66,14 @@ impl App {
         !gone
     }
 
-    /// True when `book` is the session's (playing, paused or ready).
-    pub(super) fn plays(&self, book: &BookId) -> bool {
-        self.playing().is_some_and(|p| &p.book.id == book)
-    }
-
     /// Goes back to where the last jump started; the way back is a jump
     /// too, so pressing it again returns.
     pub(super) fn undo_jump(&mut self, fx: &mut Vec<Effect>) {
         let Some(book) = self.playing().map(|p| p.book.id.clone()) else {
-            self.toast("Nothing is playing.", false);
+            self.toast(NOTHING_PLAYING, false);
             return;
         };
-        let Some(target) = self.history.of(&book).last().cloned() else {
+        let Some(target) = self.book.history.of(&book).last().cloned() else {
             self.toast("No jump to undo in this book yet.", false);
             return;
         };
@@ -85,7 +81,7 @@ impl App {
         if !self.reachable(&target, manifest.as_ref()) {
             return;
         }
-        let at = crate::domain::session::Place {
+        let at = Place {
             chapter: target.chapter_id.clone(),
             position: target.position,
         };
@@ -101,10 +97,7 @@ impl App {
     }
 
     /// Enter on a row of the history list.
-    pub(super) fn history_jump(&mut self, fx: &mut Vec<Effect>) {
-        let Some(target) = self.history.row(&self.book.id, self.book.cursor).cloned() else {
-            return;
-        };
+    pub(super) fn history_jump(&mut self, target: PlaceMark, fx: &mut Vec<Effect>) {
         let manifest = self.book.manifest.clone();
         if !self.reachable(&target, manifest.as_ref()) {
             return;
@@ -121,8 +114,25 @@ impl App {
             self.open_book(id, fx);
         }
         if self.screen == Screen::Book {
-            self.book.pane = BookPane::History;
-            self.book.cursor = 0;
+            self.book.show_pane(BookPane::History);
+        }
+    }
+
+    /// "ch 7 12:31", with the chapter's number in the playing manifest
+    /// (or the open book's).
+    pub fn describe_position(&self, p: &Place) -> String {
+        let n = self
+            .playing()
+            .and_then(|np| np.manifest.position_of(&p.chapter))
+            .or_else(|| {
+                self.book
+                    .manifest
+                    .as_ref()
+                    .and_then(|m| m.position_of(&p.chapter))
+            });
+        match n {
+            Some(i) => format!("ch {} {}", i + 1, fmt_time(p.position)),
+            None => format!("{} {}", p.chapter, fmt_time(p.position)),
         }
     }
 }

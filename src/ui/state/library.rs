@@ -75,10 +75,12 @@ pub struct Search {
 mod arrival;
 mod facets;
 mod index;
+mod keys;
 mod scan;
 pub use arrival::Arrival;
 pub use facets::{Facet, Focus, GroupRow, sequence_in};
 use index::IdIndex;
+pub use keys::SEARCH_DEBOUNCE_MS;
 pub use scan::SCAN_CHUNK;
 use scan::Scan;
 
@@ -112,6 +114,8 @@ pub struct Library {
     pub categories: Vec<Category>,
     pub sort: Sort,
     pub search: Option<Search>,
+    /// Keys go to the search line (false once Enter moved focus to the list).
+    pub search_focus: bool,
     pub loaded: bool,
     pub from_cache: bool,
     /// Only the head of the cache is in; the rest is being read.
@@ -142,6 +146,7 @@ impl Default for Library {
             categories: Vec::new(),
             sort: Sort::Title,
             search: None,
+            search_focus: false,
             loaded: false,
             from_cache: false,
             partial: false,

@@ -1,36 +1,62 @@
 //! The app state as plain data, and the reducer: `App::update(Event)`
 //! returns the effects (backend requests) to carry out. No I/O here.
+//!
+//! The app keeps the screen, the listening session's snapshot (read only:
+//! the session's owner publishes it) and the routing of keys and answers.
+//! Each part of the screen is a sub-model that owns its state and update:
+//! - `library`: the list, its search, filter, sort and groups;
+//! - `book`: the book screen, its panes and the place histories;
+//! - `player`: the player bar's keys, each a command to the session;
+//! - `overlay`: the box open over the screen and its keys;
+//! - `up_next`: the play next list screen;
+//! - `login`: the login form; `toasts`: the messages they say.
+//!
+//! Around them: `session` takes the snapshots and events and words the
+//! session's news, `answers` routes the backends' answers, `reduce` routes
+//! the keys and the mouse, `history` jumps back (undo, the history list).
 
+pub mod book;
 pub mod downloads;
 pub mod history;
 pub mod library;
+pub mod login;
 pub mod msg;
 mod offline;
-mod overlay;
+pub mod overlay;
 mod playback;
+pub mod player;
 mod session;
 mod sleep;
-mod sound;
-mod stats;
+pub mod toasts;
 pub mod up_next;
 
 pub use crate::domain::session::{PlayState, Snapshot};
 pub use crate::domain::sleep::{SLEEP_CHOICES, SleepChoice, SleepTimer, parse_sleep};
+pub use book::{BookPane, BookScreen};
 pub use downloads::{DownloadMark, Downloads};
-pub use library::{Filter, Library, Search, Sort};
+pub use library::{Filter, Library, SEARCH_DEBOUNCE_MS, Search, Sort};
+pub use login::{LoginField, LoginForm};
 pub use msg::*;
-pub use overlay::Overlay;
+pub use overlay::{Overlay, Overlays};
 pub use playback::{NowPlaying, fmt_time, listened};
+pub use player::{NOTHING_PLAYING, Player};
 pub use sleep::choice_label;
-pub use sound::sound_parts;
+pub use toasts::{Toast, Toasts};
+pub use up_next::UpNextList;
 
+use crate::domain::LicenseStatus;
 use crate::domain::session::{Command, UpNextCommand};
-use crate::domain::{BookId, Bookmark, LicenseStatus, Manifest};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
-use std::collections::VecDeque;
+use toasts::Out;
 
-/// How long the search waits after the last keystroke before asking the server.
-pub const SEARCH_DEBOUNCE_MS: Millis = 350;
+/// "1 book", "12 books": a count with its word, plural when it is not 1.
+pub fn count(n: usize, word: &str) -> String {
+    match n {
+        1 => format!("1 {word}"),
+        n => format!("{n} {word}s"),
+    }
+}
+
 /// While playing, the clock ticks at most this often.
 pub const PLAYING_TICK_MS: Millis = 250;
 
@@ -58,58 +84,6 @@ impl Default for UiSettings {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoginField {
-    Address,
-    User,
-    Password,
-    Profile,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct LoginForm {
-    pub address: String,
-    pub user: String,
-    pub password: Password,
-    pub focus: usize,
-    pub error: Option<String>,
-    pub busy: bool,
-    pub profiles: Vec<String>,
-    pub profile: Option<String>,
-}
-
-impl LoginForm {
-    pub const FIELDS: [LoginField; 4] = [
-        LoginField::Address,
-        LoginField::User,
-        LoginField::Password,
-        LoginField::Profile,
-    ];
-    pub fn field(&self) -> LoginField {
-        Self::FIELDS[self.focus % Self::FIELDS.len()]
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BookPane {
-    #[default]
-    Chapters,
-    Bookmarks,
-    /// This device's place history of the book, newest first.
-    History,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct BookScreen {
-    pub id: BookId,
-    pub manifest: Option<Manifest>,
-    pub bookmarks: Vec<Bookmark>,
-    pub loading: bool,
-    pub pane: BookPane,
-    pub cursor: usize,
-    pub cover: crate::ui::covers::CoverState,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
     Login,
     Library,
@@ -121,13 +95,6 @@ pub enum Screen {
     UpNext,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Toast {
-    pub text: String,
-    pub error: bool,
-    pub until: Millis,
-}
-
 #[derive(Debug)]
 pub struct App {
     pub keymap: Keymap,
@@ -135,40 +102,34 @@ pub struct App {
     pub now: Millis,
     pub size: (u16, u16),
     pub screen: Screen,
-    /// Where Back goes from the license screen.
+    /// Where Back goes from the license, statistics and up next screens.
     pub prev_screen: Screen,
-    pub overlay: Option<Overlay>,
+    /// The listening session as its owner published it last: the book
+    /// (playing, paused or ready), the server's link, the sleep timer, up
+    /// next, the downloads. The player draws it; it never changes it.
+    pub snap: Snapshot,
     pub login: LoginForm,
-    pub session: Option<crate::ui::state::SessionInfo>,
+    pub session: Option<SessionInfo>,
     /// The server's address in use, when the profile lists several (the
     /// player bar says it).
     pub via: Option<String>,
     pub library: Library,
     pub book: BookScreen,
-    /// The listening session as its owner published it last: the book
-    /// (playing, paused or ready), the server's link, the sleep timer, up
-    /// next, the downloads. The player draws it; it never changes it.
-    pub snap: Snapshot,
-    /// The up next list screen's selected row.
-    pub up_next_cursor: usize,
-    /// Place history per book (this device).
-    pub history: history::Histories,
+    pub player: Player,
+    pub overlays: Overlays,
+    pub up_next: UpNextList,
     /// The wall-clock time at the loop's clock 0 (set by the event loop).
     pub clock_origin: crate::domain::EpochMillis,
     /// The local time zone's offset from UTC (set by the event loop).
     pub utc_offset_s: i64,
-    /// Times left are shown in the book's time instead of at the speed.
-    pub media_times: bool,
     /// The last listening statistics read (the stats screen).
     pub stats: Option<crate::domain::ListeningStats>,
     pub license: Option<LicenseStatus>,
     /// Set on 403 license_required: playback and sync are stopped.
     pub license_block: Option<String>,
-    pub toasts: VecDeque<Toast>,
-    /// Downloads this player runs (their gauges).
+    pub toasts: Toasts,
+    /// Downloads: on disk (the session's) and running here (their gauges).
     pub downloads: Downloads,
-    /// Keys go to the search line (false once Enter moved focus to the list).
-    pub search_focus: bool,
     /// Something visible changed since the last frame.
     pub dirty: bool,
     pub quit: bool,
@@ -183,24 +144,22 @@ impl App {
             size: (80, 24),
             screen: Screen::Login,
             prev_screen: Screen::Library,
-            overlay: None,
+            snap: Snapshot::default(),
             login: LoginForm::default(),
             session: None,
             via: None,
             library: Library::default(),
             book: BookScreen::default(),
-            snap: Snapshot::default(),
-            up_next_cursor: 0,
-            history: Default::default(),
+            player: Player::default(),
+            overlays: Overlays::default(),
+            up_next: UpNextList::default(),
             clock_origin: 0,
             utc_offset_s: 0,
             stats: None,
-            media_times: false,
             license: None,
             license_block: None,
-            toasts: VecDeque::new(),
+            toasts: Toasts::default(),
             downloads: Downloads::default(),
-            search_focus: false,
             dirty: true,
             quit: false,
         }
@@ -256,8 +215,8 @@ impl App {
         if let Some(t) = self.session_wake() {
             at(t);
         }
-        if let Some(t) = self.toasts.front() {
-            at(t.until);
+        if let Some(t) = self.toasts.next_change() {
+            at(t);
         }
         if let Some(t) = self.library.search.as_ref().and_then(|s| s.ask_server_at) {
             at(t);
@@ -278,45 +237,23 @@ impl App {
         self.snap.listening.as_ref()
     }
 
+    /// A toast (the sub-models say theirs through [`Out`]).
     pub fn toast(&mut self, text: impl Into<String>, error: bool) {
-        let until = self.now + if error { 6000 } else { 3000 };
-        self.toasts.push_back(Toast {
-            text: text.into(),
-            error,
-            until,
-        });
-        while self.toasts.len() > 3 {
-            self.toasts.pop_front();
-        }
+        self.toasts.push(text.into(), error);
         self.dirty = true;
     }
 
     fn tick(&mut self, now: Millis, fx: &mut Vec<Effect>) {
         self.now = now;
-        let before = self.toasts.len();
-        while self.toasts.front().is_some_and(|t| t.until <= now) {
-            self.toasts.pop_front();
-        }
-        if self.toasts.len() != before {
+        if self.toasts.tick(now) {
             self.dirty = true;
         }
-        if let Some(search) = self.library.search.as_mut()
-            && search.ask_server_at.is_some_and(|t| t <= now)
-        {
-            search.ask_server_at = None;
-            let q = search.query.trim().to_owned();
-            if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
-                search.asked = Some(q.clone());
-                // Offline, the books already here are what is searched.
-                if !self.offline() {
-                    fx.push(Effect::Search(q));
-                }
-            }
-        }
-        if self.library.step_scan() {
-            self.dirty = true;
-        }
-        if self.is_playing() {
+        let offline = self.offline();
+        let mut out = Out {
+            fx,
+            toasts: &mut self.toasts,
+        };
+        if self.library.tick(now, offline, &mut out) || self.is_playing() {
             self.dirty = true;
         }
     }
@@ -328,31 +265,45 @@ impl App {
             return;
         }
         // The next key during the countdown starts the book now, as
-        // MPRIS Next does; any other key cancels it. Typed text is not a
-        // key: an `n` in the search line or the login form cancels.
-        let typing = self.screen == Screen::Login
-            || (self.screen == Screen::Library && self.search_editing());
-        if self.snap.up_next.countdown.is_some() && self.overlay.is_none() {
-            let go = !typing && self.keymap.action(key) == Some(Action::NextChapter);
-            let c = if go {
-                UpNextCommand::Go
-            } else {
-                UpNextCommand::Cancel
+        // MPRIS Next does; any other key only cancels it, also over a box.
+        // Typed text is not a key: an `n` in the search line or the login
+        // form cancels.
+        let typing = self.screen == Screen::Login || self.search_editing();
+        if let Some(c) = &self.snap.up_next.countdown {
+            let go = !typing
+                && !self.overlays.is_open()
+                && self.keymap.action(key) == Some(Action::NextChapter);
+            let c = match go {
+                true => UpNextCommand::Go,
+                false => {
+                    let text = format!("Up next cancelled: “{}” does not start.", c.next.title);
+                    self.toast(text, false);
+                    UpNextCommand::Cancel
+                }
             };
             fx.push(Effect::Session(Command::UpNext(c)));
             return;
         }
-        if self.overlay.is_some() {
+        if self.overlays.is_open() {
             self.overlay_key(key, fx);
             return;
         }
         // Text input first: the login form and the search line own the keys.
         if self.screen == Screen::Login {
-            self.login_key(key, fx);
+            if self.login.key(key, self.session.is_some(), fx) == login::Leave::Back {
+                self.screen = Screen::Library;
+            }
             return;
         }
-        if self.screen == Screen::Library && self.search_editing() && self.search_key(key, fx) {
-            return;
+        if self.search_editing() {
+            let offline = self.offline();
+            let mut out = Out {
+                fx,
+                toasts: &mut self.toasts,
+            };
+            if self.library.search_key(key, self.now, offline, &mut out) {
+                return;
+            }
         }
         let Some(action) = self.keymap.action(key) else {
             return;
@@ -361,62 +312,39 @@ impl App {
     }
 
     fn search_editing(&self) -> bool {
-        self.library.search.is_some() && self.screen == Screen::Library && self.search_focus
+        self.screen == Screen::Library && self.library.search_editing()
     }
 
-    /// Handles a key typed into the search line; false hands it on.
-    fn search_key(&mut self, key: Key, fx: &mut Vec<Effect>) -> bool {
-        let Some(search) = self.library.search.as_mut() else {
-            return false;
+    /// A key for the open box, and what its closing leaves to do.
+    fn overlay_key(&mut self, key: Key, fx: &mut Vec<Effect>) {
+        let action = self.keymap.action(key);
+        let mut out = Out {
+            fx,
+            toasts: &mut self.toasts,
         };
-        match key.code {
-            KeyCode::Char(c) if !key.ctrl && !key.alt => search.query.push(c),
-            KeyCode::Backspace => {
-                if search.query.pop().is_none() {
-                    self.close_search();
-                    return true;
-                }
+        match self.overlays.key(key, action, &mut out) {
+            overlay::Closed::Nothing => {}
+            overlay::Closed::Restart(book) => self.restart(book, fx),
+            overlay::Closed::Continue(at) => {
+                let text = format!("Continuing at {}", self.describe_position(&at));
+                self.toast(text, false);
             }
-            KeyCode::Esc => {
-                self.close_search();
-                return true;
-            }
-            KeyCode::Enter => {
-                let q = search.query.trim().to_owned();
-                search.ask_server_at = None;
-                if !q.is_empty() && search.asked.as_deref() != Some(q.as_str()) {
-                    search.asked = Some(q.clone());
-                    if self.offline() {
-                        self.search_focus = false;
-                        self.toast(
-                            "The server cannot be reached: only the books shown here are searched.",
-                            false,
-                        );
-                        return true;
-                    }
-                    fx.push(Effect::Search(q));
-                }
-                self.search_focus = false;
-                return true;
-            }
-            KeyCode::Up | KeyCode::Down | KeyCode::PageUp | KeyCode::PageDown => return false,
-            _ => return true,
         }
-        search.ask_server_at = Some(self.now + SEARCH_DEBOUNCE_MS);
-        self.library.rebuild(None);
-        self.library.offset = 0;
-        true
     }
 
-    fn close_search(&mut self) {
-        let keep = self.library.selected().map(|b| b.id.clone());
-        self.library.search = None;
-        self.search_focus = false;
-        self.library.rebuild(keep);
+    /// Opens a screen reached from anywhere (license, statistics, up
+    /// next); Back returns to where it was opened from.
+    fn go_to(&mut self, screen: Screen) {
+        if !matches!(
+            self.screen,
+            Screen::License | Screen::Stats | Screen::UpNext
+        ) {
+            self.prev_screen = self.screen;
+        }
+        self.screen = screen;
     }
 }
 
 mod answers;
-mod browse;
 mod cover;
 mod reduce;

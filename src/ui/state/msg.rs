@@ -233,6 +233,10 @@ pub enum Answer {
         book: BookId,
         complete: bool,
     },
+    /// This many changes the server refused are sent again.
+    RefusedRetried(usize),
+    /// This many changes the server refused were dropped.
+    RefusedDropped(usize),
     /// A plain-words failure of some request.
     Failed(String),
     Notice(String),

@@ -1,10 +1,10 @@
 //! Overlays that sit on top of a screen and take the keys while open:
 //! help, sleep menu, bookmark note, confirmations, the conflict prompt.
 
-use super::App;
 use super::msg::Effect;
-use crate::domain::session::{Command, Keep, Place as Position};
-use crate::domain::sleep::{SLEEP_CHOICES, parse_sleep};
+use super::toasts::Out;
+use crate::domain::session::{Command, Keep, Place};
+use crate::domain::sleep::{SLEEP_CHOICES, SleepChoice, parse_sleep};
 use crate::domain::{BookId, ChapterId};
 use crate::ui::keymap::{Action, Key, KeyCode};
 
@@ -33,189 +33,207 @@ pub enum Overlay {
     },
     Conflict {
         book: BookId,
-        server: Position,
-        local: Position,
+        server: Place,
+        local: Place,
         /// 0: server, 1: this device.
         cursor: usize,
     },
 }
 
-impl App {
-    pub(super) fn overlay_key(&mut self, key: Key, fx: &mut Vec<Effect>) {
-        let action = self.keymap.action(key);
-        let Some(overlay) = self.overlay.as_mut() else {
-            return;
+/// The box open over the screen, if any.
+#[derive(Debug, Clone, Default)]
+pub struct Overlays {
+    pub open: Option<Overlay>,
+}
+
+/// What a closed box leaves to the app.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Closed {
+    Nothing,
+    /// Yes to restarting this book.
+    Restart(BookId),
+    /// The place chosen in the conflict prompt (the session was told).
+    Continue(Place),
+}
+
+/// The keys a box keeps open on: true closes it.
+type Done = bool;
+
+impl Overlays {
+    pub fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
+    pub fn show(&mut self, o: Overlay) {
+        self.open = Some(o);
+    }
+
+    /// The sleep menu, on its first choice.
+    pub(super) fn sleep_menu(&mut self) {
+        self.show(Overlay::Sleep {
+            cursor: 0,
+            typed: String::new(),
+        });
+    }
+
+    /// A key for the open box.
+    pub(super) fn key(&mut self, key: Key, action: Option<Action>, out: &mut Out) -> Closed {
+        let Some(open) = self.open.as_mut() else {
+            return Closed::Nothing;
         };
-        let close = match overlay {
-            Overlay::Help { scroll } => match action {
-                Some(Action::Down) => {
-                    *scroll += 1;
-                    false
-                }
-                Some(Action::Up) => {
-                    *scroll = scroll.saturating_sub(1);
-                    false
-                }
-                Some(Action::PageDown) => {
-                    *scroll += 10;
-                    false
-                }
-                Some(Action::PageUp) => {
-                    *scroll = scroll.saturating_sub(10);
-                    false
-                }
-                _ => true,
-            },
-            Overlay::Sleep { typed, .. } if matches!(key.code, KeyCode::Char(c) if !key.ctrl && !key.alt && (c.is_ascii_digit() || ":hHmMcC".contains(c))) =>
-            {
-                if let KeyCode::Char(c) = key.code
-                    && typed.len() < 8
-                {
-                    typed.push(c);
-                }
-                false
-            }
-            Overlay::Sleep { typed, .. } if key.code == KeyCode::Backspace => {
-                typed.pop();
-                false
-            }
-            Overlay::Sleep { typed, .. } if key.code == KeyCode::Enter && !typed.is_empty() => {
-                match parse_sleep(typed) {
-                    Ok(choice) => {
-                        self.set_sleep(choice, fx);
-                        true
-                    }
-                    Err(e) => {
-                        typed.clear();
-                        self.toast(e, true);
-                        false
-                    }
-                }
-            }
-            Overlay::Sleep { cursor, .. } => match action {
-                Some(Action::Down) => {
-                    *cursor = (*cursor + 1).min(SLEEP_CHOICES.len() - 1);
-                    false
-                }
-                Some(Action::Up) => {
-                    *cursor = cursor.saturating_sub(1);
-                    false
-                }
-                Some(Action::Open) => {
-                    let choice = SLEEP_CHOICES[*cursor];
-                    self.set_sleep(choice, fx);
-                    true
-                }
-                Some(Action::Back | Action::SleepTimer) => true,
-                _ => false,
-            },
+        let mut closed = Closed::Nothing;
+        let yes = matches!(key.code, KeyCode::Char('y' | 'Y'));
+        let done = match open {
+            Overlay::Help { scroll } => help_key(scroll, action),
+            Overlay::Sleep { cursor, typed } => sleep_key(cursor, typed, key, action, out),
             Overlay::BookmarkNote { note, .. } => match key.code {
-                KeyCode::Esc => true,
                 KeyCode::Enter => {
-                    if let Some(Overlay::BookmarkNote {
-                        book,
-                        chapter,
-                        position,
-                        note,
-                    }) = self.overlay.take()
-                    {
-                        let note = note.trim().to_owned();
-                        fx.push(Effect::AddBookmark {
-                            book,
-                            chapter,
-                            position,
-                            note: (!note.is_empty()).then_some(note),
-                        });
-                    }
+                    self.save_bookmark(out);
                     true
                 }
-                KeyCode::Backspace => {
-                    note.pop();
-                    false
-                }
-                KeyCode::Char(c) if !key.ctrl && !key.alt => {
-                    if note.chars().count() < 500 {
-                        note.push(c);
-                    }
-                    false
-                }
-                _ => false,
+                _ => note_key(note, key),
             },
             Overlay::ConfirmRestart { book } => {
-                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
-                    let book = book.clone();
-                    self.restart(book, fx);
+                if yes {
+                    closed = Closed::Restart(book.clone());
                 }
                 true
             }
             Overlay::ConfirmDiscardRefused { .. } => {
-                if matches!(key.code, KeyCode::Char('y' | 'Y')) {
-                    fx.push(Effect::DiscardRefused);
+                if yes {
+                    out.effect(Effect::DiscardRefused);
                 }
                 true
             }
             Overlay::Conflict {
                 book,
-                cursor,
                 server,
                 local,
-            } => match (action, key.code) {
-                (Some(Action::Down | Action::Up), _) | (_, KeyCode::Tab) => {
-                    *cursor = 1 - *cursor;
-                    false
-                }
-                (_, KeyCode::Char('s')) => {
-                    *cursor = 0;
-                    false
-                }
-                (_, KeyCode::Char('d')) => {
-                    *cursor = 1;
-                    false
-                }
-                (Some(Action::Open), _) => {
-                    let keep = if *cursor == 0 {
-                        Keep::Server
-                    } else {
-                        Keep::Local
-                    };
-                    let (book, at) = (
-                        book.clone(),
-                        if *cursor == 0 {
-                            server.clone()
-                        } else {
-                            local.clone()
-                        },
-                    );
-                    fx.push(Effect::Session(Command::Choose { book, keep }));
-                    self.toast(
-                        format!("Continuing at {}", self.describe_position(&at)),
-                        false,
-                    );
+                cursor,
+            } => match conflict_key(cursor, key, action) {
+                Some(keep) => {
+                    let book = book.clone();
+                    out.send(Command::Choose { book, keep });
+                    closed = Closed::Continue(match keep {
+                        Keep::Server => server.clone(),
+                        Keep::Local => local.clone(),
+                    });
                     true
                 }
-                // The choice cannot be skipped: it decides where we play.
-                _ => false,
+                None => false,
             },
         };
-        if close {
-            self.overlay = None;
+        if done {
+            self.open = None;
         }
+        closed
     }
 
-    /// "ch 7 12:31", with the chapter's number in the playing manifest.
-    pub fn describe_position(&self, p: &Position) -> String {
-        let n = self
-            .playing()
-            .and_then(|np| np.manifest.position_of(&p.chapter))
-            .or_else(|| {
-                self.book
-                    .manifest
-                    .as_ref()
-                    .and_then(|m| m.position_of(&p.chapter))
+    fn save_bookmark(&mut self, out: &mut Out) {
+        if let Some(Overlay::BookmarkNote {
+            book,
+            chapter,
+            position,
+            note,
+        }) = self.open.take()
+        {
+            let note = note.trim().to_owned();
+            out.effect(Effect::AddBookmark {
+                book,
+                chapter,
+                position,
+                note: (!note.is_empty()).then_some(note),
             });
-        match n {
-            Some(i) => format!("ch {} {}", i + 1, super::fmt_time(p.position)),
-            None => format!("{} {}", p.chapter, super::fmt_time(p.position)),
         }
     }
+}
+
+fn help_key(scroll: &mut usize, action: Option<Action>) -> Done {
+    match action {
+        Some(Action::Down) => *scroll += 1,
+        Some(Action::Up) => *scroll = scroll.saturating_sub(1),
+        Some(Action::PageDown) => *scroll += 10,
+        Some(Action::PageUp) => *scroll = scroll.saturating_sub(10),
+        _ => return true,
+    }
+    false
+}
+
+fn sleep_key(
+    cursor: &mut usize,
+    typed: &mut String,
+    key: Key,
+    action: Option<Action>,
+    out: &mut Out,
+) -> Done {
+    let set = |choice: SleepChoice, out: &mut Out| out.send(Command::Sleep(choice));
+    match key.code {
+        KeyCode::Char(c)
+            if !key.ctrl && !key.alt && (c.is_ascii_digit() || ":hHmMcC".contains(c)) =>
+        {
+            if typed.len() < 8 {
+                typed.push(c);
+            }
+            return false;
+        }
+        KeyCode::Backspace => {
+            typed.pop();
+            return false;
+        }
+        KeyCode::Enter if !typed.is_empty() => {
+            return match parse_sleep(typed) {
+                Ok(choice) => {
+                    set(choice, out);
+                    true
+                }
+                Err(e) => {
+                    typed.clear();
+                    out.error(e);
+                    false
+                }
+            };
+        }
+        _ => {}
+    }
+    match action {
+        Some(Action::Down) => *cursor = (*cursor + 1).min(SLEEP_CHOICES.len() - 1),
+        Some(Action::Up) => *cursor = cursor.saturating_sub(1),
+        Some(Action::Open) => {
+            set(SLEEP_CHOICES[*cursor], out);
+            return true;
+        }
+        Some(Action::Back | Action::SleepTimer) => return true,
+        _ => {}
+    }
+    false
+}
+
+fn note_key(note: &mut String, key: Key) -> Done {
+    match key.code {
+        KeyCode::Esc => return true,
+        KeyCode::Backspace => {
+            note.pop();
+        }
+        KeyCode::Char(c) if !key.ctrl && !key.alt && note.chars().count() < 500 => note.push(c),
+        _ => {}
+    }
+    false
+}
+
+/// The conflict prompt's keys: the side chosen with Enter (it cannot be
+/// skipped: it decides where playback goes on).
+fn conflict_key(cursor: &mut usize, key: Key, action: Option<Action>) -> Option<Keep> {
+    match (action, key.code) {
+        (Some(Action::Down | Action::Up), _) | (_, KeyCode::Tab) => *cursor = 1 - *cursor,
+        (_, KeyCode::Char('s')) => *cursor = 0,
+        (_, KeyCode::Char('d')) => *cursor = 1,
+        (Some(Action::Open), _) => {
+            return Some(match *cursor {
+                0 => Keep::Server,
+                _ => Keep::Local,
+            });
+        }
+        _ => {}
+    }
+    None
 }

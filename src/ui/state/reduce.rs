@@ -1,17 +1,16 @@
-//! The reducer's branches for input: actions, the login form and the mouse
-//! (answers from the backends and the sleep timer are in `answers`).
+//! The reducer's routing of input: each action goes to the sub-model it
+//! belongs to (the player's keys, the screens and lists, what is done to
+//! a book), and the mouse (answers from the backends are in `answers`).
 
+use super::book::Pick;
+use super::library::Facet;
 use super::*;
-use crate::domain::session::{Command, Start};
-use crate::domain::{ChapterId, JumpCause};
+use crate::domain::session::Start;
+use crate::domain::{BookId, ChapterId, JumpCause, Manifest, Queued};
 use crate::ui::views::layout::Areas;
 
-const SPEED_MIN: f32 = 0.5;
-const SPEED_MAX: f32 = 3.0;
-
-fn step_speed(speed: f32, delta: f32) -> f32 {
-    (((speed + delta) * 20.0).round() / 20.0).clamp(SPEED_MIN, SPEED_MAX)
-}
+const LICENSE_STOP: &str =
+    "Playback is stopped: the server has no valid license (press i for details).";
 
 impl App {
     pub(super) fn list_height(&self) -> usize {
@@ -28,187 +27,80 @@ impl App {
 
     pub(super) fn action(&mut self, action: Action, fx: &mut Vec<Effect>) {
         use Action as A;
-        if self.license_block.is_some()
-            && matches!(
-                action,
-                A::PlayPause
-                    | A::SkipBackShort
-                    | A::SkipForwardShort
-                    | A::SkipBackLong
-                    | A::SkipForwardLong
-                    | A::NextChapter
-                    | A::PrevChapter
-                    | A::UndoJump
-            )
-        {
-            self.toast(LICENSE_STOP, true);
+        let plays = matches!(
+            action,
+            A::PlayPause
+                | A::SkipBackShort
+                | A::SkipForwardShort
+                | A::SkipBackLong
+                | A::SkipForwardLong
+                | A::NextChapter
+                | A::PrevChapter
+                | A::UndoJump
+        );
+        if plays && self.license_stops() {
             return;
         }
-        match action {
-            A::Quit => {
-                fx.push(Effect::Session(Command::Flush));
-                fx.push(Effect::Quit);
-            }
-            A::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
-            A::Back => self.back(fx),
-            A::Up | A::Down | A::Top | A::Bottom | A::PageUp | A::PageDown => self.navigate(action),
-            A::Open => self.open(fx),
-            A::Search => {
-                self.screen = Screen::Library;
-                if self.library.search.is_none() {
-                    self.library.search = Some(Search::default());
-                }
-                self.search_focus = true;
-            }
+        if !self.playback_action(action, fx) && !self.screen_action(action, fx) {
+            self.book_action(action, fx);
+        }
+    }
+
+    /// The keys of the session's book; false when `a` is not one.
+    fn playback_action(&mut self, a: Action, fx: &mut Vec<Effect>) -> bool {
+        use Action as A;
+        match a {
             // On another book's screen, Space plays that book (its screen
             // says so), not the one in the player bar.
             A::PlayPause if self.screen == Screen::Book && !self.plays(&self.book.id.clone()) => {
                 self.play_book(Start::Resume, fx)
             }
-            A::PlayPause => fx.push(Effect::Session(Command::Toggle)),
-            A::SkipBackShort => self.skip(-self.settings.short_skip, fx),
-            A::SkipForwardShort => self.skip(self.settings.short_skip, fx),
-            A::SkipBackLong => self.skip(-self.settings.long_skip, fx),
-            A::SkipForwardLong => self.skip(self.settings.long_skip, fx),
-            A::SpeedDown => self.set_speed(-0.05, fx),
-            A::SpeedUp => self.set_speed(0.05, fx),
-            A::SpeedDownBig => self.set_speed(-0.25, fx),
-            A::SpeedUpBig => self.set_speed(0.25, fx),
-            A::VolumeDown | A::VolumeUp => {
-                let d = if action == A::VolumeUp { 0.05 } else { -0.05 };
-                let now = self.playing().map_or(1.0, |p| p.volume);
-                let v = ((now + d) * 20.0).round().clamp(0.0, 20.0) / 20.0;
-                fx.push(Effect::Session(Command::Volume(v)));
+            A::SleepTimer => self.overlays.sleep_menu(),
+            A::Bookmark => self.start_bookmark(),
+            A::UndoJump => self.undo_jump(fx),
+            A::NowPlaying => match self.playing().map(|p| p.book.id.clone()) {
+                Some(id) => self.open_book(id, fx),
+                None => self.toast(NOTHING_PLAYING, false),
+            },
+            _ => {
+                let mut out = Out {
+                    fx,
+                    toasts: &mut self.toasts,
+                };
+                let np = self.snap.listening.as_ref();
+                return self.player.action(a, np, &self.settings, &mut out);
             }
-            A::BoostDown | A::BoostUp | A::Normalize | A::SkipSilence => {
-                self.sound_action(action, fx)
+        }
+        true
+    }
+
+    /// Moving between screens and in lists; false when `a` is not such a key.
+    fn screen_action(&mut self, a: Action, fx: &mut Vec<Effect>) -> bool {
+        use Action as A;
+        match a {
+            A::Quit => {
+                fx.push(Effect::Session(Command::Flush));
+                fx.push(Effect::Quit);
             }
-            // In the last chapter the session goes on to up next.
-            A::NextChapter => fx.push(Effect::Session(Command::NextChapter)),
-            A::PrevChapter => fx.push(Effect::Session(Command::PrevChapter)),
-            A::SleepTimer => {
-                self.overlay = Some(Overlay::Sleep {
-                    cursor: 0,
-                    typed: String::new(),
-                })
+            A::Help => self.overlays.show(Overlay::Help { scroll: 0 }),
+            A::Back => self.back(fx),
+            A::Up | A::Down | A::Top | A::Bottom | A::PageUp | A::PageDown => self.navigate(a),
+            A::Open => self.open(fx),
+            A::Search => {
+                self.screen = Screen::Library;
+                self.library.open_search();
             }
-            A::SleepExtend => fx.push(Effect::Session(Command::SleepExtend)),
-            A::TimeLeftMode => {
-                self.media_times = !self.media_times;
-                self.toast(
-                    if self.media_times {
-                        "Times left: in the book's time (as at 1×)"
-                    } else {
-                        "Times left: at your speed"
-                    },
-                    false,
-                );
-            }
-            A::Favorite => {
-                if let Some(b) = self.current_book() {
-                    let (book, favorite) = (b.id.clone(), !b.favorite);
-                    self.library.update_book(&book, |b| b.favorite = favorite);
-                    fx.push(Effect::SetFavorite { book, favorite });
-                }
-            }
-            A::Filter | A::Category | A::Sort if self.screen == Screen::Library => {
-                let keep = self.library.selected().map(|b| b.id.clone());
-                match action {
-                    A::Filter => self.library.filter = self.library.filter.next(),
-                    A::Category => self.library.next_category(),
-                    _ => self.library.sort = self.library.sort.next(),
-                }
-                self.library.rebuild(keep);
-            }
-            A::Filter | A::Category | A::Sort => {}
-            A::Group | A::AuthorBooks | A::NarratorBooks | A::SeriesBooks => self.browse(action),
             A::Refresh if self.screen == Screen::License => fx.push(Effect::LoadLicense),
             A::Refresh if self.screen == Screen::Stats => fx.push(Effect::LoadStats),
             A::Refresh => self.refresh(fx),
-            A::NowPlaying => {
-                if let Some(id) = self.playing().map(|p| p.book.id.clone()) {
-                    self.open_book(id, fx);
-                }
-            }
-            A::Bookmark => self.start_bookmark(),
-            A::Bookmarks if self.screen == Screen::Book => {
-                self.book.pane = match self.book.pane {
-                    BookPane::Chapters => BookPane::Bookmarks,
-                    BookPane::Bookmarks => BookPane::History,
-                    BookPane::History => BookPane::Chapters,
-                };
-                self.book.cursor = 0;
-            }
-            A::UpNextAdd => self.up_next_toggle(fx),
-            A::UpNext => self.show_up_next(),
-            A::MoveEarlier => self.up_next_shift(-1, fx),
-            A::MoveLater => self.up_next_shift(1, fx),
-            A::UndoJump => self.undo_jump(fx),
             A::History => self.show_history(fx),
-            A::Stats => self.show_stats(fx),
-            A::Bookmarks => {}
-            A::Delete if self.screen == Screen::UpNext => self.up_next_toggle(fx),
-            A::Delete => {
-                if self.screen == Screen::Book
-                    && self.book.pane == BookPane::Bookmarks
-                    && let Some(bm) = self.book.bookmarks.get(self.book.cursor)
-                {
-                    fx.push(Effect::DeleteBookmark {
-                        book: bm.book_id.clone(),
-                        id: bm.id.clone(),
-                    });
-                }
+            A::Stats => {
+                self.go_to(Screen::Stats);
+                fx.push(Effect::LoadStats);
             }
-            A::MarkFinished => {
-                if let Some(b) = self.current_book() {
-                    let finished = !b.progress.as_ref().is_some_and(|p| p.finished);
-                    let id = b.id.clone();
-                    fx.push(Effect::Session(Command::MarkFinished {
-                        book: id,
-                        finished,
-                    }));
-                    self.toast(
-                        if finished {
-                            "Marked finished"
-                        } else {
-                            "Marked unfinished"
-                        },
-                        false,
-                    );
-                }
-            }
-            A::RetryRefused | A::DiscardRefused if self.snap.queue.refused == 0 => {
-                self.toast("No change was refused by the server.", false)
-            }
-            A::RetryRefused => fx.push(Effect::RetryRefused),
-            A::DiscardRefused => {
-                self.overlay = Some(Overlay::ConfirmDiscardRefused {
-                    count: self.snap.queue.refused,
-                })
-            }
-            A::Restart => {
-                if let Some(b) = self.current_book() {
-                    self.overlay = Some(Overlay::ConfirmRestart { book: b.id.clone() });
-                }
-            }
-            A::Download if self.needs_server("Downloading") => {}
-            A::Download => {
-                if let Some(b) = self.current_book() {
-                    let (id, title) = (b.id.clone(), b.title.clone());
-                    if matches!(self.downloads.mark(&id), Some(DownloadMark::Running { .. })) {
-                        self.toast(format!("\"{title}\" is downloading already."), false);
-                    } else {
-                        self.downloads.progress(id.clone(), 0, 0);
-                        self.toast(format!("Downloading \"{title}\"…"), false);
-                        fx.push(Effect::Download(id));
-                    }
-                }
-            }
+            A::UpNext => self.go_to(Screen::UpNext),
             A::License => {
-                if !matches!(self.screen, Screen::License | Screen::Stats) {
-                    self.prev_screen = self.screen;
-                }
-                self.screen = Screen::License;
+                self.go_to(Screen::License);
                 fx.push(Effect::LoadLicense);
             }
             A::Profiles => {
@@ -216,6 +108,79 @@ impl App {
                 self.login.error = None;
                 self.login.busy = false;
             }
+            A::Filter | A::Category | A::Sort if self.screen == Screen::Library => {
+                self.library.next_view(a)
+            }
+            A::Group if self.screen == Screen::Library => {
+                let mut out = Out {
+                    fx,
+                    toasts: &mut self.toasts,
+                };
+                self.library.group_key(&mut out);
+            }
+            A::AuthorBooks => self.follow_link(Facet::Author, fx),
+            A::NarratorBooks => self.follow_link(Facet::Narrator, fx),
+            A::SeriesBooks => self.follow_link(Facet::Series, fx),
+            _ => return false,
+        }
+        true
+    }
+
+    /// What is done to the book looked at, the up next list and the
+    /// changes the server refused.
+    fn book_action(&mut self, a: Action, fx: &mut Vec<Effect>) {
+        use Action as A;
+        let current = self.current_book().cloned();
+        let mut out = Out {
+            fx,
+            toasts: &mut self.toasts,
+        };
+        let on_up_next = self.screen == Screen::UpNext;
+        match a {
+            A::Favorite => {
+                if let Some(b) = current {
+                    let (book, favorite) = (b.id.clone(), !b.favorite);
+                    self.library.update_book(&book, |b| b.favorite = favorite);
+                    out.effect(Effect::SetFavorite { book, favorite });
+                }
+            }
+            A::Bookmarks if self.screen == Screen::Book => self.book.next_pane(),
+            A::Delete if on_up_next => self.up_next_toggle(fx),
+            A::Delete if self.screen == Screen::Book => self.book.delete_bookmark(&mut out),
+            A::MarkFinished => {
+                if let Some(b) = current {
+                    let finished = !b.progress.as_ref().is_some_and(|p| p.finished);
+                    let book = b.id.clone();
+                    out.send(Command::MarkFinished {
+                        book: book.clone(),
+                        finished,
+                    });
+                    out.say(match finished {
+                        true => "Marked finished",
+                        false => "Marked unfinished",
+                    });
+                    self.marked_finished(&book, finished);
+                }
+            }
+            A::RetryRefused | A::DiscardRefused if self.snap.queue.refused == 0 => {
+                out.say("No change was refused by the server.")
+            }
+            A::RetryRefused => out.effect(Effect::RetryRefused),
+            A::DiscardRefused => self.overlays.show(Overlay::ConfirmDiscardRefused {
+                count: self.snap.queue.refused,
+            }),
+            A::Restart => {
+                if let Some(b) = current {
+                    self.overlays.show(Overlay::ConfirmRestart { book: b.id });
+                }
+            }
+            A::Download => self.download(fx),
+            A::UpNextAdd => self.up_next_toggle(fx),
+            A::MoveEarlier | A::MoveLater if on_up_next => {
+                let by = if a == A::MoveEarlier { -1 } else { 1 };
+                self.up_next.shift(by, &self.snap.up_next, &mut out);
+            }
+            _ => {}
         }
     }
 
@@ -228,14 +193,78 @@ impl App {
         }
     }
 
+    /// The session's book was marked: its row says so at once (sync tells
+    /// the new place of any other book, not of the session's), so the
+    /// next `m` undoes it.
+    fn marked_finished(&mut self, book: &BookId, finished: bool) {
+        let Some(np) = self.playing().filter(|p| &p.book.id == book) else {
+            return;
+        };
+        let here = crate::domain::Progress {
+            chapter_id: np.chapter.clone(),
+            position: np.position,
+            book_position: np.book_progress().0,
+            finished,
+            client_updated_at: Some(self.wall_now()),
+            server_updated_at: None,
+        };
+        self.library.update_book(book, |b| match &mut b.progress {
+            Some(p) => p.finished = finished,
+            None => b.progress = Some(here),
+        });
+    }
+
+    fn follow_link(&mut self, facet: Facet, fx: &mut Vec<Effect>) {
+        let Some(book) = self.current_book().cloned() else {
+            return;
+        };
+        let mut out = Out {
+            fx,
+            toasts: &mut self.toasts,
+        };
+        if self.library.follow_link(facet, &book, &mut out) {
+            self.screen = Screen::Library;
+        }
+    }
+
+    fn download(&mut self, fx: &mut Vec<Effect>) {
+        if self.needs_server("Downloading") {
+            return;
+        }
+        let Some(b) = self.current_book() else {
+            return;
+        };
+        let (id, title) = (b.id.clone(), b.title.clone());
+        if matches!(self.downloads.mark(&id), Some(DownloadMark::Running { .. })) {
+            self.toast(format!("\"{title}\" is downloading already."), false);
+        } else {
+            self.downloads.progress(id.clone(), 0, 0);
+            self.toast(format!("Downloading \"{title}\"…"), false);
+            fx.push(Effect::Download(id));
+        }
+    }
+
+    /// The add key: the book looked at (or the list's selected row) goes
+    /// to the end of the up next list, or leaves it.
+    fn up_next_toggle(&mut self, fx: &mut Vec<Effect>) {
+        let book = match self.screen {
+            Screen::UpNext => self.up_next.selected(&self.snap.up_next).cloned(),
+            _ => self.current_book().map(Queued::of),
+        };
+        if let Some(book) = book {
+            let mut out = Out {
+                fx,
+                toasts: &mut self.toasts,
+            };
+            self.up_next.toggle(book, &self.snap.up_next, &mut out);
+        }
+    }
+
     fn back(&mut self, fx: &mut Vec<Effect>) {
         match self.screen {
             Screen::Book => self.screen = Screen::Library,
             Screen::License | Screen::Stats | Screen::UpNext => self.screen = self.prev_screen,
-            Screen::Library if self.library.search.is_some() => self.close_search(),
-            Screen::Library if self.library.focus.is_some() || self.library.group.is_some() => {
-                self.browse_back();
-            }
+            Screen::Library if self.library.back() => {}
             Screen::Library | Screen::Login => {
                 fx.push(Effect::Session(Command::Flush));
                 fx.push(Effect::Quit);
@@ -258,25 +287,8 @@ impl App {
                 self.library.move_by(delta);
                 self.library.scroll_into_view(self.list_height());
             }
-            Screen::Book => {
-                let len = match self.book.pane {
-                    BookPane::Chapters => self.book.manifest.as_ref().map_or(0, |m| m.items.len()),
-                    BookPane::Bookmarks => self.book.bookmarks.len(),
-                    BookPane::History => self.history.of(&self.book.id).len(),
-                };
-                self.book.cursor = self
-                    .book
-                    .cursor
-                    .saturating_add_signed(delta)
-                    .min(len.saturating_sub(1));
-            }
-            Screen::UpNext => {
-                let len = self.snap.up_next.list.len();
-                self.up_next_cursor = self
-                    .up_next_cursor
-                    .saturating_add_signed(delta)
-                    .min(len.saturating_sub(1));
-            }
+            Screen::Book => self.book.move_by(delta),
+            Screen::UpNext => self.up_next.move_by(delta, self.snap.up_next.list.len()),
             _ => {}
         }
     }
@@ -289,51 +301,30 @@ impl App {
                     self.open_book(id, fx);
                 }
             }
-            Screen::Book if self.book.pane == BookPane::History => self.history_jump(fx),
-            Screen::UpNext => self.up_next_open(fx),
-            Screen::Book => {
-                let start = match self.book.pane {
-                    BookPane::History => None,
-                    BookPane::Chapters => self
-                        .book
-                        .manifest
-                        .as_ref()
-                        .and_then(|m| m.items.get(self.book.cursor))
-                        .map(|i| Start::At(i.chapter_id.clone(), 0.0)),
-                    BookPane::Bookmarks => self
-                        .book
-                        .bookmarks
-                        .get(self.book.cursor)
-                        .map(|b| Start::At(b.chapter_id.clone(), b.position)),
-                };
-                let cause = match self.book.pane {
-                    BookPane::Bookmarks => JumpCause::Bookmark,
-                    _ => JumpCause::Chapter,
-                };
-                if let Some(start) = start {
-                    self.play_at(start, cause, fx);
+            Screen::UpNext => {
+                if let Some(q) = self.up_next.selected(&self.snap.up_next) {
+                    let id = q.id.clone();
+                    self.open_book(id, fx);
                 }
             }
+            Screen::Book => match self.book.picked() {
+                Some(Pick::At(start, cause)) => self.play_at(start, cause, fx),
+                Some(Pick::Mark(mark)) => self.history_jump(mark, fx),
+                None => {}
+            },
             _ => {}
         }
     }
 
     pub(super) fn open_book(&mut self, id: BookId, fx: &mut Vec<Effect>) {
-        if self.book.id != id || self.book.manifest.is_none() {
-            self.book = BookScreen {
-                id: id.clone(),
-                loading: true,
-                ..BookScreen::default()
-            };
-        }
+        self.book.show(id.clone());
         // Land on the current chapter when it is the playing book.
         if let Some(i) = self
             .playing()
             .filter(|p| p.book.id == id)
             .and_then(|p| p.chapter_index())
         {
-            self.book.pane = BookPane::Chapters;
-            self.book.cursor = i;
+            self.book.land_on(i);
         }
         self.screen = Screen::Book;
         fx.push(Effect::LoadHistory(id.clone()));
@@ -341,11 +332,30 @@ impl App {
         self.want_cover(fx);
     }
 
+    /// True when `book` is the session's (playing, paused or ready).
+    pub(super) fn plays(&self, book: &BookId) -> bool {
+        self.playing().is_some_and(|p| &p.book.id == book)
+    }
+
+    /// True when `book` is the session's and its load goes on (opened in
+    /// this run, not ended or failed): a place picked is a seek in it.
+    /// Else the place is opened (a play after the end opens the book
+    /// again where the server says, which would lose the place picked).
+    fn seekable(&self, book: &BookId) -> bool {
+        self.playing().is_some_and(|p| {
+            &p.book.id == book
+                && !matches!(
+                    p.state,
+                    PlayState::Ready | PlayState::Ended | PlayState::Error(_)
+                )
+        })
+    }
+
     /// Plays the open book at `start`: the chapter, bookmark or history
-    /// place picked (the playing book moves there and plays), or where
-    /// the server says.
+    /// place picked (the session's book moves there and plays, also when
+    /// it was paused), or where the server says.
     pub(super) fn play_at(&mut self, start: Start, cause: JumpCause, fx: &mut Vec<Effect>) {
-        if self.plays(&self.book.id.clone())
+        if self.seekable(&self.book.id.clone())
             && let Start::At(chapter, position) = start
         {
             if self.license_stops() {
@@ -399,116 +409,22 @@ impl App {
         self.toast("Restarted from the beginning", false);
     }
 
-    fn skip(&mut self, listened: f64, fx: &mut Vec<Effect>) {
-        // The interval is listened time; at 2× it covers twice the media.
-        let media = listened * f64::from(self.speed());
-        fx.push(Effect::Session(Command::SkipBy(media)));
-    }
-
-    fn set_speed(&mut self, delta: f32, fx: &mut Vec<Effect>) {
-        let speed = step_speed(self.speed(), delta);
-        fx.push(Effect::Session(Command::Speed(speed)));
-    }
-
     fn start_bookmark(&mut self) {
         let Some(np) = self.playing() else {
             self.toast("Start playing to add a bookmark here.", false);
             return;
         };
-        self.overlay = Some(Overlay::BookmarkNote {
+        let note = Overlay::BookmarkNote {
             book: np.book.id.clone(),
             chapter: np.chapter.clone(),
             position: np.position,
             note: String::new(),
-        });
-    }
-
-    pub(super) fn login_key(&mut self, key: Key, fx: &mut Vec<Effect>) {
-        let form = &mut self.login;
-        let field = form.field();
-        match key.code {
-            KeyCode::Esc => {
-                if self.session.is_some() {
-                    self.screen = Screen::Library;
-                } else {
-                    fx.push(Effect::Quit);
-                }
-            }
-            KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % LoginForm::FIELDS.len(),
-            KeyCode::BackTab | KeyCode::Up => {
-                form.focus = (form.focus + LoginForm::FIELDS.len() - 1) % LoginForm::FIELDS.len()
-            }
-            KeyCode::Left | KeyCode::Right
-                if field == LoginField::Profile && !form.profiles.is_empty() =>
-            {
-                let cur = form
-                    .profile
-                    .as_ref()
-                    .and_then(|p| form.profiles.iter().position(|x| x == p));
-                let n = form.profiles.len();
-                let next = match (cur, key.code) {
-                    (None, _) => 0,
-                    (Some(i), KeyCode::Right) => (i + 1) % n,
-                    (Some(i), _) => (i + n - 1) % n,
-                };
-                let name = form.profiles[next].clone();
-                form.profile = Some(name.clone());
-                fx.push(Effect::SwitchProfile(name));
-            }
-            KeyCode::Enter => {
-                if form.address.trim().is_empty() {
-                    form.error = Some("Enter the server address.".into());
-                    form.focus = 0;
-                } else if form.user.trim().is_empty() {
-                    form.error = Some("Enter your user name.".into());
-                    form.focus = 1;
-                } else if field != LoginField::Password && form.password.expose().is_empty() {
-                    form.focus = 2;
-                } else {
-                    form.error = None;
-                    form.busy = true;
-                    // The password leaves the form here and is not kept.
-                    let password = std::mem::take(&mut form.password);
-                    fx.push(Effect::Login {
-                        address: form.address.trim().to_owned(),
-                        user: form.user.trim().to_owned(),
-                        password,
-                        profile: form.profile.clone(),
-                    });
-                }
-            }
-            KeyCode::Backspace => {
-                match field {
-                    LoginField::Address => {
-                        form.address.pop();
-                    }
-                    LoginField::User => {
-                        form.user.pop();
-                    }
-                    LoginField::Password => {
-                        let mut p = form.password.expose().to_owned();
-                        p.pop();
-                        form.password = Password::new(p);
-                    }
-                    LoginField::Profile => {}
-                };
-            }
-            KeyCode::Char(c) if !key.ctrl && !key.alt => match field {
-                LoginField::Address => form.address.push(c),
-                LoginField::User => form.user.push(c),
-                LoginField::Password => {
-                    let mut p = form.password.expose().to_owned();
-                    p.push(c);
-                    form.password = Password::new(p);
-                }
-                LoginField::Profile => {}
-            },
-            _ => {}
-        }
+        };
+        self.overlays.show(note);
     }
 
     pub(super) fn mouse(&mut self, m: Mouse, fx: &mut Vec<Effect>) {
-        if self.overlay.is_some() {
+        if self.overlays.is_open() {
             return;
         }
         let areas = Areas::compute(self.size.0, self.size.1);
@@ -519,22 +435,7 @@ impl App {
                 if let Some(frac) = areas.book_bar_fraction(x, y)
                     && self.playing().is_some()
                 {
-                    if self.license_stops() {
-                        return;
-                    }
-                    let Some(np) = self.playing() else {
-                        return;
-                    };
-                    let (_, total) = np.book_progress();
-                    if let Some(target) = total.map(|t| t * frac)
-                        && let Some((chapter, position)) = locate(&np.manifest, target)
-                    {
-                        fx.push(Effect::Session(Command::Seek {
-                            chapter,
-                            position,
-                            cause: JumpCause::Seek,
-                        }));
-                    }
+                    self.click_bar(frac, fx);
                     return;
                 }
                 if self.screen == Screen::Library
@@ -552,10 +453,27 @@ impl App {
             }
         }
     }
-}
 
-const LICENSE_STOP: &str =
-    "Playback is stopped: the server has no valid license (press i for details).";
+    /// A click on the book's bar: that place of the book.
+    fn click_bar(&mut self, frac: f64, fx: &mut Vec<Effect>) {
+        if self.license_stops() {
+            return;
+        }
+        let Some(np) = self.playing() else {
+            return;
+        };
+        let (_, total) = np.book_progress();
+        if let Some(target) = total.map(|t| t * frac)
+            && let Some((chapter, position)) = locate(&np.manifest, target)
+        {
+            fx.push(Effect::Session(Command::Seek {
+                chapter,
+                position,
+                cause: JumpCause::Seek,
+            }));
+        }
+    }
+}
 
 /// The chapter and offset at `target` seconds into the book.
 fn locate(manifest: &Manifest, target: f64) -> Option<(ChapterId, f64)> {

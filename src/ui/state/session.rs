@@ -7,7 +7,7 @@ use super::*;
 use crate::domain::rewind::RewindAfter;
 use crate::domain::session::{Event as SessionEvent, Link, Said, UpNextWhy};
 use crate::domain::sleep::SleepNews;
-use crate::domain::{Opening, Stop, StopReason};
+use crate::domain::{BookId, NextFrom, Opening, Stop, StopReason, UpNextMode};
 
 impl App {
     /// The server cannot be reached (the session found it away).
@@ -52,8 +52,8 @@ impl App {
             self.toast(format!("No audio: {why}"), true);
         }
         self.snap = snap;
-        let len = self.snap.up_next.list.len();
-        self.up_next_cursor = self.up_next_cursor.min(len.saturating_sub(1));
+        self.up_next.list_changed(self.snap.up_next.list.len());
+        self.downloads.on_disk(&self.snap.downloads);
         // Back: the library and a book screen that could not be read
         // refresh by themselves.
         if back && self.session.is_some() {
@@ -75,32 +75,42 @@ impl App {
         ticking.then_some(self.now + PLAYING_TICK_MS)
     }
 
-    pub(super) fn session_event(&mut self, e: SessionEvent) {
+    pub(super) fn session_event(&mut self, e: SessionEvent, fx: &mut Vec<Effect>) {
         match e {
             SessionEvent::Conflict {
                 book,
                 server,
                 local,
-            } => {
-                self.overlay = Some(Overlay::Conflict {
-                    book,
-                    server,
-                    local,
-                    cursor: 0,
-                })
-            }
+            } => self.overlays.show(Overlay::Conflict {
+                book,
+                server,
+                local,
+                cursor: 0,
+            }),
             SessionEvent::Stopped(stop) => self.stopped(stop),
             SessionEvent::ProgressChanged { book, progress } => self
                 .library
                 .update_book(&book, |b| b.progress = Some(progress)),
             SessionEvent::PlaceMarked { book, mark } => {
-                self.history.push(book, mark);
+                self.book.history.push(book, mark);
             }
             SessionEvent::Said(s) => {
+                if let Said::UpNextStarting { next, .. } = &s {
+                    self.follow_up_next(next.book.clone(), fx);
+                }
                 if let Some((text, error)) = self.words(s) {
                     self.toast(text, error);
                 }
             }
+        }
+    }
+
+    /// The next book starts: on the finished book's screen, its screen
+    /// opens (where Space would play the finished one again).
+    fn follow_up_next(&mut self, next: BookId, fx: &mut Vec<Effect>) {
+        let finished = self.playing().map(|p| p.book.id.clone());
+        if self.screen == Screen::Book && finished.as_ref() == Some(&self.book.id) {
+            self.open_book(next, fx);
         }
     }
 
@@ -136,7 +146,7 @@ impl App {
     fn words(&self, s: Said) -> Option<(String, bool)> {
         let say = |t: String| Some((t, false));
         match s {
-            Said::NothingPlaying => say("Nothing is playing: open a book first.".into()),
+            Said::NothingPlaying => say(NOTHING_PLAYING.into()),
             Said::NotDownloaded { book, .. } => say(format!(
                 "\"{}\" is not downloaded and the server cannot be reached: it plays when the server is back.",
                 self.title_of(&book)
@@ -161,19 +171,18 @@ impl App {
                 "The server has a newer place for this book (another device's): {}. Playback moved there; u goes back.",
                 self.describe_position(&to)
             )),
-            Said::UpNextStarting { next, opening } => say(match opening {
-                Opening::Restart => format!("Up next: \"{}\", from the beginning", next.title),
-                Opening::Resume => format!("Up next: \"{}\"", next.title),
-            }),
-            Said::UpNextNone(why) => say(match why {
-                UpNextWhy::Off => "Up next is off ([player] up_next in config.toml).".into(),
-                UpNextWhy::NothingFollows => {
-                    "The up next list is empty and no book follows in its series.".into()
-                }
-                UpNextWhy::NotDownloaded => {
-                    "The next book is not downloaded and the server cannot be reached.".into()
-                }
-            }),
+            Said::UpNextStarting { next, opening } => {
+                let from = match &next.from {
+                    NextFrom::Series(name) => format!(", next in {name}"),
+                    NextFrom::List => ", from your up next list".to_owned(),
+                };
+                let how = match opening {
+                    Opening::Restart => ", from the beginning",
+                    Opening::Resume => "",
+                };
+                say(format!("Up next: “{}”{from}{how}", next.title))
+            }
+            Said::UpNextNone(why) => say(self.nothing_next(why)),
             Said::LastChapter => say("This is the last chapter.".into()),
             Said::LicenseRestored => say("The server's license is valid again.".into()),
             Said::DownloadAppeared { book } => say(format!(
@@ -199,6 +208,28 @@ impl App {
             Said::Info(m) => say(m),
             Said::Failed(m) => Some((m, true)),
         }
+    }
+
+    /// `n` (or MPRIS Next) found no next book: where the book is, and why.
+    fn nothing_next(&self, why: UpNextWhy) -> String {
+        let ended = self.playing().is_some_and(|p| p.state == PlayState::Ended);
+        let lead = match ended {
+            true => "The book has ended",
+            false => "This is the last chapter",
+        };
+        let why = match why {
+            UpNextWhy::Off => "up next is off",
+            UpNextWhy::NothingFollows if self.snap.up_next.mode == UpNextMode::Queue => {
+                "the up next list is empty"
+            }
+            UpNextWhy::NothingFollows => {
+                "the up next list is empty and no book follows in its series"
+            }
+            UpNextWhy::NotDownloaded => {
+                "the next book is not downloaded and the server cannot be reached"
+            }
+        };
+        format!("{lead}: no next book ({why}).")
     }
 
     fn sleep_words(&self, n: SleepNews) -> Option<(String, bool)> {

@@ -1,6 +1,7 @@
-//! The sleep timer as the player shows and sets it: the menu's words and
-//! the times left the bar shows. The timer itself is the session's (its
-//! owner counts, fades and stops it for every client).
+//! The sleep timer and the times left as the player shows them: the
+//! menu's words, the countdown, times at the book's speed. The timer
+//! itself is the session's (its owner counts, fades and stops it for every
+//! client); the menu sends it the listener's choice.
 
 use super::*;
 
@@ -15,11 +16,6 @@ pub fn choice_label(c: SleepChoice) -> String {
 }
 
 impl App {
-    /// The listener's choice, for the session's book.
-    pub(super) fn set_sleep(&mut self, choice: SleepChoice, fx: &mut Vec<Effect>) {
-        fx.push(Effect::Session(Command::Sleep(choice)));
-    }
-
     /// Seconds of the book to the end of the chapter.
     pub fn chapter_left_media(&self) -> Option<f64> {
         self.playing()?.chapter_left()
@@ -27,17 +23,13 @@ impl App {
 
     /// The session's speed (1 without a book).
     pub fn speed(&self) -> f32 {
-        self.playing().map_or(1.0, |p| p.speed)
+        player::speed(self.playing())
     }
 
-    /// A time left as the listener chose to see it: at the current speed
+    /// A time left as the listener chose to see it: at the book's speed
     /// (what it takes them), or the book's own time.
     pub fn shown_left(&self, media_secs: f64) -> f64 {
-        if self.media_times {
-            media_secs
-        } else {
-            media_secs / f64::from(self.speed().max(0.1))
-        }
+        self.player.shown_left(self.playing(), media_secs)
     }
 
     /// Milliseconds left of a timed sleep timer now.

@@ -3,6 +3,7 @@
 
 use super::text::{fit, fit_pad, fit_right, put, width, wrap};
 use crate::domain::clock::{ClockTimes, clock_of};
+use crate::domain::{Book, ChapterId};
 use crate::ui::state::{App, BookPane, fmt_time, history::ago};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -18,60 +19,16 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
     if let Some(frame) = cover_box {
         super::cover::render(app, theme, buf, frame);
     }
-    let w = usize::from(r.width);
-    let inner = w.saturating_sub(2);
+    let inner = usize::from(r.width).saturating_sub(2);
     let title_line = Some(Position::new(r.x + 1, r.y));
     let Some(book) = app.library.get(&app.book.id) else {
-        put(
-            buf,
-            r,
-            r.x + 1,
-            r.y,
-            &fit("Loading the book…", inner),
-            theme.dim,
-        );
+        let loading = fit("Loading the book…", inner);
+        put(buf, r, r.x + 1, r.y, &loading, theme.dim);
         return title_line;
     };
-    let mut y = r.y;
-    let fav = if book.favorite { " ♥" } else { "" };
-    // The download's state (a gauge while it runs) at the title's right.
-    let download = app
-        .downloads
-        .mark(&book.id)
-        .map(|m| match (app.settings.accessible, w >= 60) {
-            (true, _) => m.describe(0).replace("  ", " "),
-            (false, wide) => m.describe(if wide { 10 } else { 5 }),
-        })
-        .filter(|d| width(d) + 12 <= inner)
-        .unwrap_or_default();
-    let title_w = inner.saturating_sub(width(&download) + usize::from(!download.is_empty()));
-    put(
-        buf,
-        r,
-        r.x + 1,
-        y,
-        &fit(&format!("{}{fav}", book.title), title_w),
-        theme.title,
-    );
-    if !download.is_empty() {
-        let x = r.x + 1 + (inner - width(&download)) as u16;
-        put(buf, r, x, y, &download, theme.accent);
-    }
-    y += 1;
-    let mut facts = Vec::new();
-    if !book.authors.is_empty() {
-        facts.push(format!("by {}", book.authors.join(", ")));
-    }
-    if !book.narrators.is_empty() {
-        facts.push(format!("read by {}", book.narrators.join(", ")));
-    }
-    if let Some(d) = book.duration {
-        facts.push(fmt_time(d));
-    }
-    let chapters = app.book.manifest.as_ref().map(|m| m.items.len());
-    if let Some(n) = chapters.or(book.chapter_count.map(|c| c as usize)) {
-        facts.push(super::count(n, "chapter"));
-    }
+    title(app, book, theme, buf, r);
+    let mut y = r.y + 1;
+    let mut facts = facts(app, book);
     // Description: up to a quarter of the screen.
     let desc_max = usize::from(r.height / 4);
     let desc = book
@@ -105,38 +62,9 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         put(buf, r, r.x + 1, y, &fit(&links, inner), theme.dim);
         y += 1;
     }
-    // Progress line: finished, or where the book stands.
-    let playing = app.playing().filter(|p| p.book.id == book.id);
-    let progress = if book.progress.as_ref().is_some_and(|p| p.finished) {
-        "finished · m: mark unfinished".to_owned()
-    } else if let Some(np) = playing {
-        let (bp, bd) = np.book_progress();
-        let ch = np
-            .chapter_index()
-            .map(|i| format!("ch {}/{}", i + 1, np.manifest.items.len()));
-        let mut s = ch.unwrap_or_default();
-        if let (Some(p), Some(d)) = (bp, bd) {
-            let t = ClockTimes::new(p, d);
-            s.push_str(&format!(
-                " · {} of {} ({:.0}%) · {} left",
-                clock_of(t.elapsed),
-                clock_of(t.length),
-                p / d.max(0.001) * 100.0,
-                fmt_time(app.shown_left(t.remaining as f64))
-            ));
-        }
-        if app.unconfirmed() {
-            // Taken offline: the server has not seen this place yet.
-            s.push_str(" · unconfirmed");
-        }
-        s
-    } else if let Some(f) = app.listened(book) {
-        format!("{:.0}% listened · Space resumes · R restarts", f * 100.0)
-    } else {
-        "not started · Space plays".to_owned()
-    };
     if show_progress {
-        put(buf, r, r.x + 1, y, &fit(&progress, inner), theme.accent);
+        let progress = fit(&progress(app, book), inner);
+        put(buf, r, r.x + 1, y, &progress, theme.accent);
         y += 1;
     }
     for (i, line) in desc.iter().take(desc_max).enumerate() {
@@ -151,124 +79,117 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
     if y >= r.bottom() {
         return title_line;
     }
-    let marks = app.history.of(&app.book.id);
-    let (nb, nh) = (app.book.bookmarks.len(), marks.len());
+    tabs(app, theme, buf, r, y);
+    y += 1;
+    if r.bottom() <= y {
+        return title_line;
+    }
+    list(app, theme, buf, Rect::new(r.x, y, r.width, r.bottom() - y))
+}
+
+/// The title (♥ for a favorite), the download's state (a gauge while it
+/// runs) at its right.
+fn title(app: &App, book: &Book, theme: &Theme, buf: &mut Buffer, r: Rect) {
+    let w = usize::from(r.width);
+    let inner = w.saturating_sub(2);
+    let fav = if book.favorite { " ♥" } else { "" };
+    let download = app
+        .downloads
+        .mark(&book.id)
+        .map(|m| match (app.settings.accessible, w >= 60) {
+            (true, _) => m.describe(0).replace("  ", " "),
+            (false, wide) => m.describe(if wide { 10 } else { 5 }),
+        })
+        .filter(|d| width(d) + 12 <= inner)
+        .unwrap_or_default();
+    let title_w = inner.saturating_sub(width(&download) + usize::from(!download.is_empty()));
+    let title = fit(&format!("{}{fav}", book.title), title_w);
+    put(buf, r, r.x + 1, r.y, &title, theme.title);
+    if !download.is_empty() {
+        let x = r.x + 1 + (inner - width(&download)) as u16;
+        put(buf, r, x, r.y, &download, theme.accent);
+    }
+}
+
+/// Authors, narrators, length, chapters.
+fn facts(app: &App, book: &Book) -> Vec<String> {
+    let mut facts = Vec::new();
+    if !book.authors.is_empty() {
+        facts.push(format!("by {}", book.authors.join(", ")));
+    }
+    if !book.narrators.is_empty() {
+        facts.push(format!("read by {}", book.narrators.join(", ")));
+    }
+    if let Some(d) = book.duration {
+        facts.push(fmt_time(d));
+    }
+    let chapters = app.book.manifest.as_ref().map(|m| m.items.len());
+    if let Some(n) = chapters.or(book.chapter_count.map(|c| c as usize)) {
+        facts.push(super::count(n, "chapter"));
+    }
+    facts
+}
+
+/// Finished, or where the book stands.
+fn progress(app: &App, book: &Book) -> String {
+    let playing = app.playing().filter(|p| p.book.id == book.id);
+    if book.progress.as_ref().is_some_and(|p| p.finished) {
+        return "finished · m: mark unfinished".to_owned();
+    }
+    let Some(np) = playing else {
+        return match app.listened(book) {
+            Some(f) => format!("{:.0}% listened · Space resumes · R restarts", f * 100.0),
+            None => "not started · Space plays".to_owned(),
+        };
+    };
+    let (bp, bd) = np.book_progress();
+    let ch = np
+        .chapter_index()
+        .map(|i| format!("ch {}/{}", i + 1, np.manifest.items.len()));
+    let mut s = ch.unwrap_or_default();
+    if let (Some(p), Some(d)) = (bp, bd) {
+        let t = ClockTimes::new(p, d);
+        s.push_str(&format!(
+            " · {} of {} ({:.0}%) · {} left",
+            clock_of(t.elapsed),
+            clock_of(t.length),
+            p / d.max(0.001) * 100.0,
+            fmt_time(app.shown_left(t.remaining as f64))
+        ));
+    }
+    if app.unconfirmed() {
+        // Taken offline: the server has not seen this place yet.
+        s.push_str(" · unconfirmed");
+    }
+    s
+}
+
+fn tabs(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
+    let nb = app.book.bookmarks.len();
+    let nh = app.book.history.of(&app.book.id).len();
     let tabs = match app.book.pane {
         BookPane::Chapters => format!("[Chapters]  Bookmarks ({nb})  History ({nh})"),
         BookPane::Bookmarks => format!(" Chapters  [Bookmarks ({nb})]  History ({nh})"),
         BookPane::History => format!(" Chapters  Bookmarks ({nb})  [History ({nh})]"),
     };
-    put(
-        buf,
-        r,
-        r.x + 1,
-        y,
-        &fit(&format!("{tabs}   Tab switches"), inner),
-        theme.title,
-    );
-    y += 1;
-    let rows = usize::from(r.bottom().saturating_sub(y));
-    if rows == 0 {
-        return title_line;
-    }
-    let current = playing.and_then(|np| np.chapter_index());
-    let lines: Vec<(String, String)> = match app.book.pane {
-        BookPane::Chapters => match &app.book.manifest {
-            None if app.book.loading => vec![("Loading chapters…".into(), String::new())],
-            // Why there is none, and when it comes.
-            None if app.offline() => vec![
-                (
-                    "Offline, and this book is not downloaded:".into(),
-                    String::new(),
-                ),
-                ("its chapters come with the server.".into(), String::new()),
-            ],
-            None => vec![("No chapter list (r tries again).".into(), String::new())],
-            Some(m) => m
-                .items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| {
-                    // The accessible mode says "now" instead of the glyph.
-                    let now = Some(i) == current;
-                    let mark = match (now, app.settings.accessible) {
-                        (true, false) => "▶",
-                        _ => " ",
-                    };
-                    let dur = item.duration.map(fmt_time).unwrap_or_default();
-                    let right = match (Some(i) == current, playing) {
-                        (true, Some(np)) => {
-                            let (pos, d) = np.chapter_progress();
-                            let t = d.map(|d| ClockTimes::new(pos, d));
-                            let left = t
-                                .map(|t| {
-                                    format!(" -{}", fmt_time(app.shown_left(t.remaining as f64)))
-                                })
-                                .unwrap_or_default();
-                            let at = t.map_or_else(|| fmt_time(pos), |t| clock_of(t.elapsed));
-                            let said = if app.settings.accessible { "now " } else { "" };
-                            format!("{said}{at} / {dur}{left}")
-                        }
-                        _ => dur,
-                    };
-                    (format!("{mark}{:>3}  {}", i + 1, item.title), right)
-                })
-                .collect(),
-        },
-        BookPane::Bookmarks if app.book.bookmarks.is_empty() => {
-            vec![(
-                "No bookmarks. While playing, b adds one here.".into(),
-                String::new(),
-            )]
-        }
-        BookPane::Bookmarks => app
-            .book
-            .bookmarks
-            .iter()
-            .map(|b| {
-                let ch = app
-                    .book
-                    .manifest
-                    .as_ref()
-                    .and_then(|m| m.position_of(&b.chapter_id));
-                let at = match ch {
-                    Some(i) => format!("ch {} {}", i + 1, fmt_time(b.position)),
-                    None => fmt_time(b.position),
-                };
-                (
-                    format!("  {at}  {}", b.note.as_deref().unwrap_or("")),
-                    String::new(),
-                )
-            })
-            .collect(),
-        BookPane::History if marks.is_empty() => vec![(
-            "No jumps yet. The place before each jump is kept here; u undoes the last.".into(),
-            String::new(),
-        )],
-        BookPane::History => marks
-            .iter()
-            .rev()
-            .map(|m| {
-                let ch = app
-                    .book
-                    .manifest
-                    .as_ref()
-                    .and_then(|man| man.position_of(&m.chapter_id));
-                let at = match ch {
-                    Some(i) => format!("ch {} {}", i + 1, fmt_time(m.position)),
-                    None => format!("{} {}", m.chapter_id, fmt_time(m.position)),
-                };
-                (
-                    format!("  {at:<11} {}", m.cause.word()),
-                    ago(app.wall_now(), m.at),
-                )
-            })
-            .collect(),
+    let inner = usize::from(r.width).saturating_sub(2);
+    let line = fit(&format!("{tabs}   Tab switches"), inner);
+    put(buf, r, r.x + 1, y, &line, theme.title);
+}
+
+/// The pane's rows in `r`, the selected one in view; the cursor's cell.
+fn list(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Position> {
+    let lines = match app.book.pane {
+        BookPane::Chapters => chapter_rows(app),
+        BookPane::Bookmarks => bookmark_rows(app),
+        BookPane::History => history_rows(app),
     };
+    let rows = usize::from(r.height);
+    let inner = usize::from(r.width).saturating_sub(2);
     let cursor = app.book.cursor.min(lines.len().saturating_sub(1));
     let offset = (cursor + 1).saturating_sub(rows);
     for (row, (left, right)) in lines.iter().enumerate().skip(offset).take(rows) {
-        let yy = y + (row - offset) as u16;
+        let yy = r.y + (row - offset) as u16;
         let style = if row == cursor {
             theme.selected
         } else {
@@ -285,6 +206,100 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
     }
     Some(Position::new(
         r.x + 1,
-        y + cursor.saturating_sub(offset) as u16,
+        r.y + cursor.saturating_sub(offset) as u16,
     ))
+}
+
+/// A row: its text, and what goes at the right.
+type Row = (String, String);
+
+fn note(text: &str) -> Vec<Row> {
+    vec![(text.to_owned(), String::new())]
+}
+
+fn chapter_rows(app: &App) -> Vec<Row> {
+    let Some(m) = &app.book.manifest else {
+        if app.book.loading {
+            return note("Loading chapters…");
+        }
+        if app.offline() {
+            // Why there is none, and when it comes.
+            let mut rows = note("Offline, and this book is not downloaded:");
+            rows.extend(note("its chapters come with the server."));
+            return rows;
+        }
+        return note("No chapter list (r tries again).");
+    };
+    let playing = app.playing().filter(|p| p.book.id == app.book.id);
+    let current = playing.and_then(|np| np.chapter_index());
+    let said = app.settings.accessible;
+    m.items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            // The accessible mode says "now" instead of the glyph.
+            let now = Some(i) == current;
+            let mark = if now && !said { "▶" } else { " " };
+            let dur = item.duration.map(fmt_time).unwrap_or_default();
+            let right = match (now, playing) {
+                (true, Some(np)) => {
+                    let (pos, d) = np.chapter_progress();
+                    let t = d.map(|d| ClockTimes::new(pos, d));
+                    let left = t
+                        .map(|t| format!(" -{}", fmt_time(app.shown_left(t.remaining as f64))))
+                        .unwrap_or_default();
+                    let at = t.map_or_else(|| fmt_time(pos), |t| clock_of(t.elapsed));
+                    let word = if said { "now " } else { "" };
+                    format!("{word}{at} / {dur}{left}")
+                }
+                _ => dur,
+            };
+            (format!("{mark}{:>3}  {}", i + 1, item.title), right)
+        })
+        .collect()
+}
+
+/// "ch 7 12:31" in the open book's chapters (else the chapter's id).
+fn at(app: &App, chapter: &ChapterId, position: f64, id_if_gone: bool) -> String {
+    let ch = app
+        .book
+        .manifest
+        .as_ref()
+        .and_then(|m| m.position_of(chapter));
+    match (ch, id_if_gone) {
+        (Some(i), _) => format!("ch {} {}", i + 1, fmt_time(position)),
+        (None, true) => format!("{chapter} {}", fmt_time(position)),
+        (None, false) => fmt_time(position),
+    }
+}
+
+fn bookmark_rows(app: &App) -> Vec<Row> {
+    if app.book.bookmarks.is_empty() {
+        return note("No bookmarks. While playing, b adds one here.");
+    }
+    app.book
+        .bookmarks
+        .iter()
+        .map(|b| {
+            let at = at(app, &b.chapter_id, b.position, false);
+            let text = format!("  {at}  {}", b.note.as_deref().unwrap_or(""));
+            (text, String::new())
+        })
+        .collect()
+}
+
+fn history_rows(app: &App) -> Vec<Row> {
+    let marks = app.book.history.of(&app.book.id);
+    if marks.is_empty() {
+        return note("No jumps yet. The place before each jump is kept here; u undoes the last.");
+    }
+    marks
+        .iter()
+        .rev()
+        .map(|m| {
+            let at = at(app, &m.chapter_id, m.position, true);
+            let text = format!("  {at:<11} {}", m.cause.word());
+            (text, ago(app.wall_now(), m.at))
+        })
+        .collect()
 }

@@ -25,7 +25,7 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
     let playing = app.snap.listening.as_ref();
     let lib = &mut app.library;
     lib.scroll_into_view(usize::from(list.height));
-    let typing = app.search_focus && lib.search.is_some();
+    let typing = lib.search_focus && lib.search.is_some();
     let selected_row = (lib.cursor >= lib.offset
         && lib.cursor - lib.offset < usize::from(list.height))
     .then(|| Position::new(list.x, list.y + (lib.cursor - lib.offset) as u16));
@@ -128,7 +128,7 @@ fn top_line(app: &App, theme: &Theme, buf: &mut Buffer, main: Rect) -> Option<Po
     if let Some(search) = &lib.search {
         // The terminal's cursor stands at the end; the drawn bar is for
         // eyes (left out in the accessible mode, where it would be read).
-        let bar = app.search_focus && !app.settings.accessible;
+        let bar = app.library.search_focus && !app.settings.accessible;
         let typed = format!(" / {}", search.query);
         let caret = Position::new(main.x + width(&typed).min(w) as u16, main.y);
         let s = format!("{typed}{}", if bar { "▏" } else { "" });

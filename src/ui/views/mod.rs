@@ -54,13 +54,7 @@ pub fn render(app: &mut App, theme: &Theme, frame: &mut Frame) {
     frame.set_cursor_position(inside(at, area));
 }
 
-/// "1 book", "12 books".
-pub fn count(n: usize, word: &str) -> String {
-    match n {
-        1 => format!("1 {word}"),
-        n => format!("{n} {word}s"),
-    }
-}
+pub use crate::ui::state::count;
 
 /// `text` as a sentence: a capital first letter, a full stop at the end.
 fn sentence(text: &str) -> String {

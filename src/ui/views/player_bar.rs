@@ -7,7 +7,7 @@ use super::layout::{Areas, bar_margins};
 use super::spoken;
 use super::text::{fit, fit_right, put, width};
 use crate::domain::clock::ClockTimes;
-use crate::domain::session::Link;
+use crate::domain::session::{Landing, Link, SoundNow};
 use crate::ui::keymap::Action;
 use crate::ui::state::{App, NowPlaying, PlayState, SleepTimer, fmt_time};
 use crate::ui::theme::Theme;
@@ -19,41 +19,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
     if r.height == 0 || r.width == 0 {
         return;
     }
-    let w = usize::from(r.width);
-    let said = app.settings.accessible;
     let status = status_text(app);
     let Some(np) = app.playing() else {
-        let line = format!(
-            "{}Nothing playing{}",
-            if said { "" } else { "■ " },
-            if w >= 50 {
-                " · open a book, Enter plays"
-            } else {
-                ""
-            }
-        );
-        rule(buf, theme, r, r.y, &line, &status, said);
-        let hints = [
-            "Space play/pause · ←/→ skip · h/l long skip · [ ] speed",
-            "/ search · Enter open · t filter · o sort · f favorite",
-            "? every key · q back · Q quit",
-        ];
-        for (i, h) in hints
-            .iter()
-            .enumerate()
-            .take(usize::from(r.height.saturating_sub(1)))
-        {
-            put(
-                buf,
-                r,
-                r.x + 1,
-                r.y + 1 + i as u16,
-                &fit(h, w.saturating_sub(2)),
-                theme.dim,
-            );
-        }
-        return;
+        return nothing_playing(app, theme, buf, r, &status);
     };
+    let said = app.settings.accessible;
     let state = if said {
         spoken::sentence(app, np)
     } else {
@@ -63,147 +33,207 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Some(ch) => format!("{} · {ch}", np.book.title),
         None => np.book.title.clone(),
     };
-    let (cpos, cdur) = np.chapter_progress();
-    let (bpos, bdur) = np.book_progress();
-    // `~`: the place is the engine's estimate, not yet the audio's.
-    let about = match np.landed == crate::domain::session::Landing::Approximate {
-        true => "~",
-        false => "",
-    };
     if r.height == 1 {
-        let line = format!("{state} {title}");
-        let times = format!(" {about}{}", fmt_time(bpos.unwrap_or(cpos)));
-        let room = w.saturating_sub(width(&times));
-        put(buf, r, r.x, r.y, &fit(&line, room), theme.accent);
-        put(
-            buf,
-            r,
-            r.x + width(&fit(&line, room)) as u16,
-            r.y,
-            &times,
-            theme.dim,
-        );
-        return;
+        return one_line(np, theme, buf, r, &format!("{state} {title}"));
     }
     let mut y = r.y;
     if r.height >= 4 {
         rule(buf, theme, r, y, &state, &status, said);
         y += 1;
-        // Boost, normalisation, skip silence, what plays next: right of
-        // the title.
-        let mut sound = match w >= 40 {
-            true => crate::ui::state::sound_parts(&np.sound).join(" · "),
-            false => String::new(),
-        };
-        let room = (w / 3).saturating_sub(width(&sound) + 3);
-        if w >= 50
-            && let Some(next) = super::up_next::bar_next(app, room)
-        {
-            sound = match sound.is_empty() {
-                true => next,
-                false => format!("{sound} · {next}"),
-            };
-        }
-        let room = match sound.is_empty() {
-            true => w.saturating_sub(1),
-            false => w.saturating_sub(width(&sound) + 3),
-        };
-        put(buf, r, r.x + 1, y, &fit(&title, room), theme.title);
-        if !sound.is_empty() {
-            let x = r.right().saturating_sub(width(&sound) as u16 + 1);
-            put(buf, r, x, y, &sound, theme.dim);
-        }
+        title_line(app, np, theme, buf, r, y, &title);
     } else {
         // Compact: state and title share the first line.
         let sep = if said { ": " } else { " " };
-        rule(
-            buf,
-            theme,
-            r,
-            y,
-            &format!("{state}{sep}{title}"),
-            &status,
-            said,
-        );
+        let first = format!("{state}{sep}{title}");
+        rule(buf, theme, r, y, &first, &status, said);
     }
     y += 1;
-    // One rule (`domain::clock`): elapsed and length in whole seconds,
-    // what is left their difference, so the three add up.
-    let left = |p: f64, d: f64| app.shown_left(ClockTimes::new(p, d).remaining as f64);
-    let cshown = cdur.map_or(cpos, |d| ClockTimes::new(cpos, d).elapsed as f64);
-    let bshown = match (bpos, bdur) {
-        (Some(p), Some(d)) => Some(ClockTimes::new(p, d).elapsed as f64),
-        (p, _) => p,
-    };
+    let times = Times::of(app, np);
     if said {
-        let chapter_left = cdur.map(|d| left(cpos, d));
+        spoken_lines(&times, theme, buf, r, y);
+    } else {
+        bars(&times, np, theme, buf, r, y);
+    }
+}
+
+/// `~` before a place the engine estimated (not yet the audio's).
+fn about(np: &NowPlaying) -> &'static str {
+    match np.landed == Landing::Approximate {
+        true => "~",
+        false => "",
+    }
+}
+
+/// The chapter's and the book's places, lengths and times left, by one
+/// rule (`domain::clock`): elapsed and length in whole seconds, what is
+/// left their difference (at the listener's speed), so the three add up.
+struct Times {
+    /// Place, length, shown place, left: the chapter's.
+    chapter: (f64, Option<f64>, f64, Option<f64>),
+    /// The same of the book (what is known of it).
+    book: (Option<f64>, Option<f64>, Option<f64>, Option<f64>),
+}
+
+impl Times {
+    fn of(app: &App, np: &NowPlaying) -> Times {
+        let left = |p: f64, d: f64| app.shown_left(ClockTimes::new(p, d).remaining as f64);
+        let (cpos, cdur) = np.chapter_progress();
+        let (bpos, bdur) = np.book_progress();
+        let cshown = cdur.map_or(cpos, |d| ClockTimes::new(cpos, d).elapsed as f64);
+        let bshown = match (bpos, bdur) {
+            (Some(p), Some(d)) => Some(ClockTimes::new(p, d).elapsed as f64),
+            (p, _) => p,
+        };
         let book_left = match (bpos, bdur) {
             (Some(p), Some(d)) => Some(left(p, d)),
             _ => None,
         };
-        let lines = [
-            spoken::progress("chapter", Some(cshown), cdur, chapter_left),
-            spoken::progress("book", bshown, bdur, book_left),
-        ];
-        for (i, line) in lines.iter().enumerate() {
-            let yy = y + i as u16;
-            if yy < r.bottom() {
-                put(
-                    buf,
-                    r,
-                    r.x + 1,
-                    yy,
-                    &fit(line, w.saturating_sub(2)),
-                    theme.base,
-                );
-            }
+        Times {
+            chapter: (cpos, cdur, cshown, cdur.map(|d| left(cpos, d))),
+            book: (bpos, bdur, bshown, book_left),
         }
-        return;
     }
+}
+
+/// No book: the bar says so, and the first keys to know.
+fn nothing_playing(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect, status: &str) {
+    let said = app.settings.accessible;
+    let w = usize::from(r.width);
+    let line = format!(
+        "{}Nothing playing{}",
+        if said { "" } else { "■ " },
+        if w >= 50 {
+            " · open a book, Enter plays"
+        } else {
+            ""
+        }
+    );
+    rule(buf, theme, r, r.y, &line, status, said);
+    let hints = [
+        "Space play/pause · ←/→ skip · h/l long skip · [ ] speed",
+        "/ search · Enter open · t filter · o sort · f favorite",
+        "? every key · q back · Q quit",
+    ];
+    let rows = usize::from(r.height.saturating_sub(1));
+    for (i, h) in hints.iter().enumerate().take(rows) {
+        let y = r.y + 1 + i as u16;
+        put(buf, r, r.x + 1, y, &fit(h, w.saturating_sub(2)), theme.dim);
+    }
+}
+
+/// A bar of one line: the state and title, and where the book is.
+fn one_line(np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, line: &str) {
+    let (bpos, _) = np.book_progress();
+    let times = format!(" {}{}", about(np), fmt_time(bpos.unwrap_or(np.position)));
+    let room = usize::from(r.width).saturating_sub(width(&times));
+    let line = fit(line, room);
+    put(buf, r, r.x, r.y, &line, theme.accent);
+    put(buf, r, r.x + width(&line) as u16, r.y, &times, theme.dim);
+}
+
+/// The title, and right of it boost, normalisation, skip silence and
+/// what plays next.
+#[allow(clippy::too_many_arguments)]
+fn title_line(
+    app: &App,
+    np: &NowPlaying,
+    theme: &Theme,
+    buf: &mut Buffer,
+    r: Rect,
+    y: u16,
+    title: &str,
+) {
+    let w = usize::from(r.width);
+    let mut sound = match w >= 40 {
+        true => sound_parts(&np.sound).join(" · "),
+        false => String::new(),
+    };
+    let room = (w / 3).saturating_sub(width(&sound) + 3);
+    if w >= 50
+        && let Some(next) = super::up_next::bar_next(app, room)
+    {
+        sound = match sound.is_empty() {
+            true => next,
+            false => format!("{sound} · {next}"),
+        };
+    }
+    let room = match sound.is_empty() {
+        true => w.saturating_sub(1),
+        false => w.saturating_sub(width(&sound) + 3),
+    };
+    put(buf, r, r.x + 1, y, &fit(title, room), theme.title);
+    if !sound.is_empty() {
+        let x = r.right().saturating_sub(width(&sound) as u16 + 1);
+        put(buf, r, x, y, &sound, theme.dim);
+    }
+}
+
+/// The accessible mode: the chapter and the book in words, no bars.
+fn spoken_lines(t: &Times, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
+    let (_, cdur, cshown, cleft) = t.chapter;
+    let (_, bdur, bshown, bleft) = t.book;
+    let lines = [
+        spoken::progress("chapter", Some(cshown), cdur, cleft),
+        spoken::progress("book", bshown, bdur, bleft),
+    ];
+    let w = usize::from(r.width).saturating_sub(2);
+    for (i, line) in lines.iter().enumerate() {
+        let yy = y + i as u16;
+        if yy < r.bottom() {
+            put(buf, r, r.x + 1, yy, &fit(line, w), theme.base);
+        }
+    }
+}
+
+/// The chapter's bar and the book's (with its chapter ticks).
+fn bars(t: &Times, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y: u16) {
+    let (cpos, cdur, cshown, cleft) = t.chapter;
+    let about = about(np);
     let ch_times = match cdur {
         Some(d) => format!("{about}{} / {}", fmt_time(cshown), fmt_time(d)),
         None => format!("{about}{}", fmt_time(cpos)),
     };
-    let chapter_left = cdur.map(|d| left(cpos, d));
-    progress_line(
-        buf,
-        theme,
-        r,
-        y,
-        "chapter",
-        cdur.map(|d| cpos / d.max(0.001)),
-        &[],
-        &ch_times,
-        chapter_left,
-    );
-    y += 1;
-    if y < r.bottom() {
-        let bk_times = match (bshown, bdur) {
-            (Some(p), Some(d)) => format!("{} / {}", fmt_time(p), fmt_time(d)),
-            (Some(p), None) => fmt_time(p),
-            (None, Some(d)) => format!("– / {}", fmt_time(d)),
-            (None, None) => String::new(),
-        };
-        let frac = match (bpos, bdur) {
-            (Some(p), Some(d)) if d > 0.0 => Some(p / d),
-            _ => None,
-        };
-        let book_left = match (bpos, bdur) {
-            (Some(p), Some(d)) => Some(left(p, d)),
-            _ => None,
-        };
-        progress_line(
-            buf,
-            theme,
-            r,
-            y,
-            "book",
-            frac,
-            &np.chapter_ticks(),
-            &bk_times,
-            book_left,
-        );
+    let frac = cdur.map(|d| cpos / d.max(0.001));
+    progress_line(buf, theme, r, y, ("chapter", frac, &[]), &ch_times, cleft);
+    if y + 1 >= r.bottom() {
+        return;
     }
+    let (bpos, bdur, bshown, bleft) = t.book;
+    let bk_times = match (bshown, bdur) {
+        (Some(p), Some(d)) => format!("{} / {}", fmt_time(p), fmt_time(d)),
+        (Some(p), None) => fmt_time(p),
+        (None, Some(d)) => format!("– / {}", fmt_time(d)),
+        (None, None) => String::new(),
+    };
+    let frac = match (bpos, bdur) {
+        (Some(p), Some(d)) if d > 0.0 => Some(p / d),
+        _ => None,
+    };
+    let ticks = np.chapter_ticks();
+    progress_line(buf, theme, r, y + 1, ("book", frac, &ticks), &bk_times, bleft);
+}
+
+/// What the player bar shows of a book's sound: only what is on.
+pub fn sound_parts(now: &SoundNow) -> Vec<String> {
+    let s = &now.settings;
+    let mut parts = Vec::new();
+    if s.boost_db > 0.0 {
+        parts.push(format!("+{:.0} dB", s.boost_db));
+    }
+    if s.normalize {
+        parts.push(match now.norm_gain_db {
+            Some(g) => format!("norm {g:+.1} dB"),
+            None => "norm".into(),
+        });
+    }
+    if s.skip_silence {
+        parts.push(format!(
+            "skip −{} (all −{})",
+            fmt_time(now.saved_book),
+            fmt_time(now.saved_total)
+        ));
+    }
+    parts
 }
 
 fn state_label(np: &NowPlaying, app: &App) -> String {
@@ -245,7 +275,7 @@ fn status_text(app: &App) -> String {
             false => t,
         });
     }
-    if app.media_times && app.speed() != 1.0 {
+    if app.player.media_times && app.speed() != 1.0 {
         parts.push("left in book time".into());
     }
     if let Some(v) = &app.via {
@@ -330,15 +360,13 @@ fn rule(buf: &mut Buffer, theme: &Theme, r: Rect, y: u16, left: &str, right: &st
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One bar: its label, how far (and its ticks), its times and what is left.
 fn progress_line(
     buf: &mut Buffer,
     theme: &Theme,
     r: Rect,
     y: u16,
-    label: &str,
-    frac: Option<f64>,
-    ticks: &[f64],
+    (label, frac, ticks): (&str, Option<f64>, &[f64]),
     times: &str,
     left_at_speed: Option<f64>,
 ) {

@@ -3,6 +3,7 @@
 //! the most listened books.
 
 use super::text::{fit, fit_pad, fit_right, put, width};
+use crate::domain::ListeningStats;
 use crate::ui::state::{App, fmt_time};
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -27,14 +28,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
     let first = Some(Position::new(r.x + 1, r.y));
     let inner = usize::from(r.width).saturating_sub(2);
     let Some(s) = &app.stats else {
-        put(
-            buf,
-            r,
-            r.x + 1,
-            r.y,
-            &fit("Reading the statistics…", inner),
-            theme.dim,
-        );
+        let reading = fit("Reading the statistics…", inner);
+        put(buf, r, r.x + 1, r.y, &reading, theme.dim);
         return first;
     };
     let mut y = r.y;
@@ -69,69 +64,103 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
     let chart_h = r
         .bottom()
         .saturating_sub(y + 1 + books_rows as u16 + u16::from(books_rows > 0));
-    if chart_h >= 2 && app.settings.accessible {
-        // The days in words instead of bars: newest first, those listened.
-        let days = s
-            .last_30
-            .iter()
-            .rev()
-            .enumerate()
-            .filter(|(_, d)| d.wall_secs > 0.0);
-        let start = y;
-        for (ago, d) in days.take(usize::from(chart_h) + 1) {
-            let when = match ago {
-                0 => "today".to_owned(),
-                1 => "yesterday".to_owned(),
-                n => format!("{n} days ago"),
-            };
-            let line = format!("{when}: {}", fmt_hours(d.wall_secs));
-            put(buf, r, r.x + 1, y, &fit(&line, inner), theme.base);
-            y += 1;
+    if chart_h >= 2 {
+        let area = Rect::new(r.x + 1, y, r.width.saturating_sub(2), chart_h + 1);
+        match app.settings.accessible {
+            true => days_in_words(s, theme, buf, area),
+            false => chart(s, theme, buf, area),
         }
-        y = start + chart_h + 1;
-    } else if chart_h >= 2 {
-        let area = Rect::new(r.x + 1, y, r.width.saturating_sub(2), chart_h);
-        let minutes: Vec<u64> = s
-            .last_30
-            .iter()
-            .map(|d| (d.wall_secs / 60.0).round() as u64)
-            .collect();
-        if area.width >= 60 {
-            let bars: Vec<Bar> = minutes
-                .iter()
-                .map(|m| Bar::default().value(*m).text_value(String::new()))
-                .collect();
-            BarChart::default()
-                .data(BarGroup::default().bars(&bars))
-                .bar_width(1)
-                .bar_gap(1)
-                .bar_style(theme.bar_done)
-                .render(area, buf);
-        } else {
-            let w = usize::from(area.width).min(minutes.len());
-            Sparkline::default()
-                .data(&minutes[minutes.len() - w..])
-                .style(theme.bar_done)
-                .render(area, buf);
-        }
-        y += chart_h;
-        let most = minutes.iter().max().copied().unwrap_or(0);
-        let axis_w = if area.width >= 60 { 60 } else { inner.min(30) };
-        let left = if axis_w >= 60 {
-            "30 days ago"
-        } else {
-            "days ago"
-        };
-        let right = format!("today (top {most} min)");
-        let gap = axis_w.saturating_sub(width(left) + width(&right));
-        let axis = format!("{left}{}{right}", " ".repeat(gap));
-        put(buf, r, r.x + 1, y, &fit(&axis, inner), theme.dim);
-        y += 1;
+        y += chart_h + 1;
     }
-    for b in s.books.iter().take(books_rows) {
-        if y >= r.bottom() {
-            break;
-        }
+    let books = Rect::new(r.x, y, r.width, r.bottom().saturating_sub(y));
+    most_listened(app, s, theme, buf, books, books_rows);
+    first
+}
+
+/// The days in words instead of bars: newest first, those listened.
+fn days_in_words(s: &ListeningStats, theme: &Theme, buf: &mut Buffer, r: Rect) {
+    let days = s
+        .last_30
+        .iter()
+        .rev()
+        .enumerate()
+        .filter(|(_, d)| d.wall_secs > 0.0);
+    for (i, (ago, d)) in days.take(usize::from(r.height)).enumerate() {
+        let when = match ago {
+            0 => "today".to_owned(),
+            1 => "yesterday".to_owned(),
+            n => format!("{n} days ago"),
+        };
+        let line = format!("{when}: {}", fmt_hours(d.wall_secs));
+        let y = r.y + i as u16;
+        put(
+            buf,
+            r,
+            r.x,
+            y,
+            &fit(&line, usize::from(r.width)),
+            theme.base,
+        );
+    }
+}
+
+/// The last 30 days' minutes as bars (a sparkline when narrow), and the
+/// axis below them (the last row of `r`).
+fn chart(s: &ListeningStats, theme: &Theme, buf: &mut Buffer, r: Rect) {
+    let area = Rect::new(r.x, r.y, r.width, r.height.saturating_sub(1));
+    let minutes: Vec<u64> = s
+        .last_30
+        .iter()
+        .map(|d| (d.wall_secs / 60.0).round() as u64)
+        .collect();
+    if area.width >= 60 {
+        let bars: Vec<Bar> = minutes
+            .iter()
+            .map(|m| Bar::default().value(*m).text_value(String::new()))
+            .collect();
+        BarChart::default()
+            .data(BarGroup::default().bars(&bars))
+            .bar_width(1)
+            .bar_gap(1)
+            .bar_style(theme.bar_done)
+            .render(area, buf);
+    } else {
+        let w = usize::from(area.width).min(minutes.len());
+        Sparkline::default()
+            .data(&minutes[minutes.len() - w..])
+            .style(theme.bar_done)
+            .render(area, buf);
+    }
+    let inner = usize::from(r.width);
+    let most = minutes.iter().max().copied().unwrap_or(0);
+    let axis_w = if area.width >= 60 { 60 } else { inner.min(30) };
+    let left = if axis_w >= 60 {
+        "30 days ago"
+    } else {
+        "days ago"
+    };
+    let right = format!("today (top {most} min)");
+    let gap = axis_w.saturating_sub(width(left) + width(&right));
+    let axis = format!("{left}{}{right}", " ".repeat(gap));
+    put(buf, r, r.x, area.bottom(), &fit(&axis, inner), theme.dim);
+}
+
+/// The most listened books, `rows` of them.
+fn most_listened(
+    app: &App,
+    s: &ListeningStats,
+    theme: &Theme,
+    buf: &mut Buffer,
+    r: Rect,
+    rows: usize,
+) {
+    let inner = usize::from(r.width).saturating_sub(2);
+    for (i, b) in s
+        .books
+        .iter()
+        .take(rows.min(usize::from(r.height)))
+        .enumerate()
+    {
         let title = app
             .library
             .get(&b.book_id)
@@ -151,10 +180,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
             fit_pad(&title, inner.saturating_sub(right_w + 1)),
             fit_right(&right, right_w)
         );
-        put(buf, r, r.x + 1, y, &text, theme.base);
-        y += 1;
+        put(buf, r, r.x + 1, r.y + i as u16, &text, theme.base);
     }
-    first
 }
 
 #[cfg(test)]

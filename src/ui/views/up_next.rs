@@ -31,7 +31,11 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
             *y += 1;
         }
     };
-    line(&mut y, app.up_next_rule(), theme.dim);
+    line(
+        &mut y,
+        crate::ui::state::up_next::rule(app.snap.up_next.mode),
+        theme.dim,
+    );
     let keys = format!(
         "{} from a book or the library adds · {}/{} move · {} removes · Enter opens",
         key(app, Action::UpNextAdd),
@@ -49,7 +53,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         return Some(Position::new(r.x + 1, r.y));
     }
     // The selected row stays in view.
-    let cursor = app.up_next_cursor;
+    let cursor = app.up_next.cursor;
     let first = cursor.saturating_sub(rows.saturating_sub(1));
     let mut at = None;
     for (i, q) in u.list.iter().enumerate().skip(first).take(rows) {
