@@ -85,13 +85,16 @@ impl Owner {
                 self.rewind_by(r, chapter, s.position);
             }
         }
-        // Started: a play after a pause or a load's first audio, not a
+        // Started: a load's first audio, or a play after a pause; not a
         // seek's or a stall's return.
-        let started = s.status == Status::Playing
-            && !matches!(
-                was,
-                Some(Status::Playing | Status::Buffering | Status::Stalled)
-            );
+        let playing = s.status == Status::Playing;
+        let started = playing
+            && (!self.load_played
+                || !matches!(
+                    was,
+                    Some(Status::Playing | Status::Buffering | Status::Stalled)
+                ));
+        self.load_played |= playing;
         let chapter_changed = before
             .as_ref()
             .and_then(|b| b.chapter_id.as_ref())

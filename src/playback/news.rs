@@ -68,6 +68,7 @@ impl Owner {
             // Another load of the session's book (or none).
             self.playing = s.playing.clone();
             self.heard = None;
+            self.load_played = false;
             self.rewind.loaded();
             if let Some(p) = &self.playing
                 && let Some(at) = p.saved_at

@@ -119,6 +119,7 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
         opens: 0,
         playing: None,
         heard: None,
+        load_played: false,
         volume: 1.0,
         sound: Default::default(),
         license_stop: None,
@@ -172,6 +173,9 @@ pub(super) struct Owner {
     pub playing: Option<Playing>,
     /// The engine's last state of that load.
     pub heard: Option<PlayerState>,
+    /// That load has played (its first audio is a start; later a return
+    /// from a seek or a stall is not).
+    pub load_played: bool,
     /// The volume the listener set (a fade never changes it).
     pub volume: f32,
     /// The session's book's sound now.

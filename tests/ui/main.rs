@@ -13,6 +13,7 @@ mod downloads;
 mod driver;
 mod e2e;
 mod e2e_cursor;
+mod e2e_owner;
 mod e2e_return;
 mod e2e_rule7;
 mod e2e_session;

@@ -210,7 +210,15 @@ fn bars(t: &Times, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y:
         _ => None,
     };
     let ticks = np.chapter_ticks();
-    progress_line(buf, theme, r, y + 1, ("book", frac, &ticks), &bk_times, bleft);
+    progress_line(
+        buf,
+        theme,
+        r,
+        y + 1,
+        ("book", frac, &ticks),
+        &bk_times,
+        bleft,
+    );
 }
 
 /// What the player bar shows of a book's sound: only what is on.
