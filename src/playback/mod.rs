@@ -137,6 +137,8 @@ pub enum Expect {
 
 /// What the owner's task takes: the clients' commands, and the owner's
 /// own business (only [`Playback`] and sync's link send these).
+// A few a keystroke: boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 enum Intent {
     Command(Command),
     /// Sync decided where the engine goes ([`EngineAsk`]).

@@ -30,6 +30,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 const EVENTS_KEPT: usize = 256;
 
 /// What the owner's background reads bring back.
+// A few a session: boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Done {
     /// A book to open, read and chosen (download or stream).
     Opened(super::opening::Resolved),
@@ -333,10 +335,10 @@ impl Owner {
             }
             Command::Toggle => self.toggle(),
             Command::Play => self.play(),
-            Command::Pause => self.to_engine(crate::player::Command::Pause),
+            Command::Pause => self.command_engine(crate::player::Command::Pause),
             Command::SkipBy(s) => {
                 self.mark_here(JumpCause::Skip);
-                self.to_engine(crate::player::Command::SkipBy(s))
+                self.command_engine(crate::player::Command::SkipBy(s))
             }
             Command::Seek {
                 chapter,
@@ -344,12 +346,12 @@ impl Owner {
                 cause,
             } => {
                 self.mark_here(cause);
-                self.to_engine(crate::player::Command::Seek { chapter, position })
+                self.command_engine(crate::player::Command::Seek { chapter, position })
             }
             Command::NextChapter => self.next_chapter(),
             Command::PrevChapter => {
                 self.mark_here(JumpCause::Chapter);
-                self.to_engine(crate::player::Command::PrevChapter)
+                self.command_engine(crate::player::Command::PrevChapter)
             }
             // Speed and volume are the opened book's (saved for it).
             Command::Speed(s) if self.has_opened() => self.sync().settings_changed(Some(s), None),
@@ -421,7 +423,7 @@ impl Owner {
     }
 
     /// An engine command for the session's opened book (none: said so).
-    pub(super) fn to_engine(&mut self, c: crate::player::Command) {
+    pub(super) fn command_engine(&mut self, c: crate::player::Command) {
         match (&self.engine, self.book.as_ref().filter(|b| b.opened)) {
             (Some(e), Some(_)) => {
                 e.send(c);
@@ -452,7 +454,7 @@ impl Owner {
                 let acts = self.sleep.extend(&self.look(false, false));
                 self.sleep_acts(acts);
             }
-            true => self.to_engine(crate::player::Command::Pause),
+            true => self.command_engine(crate::player::Command::Pause),
             false => self.play(),
         }
     }

@@ -224,7 +224,7 @@ impl Owner {
             return self.up_next_go();
         }
         self.mark_here(crate::domain::JumpCause::Chapter);
-        self.to_engine(crate::player::Command::NextChapter);
+        self.command_engine(crate::player::Command::NextChapter);
     }
 
     /// Goes to the next book at once: the countdown's, else (in the last

@@ -105,7 +105,7 @@ async fn a_book_another_earmark_downloaded_plays_offline_in_the_open_player() {
     let (mut server, _direct, book, _m) = logged_in(home.path()).await;
     let (h, base) = (home.path().to_owned(), server.base_url().to_owned());
     let mut tui = tokio::task::spawn_blocking(move || {
-        let mut tui = Tui::start(&h, &base, "alice", &["--audio", "null"]);
+        let tui = Tui::start(&h, &base, "alice", &["--audio", "null"]);
         tui.wait_for("filter: all");
         tui.wait_for("Aesop's Fables");
         tui

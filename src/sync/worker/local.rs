@@ -33,12 +33,10 @@ pub(super) fn open_failed(e: &OutboxError) -> Notice {
 
 /// What opening the listening log recovered, when it was damaged.
 pub(super) fn recovered(r: &Recovery) -> Option<Notice> {
-    (!r.is_clean()).then(|| {
-        Notice::News(SyncNews::HistoryDamaged {
-            kept: r.records,
-            skipped: r.corrupt_skipped,
-        })
-    })
+    (!r.is_clean()).then_some(Notice::News(SyncNews::HistoryDamaged {
+        kept: r.records,
+        skipped: r.corrupt_skipped,
+    }))
 }
 
 impl Worker {
