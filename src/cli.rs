@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 mod audio;
 mod client;
+mod ctl;
 mod demo;
 mod downloads;
 mod export;
@@ -81,8 +82,10 @@ impl GlobalArgs {
 pub enum Command {
     #[command(flatten)]
     Client(client::ClientSubcommand),
-    /// Play a book headlessly (no TUI).
+    /// Play a book headlessly (no TUI); with --detach, with no terminal at all.
     Play(play::PlayFlags),
+    /// Control the running session: status, play, pause, seek, sleep, … (docs/ctl.md).
+    Ctl(ctl::CtlFlags),
     /// Download a book to play it without the server.
     Download(downloads::DownloadFlags),
     /// Downloaded books (sizes, state), or remove one.
@@ -121,12 +124,23 @@ pub fn main() -> ExitCode {
             quiet_on_closed_pipe();
             crate::commands::run(&global, cmd.into())
         }
+        Some(Command::Play(args)) if args.detach => play::detach(&global, args, cli.audio),
         Some(Command::Play(args)) => {
             let args = crate::commands::play::PlayArgs {
                 audio: cli.audio.into(),
                 ..args.into()
             };
             crate::commands::play::run(&global, args, started)
+        }
+        Some(Command::Ctl(flags)) => {
+            quiet_on_closed_pipe();
+            match crate::ctl::CtlArgs::try_from(flags) {
+                Ok(args) => crate::ctl::client::run(&global.select, global.json, args),
+                Err(m) => {
+                    eprintln!("earmark ctl: {m}");
+                    ExitCode::from(2)
+                }
+            }
         }
         Some(Command::Sync(args)) => {
             quiet_on_closed_pipe();

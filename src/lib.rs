@@ -5,6 +5,8 @@
 //! - on top: `cli` (the entry point; the argument parser's types stop
 //!   there), `commands` (the scriptable CLI), `runtime` (the player's
 //!   wiring), `demo` (server + player);
+//! - `ctl`: the control socket, `earmark ctl`, detached and attached
+//!   sessions (a client of `playback`, used by `commands` and `runtime`);
 //! - `playback`: the one owner of a playback session (engine, sync's
 //!   session, each book's settings, every stop), for the player and
 //!   `earmark play`;
@@ -16,6 +18,7 @@ pub mod api;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod ctl;
 pub mod demo;
 pub mod domain;
 pub mod durable;

@@ -2,8 +2,11 @@
 //! [`crate::commands::play::PlayArgs`].
 
 use super::AudioFlag;
+use crate::commands::Invocation;
 use crate::commands::play::PlayArgs;
-use clap::Args;
+use clap::{Args, ValueEnum};
+use std::ffi::OsString;
+use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct PlayFlags {
@@ -25,6 +28,13 @@ pub struct PlayFlags {
     /// When the book ends, play on as the player does: the up next list, then the series.
     #[arg(long)]
     pub up_next: bool,
+    /// Play with no terminal: return once audio plays and print the
+    /// session's socket; `earmark ctl` controls it (docs/ctl.md).
+    #[arg(long)]
+    pub detach: bool,
+    /// The pipe of the `earmark play --detach` that started this session.
+    #[arg(long, hide = true, conflicts_with = "detach")]
+    pub session_fd: Option<i32>,
 }
 
 fn parse_speed(s: &str) -> Result<f32, String> {
@@ -46,6 +56,40 @@ impl From<PlayFlags> for PlayArgs {
             // The global `--audio` (main sets it).
             audio: AudioFlag::Auto.into(),
             up_next: f.up_next,
+            session_fd: f.session_fd,
         }
     }
+}
+
+impl PlayFlags {
+    /// The same `earmark play` without `--detach`: what the detached
+    /// session runs.
+    fn detached_args(&self, global: &Invocation, audio: AudioFlag) -> Vec<OsString> {
+        let mut a: Vec<String> = vec!["play".into(), self.book_id.clone()];
+        let mut flag = |name: &str, v: Option<String>| {
+            if let Some(v) = v {
+                a.extend([format!("--{name}"), v]);
+            }
+        };
+        flag("chapter", self.chapter.clone());
+        flag("at", self.at.map(|x| x.to_string()));
+        flag("speed", self.speed.map(|x| x.to_string()));
+        flag("for", self.for_secs.map(|x| x.to_string()));
+        let audio = audio.to_possible_value().map(|v| v.get_name().to_owned());
+        flag("audio", audio);
+        flag("profile", global.select.profile.clone());
+        flag("server", global.select.server.clone());
+        flag("user", global.select.user.clone());
+        if self.up_next {
+            a.push("--up-next".into());
+        }
+        a.into_iter().map(OsString::from).collect()
+    }
+}
+
+/// `earmark play BOOK --detach`: starts the session with no terminal and
+/// returns once it plays.
+pub fn detach(global: &Invocation, flags: PlayFlags, audio: AudioFlag) -> ExitCode {
+    let args = flags.detached_args(global, audio);
+    crate::ctl::detach::run(&global.select, global.json, &args)
 }

@@ -39,6 +39,9 @@ pub struct PlayArgs {
     pub audio: AudioMode,
     /// When the book ends, play on as the player does: the up next list, then the series.
     pub up_next: bool,
+    /// A detached session's pipe to the `earmark play --detach` that
+    /// started it (`crate::ctl::detach`).
+    pub session_fd: Option<i32>,
 }
 
 /// When each start-up phase ended (`--json` prints them once audio plays).
@@ -112,9 +115,16 @@ pub fn run(global: &Invocation, args: PlayArgs, started: Instant) -> ExitCode {
         engine: None,
         load: None,
     };
-    match rt.block_on(play(global, args, startup)) {
+    let mut ready = args.session_fd.map(crate::ctl::detach::Ready::from_fd);
+    if ready.is_some() {
+        crate::ctl::detach::log_to_stderr();
+    }
+    match rt.block_on(play(global, args, startup, &mut ready)) {
         Ok(code) => code,
         Err(e) => {
+            if let Some(r) = ready.as_mut() {
+                r.failed(e.code, &e.message);
+            }
             eprintln!("earmark play: {}", e.message);
             ExitCode::from(e.code)
         }
@@ -156,8 +166,12 @@ async fn play(
     global: &Invocation,
     args: PlayArgs,
     mut startup: Startup,
+    ready: &mut Option<crate::ctl::detach::Ready>,
 ) -> Result<ExitCode, CommandError> {
     let (profile, session) = crate::config::Session::load_for(&global.select)?;
+    // One session per profile: the lock, then its control socket.
+    let claim = crate::ctl::claim_for_play(&profile)
+        .map_err(|(code, message)| CommandError { code, message })?;
     let client = session.client(&profile)?;
     startup.session = Some(Instant::now());
     let book = BookId::new(args.book_id.as_str());
@@ -193,6 +207,15 @@ async fn play(
             message,
         });
     }
+    let detached = ready.is_some();
+    let mut serving = match crate::ctl::serve_play(&playback, &profile, &claim, detached) {
+        Ok(s) => s,
+        Err(message) => {
+            playback.quit(Duration::ZERO).await;
+            let code = StopReason::Local.exit_code();
+            return Err(CommandError { code, message });
+        }
+    };
     // The chapter named, else (no --at) the one this device last played:
     // its stream is asked for beside the manifest and the place.
     let expect = match &start {
@@ -206,12 +229,26 @@ async fn play(
         start,
         known: None,
     });
+    if let (Some(ready), Some(serving)) = (ready.take(), serving.as_mut()) {
+        // Detached: no terminal, no status lines; it plays until asked to quit.
+        let asked = crate::ctl::detach::Asked {
+            book,
+            speed: args.speed,
+            for_secs: args.for_secs,
+        };
+        let code = crate::ctl::detach::follow(&playback, events, serving, ready, asked).await;
+        if let Some(line) = playback.quit(Duration::from_secs(5)).await.farewell() {
+            tracing::warn!("{line}");
+        }
+        return Ok(code);
+    }
     let run = Run {
         playback: &playback,
         book,
         for_secs: args.for_secs,
         json: global.json,
         speed: args.speed,
+        serving: serving.as_mut(),
     };
     let code = run.follow(events, startup).await;
     // Kept for next time only when the journal is on the disk.
@@ -230,6 +267,8 @@ struct Run<'a> {
     json: bool,
     /// `--speed`: sent once the book is the session's.
     speed: Option<f32>,
+    /// The control socket: `earmark ctl quit` ends the command.
+    serving: Option<&'a mut crate::ctl::Serving>,
 }
 
 /// What one of the session's events means for this command.
@@ -339,6 +378,7 @@ impl Run<'_> {
         let mut term = signal(SignalKind::terminate()).ok();
         let mut out = std::io::stdout().lock();
         let mut seen = Seen::default();
+        let mut serving = self.serving.take();
         loop {
             let restored = self.ours(&snap.borrow()).is_some_and(|l| l.load != 0);
             if restored && startup.load.is_none() {
@@ -384,6 +424,7 @@ impl Run<'_> {
                         let _ = out.flush();
                     }
                 }
+                _ = crate::ctl::quit_asked(serving.as_deref_mut()) => return ExitCode::SUCCESS,
                 _ = next_signal(&mut int) => return ExitCode::from(130),
                 _ = next_signal(&mut term) => return ExitCode::from(130),
                 _ = sleep_until(deadline) => {

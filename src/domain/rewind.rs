@@ -8,6 +8,7 @@
 //! goes to the place history; sync treats it like any seek).
 
 use super::{BookId, EpochMillis};
+use serde::{Deserialize, Serialize};
 
 /// (pause seconds, rewind seconds), pause ascending. Below the first point
 /// nothing; between points linear; past the last, the last rewind.
@@ -72,7 +73,7 @@ impl RewindCurve {
 const MIN_REWIND: f64 = 0.5;
 
 /// Why playback rewound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RewindAfter {
     Pause,
     Interruption,

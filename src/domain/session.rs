@@ -16,11 +16,12 @@ use super::{
     Book, BookId, ChapterId, EpochMillis, JumpCause, Manifest, Next, Opening, PlaceMark, Progress,
     Queued, SoundSettings, Stop, UpNextMode,
 };
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Where an opened book starts.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Start {
     /// The server's place (else this device's, else the start); contract
     /// rule 7 decides, and may ask the listener first.
@@ -36,7 +37,7 @@ pub enum Start {
 }
 
 /// What the listener (or a script) asks of the session.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Command {
     /// Open `book` at `start`. The owner plays its download when it is
     /// complete and current (or the server is away), else the server's
@@ -77,7 +78,7 @@ pub enum Command {
     UpNext(UpNextCommand),
     /// The library a client read: up next works out a series' next book
     /// from it (without one it reads the server's when a book ends).
-    Library(Arc<Vec<Book>>),
+    Library(#[serde(with = "shared")] Arc<Vec<Book>>),
     /// The listener's answer to [`Event::Conflict`].
     Choose {
         book: BookId,
@@ -95,13 +96,13 @@ pub enum Command {
 }
 
 /// Which place to keep when this device and the server disagree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Keep {
     Server,
     Local,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum UpNextCommand {
     /// Go to the next book now (`n` in the last chapter, during the
     /// countdown, MPRIS Next at the end).
@@ -119,7 +120,7 @@ pub enum UpNextCommand {
 }
 
 /// What the engine does with the session's book.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum PlayState {
     /// Not opened in this run: Space (or `ctl play`) resumes it where the
     /// server says.
@@ -158,7 +159,7 @@ impl PlayState {
 }
 
 /// Whether the place shown is the place heard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Landing {
     /// A load or seek is on its way there.
     Pending,
@@ -168,7 +169,7 @@ pub enum Landing {
 }
 
 /// Where a chapter's length came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LengthFrom {
     Server,
     /// The decoder counted it.
@@ -176,7 +177,7 @@ pub enum LengthFrom {
 }
 
 /// The book's sound now: its settings and what they did.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct SoundNow {
     pub settings: SoundSettings,
     /// Seconds of silence skip silence saved in this book, and in all.
@@ -189,9 +190,11 @@ pub struct SoundNow {
 }
 
 /// The session's book: playing, paused, or ready to resume.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Listening {
+    #[serde(with = "shared")]
     pub book: Arc<Book>,
+    #[serde(with = "shared")]
     pub manifest: Arc<Manifest>,
     pub chapter: ChapterId,
     /// Seconds into the chapter (media time).
@@ -261,7 +264,7 @@ impl Listening {
 }
 
 /// The server as the session last found it.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub enum Link {
     #[default]
     Online,
@@ -277,7 +280,7 @@ pub enum Link {
 }
 
 /// What sync keeps for the server.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Queue {
     /// Changes waiting to be sent.
     pub queued: usize,
@@ -290,14 +293,14 @@ pub struct Queue {
 }
 
 /// A downloaded book.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Downloaded {
     Complete,
     Partial,
 }
 
 /// Up next: the list, what follows the session's book, the countdown.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UpNextNow {
     pub mode: UpNextMode,
     pub list: Vec<Queued>,
@@ -308,7 +311,7 @@ pub struct UpNextNow {
 }
 
 /// The next book, about to start.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Countdown {
     pub next: Next,
     pub starts_at: EpochMillis,
@@ -317,7 +320,7 @@ pub struct Countdown {
 }
 
 /// Everything a client needs to draw the session, published on each change.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Snapshot {
     pub listening: Option<Listening>,
     pub link: Link,
@@ -325,6 +328,7 @@ pub struct Snapshot {
     pub sleep: Option<SleepTimer>,
     pub up_next: UpNextNow,
     /// This login's downloads on disk (also those another earmark made).
+    #[serde(with = "shared")]
     pub downloads: Arc<BTreeMap<BookId, Downloaded>>,
     /// The stop in force (a license stop until the license is valid).
     pub stop: Option<Stop>,
@@ -340,14 +344,14 @@ impl Snapshot {
 }
 
 /// A place as a prompt shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Place {
     pub chapter: ChapterId,
     pub position: f64,
 }
 
 /// What the session says, as data (each client words it).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Said {
     /// A command that needs a book while none is open or ready.
     NothingPlaying,
@@ -486,7 +490,7 @@ pub struct QuitSummary {
 }
 
 /// Why up next plays nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum UpNextWhy {
     Off,
     /// The list is empty and no book follows in the series.
@@ -496,7 +500,7 @@ pub enum UpNextWhy {
 }
 
 /// One-off news.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Event {
     /// Ask the listener which place to keep; nothing is written meanwhile.
     Conflict {
@@ -522,4 +526,21 @@ pub enum Event {
 /// `known` for [`Command::Open`] from what a screen read.
 pub fn known(book: Book, manifest: Manifest) -> Option<Box<(Book, Manifest)>> {
     Some(Box::new((book, manifest)))
+}
+
+/// An `Arc`'s value as its own (serde's `rc` feature, for these fields
+/// only): the snapshot crosses `earmark ctl`'s socket to an attached player.
+mod shared {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    pub fn serialize<T: Serialize, S: Serializer>(v: &Arc<T>, s: S) -> Result<S::Ok, S::Error> {
+        T::serialize(v, s)
+    }
+
+    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<T>, D::Error> {
+        T::deserialize(d).map(Arc::new)
+    }
 }

@@ -7,12 +7,13 @@
 //! it when another book opens (up next's continuation keeps it).
 
 use super::EpochMillis;
+use serde::{Deserialize, Serialize};
 
 /// The extend key still resumes playback this long after the stop.
 pub const EXTEND_AFTER_STOP_MS: u64 = 120_000;
 
 /// What the sleep menu, typed text or `earmark ctl sleep` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SleepChoice {
     Minutes(u32),
     /// The end of this chapter (1) or of the Nth.
@@ -68,7 +69,7 @@ pub fn parse_sleep(text: &str) -> Result<SleepChoice, String> {
 
 /// Hours of the day, as minutes since local midnight; across midnight
 /// when it ends before it starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SleepWindow {
     from: u32,
     to: u32,
@@ -157,7 +158,7 @@ impl Default for SleepSettings {
 }
 
 /// The timer as it stands (published in the session's snapshot).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum SleepTimer {
     /// Stops when `left_ms` have run out, counted from `since` (`None`:
     /// held while playback is paused).
@@ -201,7 +202,7 @@ pub enum SleepAct {
 }
 
 /// What the timer did, as data (the screen words it).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum SleepNews {
     /// Set to this; `auto`: by the automatic hours.
     Set {

@@ -3,10 +3,11 @@
 //! reason is decided in one place (`crate::playback::stop`, from the API's
 //! error classes and the engine's error kinds); this is only its name.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Why playback, sync or a request stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StopReason {
     /// 403 `license_required`: playback and all sync stop until the
     /// server's license is valid again.
@@ -79,7 +80,7 @@ impl fmt::Display for StopReason {
 }
 
 /// A stop: its reason and the sentence that says what happened.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stop {
     pub reason: StopReason,
     pub message: String,

@@ -8,7 +8,7 @@ use super::{Book, BookId, Progress, ServerId, UserId, series_order};
 use serde::{Deserialize, Serialize};
 
 /// `[player] up_next` of config.toml.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum UpNextMode {
     /// The list, then the series (the default).
     #[default]
@@ -59,7 +59,7 @@ pub struct Account {
 }
 
 /// Where the next book came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NextFrom {
     /// The head of the play next list (it leaves the list when it starts).
     List,
@@ -68,7 +68,7 @@ pub enum NextFrom {
 }
 
 /// The book that plays next.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Next {
     pub book: BookId,
     pub title: String,
@@ -148,7 +148,7 @@ fn position(library: &[Book], id: &BookId) -> usize {
 }
 
 /// How the next book opens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Opening {
     /// At its synced place, restored by every rule of contract rule 7.
     Resume,

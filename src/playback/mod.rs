@@ -170,6 +170,8 @@ pub struct Playback {
     snapshot: watch::Receiver<Snapshot>,
     events: broadcast::Sender<Event>,
     sync: Arc<RwLock<SyncSession>>,
+    /// The current login's client (`earmark ctl bookmark` writes with it).
+    client: CurrentClient,
     /// Private: only for `first_audio_at`.
     engine: Option<EngineHandle>,
     no_audio: Option<String>,
@@ -253,6 +255,11 @@ impl Playback {
     /// statistics; the session's own commands go through [`Playback::send`]).
     pub fn sync(&self) -> SyncSession {
         read(&self.sync).clone()
+    }
+
+    /// The current login's API client, if logged in.
+    pub fn client(&self) -> Option<Client> {
+        self.client.get()
     }
 
     /// Why there is no audio output (playback is off then).

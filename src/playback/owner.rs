@@ -100,6 +100,7 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
     let (done_tx, done) = mpsc::unbounded_channel();
     let sync = Arc::new(RwLock::new(sync));
     let follow = Follow::new(streaming, &client);
+    let owner_client = client.clone();
     let owner = Owner {
         follow,
         engine: engine.clone(),
@@ -140,6 +141,7 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
         snapshot,
         events: events_tx,
         sync,
+        client: owner_client,
         engine,
         no_audio,
     };

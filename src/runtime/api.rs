@@ -104,7 +104,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             match r {
                 Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
                 Err(e) if e.is_transient() => {
-                    sh.playback.sync().queue_favorite(book, favorite);
+                    sh.playback.queue_favorite(book, favorite);
                     sh.ui.send(Answer::Notice(
                         "Offline: the favorite is saved here and sent when the server is back."
                             .into(),
@@ -141,7 +141,6 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
                 }
                 Err(e) if e.is_transient() => {
                     sh.playback
-                        .sync()
                         .queue_bookmark(book, client_id, chapter, position, note);
                     sh.ui.send(Answer::Notice(
                         "Offline: the bookmark is kept here and sent when the server is back."
@@ -182,6 +181,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         | Effect::LoadStats
         | Effect::LoadCover { .. }
         | Effect::Quit
+        | Effect::LeavePlaying
         | Effect::SwitchProfile(_)
         | Effect::Download(_) => {}
     }

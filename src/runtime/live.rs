@@ -8,11 +8,12 @@
 //! terminal's own threads start in `launch::run_terminal`).
 
 use super::covers::Covers;
-use super::shared::{Login, Shared, profiles_answer, write};
+use super::shared::{Login, Shared, profiles_answer, read, write};
 use super::{api, notices, offline, playback};
 use crate::config::{Dirs, ListeningRules, Profile, ProfileSelector, Session};
+use crate::ctl::{Leave, Owner};
 use crate::domain::session::Command;
-use crate::playback::{Playback, Setup};
+use crate::playback::Setup;
 use crate::player::AudioMode;
 use crate::ui::event_loop::{Backends, UiSender};
 use crate::ui::state::{Answer, Effect};
@@ -23,6 +24,10 @@ pub struct Live {
     rt: Option<tokio::runtime::Runtime>,
     shared: Arc<Shared>,
     covers: Arc<Covers>,
+    /// `Effect::LeavePlaying`: on shutdown the book plays on, detached.
+    leave: Option<Leave>,
+    audio: AudioMode,
+    up_next: bool,
 }
 
 impl Live {
@@ -49,19 +54,19 @@ impl Live {
         };
         let logged_in = client.is_some();
         let dirs = profile.dirs.clone();
-        let setup = Setup {
+        let up_next = rules.up_next != crate::domain::UpNextMode::Off;
+        let setup = || Setup {
             dirs: dirs.clone(),
             login: crate::playback::Login::of(&profile, session.as_ref(), client.clone()),
             audio,
             rules,
             ready_last: true,
         };
-        // earmark-engine and the audio threads (`player::Engine::spawn`),
-        // the session owner's task and sync's worker (tasks).
-        let (owner, events) = {
-            let _guard = rt.enter();
-            Playback::start(setup)
-        };
+        // The profile's running session, attached (a detached `earmark
+        // play`, another player); else this player's own: earmark-engine
+        // and the audio threads (`player::Engine::spawn`), the session
+        // owner's task, sync's worker and the control socket (tasks).
+        let (owner, events) = Owner::start(&rt, &profile, setup)?;
         let shared = Arc::new(Shared {
             ui,
             login: RwLock::new(Login {
@@ -69,7 +74,7 @@ impl Live {
                 session,
                 client,
             }),
-            playback: owner.clone(),
+            playback: owner,
             fresh: Mutex::new(false),
             library_load: Default::default(),
             unwritten: Default::default(),
@@ -77,7 +82,10 @@ impl Live {
         });
         let covers = Arc::new(Covers::new(dirs.cache.join("covers")));
         // The session's snapshot → the player bar, the rows, the overlays.
-        rt.spawn(playback::snapshots(shared.clone(), owner.snapshot()));
+        rt.spawn(playback::snapshots(
+            shared.clone(),
+            shared.playback.snapshot(),
+        ));
         // The session's events (prompts, stops, news) → overlays, messages.
         rt.spawn(playback::events(shared.clone(), events));
         // MPRIS: media keys and desktop widgets, when a session bus is there.
@@ -98,6 +106,9 @@ impl Live {
             rt: Some(rt),
             shared,
             covers,
+            leave: None,
+            audio,
+            up_next,
         })
     }
 
@@ -114,6 +125,13 @@ impl Backends for Live {
         let sh = self.shared.clone();
         match effect {
             Effect::Quit => {}
+            Effect::LeavePlaying => {
+                self.leave = Some(Leave {
+                    profile: read(&sh.login).profile.clone(),
+                    audio: self.audio,
+                    up_next: self.up_next,
+                })
+            }
             Effect::Session(command) => {
                 #[cfg(all(feature = "mpris", target_os = "linux"))]
                 if let Command::Open {
@@ -130,19 +148,19 @@ impl Backends for Live {
                 sh.playback.send(command)
             }
             Effect::LoadHistory(book) => self.spawn(async move {
-                let marks = sh.playback.sync().history(book.clone()).await;
+                let marks = sh.playback.history(book.clone()).await;
                 sh.ui.send(Answer::History { book, marks });
             }),
             Effect::LoadStats => self.spawn(async move {
-                let stats = sh.playback.sync().stats().await;
+                let stats = sh.playback.stats().await;
                 sh.ui.send(Answer::Stats(stats));
             }),
             Effect::RetryRefused => self.spawn(async move {
-                let n = sh.playback.sync().retry_refused().await;
+                let n = sh.playback.retry_refused().await;
                 sh.ui.send(Answer::RefusedRetried(n));
             }),
             Effect::DiscardRefused => self.spawn(async move {
-                let n = sh.playback.sync().discard_refused().await;
+                let n = sh.playback.discard_refused().await;
                 sh.ui.send(Answer::RefusedDropped(n));
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
@@ -161,10 +179,21 @@ impl Backends for Live {
 
     fn shutdown(&mut self) -> Option<String> {
         let rt = self.rt.take()?;
-        // The last place is written, then the engine stops.
-        let summary = rt.block_on(self.shared.playback.quit(Duration::from_secs(3)));
+        let owner = &self.shared.playback;
+        let words = match self.leave.take() {
+            // Its place is written, then a detached session plays on from it.
+            Some(leave) => Some(match rt.block_on(owner.leave_playing(&leave)) {
+                Ok(w) | Err(w) => w,
+            }),
+            // The last place is written, then the engine stops; an
+            // attached session plays on.
+            None => match rt.block_on(owner.quit(Duration::from_secs(3))) {
+                Some(summary) => crate::ui::words::farewell(&summary),
+                None => owner.plays_on(),
+            },
+        };
         rt.shutdown_timeout(Duration::from_secs(2));
-        crate::ui::words::farewell(&summary)
+        words
     }
 }
 

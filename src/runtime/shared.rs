@@ -7,8 +7,8 @@
 use super::cache;
 use crate::api::{ApiError, Client};
 use crate::config::{Config, Dirs, Profile, Session};
+use crate::ctl::Owner;
 use crate::durable::DiskError;
-use crate::playback::Playback;
 use crate::ui::event_loop::UiSender;
 use crate::ui::state::{Answer, SessionInfo};
 use std::sync::{Mutex, RwLock};
@@ -24,8 +24,9 @@ pub(crate) struct Shared {
     pub ui: UiSender,
     pub dirs: Dirs,
     pub login: RwLock<Login>,
-    /// The playback session's owner (engine, sync, each book's settings).
-    pub playback: Playback,
+    /// The listening session: this process's own owner (engine, sync,
+    /// each book's settings), or a running one of the profile, attached.
+    pub playback: Owner,
     /// Set once the server's library arrived, so a slower cache read does
     /// not replace it (checked and sent under the lock).
     pub fresh: Mutex<bool>,

@@ -227,6 +227,7 @@ actions! {
     Open = "open", "move", "open / choose";
     Back = "back", "move", "back (quits from the library)";
     Quit = "quit", "move", "quit";
+    LeavePlaying = "leave_playing", "move", "quit, leaving the book playing (earmark ctl reaches it)";
     PlayPause = "play_pause", "playback", "play / pause";
     SkipBackShort = "skip_back_short", "playback", "short skip back";
     SkipForwardShort = "skip_forward_short", "playback", "short skip forward";
@@ -314,6 +315,7 @@ fn defaults(action: Action) -> Vec<Key> {
         A::Open => vec![Key::plain(K::Enter)],
         A::Back => vec![Key::plain(K::Esc), c('q')],
         A::Quit => vec![c('Q')],
+        A::LeavePlaying => vec![c('x')],
         A::PlayPause => vec![c(' ')],
         A::SkipBackShort => vec![Key::plain(K::Left)],
         A::SkipForwardShort => vec![Key::plain(K::Right)],

@@ -11,6 +11,7 @@ mod export;
 mod flapping;
 mod gate;
 mod h2;
+mod home;
 mod listening_cli;
 mod long_session;
 mod offline_open;

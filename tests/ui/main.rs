@@ -26,6 +26,7 @@ mod history;
 mod listening_backend;
 #[cfg(all(feature = "mpris", target_os = "linux"))]
 mod mpris;
+mod pty;
 mod resume;
 mod rewind;
 mod round_trips;

@@ -110,6 +110,9 @@ pub enum Effect {
     LoadHistory(BookId),
     /// Read the listening statistics (answered with `Answer::Stats`).
     LoadStats,
+    /// The player quits and the book plays on without it (the runtime
+    /// leaves the session running, detached); `Quit` follows.
+    LeavePlaying,
     Quit,
 }
 

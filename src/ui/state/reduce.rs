@@ -82,6 +82,10 @@ impl App {
                 fx.push(Effect::Session(Command::Flush));
                 fx.push(Effect::Quit);
             }
+            A::LeavePlaying => {
+                fx.push(Effect::LeavePlaying);
+                fx.push(Effect::Quit);
+            }
             A::Help => self.overlays.show(Overlay::Help { scroll: 0 }),
             A::Back => self.back(fx),
             A::Up | A::Down | A::Top | A::Bottom | A::PageUp | A::PageDown => self.navigate(a),

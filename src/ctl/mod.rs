@@ -1,0 +1,136 @@
+//! The control socket and `earmark ctl`: one more client of the session
+//! owner (`crate::playback`), beside the player, MPRIS and `earmark play`.
+//! It owns:
+//! - `place`: where a profile's session is found (its socket, its lock:
+//!   one session per profile);
+//! - `protocol`: the versioned JSON-lines protocol, the request decoder
+//!   (pure, property-tested, fuzzed) and the error codes (docs/ctl.md);
+//!   `args`: its commands' arguments;
+//! - `status`: what `status` answers and `watch` streams, from the
+//!   session's snapshot (pure);
+//! - `server` and `host`: the socket server of a session (bounded queues,
+//!   a cap on clients, the peer's uid checked) and what each request does;
+//! - `client`: `earmark ctl COMMAND`;
+//! - `detach`: `earmark play --detach`, a session with no terminal;
+//! - `remote` and `owner`: a player attached to a running session, or
+//!   serving its own: the one door the player's backends use.
+//!
+//! Sits beside `commands` and `runtime` (which use it) above `playback`;
+//! it imports neither of them.
+
+mod args;
+pub mod client;
+pub mod detach;
+mod host;
+mod owner;
+pub mod place;
+pub mod protocol;
+mod remote;
+mod server;
+pub mod status;
+
+pub use client::{CtlArgs, EXIT_NO_SESSION, EXIT_RUNNING};
+pub use host::{Host, Quits};
+pub use owner::Owner;
+pub use place::{Claim, NotClaimed, Place};
+pub use server::{MAX_CLIENTS, NotServed, QUEUE, Serving, serve};
+
+use crate::config::Profile;
+use crate::domain::session::Listening;
+use crate::playback::Playback;
+use crate::player::AudioMode;
+use std::ffi::OsString;
+
+/// How a player's own session is left playing: a detached `earmark play`
+/// of the same profile, audio output and up next.
+pub struct Leave {
+    pub profile: Profile,
+    pub audio: AudioMode,
+    pub up_next: bool,
+}
+
+impl Leave {
+    /// `earmark play`'s arguments to play on from `l`'s place.
+    pub fn args(&self, l: &Listening) -> Vec<OsString> {
+        let audio = match self.audio {
+            AudioMode::Auto => "auto",
+            AudioMode::Device => "device",
+            AudioMode::Null => "null",
+        };
+        let mut a: Vec<String> = vec![
+            "play".into(),
+            l.book.id.to_string(),
+            "--chapter".into(),
+            l.chapter.to_string(),
+            "--at".into(),
+            format!("{:.3}", l.position.max(0.0)),
+            "--speed".into(),
+            format!("{:.2}", l.speed.clamp(0.5, 3.0)),
+            "--audio".into(),
+            audio.into(),
+            "--profile".into(),
+            self.profile.name.clone(),
+        ];
+        if self.up_next {
+            a.push("--up-next".into());
+        }
+        if self.profile.server_from_args
+            && let Some(s) = self.profile.server()
+        {
+            a.extend(["--server".into(), s.to_string()]);
+        }
+        if let Some(u) = &self.profile.user {
+            a.extend(["--user".into(), u.clone()]);
+        }
+        a.into_iter().map(OsString::from).collect()
+    }
+}
+
+/// `earmark play` claims the profile's session: the error (exit code and
+/// sentence) says how to reach the one running.
+pub fn claim_for_play(profile: &Profile) -> Result<Claim, (u8, String)> {
+    match Claim::take(Place::of(profile)) {
+        Ok(c) => Ok(c),
+        Err(NotClaimed::Running(place)) => Err((
+            EXIT_RUNNING,
+            format!(
+                "a session of profile {} is already running; `earmark ctl status` reaches it (socket {}), `earmark ctl quit` ends it",
+                place.profile,
+                place.socket.display()
+            ),
+        )),
+        Err(NotClaimed::Disk(why)) => Err((1, format!("cannot take the session's lock: {why}"))),
+    }
+}
+
+/// Resolves once a client asked `serving`'s session to quit (never
+/// without a socket).
+pub async fn quit_asked(serving: Option<&mut Serving>) {
+    match serving {
+        Some(s) => s.quit_asked().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `earmark play`'s control socket: served, or (for a detached session,
+/// which is nothing without it) why it cannot be. A session in a terminal
+/// plays on without one, and says so.
+pub fn serve_play(
+    playback: &Playback,
+    profile: &Profile,
+    claim: &Claim,
+    detached: bool,
+) -> Result<Option<Serving>, String> {
+    let host = Host::new(playback.clone(), profile.clone(), true, Quits::Yes);
+    match serve(host, claim) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if detached => Err(format!("no control socket: {}", e.0)),
+        Err(e) => {
+            eprintln!(
+                "earmark: no control socket (`earmark ctl` cannot reach this session): {}",
+                e.0
+            );
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The session a player talks to: its own (a [`Playback`] in this
+//! process, served on the profile's socket), or one already running for
+//! the profile (a detached `earmark play`, another player), attached
+//! through that socket. The player's backends call the same methods
+//! either way.
+
+use super::host::{Host, Quits};
+use super::place::{Claim, NotClaimed, Place};
+use super::protocol::PlayerAsk;
+use super::remote::Remote;
+use super::server::{Serving, serve};
+use crate::api::ApiError;
+use crate::config::Profile;
+use crate::domain::session::{Command, Event, Listening, Snapshot};
+use crate::domain::{BookId, ChapterId, ListeningStats, PlaceMark, Stop, StopReason};
+use crate::playback::{Events, Login, Playback, Setup};
+use crate::sync::QuitSummary;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::{broadcast, watch};
+
+// One per player: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+enum Inner {
+    Own {
+        playback: Playback,
+        /// Dropped on quit: the socket goes, then the lock.
+        serving: Mutex<Option<(Option<Serving>, Claim)>>,
+    },
+    Attached(Remote),
+}
+
+pub struct Owner(Inner);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Owner {
+    /// Attaches to the profile's running session, else starts this
+    /// process's own from `setup` (on `rt`) and serves it. The events are
+    /// every event from the start.
+    pub fn start(
+        rt: &tokio::runtime::Runtime,
+        profile: &Profile,
+        setup: impl FnOnce() -> Setup,
+    ) -> Result<(Owner, Events), String> {
+        let place = Place::of(profile);
+        let claim = match Claim::take(place) {
+            Ok(c) => Some(c),
+            Err(NotClaimed::Running(place)) => return attach(rt, &place),
+            Err(NotClaimed::Disk(why)) => {
+                tracing::warn!("no control socket: the session's lock: {why}");
+                None
+            }
+        };
+        let _guard = rt.enter();
+        let (playback, events) = Playback::start(setup());
+        let serving = claim.map(|claim| {
+            let host = Host::new(playback.clone(), profile.clone(), false, Quits::No);
+            let served = serve(host, &claim)
+                .map_err(|e| tracing::warn!("no control socket: {}", e.0))
+                .ok();
+            (served, claim)
+        });
+        let owner = Inner::Own {
+            playback,
+            serving: Mutex::new(serving),
+        };
+        Ok((Owner(owner), events))
+    }
+
+    /// Attached to another process's session.
+    pub fn attached(&self) -> bool {
+        matches!(self.0, Inner::Attached(_))
+    }
+
+    pub fn send(&self, c: Command) {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.send(c),
+            Inner::Attached(r) => r.tell(PlayerAsk::Send(c)),
+        }
+    }
+
+    pub fn snapshot(&self) -> watch::Receiver<Snapshot> {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.snapshot(),
+            Inner::Attached(r) => r.snapshot(),
+        }
+    }
+
+    pub fn events(&self) -> broadcast::Receiver<Event> {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.events(),
+            Inner::Attached(r) => r.events(),
+        }
+    }
+
+    /// See [`Playback::refused`]: classified here, acted on by the session.
+    pub fn refused(&self, e: &ApiError) -> Stop {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.refused(e),
+            Inner::Attached(r) => {
+                let stop = crate::playback::stop::stop_of_api(e);
+                if stop.reason == StopReason::License {
+                    r.tell(PlayerAsk::LicenseInvalid(stop.message.clone()));
+                }
+                if e.is_retryable() {
+                    r.tell(PlayerAsk::ServerLost(e.to_string()));
+                }
+                stop
+            }
+        }
+    }
+
+    pub fn license_invalid(&self, message: String) {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.license_invalid(message),
+            Inner::Attached(r) => r.tell(PlayerAsk::LicenseInvalid(message)),
+        }
+    }
+
+    pub fn license_valid(&self) {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.license_valid(),
+            Inner::Attached(r) => r.tell(PlayerAsk::LicenseValid),
+        }
+    }
+
+    /// A new login: the own session takes it; an attached one reads the
+    /// profile's login again (the login was written to disk).
+    pub async fn log_in(&self, login: Login) {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.log_in(login).await,
+            Inner::Attached(r) => {
+                let _ = r.ask(PlayerAsk::LogIn).await;
+            }
+        }
+    }
+
+    pub fn downloads_changed(&self) {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.downloads_changed(),
+            Inner::Attached(r) => r.tell(PlayerAsk::DownloadsChanged),
+        }
+    }
+
+    pub async fn history(&self, book: BookId) -> Vec<PlaceMark> {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.sync().history(book).await,
+            Inner::Attached(r) => read(r.ask(PlayerAsk::History(book)).await),
+        }
+    }
+
+    pub async fn stats(&self) -> ListeningStats {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.sync().stats().await,
+            Inner::Attached(r) => read(r.ask(PlayerAsk::Stats).await),
+        }
+    }
+
+    pub async fn retry_refused(&self) -> usize {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.sync().retry_refused().await,
+            Inner::Attached(r) => read(r.ask(PlayerAsk::RetryRefused).await),
+        }
+    }
+
+    pub async fn discard_refused(&self) -> usize {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.sync().discard_refused().await,
+            Inner::Attached(r) => read(r.ask(PlayerAsk::DiscardRefused).await),
+        }
+    }
+
+    pub fn queue_favorite(&self, book: BookId, favorite: bool) {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.sync().queue_favorite(book, favorite),
+            Inner::Attached(r) => r.tell(PlayerAsk::QueueFavorite { book, favorite }),
+        }
+    }
+
+    pub fn queue_bookmark(
+        &self,
+        book: BookId,
+        client_id: String,
+        chapter: ChapterId,
+        position: f64,
+        note: Option<String>,
+    ) {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback
+                .sync()
+                .queue_bookmark(book, client_id, chapter, position, note),
+            Inner::Attached(r) => r.tell(PlayerAsk::QueueBookmark {
+                book,
+                client_id,
+                chapter,
+                position,
+                note,
+            }),
+        }
+    }
+
+    /// Why there is no audio output.
+    pub fn no_audio(&self) -> Option<String> {
+        match &self.0 {
+            Inner::Own { playback, .. } => playback.no_audio().map(str::to_owned),
+            Inner::Attached(r) => r.snapshot().borrow().no_audio.clone(),
+        }
+    }
+
+    /// The player quits: its own session writes the last place and stops
+    /// (`Some`); an attached one plays on (`None`).
+    pub async fn quit(&self, timeout: Duration) -> Option<QuitSummary> {
+        match &self.0 {
+            Inner::Own { playback, serving } => {
+                let summary = playback.quit(timeout).await;
+                drop(lock(serving).take());
+                Some(summary)
+            }
+            Inner::Attached(_) => None,
+        }
+    }
+
+    /// What an attached player says as it quits: the session plays on.
+    pub fn plays_on(&self) -> Option<String> {
+        let Inner::Attached(r) = &self.0 else {
+            return None;
+        };
+        let pid = r.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        Some(format!(
+            "the session plays on{pid}: `earmark ctl status` reaches it, `earmark ctl quit` ends it"
+        ))
+    }
+
+    /// The player quits and leaves the book playing. Its own session
+    /// writes its place, stops, and a detached `earmark play` takes over
+    /// at that place (`leave`: how to start it); an attached session plays
+    /// on. The words say where it plays.
+    pub async fn leave_playing(&self, leave: &super::Leave) -> Result<String, String> {
+        let playback = match &self.0 {
+            Inner::Attached(_) => return Ok(self.plays_on().unwrap_or_default()),
+            Inner::Own { playback, .. } => playback,
+        };
+        let listening: Option<Listening> = playback.snapshot().borrow().listening.clone();
+        let summary = self.quit(Duration::from_secs(3)).await;
+        let Some(l) = listening else {
+            return Err("nothing was playing to leave playing".into());
+        };
+        if let Some(words) = summary.and_then(|s| s.farewell()) {
+            tracing::warn!("{words}");
+        }
+        let args = leave.args(&l);
+        let log = Place::of(&leave.profile).log;
+        let started = tokio::task::spawn_blocking(move || super::detach::start(&args, &log))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|f| f.message)?;
+        Ok(format!(
+            "{} plays on in the background (pid {}): `earmark ctl status` reaches it ({})",
+            l.book.title,
+            started.pid,
+            started.socket.display()
+        ))
+    }
+}
+
+/// A player's reply read as `T` (its default when the session could not
+/// answer: said in the log).
+fn read<T: serde::de::DeserializeOwned + Default>(
+    answer: Result<serde_json::Value, super::protocol::Refusal>,
+) -> T {
+    match answer.map(serde_json::from_value) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            tracing::warn!("an unreadable answer of the session: {e}");
+            T::default()
+        }
+        Err(r) => {
+            tracing::warn!("the session could not answer: {}", r.message);
+            T::default()
+        }
+    }
+}
+
+/// Attaches to the session `place` names; it may be starting (its lock is
+/// taken before its socket), so this tries for a few seconds.
+fn attach(rt: &tokio::runtime::Runtime, place: &Place) -> Result<(Owner, Events), String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match rt.block_on(Remote::attach(&place.socket, &place.data)) {
+            Ok(r) => {
+                let events = r.events();
+                return Ok((Owner(Inner::Attached(r)), events));
+            }
+            Err(e) if std::time::Instant::now() >= deadline => {
+                return Err(format!(
+                    "a session of profile {} is running, but it does not answer: {}",
+                    place.profile, e.0
+                ));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! A detached session answers `earmark ctl`, and the server holds its
+//! place after each command, after `quit` and after SIGTERM.
+
+use crate::common::{World, place};
+
+/// The session reports its place every 300 ms of wall time, so the
+/// server's place follows each command within the test's deadlines.
+const REPORT_OFTEN: &[(&str, &str)] = &[("EARMARK_REPORT_INTERVAL_MS", "300")];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_session_takes_status_seek_sleep_next_and_quit_and_the_server_keeps_each_place()
+{
+    let w = World::start().await;
+    let long = w.book("Long");
+    let session = w.detach(&long, &[], REPORT_OFTEN);
+    assert!(session.socket.exists(), "{}", session.socket.display());
+    // It returned once audio plays.
+    let s = w.status();
+    assert_eq!(s["state"], "playing", "{s}");
+    assert_eq!(s["book"]["id"], long.as_str(), "{s}");
+    assert_eq!(s["chapter"]["number"], 1, "{s}");
+    assert_eq!(s["chapter"]["count"], 2, "{s}");
+    assert!(
+        s["chapter"]["id"].is_string() && s["chapter"]["title"].is_string(),
+        "{s}"
+    );
+    let ch1 = s["chapter"]["id"].as_str().unwrap().to_owned();
+
+    // seek S: a place in this chapter; the reply shows it landed.
+    let (code, s) = w.ctl(&["seek", "100"]);
+    assert_eq!(code, 0, "{s}");
+    let (n, at) = place(&s);
+    assert!(n == 1 && (100.0..102.0).contains(&at), "{s}");
+    w.server_until(&long, "reached 100 s", |p| {
+        p.chapter_id.as_str() == ch1 && (100.0..110.0).contains(&p.position)
+    })
+    .await;
+
+    // seek +S: from here.
+    let (code, s) = w.ctl(&["seek", "+30"]);
+    assert_eq!(code, 0, "{s}");
+    assert!((130.0..133.0).contains(&place(&s).1), "{s}");
+    w.server_until(&long, "reached 130 s", |p| {
+        (130.0..140.0).contains(&p.position)
+    })
+    .await;
+
+    // sleep: the timer runs, the place goes on.
+    let (code, s) = w.ctl(&["sleep", "25"]);
+    assert_eq!(code, 0, "{s}");
+    assert_eq!(s["sleep"]["kind"], "timed", "{s}");
+    let left = s["sleep"]["leftSec"].as_f64().unwrap();
+    assert!((1490.0..=1500.0).contains(&left), "{s}");
+    w.server_until(&long, "went on past 131 s", |p| p.position > 131.0)
+        .await;
+
+    // next: chapter 2, and the server says so.
+    let (code, s) = w.ctl(&["next"]);
+    assert_eq!(code, 0, "{s}");
+    assert_eq!(place(&s).0, 2, "{s}");
+    let ch2 = s["chapter"]["id"].as_str().unwrap().to_owned();
+    w.server_until(&long, "moved to chapter 2", |p| {
+        p.chapter_id.as_str() == ch2
+    })
+    .await;
+
+    // quit: the process ends, its place is the server's, and `ctl` then
+    // says no session runs (exit 8).
+    let last = place(&w.status()).1;
+    let (code, s) = w.ctl(&["quit"]);
+    assert_eq!((code, &s["quitting"]), (0, &serde_json::json!(true)), "{s}");
+    session.until_gone();
+    let p = w.server_place(&long).await.unwrap();
+    assert_eq!(p.chapter_id.as_str(), ch2);
+    assert!(p.position >= last, "{p:?} after {last}");
+    assert!(!session.socket.exists(), "the socket goes with the session");
+    let (code, s) = w.ctl(&["status"]);
+    assert_eq!(code, 8, "{s}");
+    assert_eq!(s["error"]["code"], "no_session", "{s}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_a_detached_session_with_its_place_on_the_server() {
+    let w = World::start().await;
+    let long = w.book("Long");
+    // Reported every 10 s (the default): only the quit can write the
+    // place it had when the signal came.
+    let session = w.detach(&long, &["--at", "300"], &[]);
+    let s = w.status_until("played past 302 s", |s| place(s).1 >= 302.0);
+    let before = place(&s).1;
+    session.signal(libc::SIGTERM);
+    session.until_gone();
+    let p = w.server_place(&long).await.unwrap();
+    assert!(p.position >= before, "{p:?}, the place was {before} s");
+    assert!(p.position < before + 5.0, "{p:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_session_of_the_profile_is_refused_and_says_how_to_reach_the_first() {
+    let w = World::start().await;
+    let long = w.book("Long");
+    let session = w.detach(&long, &[], &[]);
+    let o = w.run(
+        &["play", long.as_str(), "--audio", "null", "--for", "1"],
+        &[],
+    );
+    let t = crate::home::text(&o);
+    assert_eq!(o.status.code(), Some(9), "{t}");
+    assert!(
+        t.contains("already running") && t.contains("earmark ctl status"),
+        "{t}"
+    );
+    assert!(t.contains(&session.socket.display().to_string()), "{t}");
+    // And a ctl command that is not understood exits 2 without reaching it.
+    let (code, doc) = w.ctl(&["seek", "soon"]);
+    assert_eq!(code, 2, "{doc}");
+    assert!(session.alive());
+}
