@@ -12,6 +12,8 @@
 
 #[path = "bench/capture.rs"]
 mod capture;
+#[path = "bench/ctl.rs"]
+mod ctl;
 #[path = "bench/measure.rs"]
 mod measure;
 #[path = "bench/remote.rs"]
@@ -38,7 +40,7 @@ fn cpu_secs() -> f64 {
 fn tui_secs() -> f64 {
     if quick() { 3.0 } else { 20.0 }
 }
-/// `BENCH_ONLY=startup,playing,decode,tui,big,remote` runs only those
+/// `BENCH_ONLY=startup,playing,decode,tui,remote,ctl,big` runs only those
 /// sections; by default everything.
 fn wanted(section: &str) -> bool {
     match std::env::var("BENCH_ONLY") {
@@ -223,7 +225,15 @@ fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
         }
     }
 
-    // 6. A cached library of 100k books, server stopped (offline start).
+    // 6. The control socket: `earmark ctl`, a detached session, watchers.
+    if wanted("ctl") {
+        eprintln!("bench: the control socket and a detached session");
+        for row in ctl::rows(&client, cpu_secs(), quick())? {
+            table.push(row);
+        }
+    }
+
+    // 7. A cached library of 100k books, server stopped (offline start).
     drop(server);
     if wanted("big") {
         big_library(earmark, &client, &mut table)?;

@@ -15,6 +15,8 @@ case $target in
   audio_*) seeds=seeds/${target#audio_}; max_len=16384 ;;
   cover) seeds=seeds/cover; max_len=16384 ;;
   config_toml|keymap|sound_json|journals) seeds=seeds/$target; max_len=4096 ;;
+  # Past the 64 KiB line limit, so the refusal is reached too.
+  ctl_request) seeds=seeds/$target; max_len=70000 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 mkdir -p "corpus/$target" logs artifacts

@@ -415,7 +415,9 @@ impl Client {
             .env("EARMARK_TOKEN_STORE", "file")
             .env_remove("EARMARK_SERVER")
             .env_remove("EARMARK_PROFILE")
-            .env_remove("DBUS_SESSION_BUS_ADDRESS");
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            // The session's socket under this client's data directory.
+            .env_remove("XDG_RUNTIME_DIR");
         c
     }
 

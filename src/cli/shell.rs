@@ -90,6 +90,14 @@ const EXIT_STATUS: &[(&str, &str)] = &[
         "identity scope: 409 listening_scope_mismatch, 428 listening_scope_required, 400 listening_scope_invalid (log in again)",
     ),
     (
+        "8",
+        "earmark ctl: no session is running for the profile",
+    ),
+    (
+        "9",
+        "earmark play: a session of the profile is already running",
+    ),
+    (
         "130",
         "earmark play ended by Ctrl-C or SIGTERM (the last place is saved)",
     ),
@@ -129,8 +137,12 @@ const FILES: &[(&str, &str)] = &[
         "each book's boost, normalisation and skip silence on this device",
     ),
     (
+        "$XDG_RUNTIME_DIR/earmark/<profile>.sock",
+        "the running session's control socket (earmark ctl; else under $XDG_DATA_HOME/earmark/run/)",
+    ),
+    (
         "$XDG_DATA_HOME/earmark/earmark.log",
-        "the player's log (0600; EARMARK_LOG=debug for more)",
+        "the log of the player and of a detached session (0600; EARMARK_LOG=debug for more)",
     ),
     (
         "$XDG_CACHE_HOME/earmark/",

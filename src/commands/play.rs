@@ -208,7 +208,7 @@ async fn play(
         });
     }
     let detached = ready.is_some();
-    let mut serving = match crate::ctl::serve_play(&playback, &profile, &claim, detached) {
+    let mut serving = match crate::ctl::serve_play(&playback, &profile, claim.as_ref(), detached) {
         Ok(s) => s,
         Err(message) => {
             playback.quit(Duration::ZERO).await;
@@ -229,18 +229,16 @@ async fn play(
         start,
         known: None,
     });
-    if let (Some(ready), Some(serving)) = (ready.take(), serving.as_mut()) {
+    if let Some(ready) = ready.take()
+        && let Some(serving) = serving.take()
+    {
         // Detached: no terminal, no status lines; it plays until asked to quit.
         let asked = crate::ctl::detach::Asked {
             book,
             speed: args.speed,
             for_secs: args.for_secs,
         };
-        let code = crate::ctl::detach::follow(&playback, events, serving, ready, asked).await;
-        if let Some(line) = playback.quit(Duration::from_secs(5)).await.farewell() {
-            tracing::warn!("{line}");
-        }
-        return Ok(code);
+        return Ok(crate::ctl::detach::session(&playback, events, serving, ready, asked).await);
     }
     let run = Run {
         playback: &playback,
@@ -255,6 +253,9 @@ async fn play(
     let quit = playback.quit(Duration::from_secs(5)).await;
     if let Some(line) = crate::ui::words::farewell(&quit) {
         eprintln!("earmark: {line}");
+    }
+    if let Some(s) = serving {
+        s.close().await;
     }
     Ok(code)
 }

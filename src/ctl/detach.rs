@@ -276,8 +276,24 @@ pub struct Asked {
 }
 
 /// The detached child, once its book was sent: says when it plays (or why
-/// not), then plays until asked to quit, SIGTERM/SIGINT or `--for`.
-pub async fn follow(
+/// not), plays until asked to quit, SIGTERM/SIGINT or `--for`, then
+/// writes its place and ends (its watchers are told).
+pub async fn session(
+    playback: &Playback,
+    events: crate::playback::Events,
+    mut serving: Serving,
+    ready: Ready,
+    asked: Asked,
+) -> ExitCode {
+    let code = follow(playback, events, &mut serving, ready, asked).await;
+    if let Some(line) = playback.quit(Duration::from_secs(5)).await.farewell() {
+        tracing::warn!("{line}");
+    }
+    serving.close().await;
+    code
+}
+
+async fn follow(
     playback: &Playback,
     mut events: crate::playback::Events,
     serving: &mut Serving,
@@ -289,7 +305,9 @@ pub async fn follow(
     let mut term = signal(SignalKind::terminate()).ok();
     let mut snap = playback.snapshot();
     let began = tokio::time::Instant::now();
-    let first = tokio::time::timeout(READY_WITHIN, first_audio(&mut snap, &mut events, &asked));
+    // Sooner than the parent gives up, so the parent hears why.
+    let within = READY_WITHIN - Duration::from_secs(5);
+    let first = tokio::time::timeout(within, first_audio(&mut snap, &mut events, &asked));
     match first.await {
         Ok(Ok(())) => ready.ok(serving.socket()),
         Ok(Err(f)) => {
@@ -298,7 +316,8 @@ pub async fn follow(
         }
         Err(_) => {
             let code = StopReason::Network.exit_code();
-            ready.failed(code, "no audio within 30 s");
+            let m = format!("no audio within {} s", within.as_secs());
+            ready.failed(code, &m);
             return ExitCode::from(code);
         }
     }
@@ -341,9 +360,19 @@ async fn first_audio(
         if let Some(l) = snap.borrow_and_update().listening.as_ref()
             && l.book.id == asked.book
             && l.load != 0
-            && l.state == PlayState::Playing
         {
-            return Ok(());
+            match l.state {
+                PlayState::Playing => return Ok(()),
+                // Resumed at its end (finished): nothing plays.
+                PlayState::Ended => {
+                    let m = format!(
+                        "{} is at its end: nothing to play (`--at 0` plays it from the start)",
+                        l.book.title
+                    );
+                    return Err(failed(StopReason::Local.exit_code(), m));
+                }
+                _ => {}
+            }
         }
         tokio::select! {
             c = snap.changed() => if c.is_err() {
@@ -352,10 +381,10 @@ async fn first_audio(
             e = events.recv() => match e {
                 Ok(Event::Stopped(s)) => return Err(failed(s.reason.exit_code(), s.message)),
                 Ok(Event::Said(Said::Failed(m))) => return Err(failed(1, m)),
-                Ok(Event::Said(Said::NotDownloaded { book })) => return Err(failed(
-                    StopReason::Network.exit_code(),
-                    format!("the server cannot be reached and {book} is not downloaded"),
-                )),
+                Ok(Event::Said(Said::NotDownloaded { book, why })) => {
+                    let code = StopReason::Network.exit_code();
+                    return Err(failed(code, format!("{why}; {book} is not downloaded")));
+                }
                 _ => {}
             },
         }

@@ -87,10 +87,11 @@ impl Leave {
 }
 
 /// `earmark play` claims the profile's session: the error (exit code and
-/// sentence) says how to reach the one running.
-pub fn claim_for_play(profile: &Profile) -> Result<Claim, (u8, String)> {
+/// sentence) says how to reach the one running. Where the lock cannot be
+/// made (a read-only data disk) it plays on without one, and says so.
+pub fn claim_for_play(profile: &Profile) -> Result<Option<Claim>, (u8, String)> {
     match Claim::take(Place::of(profile)) {
-        Ok(c) => Ok(c),
+        Ok(c) => Ok(Some(c)),
         Err(NotClaimed::Running(place)) => Err((
             EXIT_RUNNING,
             format!(
@@ -99,7 +100,12 @@ pub fn claim_for_play(profile: &Profile) -> Result<Claim, (u8, String)> {
                 place.socket.display()
             ),
         )),
-        Err(NotClaimed::Disk(why)) => Err((1, format!("cannot take the session's lock: {why}"))),
+        Err(NotClaimed::Disk(why)) => {
+            eprintln!(
+                "earmark: no control socket (`earmark ctl` cannot reach this session): the session's lock: {why}"
+            );
+            Ok(None)
+        }
     }
 }
 
@@ -118,9 +124,15 @@ pub async fn quit_asked(serving: Option<&mut Serving>) {
 pub fn serve_play(
     playback: &Playback,
     profile: &Profile,
-    claim: &Claim,
+    claim: Option<&Claim>,
     detached: bool,
 ) -> Result<Option<Serving>, String> {
+    let Some(claim) = claim else {
+        return match detached {
+            true => Err("no control socket: the session's lock cannot be taken".into()),
+            false => Ok(None),
+        };
+    };
     let host = Host::new(playback.clone(), profile.clone(), true, Quits::Yes);
     match serve(host, claim) {
         Ok(s) => Ok(Some(s)),

@@ -78,7 +78,17 @@ impl Owner {
     pub fn send(&self, c: Command) {
         match &self.0 {
             Inner::Own { playback, .. } => playback.send(c),
-            Inner::Attached(r) => r.tell(PlayerAsk::Send(c)),
+            Inner::Attached(r) => match c {
+                // A whole library, or a long book's manifest, would not fit
+                // a request line: the session reads them from the server.
+                Command::Library(_) => {}
+                Command::Open { book, start, .. } => r.tell(PlayerAsk::Send(Command::Open {
+                    book,
+                    start,
+                    known: None,
+                })),
+                c => r.tell(PlayerAsk::Send(c)),
+            },
         }
     }
 
@@ -216,7 +226,10 @@ impl Owner {
         match &self.0 {
             Inner::Own { playback, serving } => {
                 let summary = playback.quit(timeout).await;
-                drop(lock(serving).take());
+                let taken = lock(serving).take();
+                if let Some((Some(s), _claim)) = taken {
+                    s.close().await;
+                }
                 Some(summary)
             }
             Inner::Attached(_) => None,

@@ -314,6 +314,9 @@ fn ask(args: &[Value]) -> Result<Ask, Refusal> {
 /// The request line for `ask` (a client's side), newline included.
 pub fn encode(id: u64, ask: &Ask) -> String {
     let num = |x: f64| json!(x);
+    // A place as Rust writes it reads back exactly (a JSON number may be
+    // a unit in the last place off).
+    let place = |x: f64| Value::String(x.to_string());
     let signed = |x: f64| Value::String(format!("{x:+}"));
     let command: Vec<Value> = match ask {
         Ask::Status => vec!["status".into()],
@@ -333,11 +336,11 @@ pub fn encode(id: u64, ask: &Ask) -> String {
                 );
             }
             if let Some(at) = o.at {
-                c.push(num(at));
+                c.push(place(at));
             }
             c
         }
-        Ask::Seek(Seek::To(s)) => vec!["seek".into(), num(*s)],
+        Ask::Seek(Seek::To(s)) => vec!["seek".into(), place(*s)],
         Ask::Seek(Seek::By(s)) => vec!["seek".into(), signed(*s)],
         Ask::Speed(Speed::To(s)) => vec!["speed".into(), num(f64::from(*s))],
         Ask::Speed(Speed::By(s)) => vec!["speed".into(), signed(f64::from(*s))],

@@ -95,9 +95,20 @@ impl Remote {
     /// Sends a player's ask; its reply is dropped.
     pub fn tell(&self, p: PlayerAsk) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let _ = self
-            .lines
-            .send(protocol::encode(id, &Ask::Player(Box::new(p))));
+        self.line(protocol::encode(id, &Ask::Player(Box::new(p))));
+    }
+
+    /// A request line, unless it is longer than the session takes (it
+    /// would close the connection): then it is dropped, and logged.
+    fn line(&self, line: String) {
+        if line.len() > protocol::MAX_LINE {
+            tracing::warn!(
+                "a request of {} bytes was not sent to the session",
+                line.len()
+            );
+            return;
+        }
+        let _ = self.lines.send(line);
     }
 
     /// Sends a player's ask and waits for its reply.
@@ -105,9 +116,7 @@ impl Remote {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.waiting).insert(id, tx);
-        let _ = self
-            .lines
-            .send(protocol::encode(id, &Ask::Player(Box::new(p))));
+        self.line(protocol::encode(id, &Ask::Player(Box::new(p))));
         let gone = || Refusal::new(protocol::Code::Internal, "the session is gone");
         match tokio::time::timeout(Duration::from_secs(10), rx).await {
             Ok(Ok(answer)) => answer,

@@ -31,6 +31,9 @@ pub struct Serving {
     socket: PathBuf,
     accept: JoinHandle<()>,
     quit: watch::Receiver<bool>,
+    /// Set when the session ends: each watcher is told `quit`.
+    closing: watch::Sender<bool>,
+    clients: Arc<AtomicUsize>,
 }
 
 impl Serving {
@@ -41,6 +44,20 @@ impl Serving {
     /// Resolves once a client asked the session to quit.
     pub async fn quit_asked(&mut self) {
         let _ = self.quit.wait_for(|q| *q).await;
+    }
+
+    /// The session ends: each watcher gets its `quit` event and each
+    /// client what was queued for it (for at most half a second), then
+    /// the socket goes.
+    pub async fn close(self) {
+        self.accept.abort();
+        self.closing.send_replace(true);
+        let flushed = async {
+            while self.clients.load(Ordering::Acquire) > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(500), flushed).await;
     }
 }
 
@@ -60,12 +77,20 @@ pub fn serve(host: Host, claim: &Claim) -> Result<Serving, NotServed> {
     let socket = claim.place.socket.clone();
     let listener = bind(claim).map_err(NotServed)?;
     let quit = host.quit_watch();
-    let host = Arc::new(host);
-    let accept = tokio::spawn(accept(listener, host));
+    let closing = watch::channel(false).0;
+    let clients = Arc::new(AtomicUsize::new(0));
+    let shared = Shared {
+        host,
+        closing: closing.subscribe(),
+        clients: clients.clone(),
+    };
+    let accept = tokio::spawn(accept(listener, Arc::new(shared)));
     Ok(Serving {
         socket,
         accept,
         quit,
+        closing,
+        clients,
     })
 }
 
@@ -93,6 +118,13 @@ fn bind(claim: &Claim) -> Result<UnixListener, String> {
     Ok(listener)
 }
 
+/// What every connection shares.
+struct Shared {
+    host: Host,
+    closing: watch::Receiver<bool>,
+    clients: Arc<AtomicUsize>,
+}
+
 /// Counts a client while it lives.
 struct Slot(Arc<AtomicUsize>);
 
@@ -102,8 +134,8 @@ impl Drop for Slot {
     }
 }
 
-async fn accept(listener: UnixListener, host: Arc<Host>) {
-    let clients = Arc::new(AtomicUsize::new(0));
+async fn accept(listener: UnixListener, shared: Arc<Shared>) {
+    let clients = shared.clients.clone();
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     loop {
@@ -130,7 +162,7 @@ async fn accept(listener: UnixListener, host: Arc<Host>) {
             continue;
         }
         let slot = Slot(clients.clone());
-        tokio::spawn(connection(stream, host.clone(), slot));
+        tokio::spawn(connection(stream, shared.clone(), slot));
     }
 }
 
@@ -145,6 +177,8 @@ fn refuse(stream: &UnixStream, code: Code, message: &str) {
 struct Out {
     tx: mpsc::Sender<String>,
     gone: Arc<Notify>,
+    /// The client asked for `watch`.
+    watching: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Out {
@@ -168,20 +202,38 @@ impl Out {
     }
 }
 
-async fn connection(stream: UnixStream, host: Arc<Host>, _slot: Slot) {
+async fn connection(stream: UnixStream, shared: Arc<Shared>, _slot: Slot) {
     let (rd, wr) = stream.into_split();
     let (tx, rx) = mpsc::channel(QUEUE);
     let gone = Arc::new(Notify::new());
     let out = Out {
         tx,
         gone: gone.clone(),
+        watching: Default::default(),
     };
+    let host = &shared.host;
     out.send(protocol::hello(&host.place.profile, &host.place.data));
     let mut writer = tokio::spawn(write_lines(wr, rx));
-    let reader = tokio::spawn(read_requests(rd, out, host));
+    let mut reader = tokio::spawn(read_requests(rd, out.clone(), shared.clone()));
+    let mut closing = shared.closing.clone();
+    let flush = std::time::Duration::from_secs(2);
     tokio::select! {
         _ = &mut writer => {}
         _ = gone.notified() => {}
+        // The client is done asking: what is queued for it goes out.
+        _ = &mut reader => {
+            drop(out);
+            let _ = tokio::time::timeout(flush, &mut writer).await;
+        }
+        _ = async { closing.wait_for(|c| *c).await.is_ok() } => {
+            // The session ends: a watcher hears it, then the queue drains.
+            reader.abort();
+            if out.watching.load(Ordering::Acquire) {
+                out.value(json!({"event": "quit"}));
+            }
+            drop(out);
+            let _ = tokio::time::timeout(flush, &mut writer).await;
+        }
     }
     writer.abort();
     reader.abort();
@@ -239,7 +291,8 @@ impl Drop for Watching {
     }
 }
 
-async fn read_requests(rd: OwnedReadHalf, out: Out, host: Arc<Host>) {
+async fn read_requests(rd: OwnedReadHalf, out: Out, shared: Arc<Shared>) {
+    let host = &shared.host;
     let mut rd = BufReader::new(rd);
     let mut buf = Vec::new();
     let mut _watching: Option<Watching> = None;
@@ -273,9 +326,10 @@ async fn read_requests(rd: OwnedReadHalf, out: Out, host: Arc<Host>) {
                     if !out.send(protocol::result(&r.id, result)) {
                         return;
                     }
+                    out.watching.store(true, Ordering::Release);
                     let task = match w {
-                        Watch::Events => tokio::spawn(watch_events(out.clone(), host.clone())),
-                        Watch::Session => tokio::spawn(watch_session(out.clone(), host.clone())),
+                        Watch::Events => tokio::spawn(watch_events(out.clone(), shared.clone())),
+                        Watch::Session => tokio::spawn(watch_session(out.clone(), shared.clone())),
                     };
                     _watching = Some(Watching(task));
                     continue;
@@ -300,7 +354,8 @@ fn watch_name(w: Watch) -> &'static str {
 }
 
 /// docs/ctl.md's events, until the session ends.
-async fn watch_events(out: Out, host: Arc<Host>) {
+async fn watch_events(out: Out, shared: Arc<Shared>) {
+    let host = &shared.host;
     let mut snap = host.playback.snapshot();
     let mut events = host.playback.events();
     let mut watched = Watched::default();
@@ -363,7 +418,8 @@ fn snapshot_line(now: &Snapshot, last: Option<&Snapshot>) -> Value {
 }
 
 /// Every snapshot (thinned as [`worth`] says) and event, for a player.
-async fn watch_session(out: Out, host: Arc<Host>) {
+async fn watch_session(out: Out, shared: Arc<Shared>) {
+    let host = &shared.host;
     let mut snap = host.playback.snapshot();
     let mut events = host.playback.events();
     let mut last: Option<Snapshot> = None;

@@ -119,12 +119,13 @@ impl World {
         }
     }
 
-    /// Waits until `ctl status` satisfies `ok`.
+    /// Waits until `ctl status` answers and satisfies `ok` (a session
+    /// busy with clients that just left answers again shortly).
     pub fn status_until(&self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let s = self.status();
-            if ok(&s) {
+            let (code, s) = self.ctl(&["status"]);
+            if code == 0 && ok(&s) {
                 return s;
             }
             assert!(Instant::now() < deadline, "the session never {what}: {s}");

@@ -116,3 +116,45 @@ async fn a_second_session_of_the_profile_is_refused_and_says_how_to_reach_the_fi
     assert_eq!(code, 2, "{doc}");
     assert!(session.alive());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_license_stop_stops_a_detached_session_and_its_watchers_hear_it_then_quit() {
+    use std::io::BufRead;
+    let w = World::start().await;
+    let long = w.book("Long");
+    let session = w.detach(&long, &[], REPORT_OFTEN);
+    let mut watch = w.home.command(&["--json", "ctl", "watch"]).spawn().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<serde_json::Value>();
+    let out = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = tx.send(serde_json::from_str(&l).unwrap_or_default());
+        }
+    });
+    let next_event = |kind: &str| loop {
+        let e = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no {kind} event"));
+        if e["event"] == kind {
+            return e;
+        }
+    };
+    assert_eq!(next_event("state")["state"], "playing");
+    w.server
+        .set_license(earmark::server::LicenseSetting::Expired)
+        .unwrap();
+    let stop = next_event("stop");
+    assert_eq!(
+        (&stop["reason"], &stop["exitCode"]),
+        (&"license".into(), &4.into()),
+        "{stop}"
+    );
+    let s = w.status_until("shows the stop", |s| s["stop"]["reason"] == "license");
+    assert_ne!(s["state"], "playing", "{s}");
+    assert!(session.alive(), "a stop does not end a detached session");
+    let (code, _) = w.ctl(&["quit"]);
+    assert_eq!(code, 0);
+    next_event("quit");
+    assert!(watch.wait().unwrap().success());
+    session.until_gone();
+}
