@@ -89,10 +89,7 @@ const EXIT_STATUS: &[(&str, &str)] = &[
         "7",
         "identity scope: 409 listening_scope_mismatch, 428 listening_scope_required, 400 listening_scope_invalid (log in again)",
     ),
-    (
-        "8",
-        "earmark ctl: no session is running for the profile",
-    ),
+    ("8", "earmark ctl: no session is running for the profile"),
     (
         "9",
         "earmark play: a session of the profile is already running",

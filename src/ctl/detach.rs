@@ -289,7 +289,8 @@ pub async fn session(
     asked: Asked,
 ) -> ExitCode {
     let code = follow(playback, events, &mut serving, ready, asked).await;
-    if let Some(line) = playback.quit(Duration::from_secs(5)).await.farewell() {
+    let quit = playback.quit(Duration::from_secs(5)).await;
+    if let Some(line) = crate::ui::words::farewell(&quit) {
         eprintln!("earmark: {line}");
     }
     serving.close().await;

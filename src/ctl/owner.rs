@@ -261,7 +261,7 @@ impl Owner {
         let Some(l) = listening else {
             return Err("nothing was playing to leave playing".into());
         };
-        if let Some(words) = summary.and_then(|s| s.farewell()) {
+        if let Some(words) = summary.as_ref().and_then(crate::ui::words::farewell) {
             tracing::warn!("{words}");
         }
         let args = leave.args(&l);

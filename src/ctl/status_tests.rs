@@ -8,6 +8,7 @@ fn item(id: &str, secs: f64) -> ManifestItem {
         chapter_id: ChapterId::new(id),
         title: format!("Part {id}"),
         duration: Some(secs),
+        duration_source: Default::default(),
         url: None,
         mime_type: None,
         size_bytes: None,

@@ -214,7 +214,7 @@ impl Throttle {
 }
 
 /// A server's "slow down", as data for whoever words it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Slowdown {
     /// It said how long: `Retry-After` in seconds.
     Asked { secs: u64 },

@@ -431,7 +431,7 @@ pub enum Said {
 
 /// What sync kept or could not keep on this device, and what the server
 /// made of a change, as data (clients word it).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SyncNews {
     /// The sync journal was damaged (a crash, a full disk).
     JournalDamaged { recovered: usize, skipped: usize },
@@ -465,7 +465,7 @@ pub enum SyncNews {
 }
 
 /// Why a book could not be marked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NotMarked {
     /// Its place on the server could not be read (earmark never writes
     /// over a place it cannot see).

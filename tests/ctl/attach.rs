@@ -39,7 +39,7 @@ async fn the_player_attaches_to_a_detached_session_and_losing_its_terminal_leave
         let at = place(&s).1;
         // The terminal goes away: the player ends, the session plays on.
         // SAFETY: a signal to the player this test started.
-        unsafe { libc::kill(tui.pid().unwrap() as i32, libc::SIGHUP) };
+        unsafe { libc::kill(tui.child.process_id().unwrap() as i32, libc::SIGHUP) };
         tui.wait_exit();
         advances(&w, at);
 

@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub(crate) struct Tui {
-    screen: Arc<Mutex<vt100::Parser>>,
+    pub(crate) screen: Arc<Mutex<vt100::Parser>>,
     /// Everything the player wrote, as bytes (what vt100 does not show).
     output: Arc<Mutex<Vec<u8>>>,
     writer: Box<dyn Write + Send>,
-    child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub(crate) child: Box<dyn portable_pty::Child + Send + Sync>,
 }
 
 impl Tui {
@@ -107,11 +107,6 @@ impl Tui {
             writer,
             child,
         }
-    }
-
-    /// The player's process id.
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.child.process_id()
     }
 
     pub(crate) fn text(&self) -> String {
