@@ -378,27 +378,10 @@ async fn watch_events(out: Out, shared: Arc<Shared>) {
     out.value(json!({"event": "quit"}));
 }
 
-/// Worth sending to a player: anything but the place changed, or the
-/// place moved by 0.2 s (the player draws ~5 frames a second).
+/// Worth sending to a player: as the player draws it (the place moved
+/// 0.2 s, or anything else changed).
 fn worth(old: Option<&Snapshot>, new: &Snapshot) -> bool {
-    let Some(old) = old else { return true };
-    match (&old.listening, &new.listening) {
-        (Some(a), Some(b)) => {
-            let mut moved = a.clone();
-            moved.position = b.position;
-            moved.book_position = b.book_position;
-            let same_else = moved == *b
-                && old.link == new.link
-                && old.queue == new.queue
-                && old.sleep == new.sleep
-                && old.up_next == new.up_next
-                && old.downloads == new.downloads
-                && old.stop == new.stop
-                && old.no_audio == new.no_audio;
-            !same_else || (a.position - b.position).abs() >= 0.2
-        }
-        _ => old != new,
-    }
+    old.is_none_or(|old| new.differs_from(old, 0.2))
 }
 
 /// The snapshot as a line; the book and manifest only when they are not

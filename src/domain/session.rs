@@ -337,6 +337,29 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Worth a client's redraw after `old`: anything but the place
+    /// changed, or the place moved by `step` seconds (the player and an
+    /// attached player thin the place's ticks with it).
+    pub fn differs_from(&self, old: &Snapshot, step: f64) -> bool {
+        match (&old.listening, &self.listening) {
+            (Some(a), Some(b)) => {
+                let mut moved = a.clone();
+                moved.position = b.position;
+                moved.book_position = b.book_position;
+                let same_else = moved == *b
+                    && old.link == self.link
+                    && old.queue == self.queue
+                    && old.sleep == self.sleep
+                    && old.up_next == self.up_next
+                    && old.downloads == self.downloads
+                    && old.stop == self.stop
+                    && old.no_audio == self.no_audio;
+                !same_else || (a.position - b.position).abs() >= step
+            }
+            _ => old != self,
+        }
+    }
+
     /// The book plays from this device.
     pub fn playable_offline(&self, book: &BookId) -> bool {
         self.downloads.get(book) == Some(&Downloaded::Complete)

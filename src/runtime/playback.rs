@@ -13,23 +13,7 @@ use tokio::sync::{broadcast, watch};
 /// Worth drawing: anything but the place changed, or the place moved
 /// by 0.2 s.
 fn worth(old: Option<&Snapshot>, new: &Snapshot) -> bool {
-    let Some(old) = old else { return true };
-    match (&old.listening, &new.listening) {
-        (Some(a), Some(b)) => {
-            let mut moved = a.clone();
-            moved.position = b.position;
-            moved.book_position = b.book_position;
-            let same_else = moved == *b
-                && old.link == new.link
-                && old.queue == new.queue
-                && old.sleep == new.sleep
-                && old.up_next == new.up_next
-                && old.downloads == new.downloads
-                && old.stop == new.stop;
-            !same_else || (a.position - b.position).abs() >= 0.2
-        }
-        _ => old != new,
-    }
+    old.is_none_or(|old| new.differs_from(old, 0.2))
 }
 
 /// Until the owner stops publishing.
