@@ -4,7 +4,7 @@
 //! status lines read as they come, and a process's own resources from
 //! `/proc` (RSS, open descriptors, threads).
 
-use crate::support::{Home, text};
+use crate::harness::{Home, text};
 use std::io::BufRead;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -136,9 +136,8 @@ impl Drop for ServerProcess {
 
 /// A home logged in to `server` (its own data, config and token file).
 pub fn logged_in_home(server: &ServerProcess) -> Home {
-    let home = Home::new(&server.base_url());
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
+    let home = Home::at(&server.base_url());
+    home.log_in(&server.password);
     home
 }
 

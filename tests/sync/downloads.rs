@@ -3,7 +3,8 @@
 //! binary and the reference server over 127.0.0.1, stopped and restarted
 //! on the same data dir.
 
-use crate::support::{Home, text, wav};
+use crate::harness::{Home, text};
+use crate::support::wav;
 use earmark::api::{BaseUrl, BookQuery, Client};
 use earmark::domain::BookId;
 use earmark::offline::Snapshot;
@@ -38,7 +39,7 @@ struct Setup {
 async fn setup(secs: u32) -> Setup {
     let lib = short_library(secs);
     let server = TestServer::start(lib.path()).await.unwrap();
-    let home = Home::new(server.base_url());
+    let home = Home::at(server.base_url());
     let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
     let c = Client::new(

@@ -5,8 +5,8 @@
 //! they were; a server that dropped h2 still plays and the flag is cleared.
 //! Through the loopback proxy: counts, not times.
 
-use crate::support::{Home, library, text};
-use earmark::api::{BaseUrl, Client};
+use crate::harness::{Home, logged_in_at, text, titled};
+use crate::support::library;
 use earmark::server::testing::TestServer;
 use earmark::server::testing::proxy::Proxy;
 use std::time::Duration;
@@ -28,21 +28,9 @@ fn speaks(home: &Home) -> Vec<Option<String>> {
 /// A home logged in through `proxy` with `earmark login`, and the id of
 /// the book "Alpha".
 async fn logged_in_through(server: &TestServer, proxy: &Proxy) -> (Home, String) {
-    let home = Home::new(&proxy.base_url());
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
-    let books = direct.books(&Default::default()).await.unwrap();
-    let alpha = books.iter().find(|b| b.title == "Alpha").unwrap();
-    (home, alpha.id.to_string())
+    let (home, _, books) = logged_in_at(server, &proxy.base_url()).await;
+    let alpha = titled(&books, "Alpha").id.to_string();
+    (home, alpha)
 }
 
 fn play(home: &Home, book: &str) -> std::process::Output {

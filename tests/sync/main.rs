@@ -11,6 +11,8 @@ mod export;
 mod flapping;
 mod gate;
 mod h2;
+#[path = "../harness/mod.rs"]
+mod harness;
 mod listening_cli;
 mod long_session;
 mod offline_open;

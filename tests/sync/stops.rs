@@ -6,7 +6,8 @@
 //! reasons (tests/ui/stops.rs).
 
 use crate::gate::Gate;
-use crate::support::{Home, library, text};
+use crate::harness::{Home, logged_in_at, text, titled};
+use crate::support::library;
 use earmark::api::{Auth, BaseUrl, Client, Token};
 use earmark::domain::{BookId, ServerId, UserId};
 use earmark::server::LicenseSetting;
@@ -16,25 +17,8 @@ use std::process::Output;
 /// A home logged in through `base` (the server, or a gate in front of
 /// it), and the id of the book "Alpha".
 async fn logged_in(server: &TestServer, base: &str) -> (Home, BookId) {
-    let home = Home::new(base);
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
-    let books = direct.books(&Default::default()).await.unwrap();
-    let alpha = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .clone();
+    let (home, _, books) = logged_in_at(server, base).await;
+    let alpha = titled(&books, "Alpha").id.clone();
     (home, alpha)
 }
 

@@ -1,11 +1,12 @@
-//! Shared set-up: a small generated library, the reference server behind a
-//! proxy, logged-in clients, and sync sessions (the front door) with short
+//! Set-up of the sync tests (the homes and logins are `harness`'s): a small
+//! generated library, the reference server behind a proxy, logged-in clients, and sync sessions (the front door) with short
 //! intervals following a scripted engine: the test publishes the engine
 //! states a real engine would (and the glitches peers' engines had) and
 //! sees the commands sync sends it.
 
+use crate::harness;
 use crate::proxy::Proxy;
-use earmark::api::{BaseUrl, BookQuery, Client, ClientOptions};
+use earmark::api::{BookQuery, Client, ClientOptions};
 use earmark::domain::session::PlayState;
 use earmark::domain::{BookId, ChapterId, Manifest, Progress};
 use earmark::player::Command as EngineCommand;
@@ -79,37 +80,25 @@ impl Env {
 
     /// A logged-in client that talks through the proxy.
     pub async fn client(&self) -> Client {
-        let base = BaseUrl::parse(&self.proxy.base_url()).unwrap();
         let opts = ClientOptions {
             retries: 0,
             connect_timeout: Duration::from_secs(2),
             request_timeout: Duration::from_secs(5),
             ..ClientOptions::default()
         };
-        let c = Client::new(base, opts).unwrap();
-        c.login(&self.server.username, &self.server.password)
-            .await
-            .unwrap();
-        c
+        let (user, password) = (&self.server.username, &self.server.password);
+        harness::client_logged_in(&self.proxy.base_url(), opts, user, password).await
     }
 
     /// A client straight to the server (to read what it holds).
     pub async fn direct(&self) -> Client {
-        let c = Client::new(
-            BaseUrl::parse(self.server.base_url()).unwrap(),
-            ClientOptions::default(),
-        )
-        .unwrap();
-        c.login(&self.server.username, &self.server.password)
-            .await
-            .unwrap();
-        c
+        harness::direct(&self.server).await
     }
 
     pub async fn book(&self, title: &str) -> (BookId, Manifest) {
         let c = self.direct().await;
         let books = c.books(&BookQuery::default()).await.unwrap();
-        let b = books.iter().find(|b| b.title == title).unwrap().id.clone();
+        let b = harness::titled(&books, title).id.clone();
         let m = c.manifest(&b).await.unwrap();
         (b, m)
     }
@@ -327,80 +316,4 @@ pub fn written_positions(proxy: &Proxy) -> Vec<(String, String, f64)> {
         }
     }
     out
-}
-
-/// An isolated home for the `earmark` binary (its own XDG dirs, the file
-/// token store) pointed at one server as user "alice".
-pub struct Home {
-    pub dir: tempfile::TempDir,
-    pub server: String,
-}
-
-impl Home {
-    /// A home logged in to `server` with `earmark login`, a client of the
-    /// same user straight to the server, and the server's books.
-    pub async fn logged_in(server: &TestServer) -> (Home, Client, Vec<earmark::domain::Book>) {
-        let url = server.base_url().to_owned();
-        let home = Home::new(&url);
-        let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-        assert!(o.status.success(), "{}", text(&o));
-        let direct = Client::new(BaseUrl::parse(&url).unwrap(), Default::default()).unwrap();
-        direct
-            .login(&server.username, &server.password)
-            .await
-            .unwrap();
-        let books = direct.books(&Default::default()).await.unwrap();
-        (home, direct, books)
-    }
-
-    pub fn new(server: &str) -> Home {
-        Home {
-            dir: tempfile::tempdir().unwrap(),
-            server: server.to_owned(),
-        }
-    }
-
-    /// The command, ready to spawn (stdin, stdout and stderr piped).
-    pub fn command(&self, args: &[&str]) -> std::process::Command {
-        use std::process::Stdio;
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
-        c.args(["--server", &self.server, "--user", "alice"])
-            .args(args)
-            .env("HOME", self.dir.path())
-            .env("XDG_DATA_HOME", self.dir.path().join("data"))
-            .env("XDG_CONFIG_HOME", self.dir.path().join("config"))
-            .env("EARMARK_TOKEN_STORE", "file")
-            .env_remove("EARMARK_PROFILE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-
-    /// Runs `earmark ARGS` to the end, with `stdin` as its input.
-    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> std::process::Output {
-        use std::io::Write;
-        let mut c = self.command(args).spawn().unwrap();
-        let mut input = c.stdin.take().unwrap();
-        if let Some(s) = stdin {
-            input.write_all(s.as_bytes()).unwrap();
-        }
-        drop(input);
-        c.wait_with_output().unwrap()
-    }
-
-    pub fn outbox(&self) -> std::path::PathBuf {
-        self.dir
-            .path()
-            .join("data/earmark/sync/default/outbox.journal")
-    }
-}
-
-/// stdout and stderr of a finished command, for assertion messages.
-pub fn text(o: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }

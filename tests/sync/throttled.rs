@@ -8,7 +8,8 @@
 //! played and no write carried 0. The short run is in the suite; `./run
 //! soak` runs 10 minutes of media against 30 s stretches.
 
-use crate::support::{Home, library, text};
+use crate::harness::{Home, text};
+use crate::support::library;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
@@ -154,7 +155,7 @@ async fn run(media_secs: f64, rate: f64, schedule: Schedule) -> Figures {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
     let (base, g) = gateway(&server, schedule).await;
-    let home = Home::new(&base);
+    let home = Home::at(&base);
     let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
     let direct = earmark::api::Client::new(
