@@ -1,5 +1,6 @@
 //! An isolated home for the `earmark` binary.
 
+use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -69,6 +70,39 @@ impl Home {
         self.path("data/earmark/sync/default/outbox.journal")
     }
 
+    /// The whole environment of its commands (for one started another
+    /// way, in a pty): PATH, HOME, the XDG folders, the file token store.
+    pub fn env(&self) -> Vec<(&'static str, OsString)> {
+        vec![
+            ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME", self.home().into()),
+            ("XDG_CONFIG_HOME", self.path("config").into()),
+            ("XDG_DATA_HOME", self.path("data").into()),
+            ("XDG_CACHE_HOME", self.path("cache").into()),
+            ("XDG_STATE_HOME", self.path("state").into()),
+            ("EARMARK_TOKEN_STORE", "file".into()),
+        ]
+    }
+
+    /// Every file in the home, at any depth.
+    pub fn files(&self) -> Vec<PathBuf> {
+        fn walk(p: &Path, out: &mut Vec<PathBuf>) {
+            if let Ok(rd) = std::fs::read_dir(p) {
+                for e in rd.flatten() {
+                    let path = e.path();
+                    if path.is_dir() {
+                        walk(&path, out);
+                    } else {
+                        out.push(path);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self.dir.path(), &mut out);
+        out
+    }
+
     /// `earmark ARGS` in this home, ready to spawn, with stdin, stdout and
     /// stderr piped.
     pub fn command(&self, args: &[&str]) -> Command {
@@ -78,13 +112,7 @@ impl Home {
         }
         c.args(args)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("XDG_CACHE_HOME", self.path("cache"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("EARMARK_TOKEN_STORE", "file")
+            .envs(self.env())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
