@@ -24,10 +24,12 @@ impl Home {
     /// A home where each command says where and as whom itself (or the
     /// config does).
     pub fn new() -> Home {
-        Home {
+        let home = Home {
             dir: tempfile::tempdir().unwrap(),
             account: None,
-        }
+        };
+        std::fs::create_dir(home.home()).unwrap();
+        home
     }
 
     /// A home whose every command goes to `address` as user "alice".
@@ -60,7 +62,7 @@ impl Home {
         self.dir.path().join(sub)
     }
 
-    /// The HOME of its commands (where `.asoundrc` is read).
+    /// The HOME of its commands (where ALSA reads `.asoundrc`).
     pub fn home(&self) -> PathBuf {
         self.path("home")
     }
