@@ -3,7 +3,7 @@
 
 use super::Home;
 use earmark::api::{Auth, BaseUrl, Client, ClientOptions, Token};
-use earmark::domain::{Book, ServerId, UserId};
+use earmark::domain::{Book, BookId, ServerId, UserId};
 use earmark::server::testing::TestServer;
 
 /// A home at `server` as its user, logged in with `earmark login`, a
@@ -20,6 +20,14 @@ pub async fn logged_in_at(server: &TestServer, address: &str) -> (Home, Client, 
     let direct = direct(server).await;
     let books = direct.books(&Default::default()).await.unwrap();
     (home, direct, books)
+}
+
+/// A home at `address` (the server, or a proxy or gate in front of it)
+/// logged in with `earmark login`, and the id of the book titled `title`.
+pub async fn log_in_and_find(server: &TestServer, address: &str, title: &str) -> (Home, BookId) {
+    let (home, _, books) = logged_in_at(server, address).await;
+    let id = titled(&books, title).id.clone();
+    (home, id)
 }
 
 /// The server's user, logged in straight to it (no home, no proxy).

@@ -134,13 +134,6 @@ impl Drop for ServerProcess {
     }
 }
 
-/// A home logged in to `server` (its own data, config and token file).
-pub fn logged_in_home(server: &ServerProcess) -> Home {
-    let home = Home::at(&server.base_url());
-    home.log_in(&server.password);
-    home
-}
-
 /// `earmark --json play ARGS` with `env`, its status lines read by a
 /// thread as they come.
 pub struct Playing {
