@@ -85,11 +85,6 @@ impl EngineHandle {
         self.notice.as_deref()
     }
 
-    /// Output frames rendered so far (benchmarks, tests).
-    pub fn frames_rendered(&self) -> u64 {
-        self.renderer.status().frames_out
-    }
-
     /// When the first audio of the current load/seek reached the output.
     pub fn first_audio_at(&self) -> Option<std::time::Instant> {
         self.renderer.status().first_audio_at
