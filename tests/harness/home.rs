@@ -41,7 +41,7 @@ impl Home {
     }
 
     /// The same home as `user`.
-    pub fn as_user(mut self, user: &str) -> Home {
+    pub fn with_user(mut self, user: &str) -> Home {
         if let Some((_, who)) = &mut self.account {
             *who = user.to_owned();
         }

@@ -15,7 +15,7 @@ pub async fn logged_in(server: &TestServer) -> (Home, Client, Vec<Book>) {
 /// [`logged_in`] with the home at `address`: a proxy or a gate in front
 /// of the server (the direct client goes to the server itself).
 pub async fn logged_in_at(server: &TestServer, address: &str) -> (Home, Client, Vec<Book>) {
-    let home = Home::at(address).as_user(&server.username);
+    let home = Home::at(address).with_user(&server.username);
     home.log_in(&server.password);
     let direct = direct(server).await;
     let books = direct.books(&Default::default()).await.unwrap();

@@ -225,7 +225,7 @@ async fn every_format_plays_the_place_asked_and_reported() {
         .map(|i| {
             let (user, pw) = (format!("listener{i}"), format!("password-{i}"));
             server.add_user(&user, &pw).unwrap();
-            let home = Home::at(server.base_url()).as_user(&user);
+            let home = Home::at(server.base_url()).with_user(&user);
             home.log_in(&pw);
             home
         })

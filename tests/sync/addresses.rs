@@ -5,7 +5,7 @@
 //! null output) and sync go on through the second without a restart, one
 //! queue for both; the other instance is refused and never gets a token.
 
-use crate::harness::{Home, text};
+use crate::harness::{Home, text, titled};
 use crate::proxy::{Mode, Proxy};
 use crate::support::library;
 use earmark::api::{BaseUrl, BookQuery, Client};
@@ -123,7 +123,7 @@ fn playing_at(n: &Snapshot, chapter: &ChapterId, from: f64) -> bool {
 
 async fn long_book(direct: &Client) -> (BookId, Manifest) {
     let books = direct.books(&BookQuery::default()).await.unwrap();
-    let id = books.iter().find(|b| b.title == "Long").unwrap().id.clone();
+    let id = titled(&books, "Long").id.clone();
     let m = direct.manifest(&id).await.unwrap();
     (id, m)
 }

@@ -263,7 +263,7 @@ async fn home_on_small_disk(
 
 async fn book_id(c: &Client, title: &str) -> BookId {
     let books = c.books(&Default::default()).await.unwrap();
-    books.iter().find(|b| b.title == title).unwrap().id.clone()
+    titled(&books, title).id.clone()
 }
 
 /// `earmark play BOOK --at 20 --for 4` with the data directory on `disk`

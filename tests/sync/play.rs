@@ -273,13 +273,8 @@ async fn sound_shows_and_sets_a_books_sound_and_refuses_bad_values() {
 async fn the_global_audio_flag_reaches_play() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, _direct, books) = Home::logged_in(&server).await;
-    let alpha = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .clone();
+    let (home, _direct, books) = logged_in(&server).await;
+    let alpha = titled(&books, "Alpha").id.clone();
     let mut c = home.command(&["--audio", "null", "play", alpha.as_str(), "--for", "1"]);
     c.env_remove("EARMARK_AUDIO");
     let o = c.output().unwrap();

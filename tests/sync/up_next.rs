@@ -349,7 +349,7 @@ async fn play_up_next_announces_the_next_book_and_ctrl_c_during_the_countdown_ke
 async fn play_up_next_offline_says_the_next_book_is_not_downloaded_without_a_countdown() {
     let lib = saga();
     let mut server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
+    let (home, direct, books) = logged_in(&server).await;
     let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
     let o = home.run(&["download", one.as_str()], None);
     assert!(o.status.success(), "{}", text(&o));
