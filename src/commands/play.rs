@@ -591,6 +591,11 @@ fn status_line(l: &Listening, json: bool) -> String {
             "chapter_id": chapter,
             "position": (l.position * 1000.0).round() / 1000.0,
             "book_position": l.book_progress().0.map(|b| (b * 1000.0).round() / 1000.0),
+            "duration": l.duration.map(|d| (d * 1000.0).round() / 1000.0),
+            "durationSource": match l.duration_from {
+                crate::domain::session::LengthFrom::Server => "server",
+                crate::domain::session::LengthFrom::Measured => "measured",
+            },
             "state": l.state.name(),
             "speed": l.speed,
             "landed": landed,

@@ -2,7 +2,7 @@
 //! the serverId each one's login said, serverId, userId, user name, which
 //! token store holds the token, the address that answered last) in
 //! `$XDG_DATA_HOME/earmark/sessions/<profile>.json`; the token itself is in
-//! the token store. Loading a session and (re-)logging in live here.
+//! the token store. Loading a session lives here; logging in, in `login`.
 //!
 //! Several addresses are one server only while their logins say the same
 //! serverId: `earmark login` logs in through each address that answers
@@ -14,8 +14,8 @@
 
 use super::file::{ConfigError, Profile};
 use super::tokens::{self, StoreError, TokenStore, TokenStoreKind};
-use crate::api::{Address, ApiError, Auth, BaseUrl, Client, LoginData, Token};
-use crate::domain::{EpochMillis, ServerId, UserId, now_millis};
+use crate::api::{Address, ApiError, Auth, BaseUrl, Client, Token};
+use crate::domain::{EpochMillis, ServerId, UserId};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -76,7 +76,7 @@ impl SessionRecord {
     }
 
     /// `bases` in order, each with what the record knows it said.
-    fn said_by(&self, bases: &[BaseUrl]) -> Vec<Address> {
+    pub(super) fn said_by(&self, bases: &[BaseUrl]) -> Vec<Address> {
         let known = self.known();
         bases
             .iter()
@@ -246,167 +246,13 @@ pub fn read_record(profile: &Profile) -> Result<Option<SessionRecord>, SessionEr
     }
 }
 
-/// What a successful login produced.
-#[derive(Debug, Clone)]
-pub struct LoggedIn {
-    pub session: Session,
-    pub client: Client,
-    pub login: LoginData,
-    /// What the login through each address said, in the profile's order.
-    pub answers: Vec<AddressLogin>,
-    /// Shown once when the token went to the file instead of the keyring.
-    pub store_warning: Option<String>,
-}
-
-/// What the login through one address said: its serverId, or why it
-/// could not be asked.
-#[derive(Debug, Clone)]
-pub struct AddressLogin {
-    pub base: BaseUrl,
-    pub said: Result<ServerId, ApiError>,
-}
-
-/// Which login becomes the session's, from the serverId each address's
-/// login said (`None`: it failed): the one the last session had, when an
-/// address still says it (another address now saying something else does
-/// not take the profile over), else the first that answered.
-pub fn choose_login(previous: Option<&ServerId>, said: &[Option<&ServerId>]) -> Option<usize> {
-    previous
-        .and_then(|p| said.iter().position(|s| *s == Some(p)))
-        .or_else(|| said.iter().position(Option::is_some))
-}
-
-/// Log in to the profile's server (through its addresses, or those of its
-/// last session) and store the session. The password is only sent to the
-/// server's addresses.
-pub async fn login(
-    profile: &Profile,
-    user: Option<&str>,
-    password: &str,
-) -> Result<LoggedIn, SessionError> {
-    let previous = read_record(profile).ok().flatten();
-    let bases: Vec<BaseUrl> = if profile.addresses.is_empty() {
-        let known = previous.as_ref().map(SessionRecord::known);
-        known.into_iter().flatten().map(|a| a.base).collect()
-    } else {
-        profile.addresses.clone()
-    };
-    if bases.is_empty() {
-        return Err(SessionError::NoServer {
-            profile: profile.name.clone(),
-        });
-    }
-    let user = user
-        .map(str::to_owned)
-        .or_else(|| profile.user.clone())
-        .or_else(|| previous.as_ref().map(|r| r.user.clone()))
-        .ok_or_else(|| SessionError::NoUser {
-            profile: profile.name.clone(),
-        })?;
-    let addresses = match &previous {
-        Some(r) => r.said_by(&bases),
-        None => bases.iter().cloned().map(Address::new).collect(),
-    };
-    let client = Client::with_addresses(addresses, None, profile.options.clone(), None)?;
-    // The first address that answers: a refusal (a wrong password) ends
-    // the login there, before the password goes anywhere else.
-    let first = client.login(&user, password).await?;
-    let at = bases
-        .iter()
-        .position(|b| *b == client.base())
-        .unwrap_or_default();
-    let mut results = Vec::with_capacity(bases.len());
-    for i in 0..bases.len() {
-        results.push(if i == at {
-            Ok(first.clone())
-        } else {
-            client.login_through(i, &user, password).await
-        });
-    }
-    let said: Vec<Option<&ServerId>> = results
-        .iter()
-        .map(|r| r.as_ref().ok().map(|d| &d.server_id))
-        .collect();
-    let chosen = choose_login(previous.as_ref().map(|r| &r.server_id), &said).unwrap_or(at);
-    let data = results[chosen].as_ref().unwrap_or(&first).clone();
-    client.adopt(chosen, &data);
-    // The second tokens of the same server go back; another server's are
-    // dropped unused (no token, not even its own, goes there).
-    for (i, r) in results.iter().enumerate() {
-        if let (Ok(other), true) = (r, i != chosen)
-            && other.server_id == data.server_id
-        {
-            client.revoke_at(i, other).await;
-        }
-    }
-    // What each address speaks, for the sessions to come (h2c or not).
-    client.learn_protocols().await;
-    let store = TokenStore::new(profile.dirs.tokens_dir())?;
-    let token = data.token.clone();
-    let saved = store.save(&profile.name, &token)?;
-    if let Some(prev) = &previous
-        && prev.token_store != saved.kind
-    {
-        let _ = store.delete(&profile.name, prev.token_store);
-    }
-    let server = bases[chosen].clone();
-    let record = SessionRecord {
-        server: server.clone(),
-        server_id: data.server_id.clone(),
-        user_id: data.user_id.clone(),
-        user: data.user_name.clone().unwrap_or_else(|| user.clone()),
-        token_store: saved.kind,
-        logged_in_at: now_millis(),
-        addresses: if bases.len() > 1 {
-            client.addresses()
-        } else {
-            Vec::new()
-        },
-        in_use: None,
-        speaks: match client.addresses().as_slice() {
-            [one] => one.speaks,
-            _ => None,
-        },
-    };
-    {
-        let _lock = record_lock(profile);
-        write_record(profile, &record)?;
-    }
-    let answers = bases
-        .iter()
-        .zip(results)
-        .map(|(base, r)| AddressLogin {
-            base: base.clone(),
-            said: r.map(|d| d.server_id),
-        })
-        .collect();
-    if bases.len() > 1 {
-        let profile = profile.clone();
-        client.on_switch(move |base| remember_in_use(&profile, base));
-    }
-    let p = profile.clone();
-    client.on_speaks(move |base, speaks| remember_speaks(&p, base, speaks));
-    Ok(LoggedIn {
-        session: Session {
-            server,
-            addresses: record.known(),
-            token,
-            server_id: record.server_id,
-            user_id: record.user_id,
-            user: record.user,
-            profile: profile.name.clone(),
-            token_store: saved.kind,
-        },
-        client,
-        login: data,
-        answers,
-        store_warning: saved.warning,
-    })
-}
-
 /// Keeps what `base` speaks (`None`: forgotten) for the next sessions
 /// (best effort: a lost one is learned again).
-fn remember_speaks(profile: &Profile, base: &BaseUrl, speaks: Option<crate::api::Speaks>) {
+pub(super) fn remember_speaks(
+    profile: &Profile,
+    base: &BaseUrl,
+    speaks: Option<crate::api::Speaks>,
+) {
     let _lock = record_lock(profile);
     let Ok(Some(mut record)) = read_record(profile) else {
         return;
@@ -435,7 +281,7 @@ fn remember_speaks(profile: &Profile, base: &BaseUrl, speaks: Option<crate::api:
 
 /// Keeps `base` as the address that answered last (best effort: the next
 /// start only begins elsewhere when this is lost).
-fn remember_in_use(profile: &Profile, base: &BaseUrl) {
+pub(super) fn remember_in_use(profile: &Profile, base: &BaseUrl) {
     let _lock = record_lock(profile);
     let Ok(Some(mut record)) = read_record(profile) else {
         return;
@@ -453,7 +299,7 @@ fn remember_in_use(profile: &Profile, base: &BaseUrl) {
 /// address in use, what an address speaks): one writer at a time, across
 /// processes too, so a late probe never writes back a record a login or
 /// a logout just replaced. `None` (said in the log) when it can't be had.
-fn record_lock(profile: &Profile) -> Option<crate::durable::LockFile> {
+pub(super) fn record_lock(profile: &Profile) -> Option<crate::durable::LockFile> {
     let dir = profile.dirs.sessions_dir();
     let taken = tokens::create_private_dir(&dir)
         .map_err(|e| e.to_string())
@@ -469,7 +315,7 @@ fn record_lock(profile: &Profile) -> Option<crate::durable::LockFile> {
         .ok()
 }
 
-fn write_record(profile: &Profile, record: &SessionRecord) -> Result<(), SessionError> {
+pub(super) fn write_record(profile: &Profile, record: &SessionRecord) -> Result<(), SessionError> {
     let path = record_path(profile);
     let err = |message: String| SessionError::Record {
         path: path.clone(),
@@ -513,17 +359,6 @@ mod tests {
 
     fn id(s: &str) -> ServerId {
         ServerId::new(s)
-    }
-
-    #[test]
-    fn the_last_sessions_server_wins_over_the_first_that_answered() {
-        let (s1, s2) = (id("s1"), id("s2"));
-        let said = [Some(&s2), None, Some(&s1)];
-        assert_eq!(choose_login(Some(&s1), &said), Some(2));
-        assert_eq!(choose_login(None, &said), Some(0));
-        // Rebuilt: no address says the old serverId any more.
-        assert_eq!(choose_login(Some(&id("s0")), &said), Some(0));
-        assert_eq!(choose_login(Some(&s1), &[None, None]), None);
     }
 
     fn profile(dir: &std::path::Path, config: &str) -> Profile {

@@ -11,7 +11,7 @@ use super::plan::{Resume, human_bytes, plan, resume_from};
 use super::store::{Download, DownloadState, FileEntry, Scope, Snapshot, Store, StoreError};
 use crate::api::{ApiError, Client, StreamRequest};
 use crate::domain::backoff::{Backoff, Kind, Ladder};
-use crate::domain::{BookId, now_millis};
+use crate::domain::{BookId, Manifest, now_millis};
 use crate::durable::{DiskError, Fault, LockFile, Wait};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -110,27 +110,13 @@ pub async fn download(
         return Err(DownloadError::Empty);
     }
     let title = client.book(book).await.ok().map(|b| b.title);
-    // Named as the first address names them, so a download goes on
-    // through any address of the server.
-    let mut files = plan(&manifest, |i| client.stream_key(i).to_string());
-    let existing = store.get(scope, book)?;
-    let had_files = existing.is_some();
-    let mut replaced = false;
-    if let Some(old) = &existing {
-        if old.snapshot.manifest == manifest {
-            // Keep what was learnt about the same streams.
-            for f in &mut files {
-                if let Some(o) = old.snapshot.files.iter().find(|o| o.source == f.source) {
-                    f.length = o.length;
-                }
-            }
-        } else {
-            store.remove(scope, book)?;
-            replaced = true;
-        }
-    }
+    let Planned {
+        mut files,
+        fresh,
+        replaced,
+    } = plan_over(client, store, scope, book, &manifest)?;
     let dir = store.prepare(scope, book)?;
-    let _lock = lock_dir(&dir)?;
+    let lock = lock_dir(&dir)?;
     let requests: Vec<StreamRequest> = files
         .iter()
         .map(|f| {
@@ -140,20 +126,18 @@ pub async fn download(
             client.stream_request(item)
         })
         .collect();
-    for (f, req) in files.iter_mut().zip(&requests) {
-        if f.length.is_none() {
-            match announced_length(client, req, f).await {
-                Ok(n) => f.length = Some(n),
-                Err(e) => {
-                    if !had_files || replaced {
-                        drop(_lock);
-                        let _ = store.remove(scope, book);
-                    }
-                    return Err(e);
+    let (total, on_disk) =
+        match make_room(client, store, options, &dir, &requests, &mut files).await {
+            Ok(sizes) => sizes,
+            Err(e) => {
+                // Nothing of an earlier download to keep: none is left behind.
+                if fresh {
+                    drop(lock);
+                    let _ = store.remove(scope, book);
                 }
+                return Err(e);
             }
-        }
-    }
+        };
     let mut snapshot = Snapshot {
         book_id: book.clone(),
         title,
@@ -161,25 +145,6 @@ pub async fn download(
         files,
         saved_at: now_millis(),
     };
-    let total: u64 = snapshot.files.iter().filter_map(|f| f.length).sum();
-    let on_disk = on_disk_bytes(&dir, &snapshot.files);
-    if let Some(limit) = options.limit {
-        let used = store.used_bytes()?;
-        let need = total.saturating_sub(on_disk);
-        if used + need > limit {
-            if !had_files || replaced {
-                let _ = store.remove(scope, book);
-            }
-            return Err(DownloadError::TooLarge { need, used, limit });
-        }
-    }
-    if let Err(e) = store.check_room(&dir, total.saturating_sub(on_disk)) {
-        if !had_files || replaced {
-            drop(_lock);
-            let _ = store.remove(scope, book);
-        }
-        return Err(e.into());
-    }
     store.save_snapshot(&dir, &snapshot)?;
     let mut meter = Meter {
         done: on_disk,
@@ -219,6 +184,79 @@ pub async fn download(
         fetched: meter.fetched,
         replaced,
     })
+}
+
+/// The files a download fetches, and what is on disk of an earlier one.
+struct Planned {
+    files: Vec<FileEntry>,
+    /// Nothing of an earlier download is kept.
+    fresh: bool,
+    /// An earlier download of another manifest was removed.
+    replaced: bool,
+}
+
+/// Plans the files of `manifest`. An earlier download of the same
+/// manifest lends what it learnt of the same streams; one of another
+/// manifest is removed.
+fn plan_over(
+    client: &Client,
+    store: &Store,
+    scope: &Scope,
+    book: &BookId,
+    manifest: &Manifest,
+) -> Result<Planned, DownloadError> {
+    // Named as the first address names them, so a download goes on
+    // through any address of the server.
+    let mut files = plan(manifest, |i| client.stream_key(i).to_string());
+    let existing = store.get(scope, book)?;
+    let mut replaced = false;
+    if let Some(old) = &existing {
+        if old.snapshot.manifest == *manifest {
+            // Keep what was learnt about the same streams.
+            for f in &mut files {
+                if let Some(o) = old.snapshot.files.iter().find(|o| o.source == f.source) {
+                    f.length = o.length;
+                }
+            }
+        } else {
+            store.remove(scope, book)?;
+            replaced = true;
+        }
+    }
+    Ok(Planned {
+        files,
+        fresh: existing.is_none() || replaced,
+        replaced,
+    })
+}
+
+/// Learns the length of every file not known yet, then checks the rest of
+/// the book fits: under the download limit and on the disk. Returns the
+/// book's size and the bytes of it already on disk.
+async fn make_room(
+    client: &Client,
+    store: &Store,
+    options: &Options,
+    dir: &Path,
+    requests: &[StreamRequest],
+    files: &mut [FileEntry],
+) -> Result<(u64, u64), DownloadError> {
+    for (f, req) in files.iter_mut().zip(requests) {
+        if f.length.is_none() {
+            f.length = Some(announced_length(client, req, f).await?);
+        }
+    }
+    let total: u64 = files.iter().filter_map(|f| f.length).sum();
+    let on_disk = on_disk_bytes(dir, files);
+    let need = total.saturating_sub(on_disk);
+    if let Some(limit) = options.limit {
+        let used = store.used_bytes()?;
+        if used + need > limit {
+            return Err(DownloadError::TooLarge { need, used, limit });
+        }
+    }
+    store.check_room(dir, need)?;
+    Ok((total, on_disk))
 }
 
 fn file_len(path: &Path) -> Option<u64> {
@@ -268,26 +306,35 @@ async fn announced_length(
     f: &FileEntry,
 ) -> Result<u64, DownloadError> {
     let resp = with_retries(client, || client.open_stream(req, Some(0))).await?;
-    let r = resume_from(
-        0,
-        resp.status().as_u16(),
-        header(&resp, "content-range").as_deref(),
-        resp.content_length(),
-    );
-    match r {
-        Ok(Resume::Append { total } | Resume::Restart { total }) => Ok(total),
-        Err(message) => {
-            tracing::warn!(
-                "download: the answer for {} had {:?}",
-                f.source,
-                resp.headers()
-            );
-            Err(DownloadError::Length {
-                source_url: f.source.clone(),
-                message,
-            })
-        }
+    match resume_answer(&resp, 0, f)? {
+        Resume::Append { total } | Resume::Restart { total } => Ok(total),
     }
+}
+
+/// What an answer to a Range from `have` means for `f`'s part; an answer
+/// whose length can't be known fails (its headers go to the log).
+fn resume_answer(
+    resp: &reqwest::Response,
+    have: u64,
+    f: &FileEntry,
+) -> Result<Resume, DownloadError> {
+    resume_from(
+        have,
+        resp.status().as_u16(),
+        header(resp, "content-range").as_deref(),
+        resp.content_length(),
+    )
+    .map_err(|message| {
+        tracing::warn!(
+            "download: the answer for {} had {:?}",
+            f.source,
+            resp.headers()
+        );
+        DownloadError::Length {
+            source_url: f.source.clone(),
+            message,
+        }
+    })
 }
 
 fn header(resp: &reqwest::Response, name: &str) -> Option<String> {
@@ -359,24 +406,8 @@ async fn fetch_file(
             }
             Err(e) => return Err(e.into()),
         };
-        let answer = resume_from(
-            have,
-            resp.status().as_u16(),
-            header(&resp, "content-range").as_deref(),
-            resp.content_length(),
-        )
-        .map_err(|message| {
-            tracing::warn!(
-                "download: the answer for {} had {:?}",
-                entry.source,
-                resp.headers()
-            );
-            DownloadError::Length {
-                source_url: entry.source.clone(),
-                message,
-            }
-        })?;
-        let (append, total) = match answer {
+        let resume = resume_answer(&resp, have, entry)?;
+        let (append, total) = match resume {
             Resume::Append { total } => (true, total),
             Resume::Restart { total } => (false, total),
         };
@@ -395,60 +426,13 @@ async fn fetch_file(
         if !append {
             meter.done = meter.done.saturating_sub(have);
         }
-        let file = tokio::fs::OpenOptions::new()
-            .create(true)
-            .append(append)
-            .write(true)
-            .truncate(!append)
-            .open(&part)
-            .await
-            .map_err(|e| part_failed(&part, e))?;
-        // Few large writes; flushed every second, so an interrupted
-        // download keeps (and resumes from) nearly all it received.
-        let mut file = tokio::io::BufWriter::with_capacity(1 << 20, file);
-        let mut flushed = Instant::now();
-        let mut written = if append { have } else { 0 };
-        let mut resp = resp;
-        let mut broke = false;
-        loop {
-            match resp.chunk().await {
-                Ok(Some(bytes)) => {
-                    if written + bytes.len() as u64 > total {
-                        drop(file);
-                        remove_part(&part)?;
-                        return Err(DownloadError::Length {
-                            source_url: entry.source.clone(),
-                            message: format!(
-                                "the server sent more than the {total} bytes it announced"
-                            ),
-                        });
-                    }
-                    file.write_all(&bytes)
-                        .await
-                        .map_err(|e| part_failed(&part, e))?;
-                    written += bytes.len() as u64;
-                    // A rate-limited download waits after each chunk: write it first.
-                    if meter.rate.is_some() || flushed.elapsed() >= Duration::from_secs(1) {
-                        file.flush().await.map_err(|e| part_failed(&part, e))?;
-                        flushed = Instant::now();
-                    }
-                    meter.add(bytes.len() as u64).await;
-                    on_progress(meter.progress());
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::debug!("download interrupted: {e}");
-                    broke = true;
-                    break;
-                }
-            }
-        }
-        file.flush().await.map_err(|e| part_failed(&part, e))?;
-        file.get_ref()
-            .sync_all()
-            .await
-            .map_err(|e| part_failed(&part, e))?;
-        drop(file);
+        let body = Body {
+            part: &part,
+            have,
+            resume,
+            entry,
+        };
+        let (written, broke) = body.receive(resp, meter, on_progress).await?;
         if written == total {
             return finish(&part, &done, total, entry).map(|_| changed);
         }
@@ -467,6 +451,87 @@ async fn fetch_file(
             "the file stayed incomplete after {ATTEMPTS} attempts; run the download again to resume it"
         ),
     })
+}
+
+/// One answer's body on its way into a `.part`.
+struct Body<'a> {
+    part: &'a Path,
+    /// Bytes of the part on disk when it was asked for.
+    have: u64,
+    /// Appended to them, or written over them.
+    resume: Resume,
+    entry: &'a FileEntry,
+}
+
+impl Body<'_> {
+    /// Writes the body into the part as it arrives, counting it, and makes
+    /// it durable. Returns the part's length and whether the answer broke
+    /// off; more bytes than announced remove the part and fail.
+    async fn receive(
+        &self,
+        mut resp: reqwest::Response,
+        meter: &mut Meter,
+        on_progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<(u64, bool), DownloadError> {
+        let part = self.part;
+        let (append, total) = match self.resume {
+            Resume::Append { total } => (true, total),
+            Resume::Restart { total } => (false, total),
+        };
+        let file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(append)
+            .write(true)
+            .truncate(!append)
+            .open(part)
+            .await
+            .map_err(|e| part_failed(part, e))?;
+        // Few large writes; flushed every second, so an interrupted
+        // download keeps (and resumes from) nearly all it received.
+        let mut file = tokio::io::BufWriter::with_capacity(1 << 20, file);
+        let mut flushed = Instant::now();
+        let mut written = if append { self.have } else { 0 };
+        let mut broke = false;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(bytes)) => {
+                    if written + bytes.len() as u64 > total {
+                        drop(file);
+                        remove_part(part)?;
+                        return Err(DownloadError::Length {
+                            source_url: self.entry.source.clone(),
+                            message: format!(
+                                "the server sent more than the {total} bytes it announced"
+                            ),
+                        });
+                    }
+                    file.write_all(&bytes)
+                        .await
+                        .map_err(|e| part_failed(part, e))?;
+                    written += bytes.len() as u64;
+                    // A rate-limited download waits after each chunk: write it first.
+                    if meter.rate.is_some() || flushed.elapsed() >= Duration::from_secs(1) {
+                        file.flush().await.map_err(|e| part_failed(part, e))?;
+                        flushed = Instant::now();
+                    }
+                    meter.add(bytes.len() as u64).await;
+                    on_progress(meter.progress());
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!("download interrupted: {e}");
+                    broke = true;
+                    break;
+                }
+            }
+        }
+        file.flush().await.map_err(|e| part_failed(part, e))?;
+        file.get_ref()
+            .sync_all()
+            .await
+            .map_err(|e| part_failed(part, e))?;
+        Ok((written, broke))
+    }
 }
 
 fn remove_part(part: &Path) -> Result<(), DownloadError> {

@@ -481,9 +481,13 @@ impl StreamDecoder {
     }
 
     /// The next decoded run, or `None` at the end of the stream.
-    pub fn next_block(&mut self) -> Result<Option<Decoded>, DecodeError> {
-        let mut bad = 0u32;
-        let mut idle = Idle::new(self.furthest_read.load(Ordering::Relaxed));
+    /// The next packet of our track (`None`: the end). A damaged one is
+    /// skipped and counted in `bad`; each look counts against `idle`.
+    fn read_packet(
+        &mut self,
+        idle: &mut Idle,
+        bad: &mut u32,
+    ) -> Result<Option<Packet>, DecodeError> {
         loop {
             idle.packet(self.furthest_read.load(Ordering::Relaxed))?;
             let next = match &mut self.demux {
@@ -508,17 +512,27 @@ impl StreamDecoder {
                 }
                 Err(SymError::ResetRequired) => return Ok(None),
                 Err(SymError::DecodeError(m)) => {
-                    bad += 1;
-                    if bad > MAX_BAD_PACKETS {
+                    *bad += 1;
+                    if *bad > MAX_BAD_PACKETS {
                         return Err(DecodeError::Corrupt(m.to_string()));
                     }
                     continue;
                 }
                 Err(e) => return Err(sym_err(e)),
             };
-            if packet.track_id != self.track_id {
-                continue;
+            if packet.track_id == self.track_id {
+                return Ok(Some(packet));
             }
+        }
+    }
+
+    pub fn next_block(&mut self) -> Result<Option<Decoded>, DecodeError> {
+        let mut bad = 0u32;
+        let mut idle = Idle::new(self.furthest_read.load(Ordering::Relaxed));
+        loop {
+            let Some(packet) = self.read_packet(&mut idle, &mut bad)? else {
+                return Ok(None);
+            };
             let delay = self.delay_secs();
             let pts = self.ts_secs(packet.pts).map(|t| t - delay);
             let mpa = matches!(self.demux, Demux::Mpa(_));

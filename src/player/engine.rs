@@ -85,11 +85,6 @@ impl EngineHandle {
         self.notice.as_deref()
     }
 
-    /// Output frames rendered so far (benchmarks, tests).
-    pub fn frames_rendered(&self) -> u64 {
-        self.renderer.status().frames_out
-    }
-
     /// When the first audio of the current load/seek reached the output.
     pub fn first_audio_at(&self) -> Option<std::time::Instant> {
         self.renderer.status().first_audio_at
@@ -346,32 +341,7 @@ impl EngineLoop {
                 manifest,
                 start,
                 autoplay,
-            } => {
-                self.playback_id += 1;
-                self.stop_pipeline();
-                if self.book.as_ref() != Some(&manifest.book_id) {
-                    self.book = Some(manifest.book_id.clone());
-                    self.renderer.new_book();
-                }
-                self.skipped_at_load = self.renderer.status().silence_skipped;
-                // Another load, its own lengths (the same chapter id may
-                // come with other audio).
-                self.lengths = MeasuredLengths::default();
-                let (chapter, pos) = start;
-                let index = manifest.position_of(&chapter);
-                self.manifest = Some(Arc::new(manifest));
-                self.playing = autoplay;
-                self.renderer.set_playing(autoplay);
-                match index {
-                    Some(i) => self.start_from(i, pos, false),
-                    None => {
-                        self.generation += 1;
-                        self.renderer.flush(self.generation);
-                        self.target = None;
-                        self.unknown_chapter(&chapter);
-                    }
-                }
-            }
+            } => self.load(manifest, start, autoplay),
             Command::Play => self.set_playing(true),
             Command::Pause => self.set_playing(false),
             Command::Toggle => self.set_playing(!self.playing),
@@ -419,16 +389,7 @@ impl EngineLoop {
                     .store(self.sound.skip_silence, Ordering::Relaxed);
                 self.renderer.set_sound(self.sound);
             }
-            Command::Stop => {
-                self.stop_pipeline();
-                self.generation += 1;
-                self.renderer.flush(self.generation);
-                self.renderer.set_playing(false);
-                self.playing = false;
-                self.manifest = None;
-                self.target = None;
-                self.error = None;
-            }
+            Command::Stop => self.stop(),
             Command::OpenAhead(item) => {
                 let req = (self.config.resolve)(&item);
                 if req.url.starts_with("http") {
@@ -442,6 +403,46 @@ impl EngineLoop {
             }
             Command::Shutdown => {}
         }
+    }
+
+    /// A new load: `manifest` (in server order) from `start`.
+    fn load(&mut self, manifest: Manifest, start: (ChapterId, f64), autoplay: bool) {
+        self.playback_id += 1;
+        self.stop_pipeline();
+        if self.book.as_ref() != Some(&manifest.book_id) {
+            self.book = Some(manifest.book_id.clone());
+            self.renderer.new_book();
+        }
+        self.skipped_at_load = self.renderer.status().silence_skipped;
+        // Another load, its own lengths (the same chapter id may
+        // come with other audio).
+        self.lengths = MeasuredLengths::default();
+        let (chapter, pos) = start;
+        let index = manifest.position_of(&chapter);
+        self.manifest = Some(Arc::new(manifest));
+        self.playing = autoplay;
+        self.renderer.set_playing(autoplay);
+        match index {
+            Some(i) => self.start_from(i, pos, false),
+            None => {
+                self.generation += 1;
+                self.renderer.flush(self.generation);
+                self.target = None;
+                self.unknown_chapter(&chapter);
+            }
+        }
+    }
+
+    /// Stop playback and drop the queue.
+    fn stop(&mut self) {
+        self.stop_pipeline();
+        self.generation += 1;
+        self.renderer.flush(self.generation);
+        self.renderer.set_playing(false);
+        self.playing = false;
+        self.manifest = None;
+        self.target = None;
+        self.error = None;
     }
 
     fn set_playing(&mut self, playing: bool) {

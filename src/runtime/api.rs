@@ -8,7 +8,7 @@ use super::shared::{Shared, session_info, write};
 use crate::api::error::BodyKind;
 use crate::api::{ApiError, BookQuery, Client, Listing, NewBookmark};
 use crate::config::{Profile, ProfileSelector, SessionError};
-use crate::domain::Book;
+use crate::domain::{Book, BookId, BookmarkId, ChapterId};
 use crate::ui::state::{Answer, Effect, LoginError};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -49,129 +49,17 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
             profile,
         } => login(sh, address, user, password.expose().to_owned(), profile).await,
         Effect::LoadLibrary => library(sh, false).await,
-        Effect::Search(q) => {
-            let Some(c) = client(&sh) else { return };
-            let query = BookQuery {
-                text: Some(q.clone()),
-                ..BookQuery::default()
-            };
-            match c.search(&query).await {
-                Ok(books) => {
-                    sh.ui.send(Answer::SearchResults { query: q, books });
-                }
-                Err(e) => sh.fail("Search on the server failed", &e),
-            }
-        }
-        Effect::LoadBook(id) => {
-            let Some(c) = client(&sh) else { return };
-            let (book, manifest, bookmarks) =
-                tokio::join!(c.book(&id), c.manifest(&id), c.bookmarks(&id));
-            if super::offline::book_screen(&sh, &id, &book, &manifest) {
-                return;
-            }
-            let book = match book {
-                Ok(b) => b,
-                Err(e) => return sh.fail("Could not open the book", &e),
-            };
-            let manifest = match manifest {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    sh.fail("Could not load the chapter list", &e);
-                    None
-                }
-            };
-            let bookmarks = match bookmarks {
-                Ok(b) => b,
-                Err(e) if e.is_license() => {
-                    sh.fail("Bookmarks are unavailable", &e);
-                    Vec::new()
-                }
-                Err(_) => Vec::new(),
-            };
-            sh.ui.send(Answer::BookLoaded {
-                book,
-                manifest,
-                bookmarks,
-            });
-        }
-        Effect::SetFavorite { book, favorite } => {
-            let Some(c) = client(&sh) else { return };
-            let r = if favorite {
-                c.add_favorite(&book).await
-            } else {
-                c.remove_favorite(&book).await
-            };
-            match r {
-                Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
-                Err(e) if e.is_transient() => {
-                    sh.playback.queue_favorite(book, favorite);
-                    sh.ui.send(Answer::Notice(
-                        "Offline: the favorite is saved here and sent when the server is back."
-                            .into(),
-                    ))
-                }
-                Err(e) => {
-                    sh.ui.send(Answer::FavoriteSet {
-                        book,
-                        favorite: !favorite,
-                    });
-                    sh.fail("Could not change the favorite", &e);
-                    true
-                }
-            };
-        }
+        Effect::Search(q) => search(sh, q).await,
+        Effect::LoadBook(id) => load_book(sh, id).await,
+        Effect::SetFavorite { book, favorite } => set_favorite(sh, book, favorite).await,
         Effect::AddBookmark {
             book,
             chapter,
             position,
             note,
-        } => {
-            let Some(c) = client(&sh) else { return };
-            let client_id = format!("earmark-{}", crate::domain::now_millis());
-            let new = NewBookmark {
-                book_id: book.clone(),
-                chapter_id: chapter.clone(),
-                position,
-                note: note.clone(),
-                client_id: Some(client_id.clone()),
-            };
-            match c.add_bookmark(&new).await {
-                Ok(bm) => {
-                    sh.ui.send(Answer::BookmarkAdded(bm));
-                }
-                Err(e) if e.is_transient() => {
-                    sh.playback
-                        .queue_bookmark(book, client_id, chapter, position, note);
-                    sh.ui.send(Answer::Notice(
-                        "Offline: the bookmark is kept here and sent when the server is back."
-                            .into(),
-                    ));
-                }
-                Err(e) => sh.fail("Could not save the bookmark", &e),
-            }
-        }
-        Effect::DeleteBookmark { book, id } => {
-            let Some(c) = client(&sh) else { return };
-            match c.remove_bookmark(&id).await {
-                Ok(()) => {
-                    sh.ui.send(Answer::BookmarkDeleted { book, id });
-                }
-                Err(e) => sh.fail("Could not delete the bookmark", &e),
-            }
-        }
-        Effect::LoadLicense => {
-            let Some(c) = client(&sh) else { return };
-            match c.license_status().await {
-                Ok(s) => {
-                    if s.valid {
-                        // Valid again: sync resumes now, not at its next poll.
-                        sh.playback.license_valid();
-                    }
-                    sh.ui.send(Answer::License(s));
-                }
-                Err(e) => sh.fail("Could not read the license status", &e),
-            }
-        }
+        } => add_bookmark(sh, book, chapter, position, note).await,
+        Effect::DeleteBookmark { book, id } => delete_bookmark(sh, book, id).await,
+        Effect::LoadLicense => load_license(sh).await,
         // Handled in `Live::handle` without a task.
         // Live carries these out itself.
         Effect::Session(_)
@@ -184,6 +72,139 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         | Effect::LeavePlaying
         | Effect::SwitchProfile(_)
         | Effect::Download(_) => {}
+    }
+}
+
+async fn search(sh: Arc<Shared>, q: String) {
+    let Some(c) = client(&sh) else { return };
+    let query = BookQuery {
+        text: Some(q.clone()),
+        ..BookQuery::default()
+    };
+    match c.search(&query).await {
+        Ok(books) => {
+            sh.ui.send(Answer::SearchResults { query: q, books });
+        }
+        Err(e) => sh.fail("Search on the server failed", &e),
+    }
+}
+
+/// The book screen: the book, its chapters and its bookmarks, asked
+/// together (offline: from the download).
+async fn load_book(sh: Arc<Shared>, id: BookId) {
+    let Some(c) = client(&sh) else { return };
+    let (book, manifest, bookmarks) = tokio::join!(c.book(&id), c.manifest(&id), c.bookmarks(&id));
+    if super::offline::book_screen(&sh, &id, &book, &manifest) {
+        return;
+    }
+    let book = match book {
+        Ok(b) => b,
+        Err(e) => return sh.fail("Could not open the book", &e),
+    };
+    let manifest = match manifest {
+        Ok(m) => Some(m),
+        Err(e) => {
+            sh.fail("Could not load the chapter list", &e);
+            None
+        }
+    };
+    let bookmarks = match bookmarks {
+        Ok(b) => b,
+        Err(e) if e.is_license() => {
+            sh.fail("Bookmarks are unavailable", &e);
+            Vec::new()
+        }
+        Err(_) => Vec::new(),
+    };
+    sh.ui.send(Answer::BookLoaded {
+        book,
+        manifest,
+        bookmarks,
+    });
+}
+
+/// Offline, the favorite is queued for the server; refused, the screen
+/// takes it back.
+async fn set_favorite(sh: Arc<Shared>, book: BookId, favorite: bool) {
+    let Some(c) = client(&sh) else { return };
+    let r = if favorite {
+        c.add_favorite(&book).await
+    } else {
+        c.remove_favorite(&book).await
+    };
+    match r {
+        Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
+        Err(e) if e.is_transient() => {
+            sh.playback.queue_favorite(book, favorite);
+            sh.ui.send(Answer::Notice(
+                "Offline: the favorite is saved here and sent when the server is back.".into(),
+            ))
+        }
+        Err(e) => {
+            sh.ui.send(Answer::FavoriteSet {
+                book,
+                favorite: !favorite,
+            });
+            sh.fail("Could not change the favorite", &e);
+            true
+        }
+    };
+}
+
+/// Offline, the bookmark is queued with its client id (the server
+/// dedupes a retry by it).
+async fn add_bookmark(
+    sh: Arc<Shared>,
+    book: BookId,
+    chapter: ChapterId,
+    position: f64,
+    note: Option<String>,
+) {
+    let Some(c) = client(&sh) else { return };
+    let client_id = format!("earmark-{}", crate::domain::now_millis());
+    let new = NewBookmark {
+        book_id: book.clone(),
+        chapter_id: chapter.clone(),
+        position,
+        note: note.clone(),
+        client_id: Some(client_id.clone()),
+    };
+    match c.add_bookmark(&new).await {
+        Ok(bm) => {
+            sh.ui.send(Answer::BookmarkAdded(bm));
+        }
+        Err(e) if e.is_transient() => {
+            sh.playback
+                .queue_bookmark(book, client_id, chapter, position, note);
+            sh.ui.send(Answer::Notice(
+                "Offline: the bookmark is kept here and sent when the server is back.".into(),
+            ));
+        }
+        Err(e) => sh.fail("Could not save the bookmark", &e),
+    }
+}
+
+async fn delete_bookmark(sh: Arc<Shared>, book: BookId, id: BookmarkId) {
+    let Some(c) = client(&sh) else { return };
+    match c.remove_bookmark(&id).await {
+        Ok(()) => {
+            sh.ui.send(Answer::BookmarkDeleted { book, id });
+        }
+        Err(e) => sh.fail("Could not delete the bookmark", &e),
+    }
+}
+
+async fn load_license(sh: Arc<Shared>) {
+    let Some(c) = client(&sh) else { return };
+    match c.license_status().await {
+        Ok(s) => {
+            if s.valid {
+                // Valid again: sync resumes now, not at its next poll.
+                sh.playback.license_valid();
+            }
+            sh.ui.send(Answer::License(s));
+        }
+        Err(e) => sh.fail("Could not read the license status", &e),
     }
 }
 

@@ -395,14 +395,6 @@ impl SyncSession {
         });
     }
 
-    /// Forget a saved speed and volume (the server's and this device's).
-    pub fn forget_settings(&self, book: BookId) {
-        self.send(Command::Queue {
-            book,
-            op: Op::SettingsDelete,
-        });
-    }
-
     /// Records the place before a jump the listener made (this device's
     /// place history; the jump itself reaches sync through the engine).
     pub fn mark_place(&self, book: BookId, mark: PlaceMark) {

@@ -1,12 +1,13 @@
 //! Every row of the contract's error table maps to its typed error, over
 //! real HTTP; GETs are retried on 5xx, writes never are.
 
+use crate::harness::authed;
 use crate::support::{client, fast_options, serve};
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use earmark::api::{ApiError, Auth, ErrorClass, ProgressWrite, Token};
+use earmark::api::{ApiError, ErrorClass, ProgressWrite};
 use earmark::domain::*;
 use serde_json::json;
 use std::sync::Arc;
@@ -47,20 +48,10 @@ async fn error_server(hits: Arc<AtomicUsize>) -> String {
     serve(app).await
 }
 
-fn logged_in(addr: &str) -> earmark::api::Client {
-    let c = client(addr, fast_options());
-    c.set_auth(Some(Auth {
-        token: Token::new("t"),
-        server_id: ServerId::new("s"),
-        user_id: UserId::from(1),
-    }));
-    c
-}
-
 #[tokio::test]
 async fn every_row_of_the_error_table() {
     let addr = error_server(Arc::default()).await;
-    let c = logged_in(&addr);
+    let c = authed(&addr, fast_options());
     let get = |spec: &str| {
         let c = c.clone();
         let spec = spec.to_owned();
@@ -117,7 +108,7 @@ async fn every_row_of_the_error_table() {
 async fn writes_are_not_retried() {
     let hits = Arc::new(AtomicUsize::new(0));
     let addr = error_server(hits.clone()).await;
-    let c = logged_in(&addr);
+    let c = authed(&addr, fast_options());
     let w = ProgressWrite {
         chapter_id: ChapterId::new("c"),
         position: 3.0,

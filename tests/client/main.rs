@@ -7,6 +7,8 @@ mod covers;
 mod errors;
 mod families;
 mod h2;
+#[path = "../harness/mod.rs"]
+mod harness;
 mod redirect;
 mod reference;
 mod security;

@@ -1,7 +1,8 @@
 //! Every CLI command, and the client calls the player and sync rely on,
 //! against the reference server (`earmark::server`) over real HTTP.
 
-use crate::security::{Home, text};
+use crate::harness::Home;
+use crate::security::out_and_err;
 use earmark::api::{ApiError, BaseUrl, Client, ClientOptions, ProgressWrite, SettingsWrite};
 use earmark::domain::*;
 use earmark::server::LicenseSetting;
@@ -14,21 +15,21 @@ fn demo_library() -> std::path::PathBuf {
 }
 
 fn json_of(o: &Output) -> Value {
-    let (out, err) = text(o);
+    let (out, err) = out_and_err(o);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out} / {err}"))
 }
 
 async fn ok_json(home: &Home, args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.push("--json");
-    let o = home.run(&all, None).await;
-    assert!(o.status.success(), "{args:?}: {:?}", text(&o));
+    let o = home.run_async(&all, None).await;
+    assert!(o.status.success(), "{args:?}: {:?}", out_and_err(&o));
     json_of(&o)
 }
 
 async fn exit_code(home: &Home, args: &[&str]) -> (i32, String) {
-    let o = home.run(args, None).await;
-    (o.status.code().unwrap_or(-1), text(&o).1)
+    let o = home.run_async(args, None).await;
+    (o.status.code().unwrap_or(-1), out_and_err(&o).1)
 }
 
 #[tokio::test]
@@ -38,7 +39,7 @@ async fn every_cli_command_against_the_reference_server() {
     let base = server.base_url().to_owned();
     let pw = format!("{}\n", server.password);
     let o = home
-        .run(
+        .run_async(
             &[
                 "--server",
                 &base,
@@ -51,7 +52,7 @@ async fn every_cli_command_against_the_reference_server() {
             Some(&pw),
         )
         .await;
-    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(o.status.success(), "{:?}", out_and_err(&o));
     let v = json_of(&o);
     assert_eq!(v["userId"], server.user_id);
     assert_eq!(v["server"], base.as_str());
@@ -154,12 +155,12 @@ async fn every_cli_command_against_the_reference_server() {
     assert_eq!(by_poe["total"], 2, "{by_poe}");
     // Streamed, the server's unfiltered total is not the selection's.
     let o = home
-        .run(
+        .run_async(
             &["books", "--author", "Edgar Allan Poe", "--stream", "--json"],
             None,
         )
         .await;
-    let (out, err) = text(&o);
+    let (out, err) = out_and_err(&o);
     assert!(o.status.success(), "{err}");
     let pages: Vec<Value> = out
         .lines()
@@ -246,8 +247,8 @@ async fn every_cli_command_against_the_reference_server() {
     assert_eq!(p["progress"]["positionSec"], 3.5);
 
     // text output works too
-    let o = home.run(&["books"], None).await;
-    assert!(text(&o).0.contains("Poe"), "{:?}", text(&o));
+    let o = home.run_async(&["books"], None).await;
+    assert!(out_and_err(&o).0.contains("Poe"), "{:?}", out_and_err(&o));
 
     // not found → 5
     let (code, err) = exit_code(&home, &["book", "bk_does_not_exist"]).await;
@@ -263,9 +264,15 @@ async fn every_cli_command_against_the_reference_server() {
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("license"), "{err}");
     ok_json(&home, &["books"]).await;
-    let o = home.run(&["login", "--password-stdin"], Some(&pw)).await;
-    assert!(o.status.success(), "{:?}", text(&o));
-    assert!(text(&o).1.contains("license is expired"), "{:?}", text(&o));
+    let o = home
+        .run_async(&["login", "--password-stdin"], Some(&pw))
+        .await;
+    assert!(o.status.success(), "{:?}", out_and_err(&o));
+    assert!(
+        out_and_err(&o).1.contains("license is expired"),
+        "{:?}",
+        out_and_err(&o)
+    );
     let st = ok_json(&home, &["status"]).await;
     assert_eq!(st["license"]["status"], "expired");
     server.set_license(LicenseSetting::Valid).unwrap();
@@ -301,7 +308,7 @@ async fn every_cli_command_against_the_reference_server() {
     server.restart().await.unwrap();
 
     // logout revokes the token on the server
-    let o = home.run(&["logout", "--json"], None).await;
+    let o = home.run_async(&["logout", "--json"], None).await;
     let v = json_of(&o);
     assert_eq!(
         (v["loggedOut"].clone(), v["revoked"].clone()),
@@ -535,8 +542,10 @@ async fn config_profiles_with_gateway_and_header_prefix() {
     )
     .unwrap();
     let pw = format!("{}\n", server.password);
-    let o = home.run(&["login", "--password-stdin"], Some(&pw)).await;
-    assert!(o.status.success(), "{:?}", text(&o));
+    let o = home
+        .run_async(&["login", "--password-stdin"], Some(&pw))
+        .await;
+    assert!(o.status.success(), "{:?}", out_and_err(&o));
     let st = ok_json(&home, &["status"]).await;
     assert_eq!(st["profile"], "nas");
     assert_eq!(st["server"], server.base_url());
@@ -546,12 +555,12 @@ async fn config_profiles_with_gateway_and_header_prefix() {
 
     // The other profile sends the default header prefix: the server says 428 → exit 7.
     let o = home
-        .run(
+        .run_async(
             &["--profile", "plain", "login", "--password-stdin"],
             Some(&pw),
         )
         .await;
-    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(o.status.success(), "{:?}", out_and_err(&o));
     let (code, err) = exit_code(&home, &["--profile", "plain", "favorites", "add", &id]).await;
     assert_eq!(code, 7, "{err}");
     // Each profile keeps its own session.
@@ -577,9 +586,9 @@ async fn a_closed_stdout_pipe_ends_a_command_quietly() {
         "login",
         "--password-stdin",
     ];
-    assert!(home.run(&login, Some(&pw)).await.status.success());
+    assert!(home.run_async(&login, Some(&pw)).await.status.success());
 
-    let mut cmd = home.command(&["books", "--json"], Some("file"));
+    let mut cmd = home.command(&["books", "--json"]);
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -1,108 +1,24 @@
 //! The password is never written to disk; the token file is private.
 //! Runs the real `earmark` binary with isolated XDG directories.
 
+use crate::harness::Home;
 use crate::support::serve;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use tokio::io::AsyncWriteExt;
+use std::path::Path;
+use std::process::Output;
 
-/// An isolated home for one CLI run: config, data, cache and HOME.
-pub struct Home {
-    pub dir: tempfile::TempDir,
-}
-
-impl Home {
-    pub fn new() -> Home {
-        Home {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    pub fn path(&self, sub: &str) -> PathBuf {
-        self.dir.path().join(sub)
-    }
-
-    /// Run `earmark ARGS` with `stdin` piped in, the file token store forced.
-    pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        self.run_with_store(args, stdin, Some("file")).await
-    }
-
-    /// `earmark ARGS` with only this home's environment; `store` sets
-    /// EARMARK_TOKEN_STORE (`None`: automatic).
-    pub fn command(&self, args: &[&str], store: Option<&str>) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
-        cmd.args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("XDG_CACHE_HOME", self.path("cache"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("EARMARK_TOKEN_STORE", store.unwrap_or("auto"));
-        cmd
-    }
-
-    /// Like `run`; `store` sets EARMARK_TOKEN_STORE (`None`: automatic).
-    pub async fn run_with_store(
-        &self,
-        args: &[&str],
-        stdin: Option<&str>,
-        store: Option<&str>,
-    ) -> Output {
-        let mut cmd = tokio::process::Command::from(self.command(args, store));
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        // A new session has no controlling terminal, like CI: the CLI can
-        // never block on /dev/tty in a test.
-        // SAFETY: setsid is async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().unwrap();
-        let mut pipe = child.stdin.take().unwrap();
-        if let Some(s) = stdin {
-            pipe.write_all(s.as_bytes()).await.unwrap();
-        }
-        drop(pipe);
-        tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
-            .await
-            .expect("earmark finished in time")
-            .unwrap()
-    }
-
-    pub fn files(&self) -> Vec<PathBuf> {
-        fn walk(p: &Path, out: &mut Vec<PathBuf>) {
-            if let Ok(rd) = std::fs::read_dir(p) {
-                for e in rd.flatten() {
-                    let path = e.path();
-                    if path.is_dir() {
-                        walk(&path, out);
-                    } else {
-                        out.push(path);
-                    }
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(self.dir.path(), &mut out);
-        out
-    }
-}
-
-pub fn text(o: &Output) -> (String, String) {
+/// stdout and stderr of a finished command, apart.
+pub fn out_and_err(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
 }
+
+/// The token store left to choose (the keyring when there is one).
+const AUTO_STORE: &[(&str, &str)] = &[("EARMARK_TOKEN_STORE", "auto")];
 
 const PASSWORD: &str = "hunter2-Zebra-Quartz-9";
 
@@ -136,7 +52,7 @@ async fn password_never_on_disk_and_token_file_is_private() {
     let server = login_server().await;
     let home = Home::new();
     let out = home
-        .run(
+        .run_async(
             &[
                 "--server",
                 &server,
@@ -148,14 +64,14 @@ async fn password_never_on_disk_and_token_file_is_private() {
             Some(&format!("{PASSWORD}\n")),
         )
         .await;
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = out_and_err(&out);
     assert!(out.status.success(), "login failed: {stdout} {stderr}");
     assert!(stdout.contains("Logged in"), "{stdout}");
     assert!(!stdout.contains(PASSWORD) && !stderr.contains(PASSWORD));
 
     // The session works without the password: status reads it back.
-    let out = home.run(&["status", "--json"], None).await;
-    let (stdout, stderr) = text(&out);
+    let out = home.run_async(&["status", "--json"], None).await;
+    let (stdout, stderr) = out_and_err(&out);
     assert!(out.status.success(), "{stdout} {stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(v["tokenStore"], "file");
@@ -165,13 +81,13 @@ async fn password_never_on_disk_and_token_file_is_private() {
 
     // A wrong password: exit 3, nothing stored changes.
     let out = home
-        .run(&["login", "--password-stdin"], Some("wrong-password\n"))
+        .run_async(&["login", "--password-stdin"], Some("wrong-password\n"))
         .await;
-    assert_eq!(out.status.code(), Some(3), "{:?}", text(&out));
+    assert_eq!(out.status.code(), Some(3), "{:?}", out_and_err(&out));
     assert!(
-        text(&out).1.contains("wrong user name or password"),
+        out_and_err(&out).1.contains("wrong user name or password"),
         "{:?}",
-        text(&out)
+        out_and_err(&out)
     );
 
     let files = home.files();
@@ -204,10 +120,10 @@ async fn password_never_on_disk_and_token_file_is_private() {
     );
 
     // Logout removes the token.
-    let out = home.run(&["logout"], None).await;
-    assert!(out.status.success(), "{:?}", text(&out));
+    let out = home.run_async(&["logout"], None).await;
+    assert!(out.status.success(), "{:?}", out_and_err(&out));
     assert!(!tokens.join("default.token").exists());
-    let out = home.run(&["status"], None).await;
+    let out = home.run_async(&["status"], None).await;
     assert_eq!(out.status.code(), Some(3));
 }
 
@@ -216,13 +132,13 @@ async fn login_without_a_terminal_asks_for_password_stdin() {
     let server = login_server().await;
     let home = Home::new();
     let out = home
-        .run(&["--server", &server, "--user", "alice", "login"], None)
+        .run_async(&["--server", &server, "--user", "alice", "login"], None)
         .await;
-    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+    assert_eq!(out.status.code(), Some(2), "{:?}", out_and_err(&out));
     assert!(
-        text(&out).1.contains("--password-stdin"),
+        out_and_err(&out).1.contains("--password-stdin"),
         "{:?}",
-        text(&out)
+        out_and_err(&out)
     );
     assert!(home.files().is_empty(), "a failed login stores nothing");
 }
@@ -242,19 +158,21 @@ async fn keyring_unavailable_falls_back_to_the_file_and_warns_once() {
         "--password-stdin",
     ];
     let pw = format!("{PASSWORD}\n");
-    let first = home.run_with_store(&args, Some(&pw), None).await;
-    let (_, stderr) = text(&first);
-    assert!(first.status.success(), "{:?}", text(&first));
+    let first = home.run_async_with(&args, Some(&pw), AUTO_STORE).await;
+    let (_, stderr) = out_and_err(&first);
+    assert!(first.status.success(), "{:?}", out_and_err(&first));
     assert!(stderr.contains("keyring is not available"), "{stderr}");
-    let second = home.run_with_store(&args, Some(&pw), None).await;
-    assert!(second.status.success(), "{:?}", text(&second));
+    let second = home.run_async_with(&args, Some(&pw), AUTO_STORE).await;
+    assert!(second.status.success(), "{:?}", out_and_err(&second));
     assert!(
-        !text(&second).1.contains("keyring"),
+        !out_and_err(&second).1.contains("keyring"),
         "warned twice: {:?}",
-        text(&second)
+        out_and_err(&second)
     );
-    let out = home.run_with_store(&["status", "--json"], None, None).await;
-    let v: Value = serde_json::from_str(&text(&out).0).unwrap();
+    let out = home
+        .run_async_with(&["status", "--json"], None, AUTO_STORE)
+        .await;
+    let v: Value = serde_json::from_str(&out_and_err(&out).0).unwrap();
     assert_eq!(v["tokenStore"], "file");
     assert!(home.path("data/earmark/tokens/default.token").exists());
 }
@@ -275,7 +193,7 @@ async fn login_refused_for_the_license_says_so() {
     let server = serve(app).await;
     let home = Home::new();
     let out = home
-        .run(
+        .run_async(
             &[
                 "--server",
                 &server,
@@ -287,8 +205,8 @@ async fn login_refused_for_the_license_says_so() {
             Some(&format!("{PASSWORD}\n")),
         )
         .await;
-    assert_eq!(out.status.code(), Some(4), "{:?}", text(&out));
-    let stderr = text(&out).1;
+    assert_eq!(out.status.code(), Some(4), "{:?}", out_and_err(&out));
+    let stderr = out_and_err(&out).1;
     assert!(
         stderr.contains("license is not valid") && stderr.contains("The license has expired."),
         "{stderr}"
@@ -298,7 +216,8 @@ async fn login_refused_for_the_license_says_so() {
 
 /// Run `earmark login` on a real pty, type `keys` after the prompt, and
 /// return the exit code and everything the terminal showed.
-async fn pty_login(server: String, root: PathBuf, keys: String) -> (u32, String) {
+async fn pty_login(server: String, home: &Home, keys: String) -> (u32, String) {
+    let (env, root) = (home.env(), home.dir.path().to_owned());
     use portable_pty::{CommandBuilder, PtySize, native_pty_system};
     use std::io::{Read, Write};
     use std::sync::{Arc, Mutex};
@@ -316,12 +235,9 @@ async fn pty_login(server: String, root: PathBuf, keys: String) -> (u32, String)
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_earmark"));
         cmd.args(["--server", server.as_str(), "--user", "alice", "login"]);
         cmd.env_clear();
-        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-        cmd.env("HOME", root.join("home"));
-        cmd.env("XDG_CONFIG_HOME", root.join("config"));
-        cmd.env("XDG_DATA_HOME", root.join("data"));
-        cmd.env("XDG_CACHE_HOME", root.join("cache"));
-        cmd.env("EARMARK_TOKEN_STORE", "file");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         cmd.cwd(&root);
         let mut child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
@@ -367,10 +283,8 @@ async fn pty_login(server: String, root: PathBuf, keys: String) -> (u32, String)
 async fn terminal_prompt_does_not_echo_the_password() {
     let server = login_server().await;
     let home = Home::new();
-    let root = home.dir.path().to_owned();
     // A typo corrected with backspace.
-    let (code, screen) =
-        pty_login(server.clone(), root.clone(), format!("{PASSWORD}x\x7f\r")).await;
+    let (code, screen) = pty_login(server.clone(), &home, format!("{PASSWORD}x\x7f\r")).await;
     assert_eq!(code, 0, "{screen}");
     assert!(screen.contains("Logged in"), "{screen}");
     assert!(
@@ -378,7 +292,7 @@ async fn terminal_prompt_does_not_echo_the_password() {
         "the password was echoed: {screen}"
     );
 
-    let (code, screen) = pty_login(server, root, "abc\x03".into()).await;
+    let (code, screen) = pty_login(server, &home, "abc\x03".into()).await;
     assert_eq!(code, 2, "{screen}");
     assert!(screen.contains("cancelled"), "{screen}");
     assert!(!screen.contains("abc"), "{screen}");

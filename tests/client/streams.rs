@@ -4,13 +4,14 @@
 //! `Client::stream_refusal` as the player's is (the player's own judge
 //! maps the class in the playback owner). Real HTTP on 127.0.0.1.
 
-use crate::support::{client, fast_options, serve};
+use crate::harness::authed;
+use crate::support::{fast_options, serve};
 use axum::Router;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use earmark::api::{ApiError, Auth, Client, ErrorClass, Token};
+use earmark::api::{ApiError, Client, ErrorClass};
 use earmark::domain::*;
 use earmark::player::{
     AudioMode, Command, Engine, EngineConfig, ErrorKind, Judgement, Refusal, RefusalJudge, Status,
@@ -88,16 +89,6 @@ async fn stream_server() -> String {
     serve(app).await
 }
 
-fn logged_in(addr: &str) -> Client {
-    let c = client(addr, fast_options());
-    c.set_auth(Some(Auth {
-        token: Token::new("t"),
-        server_id: ServerId::new("s"),
-        user_id: UserId::from(1),
-    }));
-    c
-}
-
 /// The player's judge as the layer above builds it: the API reads the
 /// refusal, its class names the kind.
 fn api_judge(c: Client) -> RefusalJudge {
@@ -166,7 +157,7 @@ fn play(c: &Client, case: &str) -> Status {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_answer_that_is_not_audio_is_judged_never_decoded() {
-    let c = logged_in(&stream_server().await);
+    let c = authed(&stream_server().await, fast_options());
     for (case, want) in [
         ("json-200", ErrorKind::LicenseRequired),
         ("json-as-audio-200", ErrorKind::LicenseRequired),
@@ -194,7 +185,7 @@ async fn a_stream_answer_that_is_not_audio_is_judged_never_decoded() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audio_under_a_wrong_content_type_still_plays() {
-    let c = logged_in(&stream_server().await);
+    let c = authed(&stream_server().await, fast_options());
     let c2 = c.clone();
     let status = tokio::task::spawn_blocking(move || play(&c2, "wav"))
         .await
@@ -214,7 +205,7 @@ async fn audio_under_a_wrong_content_type_still_plays() {
 
 #[test]
 fn stream_refusals_are_read_as_every_endpoints_errors() {
-    let c = logged_in("http://127.0.0.1:9");
+    let c = authed("http://127.0.0.1:9", fast_options());
     let problem = format!(r#"{{"type": "{LICENSE_URI}"}}"#);
     let e = c.stream_refusal(200, Some("application/json"), problem.as_bytes());
     assert!(e.is_license(), "{e:?}");
@@ -250,7 +241,7 @@ fn stream_refusals_are_read_as_every_endpoints_errors() {
 
 #[tokio::test]
 async fn opening_a_chapter_that_answers_json_or_html_is_its_refusal_never_audio() {
-    let c = logged_in(&stream_server().await);
+    let c = authed(&stream_server().await, fast_options());
     let open = |case: &str| {
         let c = c.clone();
         let req = c.stream_request(&item(case));

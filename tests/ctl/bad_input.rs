@@ -181,7 +181,7 @@ async fn a_client_of_another_uid_is_refused() {
         .env("HOME", bin_dir.path())
         .output()
         .unwrap();
-    let t = crate::home::text(&o);
+    let t = crate::harness::text(&o);
     assert_eq!(o.status.code(), Some(3), "{t}");
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["error"]["code"], "forbidden", "{t}");

@@ -2,7 +2,7 @@
 //! it. Every wait has a deadline; a session is killed when its test ends,
 //! whatever happened.
 
-use crate::home::{Home, library, text};
+use crate::harness::{Home, library, logged_in, text, titled};
 use earmark::api::Client;
 use earmark::domain::{Book, BookId, Progress};
 use earmark::server::testing::TestServer;
@@ -25,7 +25,7 @@ impl World {
     pub async fn start() -> World {
         let lib = library();
         let server = TestServer::start(lib.path()).await.unwrap();
-        let (home, direct, books) = Home::logged_in(&server).await;
+        let (home, direct, books) = logged_in(&server).await;
         World {
             server,
             home,
@@ -36,12 +36,7 @@ impl World {
     }
 
     pub fn book(&self, title: &str) -> BookId {
-        self.books
-            .iter()
-            .find(|b| b.title == title)
-            .unwrap()
-            .id
-            .clone()
+        titled(&self.books, title).id.clone()
     }
 
     /// `earmark ARGS` to its end, with `env` set.

@@ -9,11 +9,10 @@ mod attach;
 mod bad_input;
 mod common;
 mod session;
-// The set-up of tests/sync (a home logged in with the binary, the small
+// The shared harness (a home logged in with the binary, the small
 // library) and the pty player of tests/ui, shared as they are.
-#[path = "../sync/home.rs"]
-#[allow(dead_code)]
-mod home;
+#[path = "../harness/mod.rs"]
+mod harness;
 #[path = "../ui/pty.rs"]
 #[allow(dead_code)]
 mod pty;

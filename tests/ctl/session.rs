@@ -104,7 +104,7 @@ async fn a_second_session_of_the_profile_is_refused_and_says_how_to_reach_the_fi
         &["play", long.as_str(), "--audio", "null", "--for", "1"],
         &[],
     );
-    let t = crate::home::text(&o);
+    let t = crate::harness::text(&o);
     assert_eq!(o.status.code(), Some(9), "{t}");
     assert!(
         t.contains("already running") && t.contains("earmark ctl status"),

@@ -1,88 +1,24 @@
-//! Running the `earmark` binary with an isolated HOME against a dialect
-//! server, and the invariants every write must keep.
+//! Running the `earmark` binary in a home configured for a dialect server,
+//! and the invariants every write must keep.
 
+use crate::harness::Home;
 use crate::server::{self, DialectServer, Write};
-use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-pub struct Home {
-    pub dir: tempfile::TempDir,
+/// A home (`harness::Home`) whose config.toml points the default profile
+/// at `address` with identity header prefix `prefix`, and the extra
+/// profile `toml`.
+pub fn configured(address: &str, prefix: &str, extra: &str) -> Home {
+    Home::with_config(&format!(
+        "default_profile = \"d\"\n[profiles.d]\nserver = \"{address}\"\nuser = \"{}\"\nidentity_header_prefix = \"{prefix}\"\n{extra}",
+        server::USER
+    ))
 }
 
-impl Home {
-    /// A home whose config.toml points the default profile at `address`
-    /// with identity header prefix `prefix` and the extra profile `toml`.
-    pub fn new(address: &str, prefix: &str, extra: &str) -> Home {
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = dir.path().join("config/earmark");
-        std::fs::create_dir_all(&cfg).unwrap();
-        std::fs::write(
-            cfg.join("config.toml"),
-            format!(
-                "default_profile = \"d\"\n[profiles.d]\nserver = \"{address}\"\nuser = \"{}\"\nidentity_header_prefix = \"{prefix}\"\n{extra}",
-                server::USER
-            ),
-        )
-        .unwrap();
-        Home { dir }
-    }
-
-    fn path(&self, sub: &str) -> PathBuf {
-        self.dir.path().join(sub)
-    }
-
-    pub async fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        self.run_with(args, stdin, &[]).await
-    }
-
-    /// [`Home::run`] with more variables in the environment.
-    pub async fn run_with(
-        &self,
-        args: &[&str],
-        stdin: Option<&str>,
-        env: &[(&str, &str)],
-    ) -> Output {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_earmark"));
-        cmd.args(args)
-            .env_clear()
-            .envs(env.iter().copied())
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("XDG_CACHE_HOME", self.path("cache"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("EARMARK_TOKEN_STORE", "file")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().unwrap();
-        {
-            use tokio::io::AsyncWriteExt;
-            let mut input = child.stdin.take().unwrap();
-            if let Some(s) = stdin {
-                input.write_all(s.as_bytes()).await.unwrap();
-            }
-        }
-        tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output())
-            .await
-            .expect("earmark finished within 60 s")
-            .unwrap()
-    }
-
-    pub async fn login(&self) -> Output {
-        self.run(&["login", "--password-stdin"], Some(server::PASSWORD))
-            .await
-    }
-}
-
-pub fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+/// `earmark login` in `home` with the dialect server's password.
+pub async fn login(home: &Home) -> Output {
+    home.run_async(&["login", "--password-stdin"], Some(server::PASSWORD))
+        .await
 }
 
 /// Every write carries both identity headers under `prefix`, naming the

@@ -9,14 +9,15 @@
 //! one classification of a stop (issue 21) to pass: `earmark play` maps
 //! the engine's stop and sync's notices to exit codes there.
 
-use crate::cli::{Home, text};
+use crate::cli::{configured, login};
+use crate::harness::{Home, text};
 use crate::server::*;
 
 /// A server of dialect `d` with a logged-in home.
 async fn logged_in(d: Dialect) -> (DialectServer, Home) {
     let s = DialectServer::start(d).await;
-    let home = Home::new(&s.address, s.dialect.prefix, "");
-    let o = home.login().await;
+    let home = configured(&s.address, s.dialect.prefix, "");
+    let o = login(&home).await;
     assert!(o.status.success(), "{}", text(&o));
     (s, home)
 }
@@ -44,7 +45,7 @@ async fn expect(d: Dialect, place: Place, status: u16, code: &'static str, want:
     });
     let args = command(&d, place);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = home.run(&args, None).await;
+    let o = home.run_async(&args, None).await;
     let t = text(&o);
     assert_eq!(
         o.status.code(),
@@ -70,7 +71,7 @@ async fn play_with_writes_refused(d: Dialect, status: u16, code: &'static str, w
     let b1 = book_id(&d, 1);
     let before = s.stored(&b1);
     let o = home
-        .run(&["play", &b1, "--for", "6", "--audio", "null"], None)
+        .run_async(&["play", &b1, "--for", "6", "--audio", "null"], None)
         .await;
     assert_eq!(
         o.status.code(),
@@ -102,7 +103,7 @@ async fn exit_0_when_everything_works() {
         command(&s.dialect, Place::Write),
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let o = home.run(&args, None).await;
+        let o = home.run_async(&args, None).await;
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
     }
 }
@@ -110,10 +111,10 @@ async fn exit_0_when_everything_works() {
 #[tokio::test]
 async fn exit_1_when_the_session_cannot_be_written() {
     let s = DialectServer::start(plain()).await;
-    let home = Home::new(&s.address, "X-Service", "");
+    let home = configured(&s.address, "X-Service", "");
     // The data directory is a file: nothing can be stored under it.
     std::fs::write(home.dir.path().join("data"), "not a directory").unwrap();
-    let o = home.login().await;
+    let o = login(&home).await;
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
 }
 

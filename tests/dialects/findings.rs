@@ -1,12 +1,13 @@
 //! One named test per finding of issue 16 that the api layer owns (the
 //! others belong to sync and the player).
 
-use crate::cli::{Home, assert_writes_in_scope, text};
+use crate::cli::{assert_writes_in_scope, configured, login};
+use crate::harness::{self, text};
 use crate::server::*;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
-use earmark::api::{ApiError, BaseUrl, Client, ClientOptions, ProgressRead};
+use earmark::api::{ApiError, Client, ClientOptions, ProgressRead};
 use earmark::domain::*;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -20,10 +21,9 @@ pub fn opts(prefix: &str) -> ClientOptions {
     }
 }
 
+/// A client of `s` logged in with the API's login.
 pub async fn logged_in(s: &DialectServer) -> Client {
-    let c = Client::new(BaseUrl::parse(&s.address).unwrap(), opts(s.dialect.prefix)).unwrap();
-    c.login(USER, PASSWORD).await.unwrap();
-    c
+    harness::client_logged_in(&s.address, opts(s.dialect.prefix), USER, PASSWORD).await
 }
 
 /// Serve `app` under `/api/v1` on a free port; returns the address.
@@ -35,18 +35,7 @@ pub async fn serve(app: Router) -> String {
     addr
 }
 
-pub fn authed(addr: &str, o: ClientOptions) -> Client {
-    Client::with_auth(
-        BaseUrl::parse(addr).unwrap(),
-        o,
-        earmark::api::Auth {
-            token: earmark::api::Token::new("t"),
-            server_id: ServerId::new("s"),
-            user_id: UserId::from(1),
-        },
-    )
-    .unwrap()
-}
+pub use harness::authed;
 
 #[tokio::test]
 async fn an_unreadable_progress_answer_is_unknown_not_none() {
@@ -108,9 +97,11 @@ async fn earmark_progress_says_an_unreadable_place_could_not_be_read() {
         ..Dialect::default()
     })
     .await;
-    let home = Home::new(&s.address, "X-Service", "");
-    assert!(home.login().await.status.success());
-    let o = home.run(&["progress", &book_id(&s.dialect, 1)], None).await;
+    let home = configured(&s.address, "X-Service", "");
+    assert!(login(&home).await.status.success());
+    let o = home
+        .run_async(&["progress", &book_id(&s.dialect, 1)], None)
+        .await;
     assert_eq!(o.status.code(), Some(6), "{}", text(&o));
     let t = text(&o);
     assert!(
@@ -129,11 +120,11 @@ async fn earmark_play_writes_nothing_for_a_book_whose_place_is_unreadable() {
         ..Dialect::default()
     })
     .await;
-    let home = Home::new(&s.address, "X-Service", "");
-    assert!(home.login().await.status.success());
+    let home = configured(&s.address, "X-Service", "");
+    assert!(login(&home).await.status.success());
     let b1 = book_id(&s.dialect, 1);
     let o = home
-        .run(&["play", &b1, "--for", "2", "--audio", "null"], None)
+        .run_async(&["play", &b1, "--for", "2", "--audio", "null"], None)
         .await;
     let writes = s.writes();
     assert!(writes.is_empty(), "wrote {writes:?}; {}", text(&o));
@@ -321,10 +312,10 @@ async fn a_428_although_both_headers_were_sent_names_the_header_prefix_setting()
         ..Dialect::default()
     })
     .await;
-    let home = Home::new(&s.address, "X-Service", "");
-    assert!(home.login().await.status.success());
+    let home = configured(&s.address, "X-Service", "");
+    assert!(login(&home).await.status.success());
     let o = home
-        .run(&["favorites", "add", &book_id(&s.dialect, 2)], None)
+        .run_async(&["favorites", "add", &book_id(&s.dialect, 2)], None)
         .await;
     assert_eq!(o.status.code(), Some(7), "{}", text(&o));
     let t = text(&o);

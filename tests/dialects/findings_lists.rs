@@ -1,7 +1,8 @@
 //! Named tests of issue 16's findings on lists, paging, the doctor and
 //! the command line.
 
-use crate::cli::{Home, assert_writes_in_scope, text};
+use crate::cli::{assert_writes_in_scope, configured, login};
+use crate::harness::text;
 use crate::server::*;
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -149,14 +150,14 @@ async fn an_undecodable_item_is_skipped_and_counted_and_the_rest_works() {
     assert_eq!(l.skipped.len(), 2, "{:?}", l.skipped);
     assert!(l.skipped[0].place.contains("items[1]"), "{}", l.skipped[0]);
 
-    let home = Home::new(&addr, "X-Service", "");
-    assert!(home.login().await.status.success());
-    let o = home.run(&["books", "--json"], None).await;
+    let home = configured(&addr, "X-Service", "");
+    assert!(login(&home).await.status.success());
+    let o = home.run_async(&["books", "--json"], None).await;
     assert!(o.status.success(), "{}", text(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["items"].as_array().unwrap().len(), 2);
     assert_eq!(doc["skipped"].as_array().unwrap().len(), 2, "{doc}");
-    let o = home.run(&["books"], None).await;
+    let o = home.run_async(&["books"], None).await;
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("2 books could not be read"),
         "{}",
@@ -205,8 +206,8 @@ async fn a_rate_limited_login_says_try_again_never_wrong_password() {
     let e = c.login("a", "b").await.unwrap_err();
     assert_eq!(e.retry_after(), Some(Duration::from_secs(7)), "{e:?}");
     assert!(e.is_transient());
-    let home = Home::new(&addr, "X-Service", "");
-    let o = home.login().await;
+    let home = configured(&addr, "X-Service", "");
+    let o = login(&home).await;
     let t = text(&o);
     assert_eq!(o.status.code(), Some(6), "{t}");
     assert!(
@@ -223,9 +224,9 @@ async fn doctor_reports_what_it_did_not_recognise_and_writes_once_without_identi
         ..Dialect::default()
     };
     let s = DialectServer::start(d).await;
-    let home = Home::new(&s.address, "X-Service", "");
+    let home = configured(&s.address, "X-Service", "");
     let o = home
-        .run(&["doctor", "--json", "--password-stdin"], Some(PASSWORD))
+        .run_async(&["doctor", "--json", "--password-stdin"], Some(PASSWORD))
         .await;
     assert!(o.status.success(), "{}", text(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -269,9 +270,9 @@ async fn doctor_reports_what_it_did_not_recognise_and_writes_once_without_identi
 #[tokio::test]
 async fn doctor_recognises_the_reference_dialect() {
     let s = DialectServer::start(Dialect::default()).await;
-    let home = Home::new(&s.address, "X-Service", "");
-    assert!(home.login().await.status.success());
-    let o = home.run(&["doctor"], None).await;
+    let home = configured(&s.address, "X-Service", "");
+    assert!(login(&home).await.status.success());
+    let o = home.run_async(&["doctor"], None).await;
     assert!(o.status.success(), "{}", text(&o));
     let t = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -287,9 +288,9 @@ async fn doctor_recognises_the_reference_dialect() {
 #[tokio::test]
 async fn books_stream_prints_a_json_line_per_page_as_it_arrives() {
     let s = DialectServer::start(Dialect::default()).await;
-    let home = Home::new(&s.address, "X-Service", "");
-    assert!(home.login().await.status.success());
-    let o = home.run(&["books", "--json", "--stream"], None).await;
+    let home = configured(&s.address, "X-Service", "");
+    assert!(login(&home).await.status.success());
+    let o = home.run_async(&["books", "--json", "--stream"], None).await;
     assert!(o.status.success(), "{}", text(&o));
     let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -307,14 +308,14 @@ async fn books_stream_prints_a_json_line_per_page_as_it_arrives() {
 #[tokio::test]
 async fn body_field_names_come_from_the_profile() {
     let s = DialectServer::start(Dialect::default()).await;
-    let home = Home::new(
+    let home = configured(
         &s.address,
         "X-Service",
         "[profiles.d.fields]\nbookmark_position = \"offsetSec\"\nbookmark_client_id = \"\"\n",
     );
-    assert!(home.login().await.status.success());
+    assert!(login(&home).await.status.success());
     let _ = home
-        .run(
+        .run_async(
             &[
                 "bookmarks",
                 "bk2",

@@ -5,8 +5,9 @@
 //! chapter given as `"duration": 120000` is 2:00, never 33 h); and text
 //! output names chapters by number and title.
 
-use crate::cli::{Home, text};
+use crate::cli::{configured, login};
 use crate::findings::logged_in;
+use crate::harness::{Home, text};
 use crate::matrix::{assert_length_true, cli_lengths};
 use crate::server::*;
 use earmark::api::BookQuery;
@@ -14,8 +15,8 @@ use earmark::domain::*;
 use serde_json::Value;
 
 async fn home_of(s: &DialectServer) -> Home {
-    let home = Home::new(&s.address, s.dialect.prefix, "");
-    let o = home.login().await;
+    let home = configured(&s.address, s.dialect.prefix, "");
+    let o = login(&home).await;
     assert!(o.status.success(), "{}", text(&o));
     home
 }
@@ -60,7 +61,7 @@ async fn a_cursor_is_sent_back_whatever_its_characters() {
             assert!(l.complete(), "{cursor:?}: {:?}", l.shortfall);
 
             let home = home_of(&s).await;
-            let doc = json_of(&home.run(&["search", "Book", "--json"], None).await);
+            let doc = json_of(&home.run_async(&["search", "Book", "--json"], None).await);
             assert_eq!(ids(&doc), want, "{cursor:?}: {doc}");
             assert_eq!(doc["complete"], true, "{doc}");
             // Every page was asked of the list itself, the cursor as a
@@ -142,7 +143,7 @@ async fn a_duration_without_a_unit_is_read_in_the_unit_the_audio_fits() {
         let home = home_of(&s).await;
         cli_lengths(&d, &home, "bk1").await;
         // The text shows the length as a clock, or `?` where it is unknown.
-        let o = home.run(&["manifest", "bk1"], None).await;
+        let o = home.run_async(&["manifest", "bk1"], None).await;
         let want = if d.lengths_readable() {
             "\t2:00\t"
         } else {
@@ -153,7 +154,7 @@ async fn a_duration_without_a_unit_is_read_in_the_unit_the_audio_fits() {
             "{lengths:?}: {}",
             text(&o)
         );
-        let o = home.run(&["book", "bk1"], None).await;
+        let o = home.run_async(&["book", "bk1"], None).await;
         let want = if d.lengths_readable() {
             "Duration:   4:00"
         } else {
@@ -201,14 +202,14 @@ async fn the_unit_is_measured_once_per_address_and_field() {
 async fn progress_and_history_name_chapters_by_number_and_title() {
     let s = DialectServer::start(Dialect::default()).await;
     let home = home_of(&s).await;
-    let o = home.run(&["progress", "bk1"], None).await;
+    let o = home.run_async(&["progress", "bk1"], None).await;
     assert!(
         text(&o).contains("ch 2 · Chapter 2 at 0:30"),
         "{}",
         text(&o)
     );
     assert!(!text(&o).contains("bk1-c2"), "no raw id: {}", text(&o));
-    let doc = json_of(&home.run(&["progress", "bk1", "--json"], None).await);
+    let doc = json_of(&home.run_async(&["progress", "bk1", "--json"], None).await);
     let p = &doc["progress"];
     assert_eq!(
         (&p["chapterId"], &p["chapterNumber"], &p["chapterTitle"]),
@@ -218,11 +219,11 @@ async fn progress_and_history_name_chapters_by_number_and_title() {
     // Played here in chapter 2, then a chapter picked on the command line:
     // a jump from chapter 2.
     let o = home
-        .run(&["play", "bk1", "--for", "1", "--audio", "null"], None)
+        .run_async(&["play", "bk1", "--for", "1", "--audio", "null"], None)
         .await;
     assert!(o.status.success(), "{}", text(&o));
     let o = home
-        .run(
+        .run_async(
             &[
                 "play",
                 "bk1",
@@ -239,10 +240,10 @@ async fn progress_and_history_name_chapters_by_number_and_title() {
         )
         .await;
     assert!(o.status.success(), "{}", text(&o));
-    let o = home.run(&["history", "bk1"], None).await;
+    let o = home.run_async(&["history", "bk1"], None).await;
     assert!(text(&o).contains("ch 2 · Chapter 2"), "{}", text(&o));
     assert!(!text(&o).contains("bk1-c2"), "no raw id: {}", text(&o));
-    let doc = json_of(&home.run(&["history", "bk1", "--json"], None).await);
+    let doc = json_of(&home.run_async(&["history", "bk1", "--json"], None).await);
     let mark = &doc["marks"][0];
     assert_eq!(
         (

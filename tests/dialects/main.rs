@@ -14,6 +14,8 @@ mod exit_codes;
 mod findings;
 mod findings_lists;
 mod findings_units;
+#[path = "../harness/mod.rs"]
+mod harness;
 mod matrix;
 mod principles;
 mod server;

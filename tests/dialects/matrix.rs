@@ -6,7 +6,8 @@
 //! scope mismatch asks to log in again, whatever the error's shape; no
 //! length is shown off by more than 1 % from the audio (issue 31).
 
-use crate::cli::{Home, assert_no_regress, assert_waits_kept, assert_writes_in_scope, text};
+use crate::cli::{assert_no_regress, assert_waits_kept, assert_writes_in_scope, configured, login};
+use crate::harness::{Home, text};
 use crate::server::*;
 use earmark::api::{
     ApiError, Auth, BaseUrl, BookQuery, Client, ClientOptions, ProgressRead, ProgressWrite,
@@ -431,12 +432,12 @@ proptest! {
 /// The flow through the binary, `earmark play` included.
 async fn cli_flow(d: Dialect) {
     let s = DialectServer::start(d.clone()).await;
-    let home = Home::new(&s.address, d.prefix, "");
-    let o = home.login().await;
+    let home = configured(&s.address, d.prefix, "");
+    let o = login(&home).await;
     assert!(o.status.success(), "{d:?}: {}", text(&o));
-    let o = home.run(&["status", "--json"], None).await;
+    let o = home.run_async(&["status", "--json"], None).await;
     assert!(o.status.success(), "{d:?}: {}", text(&o));
-    let o = home.run(&["books", "--json"], None).await;
+    let o = home.run_async(&["books", "--json"], None).await;
     assert!(o.status.success(), "{d:?}: {}", text(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let ids: Vec<String> = doc["items"]
@@ -460,9 +461,9 @@ async fn cli_flow(d: Dialect) {
     let b1 = book_id(&d, 1);
     let b2 = book_id(&d, 2);
     cli_lengths(&d, &home, &b1).await;
-    let o = home.run(&["progress", &b2], None).await;
+    let o = home.run_async(&["progress", &b2], None).await;
     assert!(text(&o).contains("No progress yet"), "{d:?}: {}", text(&o));
-    let o = home.run(&["progress", &b1], None).await;
+    let o = home.run_async(&["progress", &b1], None).await;
     if d.progress_readable() {
         assert!(o.status.success(), "{d:?}: {}", text(&o));
     } else {
@@ -472,7 +473,7 @@ async fn cli_flow(d: Dialect) {
     let before: Vec<(String, (String, f64))> = vec![(b1.clone(), s.stored(&b1).unwrap())];
     let began = std::time::Instant::now();
     let o = home
-        .run(&["play", &b1, "--for", "1", "--audio", "null"], None)
+        .run_async(&["play", &b1, "--for", "1", "--audio", "null"], None)
         .await;
     assert_waits_kept(&s, began..std::time::Instant::now());
     let writes = s.writes();
@@ -506,7 +507,7 @@ async fn cli_flow(d: Dialect) {
 pub async fn cli_lengths(d: &Dialect, home: &Home, book: &str) {
     let audio = f64::from(CHAPTER_SECS);
     let run = |args: [&'static str; 2]| async move {
-        let o = home.run(&[args[0], book, args[1]], None).await;
+        let o = home.run_async(&[args[0], book, args[1]], None).await;
         assert!(o.status.success(), "{d:?}: {}", text(&o));
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         (doc, String::from_utf8_lossy(&o.stderr).into_owned())

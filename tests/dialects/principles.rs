@@ -3,16 +3,17 @@
 //! is read as an error, codes inside URIs count, progress is found by what
 //! it says, and ids are kept exactly as sent.
 
-use crate::cli::{Home, assert_writes_in_scope, text};
+use crate::cli::{assert_writes_in_scope, configured, login};
 use crate::findings::logged_in;
+use crate::harness::{Home, text};
 use crate::server::*;
 use earmark::api::{Auth, BookQuery, Client, ProgressRead};
 use earmark::domain::*;
 use serde_json::Value;
 
 async fn home_of(s: &DialectServer) -> Home {
-    let home = Home::new(&s.address, s.dialect.prefix, "");
-    let o = home.login().await;
+    let home = configured(&s.address, s.dialect.prefix, "");
+    let o = login(&home).await;
     assert!(o.status.success(), "{}", text(&o));
     home
 }
@@ -49,9 +50,9 @@ async fn a_server_numbering_pages_from_0_gives_every_book_once() {
     assert_eq!(pages, ["1", "0", "1", "2"], "{asked:?}");
 
     let home = home_of(&s).await;
-    let doc = json_of(&home.run(&["books", "--json"], None).await);
+    let doc = json_of(&home.run_async(&["books", "--json"], None).await);
     assert_eq!((&doc["total"], &doc["complete"]), (&5.into(), &true.into()));
-    let o = home.run(&["doctor"], None).await;
+    let o = home.run_async(&["doctor"], None).await;
     assert!(
         text(&o).contains("pages counted from 0"),
         "the doctor says how pages are numbered: {}",
@@ -95,7 +96,7 @@ async fn a_list_short_of_the_servers_total_says_incomplete_with_both_counts() {
     assert_eq!((short.read, short.reported), (5, Some(7)));
 
     let home = home_of(&s).await;
-    let o = home.run(&["books", "--json"], None).await;
+    let o = home.run_async(&["books", "--json"], None).await;
     assert!(o.status.success(), "{}", text(&o));
     let doc = json_of(&o);
     assert_eq!(
@@ -103,14 +104,14 @@ async fn a_list_short_of_the_servers_total_says_incomplete_with_both_counts() {
         (&false.into(), &7.into(), &5.into()),
         "{doc}"
     );
-    let o = home.run(&["books"], None).await;
+    let o = home.run_async(&["books"], None).await;
     assert!(
         String::from_utf8_lossy(&o.stderr)
             .contains("the library is incomplete: the server reports 7 books, earmark read 5"),
         "{}",
         text(&o)
     );
-    let o = home.run(&["books", "--json", "--stream"], None).await;
+    let o = home.run_async(&["books", "--json", "--stream"], None).await;
     let last: Value = String::from_utf8_lossy(&o.stdout)
         .lines()
         .last()
@@ -120,7 +121,7 @@ async fn a_list_short_of_the_servers_total_says_incomplete_with_both_counts() {
         last,
         serde_json::json!({"complete": false, "total": 7, "read": 5})
     );
-    let doc = json_of(&home.run(&["doctor", "--json"], None).await);
+    let doc = json_of(&home.run_async(&["doctor", "--json"], None).await);
     let books = doc["checks"]
         .as_array()
         .unwrap()
@@ -239,7 +240,7 @@ async fn progress_in_a_list_is_found_and_synced_forward() {
             assert!(matches!(none, ProgressRead::NoProgress { .. }), "{none:?}");
             let home = home_of(&s).await;
             let o = home
-                .run(&["play", "bk1", "--for", "2", "--audio", "null"], None)
+                .run_async(&["play", "bk1", "--for", "2", "--audio", "null"], None)
                 .await;
             assert!(o.status.success(), "{progress:?}: {}", text(&o));
             let (ch, pos) = s.stored("bk1").unwrap();
@@ -273,10 +274,10 @@ async fn ids_beyond_2_64_and_zero_padded_are_kept_exactly_as_sent() {
         // Through the binary: the identity header names the user with the
         // server's own digits, and the book and chapter ids go back as sent.
         let home = home_of(&s).await;
-        let doc = json_of(&home.run(&["status", "--json"], None).await);
+        let doc = json_of(&home.run_async(&["status", "--json"], None).await);
         assert_eq!(doc["userId"].to_string().trim_matches('"'), user_id(&d));
         let o = home
-            .run(
+            .run_async(
                 &["play", &book_id(&d, 1), "--for", "2", "--audio", "null"],
                 None,
             )

@@ -5,9 +5,10 @@
 //! kind does not open the way for the one refused; the place is stored in
 //! the end. And what is asked compressed: API answers, never audio.
 
-use crate::cli::{Home, assert_waits_kept, text};
+use crate::cli::{assert_waits_kept, configured, login};
+use crate::harness::{self, text};
 use crate::server::*;
-use earmark::api::{ApiError, BaseUrl, Client, ClientOptions, ProgressWrite};
+use earmark::api::{ApiError, Client, ClientOptions, ProgressWrite};
 use earmark::domain::backoff::Kind;
 use earmark::domain::*;
 use std::time::{Duration, Instant};
@@ -23,9 +24,7 @@ fn options(retries: u32) -> ClientOptions {
 }
 
 async fn logged_in(s: &DialectServer, retries: u32) -> Client {
-    let c = Client::new(BaseUrl::parse(&s.address).unwrap(), options(retries)).unwrap();
-    c.login(USER, PASSWORD).await.unwrap();
-    c
+    harness::client_logged_in(&s.address, options(retries), USER, PASSWORD).await
 }
 
 fn throttled(place: Place, status: u16, form: RetryForm, secs: u64, lasts_ms: u64) -> Dialect {
@@ -120,13 +119,13 @@ async fn a_refused_write_waits_for_retry_after_and_a_read_that_works_does_not_op
 /// `earmark play` with `env` against `s`: the run's output and the
 /// refusals it met (each wait kept, asserted).
 async fn play(s: &DialectServer, secs: &str, env: &[(&str, &str)]) -> (String, usize) {
-    let home = Home::new(&s.address, s.dialect.prefix, "");
-    let o = home.login().await;
+    let home = configured(&s.address, s.dialect.prefix, "");
+    let o = login(&home).await;
     assert!(o.status.success(), "{}", text(&o));
     let b1 = book_id(&s.dialect, 1);
     let began = Instant::now();
     let o = home
-        .run_with(&["play", &b1, "--for", secs, "--audio", "null"], None, env)
+        .run_async_with(&["play", &b1, "--for", secs, "--audio", "null"], None, env)
         .await;
     let refused = assert_waits_kept(s, began..Instant::now());
     assert!(o.status.success(), "{}", text(&o));

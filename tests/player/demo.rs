@@ -2,7 +2,7 @@
 //! reference server) plays headlessly from start to end in server order.
 //! Untimed null output, so the whole library takes seconds.
 
-use earmark::api::{BaseUrl, Client};
+use crate::harness::direct;
 use earmark::domain::ChapterId;
 use earmark::player::output::{Capture, Captured};
 use earmark::player::{AudioMode, Command, Engine, EngineConfig, Status, StreamRequest};
@@ -15,15 +15,7 @@ use std::time::Duration;
 async fn every_demo_book_plays_to_the_end_in_server_order() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
     let server = RefServer::start(&demo).await.unwrap();
-    let client = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    client
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let client = direct(&server).await;
     let books = client.books(&Default::default()).await.unwrap();
     assert_eq!(books.len(), 7, "the demo library has seven books");
     for book in &books {

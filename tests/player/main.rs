@@ -7,6 +7,8 @@
 mod capture;
 mod demo;
 mod formats;
+#[path = "../harness/mod.rs"]
+mod harness;
 mod local;
 mod network;
 #[allow(dead_code)]

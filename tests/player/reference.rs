@@ -1,8 +1,8 @@
 //! End to end against the reference server (`earmark::server`): the real
 //! client's stream requests, natural-sort server order, and the license gate.
 
+use crate::harness::{direct, titled};
 use crate::support::*;
-use earmark::api::{BaseUrl, Client};
 use earmark::player::output::{Capture, Captured};
 use earmark::player::{AudioMode, Command, Engine, EngineConfig, ErrorKind, Status, StreamRequest};
 use earmark::server::LicenseSetting;
@@ -34,20 +34,9 @@ fn library() -> tempfile::TempDir {
 async fn plays_a_reference_server_book_in_server_order_and_stops_on_license() {
     let lib = library();
     let server = RefServer::start(lib.path()).await.unwrap();
-    let client = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    client
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let client = direct(&server).await;
     let books = client.books(&Default::default()).await.unwrap();
-    let book = books
-        .iter()
-        .find(|b| b.title == "Order")
-        .expect("the Order book");
+    let book = titled(&books, "Order");
     let manifest = client.manifest(&book.id).await.unwrap();
     assert_eq!(manifest.items.len(), 3);
     let ids: Vec<_> = manifest
@@ -138,15 +127,7 @@ async fn reference_server_stopped_mid_stream_stalls_then_resumes() {
     std::fs::create_dir_all(&b).unwrap();
     crate::positions::write_long_wav(&b.join("01.wav"), 1300);
     let mut server = RefServer::start(lib.path()).await.unwrap();
-    let client = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    client
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let client = direct(&server).await;
     let books = client.books(&Default::default()).await.unwrap();
     let manifest = client.manifest(&books[0].id).await.unwrap();
     let chapter = manifest.items[0].chapter_id.clone();

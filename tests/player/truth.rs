@@ -9,11 +9,11 @@
 //! 1 s. The files are 2.5 min, made with ffmpeg on first use.
 
 use crate::capture::Capture;
+use crate::harness::{Home, direct, titled};
 use crate::oracle::{ffmpeg, tone_place};
-use earmark::api::{BaseUrl, Client};
 use earmark::server::testing::TestServer;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::Stdio;
 use std::sync::{Mutex, OnceLock};
 
 const LENGTH: f64 = 150.0;
@@ -136,56 +136,6 @@ fn library() -> &'static Path {
     })
 }
 
-/// `earmark` with `home` as its HOME (session, data, `.asoundrc`).
-fn earmark(home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_earmark"));
-    c.env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env("EARMARK_TOKEN_STORE", "file")
-        .env_remove("EARMARK_PROFILE")
-        .env_remove("EARMARK_NULL_CLOCK_RATE");
-    c
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
-/// `earmark login` in `home`.
-fn log_in(home: &Path, server: &str, user: &str, password: &str) {
-    use std::io::Write;
-    let mut c = earmark(home)
-        .args([
-            "--server",
-            server,
-            "--user",
-            user,
-            "login",
-            "--password-stdin",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = c.stdin.take().unwrap();
-    stdin.write_all(password.as_bytes()).unwrap();
-    drop(stdin);
-    let out = c.wait_with_output().unwrap();
-    assert!(out.status.success(), "earmark login: {out:?}");
-}
-
 /// One `earmark play` and what it played.
 struct Case {
     book: &'static str,
@@ -214,21 +164,26 @@ impl Case {
 
 /// Plays `book` (chapter `chapter`) at `at` for 2 s in a copy of `home`.
 fn play(
-    home: &Path,
-    server: &str,
-    user: &str,
+    home: &Home,
     (book, id, chapter): (&'static str, &str, &str),
     at: f64,
 ) -> Result<Case, String> {
-    let dir = tempfile::tempdir().unwrap();
-    let home_copy = dir.path().join("home");
-    copy_dir(home, &home_copy);
-    let capture = Capture::start(&home_copy, dir.path())?;
+    let copy = home.copy();
+    let capture = Capture::start(&copy.home(), copy.dir.path())?;
     let at_arg = at.to_string();
-    let out = earmark(&home_copy)
-        .args(["--server", server, "--user", user, "play", id])
-        .args(["--chapter", chapter, "--at", &at_arg, "--for", "2"])
+    let out = copy
+        .command(&[
+            "play",
+            id,
+            "--chapter",
+            chapter,
+            "--at",
+            &at_arg,
+            "--for",
+            "2",
+        ])
         .args(["--json", "--audio", "device"])
+        .stdin(Stdio::null())
         .output()
         .map_err(|e| e.to_string())?;
     let heard = capture.finish()?;
@@ -266,36 +221,27 @@ async fn every_format_plays_the_place_asked_and_reported() {
     // case's (the same book, played at once by the same account, is a
     // conflict that sync settles by moving one of them). The body runs
     // outside the runtime's workers (they serve): blocking here is fine.
-    let homes: Vec<(tempfile::TempDir, String)> = (0..PLACES.len())
+    let homes: Vec<Home> = (0..PLACES.len())
         .map(|i| {
             let (user, pw) = (format!("listener{i}"), format!("password-{i}"));
             server.add_user(&user, &pw).unwrap();
-            let home = tempfile::tempdir().unwrap();
-            log_in(home.path(), server.base_url(), &user, &pw);
-            (home, user)
+            let home = Home::at(server.base_url()).with_user(&user);
+            home.log_in(&pw);
+            home
         })
         .collect();
     // Each format's book and chapter, by the API.
-    let client = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    client
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let client = direct(&server).await;
     let books = client.books(&Default::default()).await.unwrap();
     let mut cases = Vec::new();
     for (folder, _, _) in FORMATS {
-        let b = books.iter().find(|b| b.title == folder).expect(folder);
+        let b = titled(&books, folder);
         let m = client.manifest(&b.id).await.unwrap();
         let chapter = m.items[0].chapter_id.to_string();
         for (i, at) in PLACES.into_iter().enumerate() {
             cases.push((folder, b.id.to_string(), chapter.clone(), at, i));
         }
     }
-    let url = server.base_url().to_owned();
     let queue = Mutex::new(cases);
     let done = Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -306,8 +252,7 @@ async fn every_format_plays_the_place_asked_and_reported() {
                     let Some((book, id, chapter, at, i)) = next else {
                         return;
                     };
-                    let (home, user) = &homes[i];
-                    let case = play(home.path(), &url, user, (book, &id, &chapter), at);
+                    let case = play(&homes[i], (book, &id, &chapter), at);
                     done.lock().unwrap().push(case);
                 }
             });

@@ -2,6 +2,7 @@
 //! the audio handed to the output is checked with the pitch and waveform
 //! oracles of `vbr_support`, over real HTTP.
 
+use crate::harness::{direct, titled};
 use crate::support::*;
 use crate::vbr_support::*;
 use earmark::player::{Command, PlayerState, Status};
@@ -231,7 +232,6 @@ fn ffprobe_counted_secs(path: &std::path::Path) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_server_counts_the_frames_of_a_xing_less_vbr_mp3() {
-    use earmark::api::{BaseUrl, Client};
     use earmark::server::testing::TestServer as RefServer;
     let f = files();
     let lib = tempfile::tempdir().unwrap();
@@ -239,21 +239,9 @@ async fn the_reference_server_counts_the_frames_of_a_xing_less_vbr_mp3() {
     std::fs::create_dir_all(&book).unwrap();
     std::fs::copy(f.path("noxing.mp3"), book.join("long.mp3")).unwrap();
     let server = RefServer::start(lib.path()).await.unwrap();
-    let client = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    client
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let client = direct(&server).await;
     let books = client.books(&Default::default()).await.unwrap();
-    let id = &books
-        .iter()
-        .find(|b| b.title == "Long")
-        .expect("the book")
-        .id;
+    let id = &titled(&books, "Long").id;
     let m = client.manifest(id).await.unwrap();
     let served = m.items[0].duration.expect("a duration");
     let truth = ffprobe_counted_secs(&f.path("noxing.mp3"));

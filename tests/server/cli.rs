@@ -2,22 +2,21 @@
 //! the data dir of a running server.
 
 use crate::common::*;
+use crate::harness::Home;
 use earmark::server::testing::TestServer;
 use std::io::Write;
-use std::process::{Command, Stdio};
-
-fn earmark() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_earmark"))
-}
+use std::process::Stdio;
 
 #[tokio::test]
 async fn admin_commands_act_on_a_running_server() {
+    // Its own home: the commands read no config of the machine.
+    let home = Home::new();
     let lib = small_library();
     let server = TestServer::start(lib.path()).await.unwrap();
     let data = server.data_path().to_str().unwrap().to_owned();
 
-    let mut child = earmark()
-        .args([
+    let mut child = home
+        .command(&[
             "serve",
             "user",
             "add",
@@ -45,8 +44,8 @@ async fn admin_commands_act_on_a_running_server() {
     let carol = server.login_as("carol", "carols secret").await.unwrap();
     let api = Api::from_session(&server, carol);
 
-    let out = earmark()
-        .args(["serve", "license", "set", "expired", "--data", &data])
+    let out = home
+        .command(&["serve", "license", "set", "expired", "--data", &data])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -57,8 +56,8 @@ async fn admin_commands_act_on_a_running_server() {
     api.get("/auth/favorites")
         .await
         .expect_error(403, "license_required");
-    let out = earmark()
-        .args(["serve", "license", "set", "valid", "--data", &data])
+    let out = home
+        .command(&["serve", "license", "set", "valid", "--data", &data])
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -66,8 +65,8 @@ async fn admin_commands_act_on_a_running_server() {
 
     write_wav(&lib.path().join("Later/l1.wav"), 1.0, 100.0);
     write_wav(&lib.path().join("Later/l2.wav"), 1.0, 100.0);
-    let out = earmark()
-        .args([
+    let out = home
+        .command(&[
             "serve",
             "rescan",
             "--library",
@@ -84,13 +83,13 @@ async fn admin_commands_act_on_a_running_server() {
     );
     assert_eq!(api.get("/books").await.expect(200)["total"], 4);
 
-    let out = earmark()
-        .args(["serve", "license", "set", "bogus", "--data", &data])
+    let out = home
+        .command(&["serve", "license", "set", "bogus", "--data", &data])
         .output()
         .unwrap();
     assert!(!out.status.success());
-    let out = earmark()
-        .args([
+    let out = home
+        .command(&[
             "serve",
             "user",
             "add",
@@ -111,11 +110,13 @@ async fn admin_commands_act_on_a_running_server() {
 #[tokio::test]
 async fn serve_command_serves_the_library_under_its_prefix() {
     use std::io::BufRead;
+    // Its own home: the commands read no config of the machine.
+    let home = Home::new();
     let lib = small_library();
     let data = tempfile::tempdir().unwrap();
     earmark::server::add_user(data.path(), "dora", "doras password").unwrap();
-    let mut child = earmark()
-        .args(["serve", "--library", lib.path().to_str().unwrap()])
+    let mut child = home
+        .command(&["serve", "--library", lib.path().to_str().unwrap()])
         .args(["--data", data.path().to_str().unwrap()])
         .args(["--listen", "127.0.0.1:0", "--prefix", "/gw/earmark"])
         .stdout(Stdio::piped())
@@ -169,8 +170,10 @@ async fn serve_command_serves_the_library_under_its_prefix() {
 #[tokio::test]
 async fn demo_server_only_prints_working_credentials() {
     use std::io::BufRead;
-    let mut child = earmark()
-        .args(["demo", "--server-only"])
+    // Its own home: the commands read no config of the machine.
+    let home = Home::new();
+    let mut child = home
+        .command(&["demo", "--server-only"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -6,6 +6,8 @@ mod cli;
 mod common;
 mod concurrency;
 mod durations;
+#[path = "../harness/mod.rs"]
+mod harness;
 mod library;
 mod play;
 mod private;

@@ -4,9 +4,9 @@
 #![cfg(unix)]
 
 use crate::common::*;
+use crate::harness::Home;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -42,22 +42,9 @@ fn loosen(data: &Path) {
     }
 }
 
+/// `earmark ARGS` (in a home of its own) with `stdin`; it must succeed.
 fn earmark(args: &[&str], stdin: &str) -> std::process::Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_earmark"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = Home::new().run(args, Some(stdin));
     assert!(
         out.status.success(),
         "earmark {args:?}: {}",

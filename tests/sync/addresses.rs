@@ -5,8 +5,9 @@
 //! null output) and sync go on through the second without a restart, one
 //! queue for both; the other instance is refused and never gets a token.
 
+use crate::harness::{Home, text, titled};
 use crate::proxy::{Mode, Proxy};
-use crate::support::{library, text};
+use crate::support::library;
 use earmark::api::{BaseUrl, BookQuery, Client};
 use earmark::config::{Dirs, LoggedIn, Profile, ProfileSelector};
 use earmark::domain::session::{Command, PlayState, Snapshot, Start};
@@ -122,7 +123,7 @@ fn playing_at(n: &Snapshot, chapter: &ChapterId, from: f64) -> bool {
 
 async fn long_book(direct: &Client) -> (BookId, Manifest) {
     let books = direct.books(&BookQuery::default()).await.unwrap();
-    let id = books.iter().find(|b| b.title == "Long").unwrap().id.clone();
+    let id = titled(&books, "Long").id.clone();
     let m = direct.manifest(&id).await.unwrap();
     (id, m)
 }
@@ -324,32 +325,6 @@ fn queue_for_address(
     f.write_all(&bytes).unwrap();
 }
 
-/// `earmark` in `home` (its own XDG dirs, the file token store), no
-/// `--server`: the profile's addresses.
-fn earmark(home: &Path, args: &[&str], stdin: Option<&str>) -> std::process::Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_earmark"))
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("EARMARK_TOKEN_STORE", "file")
-        .env_remove("EARMARK_PROFILE")
-        .env_remove("EARMARK_SERVER")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = c.stdin.take().unwrap();
-    if let Some(s) = stdin {
-        input.write_all(s.as_bytes()).unwrap();
-    }
-    drop(input);
-    c.wait_with_output().unwrap()
-}
-
 fn json(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
 }
@@ -357,21 +332,18 @@ fn json(o: &std::process::Output) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
     let t = Three::start().await;
-    let home = tempfile::tempdir().unwrap();
+    // No `--server`: the profile's addresses.
+    let home = Home::new();
     let addresses = t.addresses();
-    write_config(home.path(), &addresses);
+    write_config(home.dir.path(), &addresses);
 
-    let o = earmark(
-        home.path(),
-        &["login", "--password-stdin"],
-        Some(&t.server.password),
-    );
+    let o = home.run(&["login", "--password-stdin"], Some(&t.server.password));
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("ANOTHER server"), "{out}");
     assert!(out.contains("is another server"), "the warning: {out}");
 
-    let o = earmark(home.path(), &["--json", "status"], None);
+    let o = home.run(&["--json", "status"], None);
     let v = json(&o);
     let states: Vec<(&str, bool, Option<bool>)> = v["addresses"]
         .as_array()
@@ -400,7 +372,7 @@ async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
     let direct = t.direct().await;
     let (book, manifest) = long_book(&direct).await;
     let s = t.server.login().await.unwrap();
-    let journal = home.path().join("data/earmark/sync/nas/outbox.journal");
+    let journal = home.path("data/earmark/sync/nas/outbox.journal");
     queue_for_address(
         &journal,
         &format!("{}", BaseUrl::parse(&addresses[0]).unwrap()),
@@ -410,11 +382,11 @@ async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
         &manifest.items[0].chapter_id,
     );
     t.home.set_mode(Mode::Refuse);
-    let o = earmark(home.path(), &["--json", "sync", "pending"], None);
+    let o = home.run(&["--json", "sync", "pending"], None);
     let v = json(&o);
     assert_eq!(v["queued"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["held"].as_array().unwrap().len(), 0, "{v}");
-    let o = earmark(home.path(), &["sync", "push"], None);
+    let o = home.run(&["sync", "push"], None);
     assert!(o.status.success(), "{}", text(&o));
     let p = direct.progress(&book).await.unwrap().progress.unwrap();
     assert_eq!(p.position, 42.0);
@@ -425,7 +397,7 @@ async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
             .any(|r| r.authorization.is_some())
     );
 
-    let o = earmark(home.path(), &["status"], None);
+    let o = home.run(&["status"], None);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     let away = BaseUrl::parse(&addresses[1]).unwrap().to_string();
@@ -435,7 +407,7 @@ async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
     );
     assert!(out.contains("does not answer"), "{out}");
     // The doctor lists them too, and checks the server where it answers.
-    let o = earmark(home.path(), &["doctor"], None);
+    let o = home.run(&["doctor"], None);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     assert!(
@@ -449,10 +421,10 @@ async fn the_cli_shows_every_address_and_sends_one_queue_through_the_second() {
     let new = Proxy::start(t.other_server.addr()).await;
     let mut listed = addresses.to_vec();
     listed.insert(1, new.base_url());
-    write_config(home.path(), &listed);
-    let o = earmark(home.path(), &["--json", "books"], None);
+    write_config(home.dir.path(), &listed);
+    let o = home.run(&["--json", "books"], None);
     assert!(o.status.success(), "through the second: {}", text(&o));
-    let v = json(&earmark(home.path(), &["--json", "status"], None));
+    let v = json(&home.run(&["--json", "status"], None));
     assert_eq!(v["addresses"][1]["state"], "unchecked", "{v}");
     assert!(!new.requests().is_empty(), "knocked at");
     assert!(new.requests().iter().all(|r| r.authorization.is_none()));

@@ -4,7 +4,7 @@
 //! status lines read as they come, and a process's own resources from
 //! `/proc` (RSS, open descriptors, threads).
 
-use crate::support::{Home, text};
+use crate::harness::{Home, text};
 use std::io::BufRead;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -132,14 +132,6 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// A home logged in to `server` (its own data, config and token file).
-pub fn logged_in_home(server: &ServerProcess) -> Home {
-    let home = Home::new(&server.base_url());
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    home
 }
 
 /// `earmark --json play ARGS` with `env`, its status lines read by a

@@ -1,7 +1,8 @@
 //! `earmark sync pending | push | discard` as a user runs them: the real
 //! binary, a real login, the reference server.
 
-use crate::support::{Home, library, text};
+use crate::harness::{Home, direct, text, titled};
+use crate::support::library;
 use earmark::api::BaseUrl;
 use earmark::domain::{BookId, ChapterId, now_millis};
 use earmark::server::testing::TestServer;
@@ -62,7 +63,7 @@ fn lock_like_a_player(path: &Path) -> std::fs::File {
 async fn pending_discard_and_push_held_changes() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let home = Home::new(server.base_url());
+    let home = Home::at(server.base_url());
     let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
 
@@ -80,17 +81,9 @@ async fn pending_discard_and_push_held_changes() {
         base: current.base.clone(),
         user_id: current.user_id,
     };
-    let direct = earmark::api::Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let direct = direct(&server).await;
     let books = direct.books(&Default::default()).await.unwrap();
-    let id = |t: &str| books.iter().find(|b| b.title == t).unwrap().id.clone();
+    let id = |t: &str| titled(&books, t).id.clone();
     let (alpha, beta) = (id("Alpha"), id("Beta"));
     let ch_a = direct.manifest(&alpha).await.unwrap().items[1]
         .chapter_id

@@ -6,6 +6,7 @@
 //! keep every whole record; a download stops with "the disk is full" and
 //! leaves nothing counted complete.
 
+use crate::harness::{Home, logged_in, text, titled};
 use crate::proxy::Mode;
 use crate::small_disk::SmallDisk;
 use crate::support::*;
@@ -244,7 +245,7 @@ async fn home_on_small_disk(
     bytes: u64,
     test: &str,
 ) -> Option<(Home, SmallDisk, Client)> {
-    let home = Home::new(server.base_url());
+    let home = Home::at(server.base_url());
     let disk = SmallDisk::mount(&home.dir.path().join("data"), bytes, test)?;
     let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
@@ -262,7 +263,7 @@ async fn home_on_small_disk(
 
 async fn book_id(c: &Client, title: &str) -> BookId {
     let books = c.books(&Default::default()).await.unwrap();
-    books.iter().find(|b| b.title == title).unwrap().id.clone()
+    titled(&books, title).id.clone()
 }
 
 /// `earmark play BOOK --at 20 --for 4` with the data directory on `disk`
@@ -330,13 +331,8 @@ async fn play_on_a_full_disk_sends_the_place_and_says_the_disk_is_full() {
 async fn play_with_no_room_for_any_file(server: &earmark::server::testing::TestServer) {
     use std::os::unix::process::CommandExt;
     eprintln!("play full: trying RLIMIT_FSIZE instead");
-    let (home, direct, books) = Home::logged_in(server).await;
-    let book = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .clone();
+    let (home, direct, books) = logged_in(server).await;
+    let book = titled(&books, "Alpha").id.clone();
     let m = direct.manifest(&book).await.unwrap();
     let mut c = home.command(&[
         "play",

@@ -3,8 +3,8 @@
 //! binary and the reference server over 127.0.0.1, stopped and restarted
 //! on the same data dir.
 
-use crate::support::{Home, text, wav};
-use earmark::api::{BaseUrl, BookQuery, Client};
+use crate::harness::{Home, logged_in, text, titled};
+use crate::support::wav;
 use earmark::domain::BookId;
 use earmark::offline::Snapshot;
 use earmark::server::LicenseSetting;
@@ -38,22 +38,8 @@ struct Setup {
 async fn setup(secs: u32) -> Setup {
     let lib = short_library(secs);
     let server = TestServer::start(lib.path()).await.unwrap();
-    let home = Home::new(server.base_url());
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let c = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    c.login(&server.username, &server.password).await.unwrap();
-    let books = c.books(&BookQuery::default()).await.unwrap();
-    let book = books
-        .iter()
-        .find(|b| b.title == "Short")
-        .unwrap()
-        .id
-        .clone();
+    let (home, _, books) = logged_in(&server).await;
+    let book = titled(&books, "Short").id.clone();
     Setup {
         server,
         home,

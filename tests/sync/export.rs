@@ -4,7 +4,8 @@
 //! quotes, line breaks and non-ASCII letters come out whole, CSV as RFC
 //! 4180 says, Markdown as a readable list.
 
-use crate::support::{Home, text, wav};
+use crate::harness::{logged_in, text, titled};
+use crate::support::wav;
 use earmark::api::NewBookmark;
 use earmark::domain::Book;
 use earmark::server::testing::TestServer;
@@ -98,8 +99,8 @@ fn records(csv: &str) -> (Vec<String>, Vec<std::collections::HashMap<String, Str
 async fn bookmarks_export_as_csv_and_markdown_with_every_character_whole() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
-    let find = |t: &str| -> Book { books.iter().find(|b| b.title == t).unwrap().clone() };
+    let (home, direct, books) = logged_in(&server).await;
+    let find = |t: &str| -> Book { titled(&books, t).clone() };
     let (odd, alpha) = (find(ODD_TITLE), find("Alpha"));
     let m = direct.manifest(&odd.id).await.unwrap();
     assert_eq!(m.items[0].title, CH1_TITLE, "the server names chapter 1 so");
@@ -220,8 +221,8 @@ async fn bookmarks_export_as_csv_and_markdown_with_every_character_whole() {
 async fn history_export_names_the_chapters_and_says_when_the_server_is_away() {
     let lib = library();
     let mut server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
-    let odd = books.iter().find(|b| b.title == ODD_TITLE).unwrap().clone();
+    let (home, direct, books) = logged_in(&server).await;
+    let odd = titled(&books, ODD_TITLE).clone();
     let m = direct.manifest(&odd.id).await.unwrap();
     // Play chapter 1, then pick chapter 2: the place in chapter 1 is kept.
     let o = home.run(

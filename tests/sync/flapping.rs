@@ -12,7 +12,8 @@
 //! short run is in the suite; `./run soak` runs 30 minutes of media. The
 //! quit's wait is also pinned at the front door, with the proxy.
 
-use crate::child::{Playing, ServerProcess, logged_in_home};
+use crate::child::{Playing, ServerProcess};
+use crate::harness::Home;
 use crate::proxy::Mode;
 use crate::support::{Action, Env, Player, start_worker, wav};
 use earmark::api::{BaseUrl, Client, ProgressWrite};
@@ -116,7 +117,8 @@ fn run(f: Flapping) -> Figures {
     let mut jitter = Jitter(seed);
     let lib = library();
     let mut server = ServerProcess::start(lib.path());
-    let home = logged_in_home(&server);
+    let home = Home::at(&server.base_url());
+    home.log_in(&server.password);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let direct = rt.block_on(async {
         let c = Client::new(

@@ -5,8 +5,8 @@
 //! they were; a server that dropped h2 still plays and the flag is cleared.
 //! Through the loopback proxy: counts, not times.
 
-use crate::support::{Home, library, text};
-use earmark::api::{BaseUrl, Client};
+use crate::harness::{Home, log_in_and_find, text};
+use crate::support::library;
 use earmark::server::testing::TestServer;
 use earmark::server::testing::proxy::Proxy;
 use std::time::Duration;
@@ -25,26 +25,6 @@ fn speaks(home: &Home) -> Vec<Option<String>> {
     }
 }
 
-/// A home logged in through `proxy` with `earmark login`, and the id of
-/// the book "Alpha".
-async fn logged_in_through(server: &TestServer, proxy: &Proxy) -> (Home, String) {
-    let home = Home::new(&proxy.base_url());
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
-    let books = direct.books(&Default::default()).await.unwrap();
-    let alpha = books.iter().find(|b| b.title == "Alpha").unwrap();
-    (home, alpha.id.to_string())
-}
-
 fn play(home: &Home, book: &str) -> std::process::Output {
     // `--at 30` seeks inside the chapter; 4 s of playback ask for chunks
     // and write progress and settings; the quit writes the place.
@@ -61,11 +41,11 @@ async fn with_h2c_learned_at_login_a_whole_earmark_play_opens_one_connection() {
     let proxy = Proxy::start(server.addr()).await;
     proxy.pass_h2(true);
     proxy.set_delay(Duration::from_millis(5));
-    let (home, book) = logged_in_through(&server, &proxy).await;
+    let (home, book) = log_in_and_find(&server, &proxy.base_url(), "Alpha").await;
     assert_eq!(speaks(&home), vec![Some("h2c".to_owned())]);
 
     proxy.clear();
-    let o = play(&home, &book);
+    let o = play(&home, book.as_str());
     let seen = proxy.requests();
     assert_eq!(proxy.connections(), 1, "{seen:?} {}", text(&o));
     assert!(seen.iter().all(|r| r.http2), "{seen:?}");
@@ -82,11 +62,11 @@ async fn against_an_http1_only_server_earmark_play_opens_at_most_the_three_of_it
         .unwrap();
     let proxy = Proxy::start(server.addr()).await;
     proxy.pass_h2(true);
-    let (home, book) = logged_in_through(&server, &proxy).await;
+    let (home, book) = log_in_and_find(&server, &proxy.base_url(), "Alpha").await;
     assert_eq!(speaks(&home), vec![Some("http1".to_owned())]);
 
     proxy.clear();
-    let o = play(&home, &book);
+    let o = play(&home, book.as_str());
     let seen = proxy.requests();
     assert!(proxy.connections() <= 3, "{seen:?} {}", text(&o));
     assert!(
@@ -101,12 +81,12 @@ async fn a_server_that_dropped_h2_after_login_still_plays_and_the_flag_is_cleare
     let mut server = TestServer::start(lib.path()).await.unwrap();
     let proxy = Proxy::start(server.addr()).await;
     proxy.pass_h2(true);
-    let (home, book) = logged_in_through(&server, &proxy).await;
+    let (home, book) = log_in_and_find(&server, &proxy.base_url(), "Alpha").await;
     assert_eq!(speaks(&home), vec![Some("h2c".to_owned())]);
 
     server.restart_with(|c| c.http1_only = true).await.unwrap();
     proxy.clear();
-    let o = play(&home, &book);
+    let o = play(&home, book.as_str());
     let seen = proxy.requests();
     assert!(
         seen.iter().any(|r| !r.http2 && r.path.contains("/play")),
@@ -122,7 +102,7 @@ async fn a_session_that_does_not_know_what_its_address_speaks_learns_it_after_it
     let server = TestServer::start(lib.path()).await.unwrap();
     let proxy = Proxy::start(server.addr()).await;
     proxy.pass_h2(true);
-    let (home, book) = logged_in_through(&server, &proxy).await;
+    let (home, book) = log_in_and_find(&server, &proxy.base_url(), "Alpha").await;
     // A session stored before protocols were learned.
     let path = home.dir.path().join("data/earmark/sessions/default.json");
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -130,7 +110,7 @@ async fn a_session_that_does_not_know_what_its_address_speaks_learns_it_after_it
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     assert_eq!(speaks(&home), vec![None]);
 
-    let args = ["play", &book, "--audio", "null", "--for", "6"];
+    let args = ["play", book.as_str(), "--audio", "null", "--for", "6"];
     let o = home.run(&args, None);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(speaks(&home), vec![Some("h2c".to_owned())], "{}", text(&o));

@@ -2,7 +2,8 @@
 //! `earmark play` (the real binary, the engine on the null output, the
 //! reference server) recorded a jump and some listening on this device.
 
-use crate::support::{Home, library, text};
+use crate::harness::{logged_in, text, titled};
+use crate::support::library;
 use earmark::server::testing::TestServer;
 
 fn json(o: &std::process::Output) -> serde_json::Value {
@@ -14,13 +15,8 @@ fn json(o: &std::process::Output) -> serde_json::Value {
 async fn play_records_the_jump_and_the_time_listened_and_the_commands_show_them() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
-    let alpha = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .clone();
+    let (home, direct, books) = logged_in(&server).await;
+    let alpha = titled(&books, "Alpha").id.clone();
     let m = direct.manifest(&alpha).await.unwrap();
     let (ch1, ch2) = (m.items[0].chapter_id.clone(), m.items[1].chapter_id.clone());
 

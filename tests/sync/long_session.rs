@@ -7,7 +7,7 @@
 //! `./run soak` plays 24.
 
 use crate::child::{Playing, Resources};
-use crate::support::{Home, text};
+use crate::harness::{Home, logged_in, text};
 use earmark::server::testing::TestServer;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -110,7 +110,7 @@ struct Sampling {
 async fn run(chapters: usize, sampling: Sampling) -> Figures {
     let lib = library(chapters);
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, _direct, books) = Home::logged_in(&server).await;
+    let (home, _direct, books) = logged_in(&server).await;
     let book = books[0].id.clone();
     let length = chapters as f64 * CHAPTER_SECS;
     // The measure runs on a blocking thread: the server lives on this

@@ -11,7 +11,8 @@ mod export;
 mod flapping;
 mod gate;
 mod h2;
-mod home;
+#[path = "../harness/mod.rs"]
+mod harness;
 mod listening_cli;
 mod long_session;
 mod offline_open;

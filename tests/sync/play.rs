@@ -1,7 +1,8 @@
 //! `earmark play` syncs through the worker: the real binary, the real
 //! engine (null output, paced in real time) and the reference server.
 
-use crate::support::{Home, library, text};
+use crate::harness::{logged_in, text, titled};
+use crate::support::library;
 use earmark::api::{BaseUrl, ProgressWrite};
 use earmark::domain::now_millis;
 use earmark::server::LicenseSetting;
@@ -11,13 +12,8 @@ use earmark::server::testing::TestServer;
 async fn play_restores_the_server_place_and_reports_it_on_quit() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
-    let alpha = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .clone();
+    let (home, direct, books) = logged_in(&server).await;
+    let alpha = titled(&books, "Alpha").id.clone();
     let m = direct.manifest(&alpha).await.unwrap();
     let ch2 = m.items[1].chapter_id.clone();
     direct
@@ -133,15 +129,8 @@ async fn play_applies_the_sound_the_player_saved_for_the_book() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
     let url = server.base_url().to_owned();
-    let (home, _, books) = Home::logged_in(&server).await;
-    let id = |title: &str| {
-        books
-            .iter()
-            .find(|b| b.title == title)
-            .unwrap()
-            .id
-            .to_string()
-    };
+    let (home, _, books) = logged_in(&server).await;
+    let id = |title: &str| titled(&books, title).id.to_string();
     let (alpha, other) = (
         id("Alpha"),
         books
@@ -215,13 +204,8 @@ async fn play_applies_the_sound_the_player_saved_for_the_book() {
 async fn sound_shows_and_sets_a_books_sound_and_refuses_bad_values() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, _, books) = Home::logged_in(&server).await;
-    let alpha = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .to_string();
+    let (home, _, books) = logged_in(&server).await;
+    let alpha = titled(&books, "Alpha").id.to_string();
     let json = |args: &[&str]| {
         let o = home.run(&[&["--json", "sound", alpha.as_str()], args].concat(), None);
         assert!(o.status.success(), "{}", text(&o));
@@ -289,13 +273,8 @@ async fn sound_shows_and_sets_a_books_sound_and_refuses_bad_values() {
 async fn the_global_audio_flag_reaches_play() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, _direct, books) = Home::logged_in(&server).await;
-    let alpha = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .clone();
+    let (home, _direct, books) = logged_in(&server).await;
+    let alpha = titled(&books, "Alpha").id.clone();
     let mut c = home.command(&["--audio", "null", "play", alpha.as_str(), "--for", "1"]);
     c.env_remove("EARMARK_AUDIO");
     let o = c.output().unwrap();

@@ -2,7 +2,8 @@
 //! at the slow-link proxy between the real binary and the reference
 //! server (issue 23): which requests went out together, never times.
 
-use crate::support::{Env, Home, text};
+use crate::harness::{Home, text};
+use crate::support::Env;
 use earmark::api::ProgressWrite;
 use earmark::domain::now_millis;
 use std::time::Duration;
@@ -42,7 +43,7 @@ fn played_chapters(o: &std::process::Output) -> Vec<String> {
 /// A logged-in home through the proxy that played `chapter` of "Alpha"
 /// once (so this device knows a place there), and the book's chapters.
 async fn played_once(env: &Env, chapter: usize) -> (Home, earmark::domain::BookId, Vec<String>) {
-    let home = Home::new(&env.proxy.base_url());
+    let home = Home::at(&env.proxy.base_url());
     let o = home.run(&["login", "--password-stdin"], Some(&env.server.password));
     assert!(o.status.success(), "{}", text(&o));
     let (book, m) = env.book("Alpha").await;
@@ -93,7 +94,7 @@ fn resume(home: &Home, book: &earmark::domain::BookId) -> std::process::Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn play_asks_for_the_manifest_the_place_and_the_stream_together() {
     let env = Env::start().await;
-    let home = Home::new(&env.proxy.base_url());
+    let home = Home::at(&env.proxy.base_url());
     let o = home.run(&["login", "--password-stdin"], Some(&env.server.password));
     assert!(o.status.success(), "{}", text(&o));
     let (book, m) = env.book("Alpha").await;

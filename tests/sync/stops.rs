@@ -6,37 +6,13 @@
 //! reasons (tests/ui/stops.rs).
 
 use crate::gate::Gate;
-use crate::support::{Home, library, text};
+use crate::harness::{Home, log_in_and_find, text};
+use crate::support::library;
 use earmark::api::{Auth, BaseUrl, Client, Token};
-use earmark::domain::{BookId, ServerId, UserId};
+use earmark::domain::{ServerId, UserId};
 use earmark::server::LicenseSetting;
 use earmark::server::testing::TestServer;
 use std::process::Output;
-
-/// A home logged in through `base` (the server, or a gate in front of
-/// it), and the id of the book "Alpha".
-async fn logged_in(server: &TestServer, base: &str) -> (Home, BookId) {
-    let home = Home::new(base);
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
-    let books = direct.books(&Default::default()).await.unwrap();
-    let alpha = books
-        .iter()
-        .find(|b| b.title == "Alpha")
-        .unwrap()
-        .id
-        .clone();
-    (home, alpha)
-}
 
 /// `earmark play BOOK` for at most `secs` (a stop ends it sooner).
 fn play(home: &Home, book: &str, secs: &str, more: &[&str]) -> Output {
@@ -56,7 +32,7 @@ async fn a_refusal_on_the_chapter_stream_exits_with_its_reasons_code() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
     let gate = Gate::start(server.base_url()).await;
-    let (home, alpha) = logged_in(&server, &gate.base_url()).await;
+    let (home, alpha) = log_in_and_find(&server, &gate.base_url(), "Alpha").await;
     let cases = [
         (
             403,
@@ -109,7 +85,7 @@ async fn a_refusal_on_the_chapter_stream_exits_with_its_reasons_code() {
 async fn a_license_refused_by_the_api_exits_4() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, alpha) = logged_in(&server, server.base_url()).await;
+    let (home, alpha) = log_in_and_find(&server, server.base_url(), "Alpha").await;
     server.set_license(LicenseSetting::Expired).unwrap();
     let o = play(&home, alpha.as_str(), "20", &[]);
     assert_stopped(&o, 4, "license", "an expired license");
@@ -119,7 +95,7 @@ async fn a_license_refused_by_the_api_exits_4() {
 async fn a_revoked_token_exits_3() {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, alpha) = logged_in(&server, server.base_url()).await;
+    let (home, alpha) = log_in_and_find(&server, server.base_url(), "Alpha").await;
     // The token earmark stored, revoked on the server.
     let file = home.dir.path().join("data/earmark/tokens/default.token");
     let token = std::fs::read_to_string(&file).unwrap();
@@ -143,7 +119,7 @@ async fn a_revoked_token_exits_3() {
 async fn a_rebuilt_instance_exits_7_on_the_first_write() {
     let lib = library();
     let mut server = TestServer::start(lib.path()).await.unwrap();
-    let (home, alpha) = logged_in(&server, server.base_url()).await;
+    let (home, alpha) = log_in_and_find(&server, server.base_url(), "Alpha").await;
     let chapter = {
         let c = Client::new(
             BaseUrl::parse(server.base_url()).unwrap(),
@@ -177,7 +153,7 @@ async fn a_rebuilt_instance_exits_7_on_the_first_write() {
 async fn an_unknown_book_exits_5_and_a_stopped_server_6() {
     let lib = library();
     let mut server = TestServer::start(lib.path()).await.unwrap();
-    let (home, alpha) = logged_in(&server, server.base_url()).await;
+    let (home, alpha) = log_in_and_find(&server, server.base_url(), "Alpha").await;
     let o = play(&home, "no-such-book", "20", &[]);
     assert_stopped(&o, 5, "not found", "an unknown book");
     server.stop().await;

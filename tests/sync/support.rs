@@ -1,12 +1,12 @@
-//! Shared set-up: a small generated library, the reference server behind a
-//! proxy, logged-in clients, and sync sessions (the front door) with short
+//! Set-up of the sync tests (the homes and logins are `harness`'s): a small
+//! generated library, the reference server behind a proxy, logged-in clients, and sync sessions (the front door) with short
 //! intervals following a scripted engine: the test publishes the engine
 //! states a real engine would (and the glitches peers' engines had) and
 //! sees the commands sync sends it.
 
-pub use crate::home::{Home, library, text, wav};
+use crate::harness;
 use crate::proxy::Proxy;
-use earmark::api::{BaseUrl, BookQuery, Client, ClientOptions};
+use earmark::api::{BookQuery, Client, ClientOptions};
 use earmark::domain::session::PlayState;
 use earmark::domain::{BookId, ChapterId, Manifest, Progress};
 use earmark::player::Command as EngineCommand;
@@ -17,6 +17,8 @@ use earmark::sync::{
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+pub use crate::harness::{library, wav};
 
 pub struct Env {
     pub server: TestServer,
@@ -34,37 +36,25 @@ impl Env {
 
     /// A logged-in client that talks through the proxy.
     pub async fn client(&self) -> Client {
-        let base = BaseUrl::parse(&self.proxy.base_url()).unwrap();
         let opts = ClientOptions {
             retries: 0,
             connect_timeout: Duration::from_secs(2),
             request_timeout: Duration::from_secs(5),
             ..ClientOptions::default()
         };
-        let c = Client::new(base, opts).unwrap();
-        c.login(&self.server.username, &self.server.password)
-            .await
-            .unwrap();
-        c
+        let (user, password) = (&self.server.username, &self.server.password);
+        harness::client_logged_in(&self.proxy.base_url(), opts, user, password).await
     }
 
     /// A client straight to the server (to read what it holds).
     pub async fn direct(&self) -> Client {
-        let c = Client::new(
-            BaseUrl::parse(self.server.base_url()).unwrap(),
-            ClientOptions::default(),
-        )
-        .unwrap();
-        c.login(&self.server.username, &self.server.password)
-            .await
-            .unwrap();
-        c
+        harness::direct(&self.server).await
     }
 
     pub async fn book(&self, title: &str) -> (BookId, Manifest) {
         let c = self.direct().await;
         let books = c.books(&BookQuery::default()).await.unwrap();
-        let b = books.iter().find(|b| b.title == title).unwrap().id.clone();
+        let b = harness::titled(&books, title).id.clone();
         let m = c.manifest(&b).await.unwrap();
         (b, m)
     }

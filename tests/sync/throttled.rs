@@ -8,7 +8,8 @@
 //! played and no write carried 0. The short run is in the suite; `./run
 //! soak` runs 10 minutes of media against 30 s stretches.
 
-use crate::support::{Home, library, text};
+use crate::harness::{logged_in_at, text, titled};
+use crate::support::library;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
@@ -154,20 +155,8 @@ async fn run(media_secs: f64, rate: f64, schedule: Schedule) -> Figures {
     let lib = library();
     let server = TestServer::start(lib.path()).await.unwrap();
     let (base, g) = gateway(&server, schedule).await;
-    let home = Home::new(&base);
-    let o = home.run(&["login", "--password-stdin"], Some(&server.password));
-    assert!(o.status.success(), "{}", text(&o));
-    let direct = earmark::api::Client::new(
-        earmark::api::BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
-    let books = direct.books(&Default::default()).await.unwrap();
-    let book = books.iter().find(|b| b.title == "Long").unwrap().id.clone();
+    let (home, direct, books) = logged_in_at(&server, &base).await;
+    let book = titled(&books, "Long").id.clone();
     let wall = media_secs / rate;
     let began = Instant::now();
     let mut c = home.command(&[

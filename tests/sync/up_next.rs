@@ -4,7 +4,8 @@
 //! the rules of sync (never 0 over a place); a finished book from the
 //! list starts from its beginning as a restart the server records.
 
-use crate::support::{Home, text, wav};
+use crate::harness::{Home, logged_in, text, titled};
+use crate::support::wav;
 use earmark::api::{Client, ProgressWrite};
 use earmark::config::UpNextStore;
 use earmark::domain::{Account, BookId, ChapterId, Queued, now_millis};
@@ -33,7 +34,7 @@ fn saga() -> tempfile::TempDir {
 }
 
 fn id(books: &[earmark::domain::Book], title: &str) -> BookId {
-    books.iter().find(|b| b.title == title).unwrap().id.clone()
+    titled(books, title).id.clone()
 }
 
 /// `book`'s place on the server: chapter 2 at 9 s, from another device.
@@ -87,7 +88,7 @@ async fn finished(c: &Client, book: &BookId) -> bool {
 async fn play_up_next_crosses_into_the_next_of_the_series_at_its_synced_place() {
     let lib = saga();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
+    let (home, direct, books) = logged_in(&server).await;
     let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
     let two_ch2 = place(&direct, &two).await;
     countdown(&home, 1);
@@ -134,7 +135,7 @@ async fn play_up_next_crosses_into_the_next_of_the_series_at_its_synced_place() 
 async fn play_up_next_takes_the_list_first_and_the_book_leaves_it() {
     let lib = saga();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
+    let (home, direct, books) = logged_in(&server).await;
     let (one, beta) = (id(&books, "Saga One"), id(&books, "Beta"));
     let auth = direct.auth().unwrap();
     let store = UpNextStore::of(
@@ -188,7 +189,7 @@ async fn beta_from_the_list(
 ) {
     let lib = saga();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
+    let (home, direct, books) = logged_in(&server).await;
     let (one, beta) = (id(&books, "Saga One"), id(&books, "Beta"));
     let m = direct.manifest(&beta).await.unwrap();
     direct
@@ -296,7 +297,7 @@ async fn play_up_next_announces_the_next_book_and_ctrl_c_during_the_countdown_ke
     use std::io::BufRead;
     let lib = saga();
     let server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
+    let (home, direct, books) = logged_in(&server).await;
     let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
     let two_ch2 = place(&direct, &two).await;
     // No config.toml: the default countdown, 10 s.
@@ -348,7 +349,7 @@ async fn play_up_next_announces_the_next_book_and_ctrl_c_during_the_countdown_ke
 async fn play_up_next_offline_says_the_next_book_is_not_downloaded_without_a_countdown() {
     let lib = saga();
     let mut server = TestServer::start(lib.path()).await.unwrap();
-    let (home, direct, books) = Home::logged_in(&server).await;
+    let (home, direct, books) = logged_in(&server).await;
     let (one, two) = (id(&books, "Saga One"), id(&books, "Saga Two"));
     let o = home.run(&["download", one.as_str()], None);
     assert!(o.status.success(), "{}", text(&o));

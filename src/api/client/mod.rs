@@ -313,28 +313,15 @@ impl Client {
         Ok(self.books_listing(q).await?.items)
     }
 
-    pub async fn search_page(
-        &self,
-        q: &BookQuery,
-        at: &PageCursor,
-    ) -> Result<ListPage<Book>, ApiError> {
-        let query = self.book_query(q);
-        let decode = Arc::new(wire::decode_book);
-        self.one_page(&["books", "search"], query, at, "GET /books/search", decode)
-            .await
-    }
-
-    /// Search results page by page: `q.text` is the search text.
-    pub fn search_pager(&self, q: &BookQuery) -> Pager<Book> {
+    /// Every search result (`q.text` is the search text), the ones that
+    /// could not be read, and whether the list is all the server says it
+    /// has.
+    pub async fn search_listing(&self, q: &BookQuery) -> Result<Listing<Book>, ApiError> {
         let query = self.book_query(q);
         let decode = Arc::new(wire::decode_book);
         self.pager(&["books", "search"], query, "GET /books/search", decode)
-    }
-
-    /// Every search result, the ones that could not be read, and whether
-    /// the list is all the server says it has.
-    pub async fn search_listing(&self, q: &BookQuery) -> Result<Listing<Book>, ApiError> {
-        self.search_pager(q).collect_all().await
+            .collect_all()
+            .await
     }
 
     /// Search: `q.text` is the search text.

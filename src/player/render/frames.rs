@@ -124,7 +124,10 @@ fn finish_stretch(s: &mut StretchState, speed: f32, out: &mut Chunk) {
 /// Frames fed to the stretcher per step.
 const FEED_FRAMES: usize = 1024;
 
-fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chunk) {
+/// Makes the stretcher fit the front block's chapter and format, closing
+/// the previous chapter with its tail. False: nothing more this call (no
+/// audio in front, or the tail went out).
+fn fit_stretcher(g: &mut Inner, speed: f32, out: &mut Chunk) -> bool {
     // (Re)create the stretcher when the front block's chapter or format differs.
     let (rate, channels, chapter, pos, approximate) = match g.queue.front() {
         Some(Item::Audio(b)) => (
@@ -134,7 +137,7 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             b.pos + g.front_off as f64 / b.rate as f64,
             b.approximate,
         ),
-        _ => return,
+        _ => return false,
     };
     let fits = g
         .stretch
@@ -147,7 +150,7 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             g.position = Some((old.chapter.clone(), old.fed_to));
             g.approximate = old.fed_approximate;
             if out.audible {
-                return;
+                return false;
             }
         }
         g.stretch = Some(StretchState {
@@ -161,6 +164,13 @@ fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chun
             cuts: VecDeque::new(),
         });
         g.approximate = approximate;
+    }
+    true
+}
+
+fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chunk) {
+    if !fit_stretcher(g, speed, out) {
+        return;
     }
     let mut scratch = std::mem::take(&mut g.scratch);
     scratch.clear();

@@ -99,8 +99,6 @@ pub struct RenderStatus {
     pub underrun: bool,
     pub ended: bool,
     pub error: Option<PlaybackError>,
-    /// Output frames rendered since creation (for tests and benchmarks).
-    pub frames_out: u64,
     /// When the first audio of this generation went to the output.
     pub first_audio_at: Option<std::time::Instant>,
     /// Media seconds skip silence has played past since creation.
@@ -305,7 +303,6 @@ impl Renderer {
             underrun: g.underrun,
             ended: g.ended,
             error: g.error.clone(),
-            frames_out: g.frames_out,
             first_audio_at: g.first_audio_at,
             silence_skipped: g.silence_skipped,
             norm_gain_db: g.loudness.as_ref().and_then(|l| l.norm_gain_db()),

@@ -143,68 +143,7 @@ impl Library {
     /// Loads the present books from the database.
     pub fn load(db: &Db) -> anyhow::Result<Self> {
         let root = db.meta("library_root")?.map(PathBuf::from);
-        let conn = db.conn()?;
-        let mut stmt =
-            conn.prepare("SELECT id, path, added_at, data FROM books WHERE present = 1")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, String>(3)?,
-            ))
-        })?;
-        let mut books = Vec::new();
-        for row in rows {
-            let (id, path, added_at, data) = row?;
-            let stored: StoredBook = match serde_json::from_str(&data) {
-                Ok(s) => s,
-                Err(err) => {
-                    tracing::warn!("book {id} has unreadable catalog data, skipped: {err}");
-                    continue;
-                }
-            };
-            let mut offset = 0.0;
-            let chapters = stored
-                .chapters
-                .into_iter()
-                .enumerate()
-                .map(|(index, c)| {
-                    let ch = Chapter {
-                        id: c.id,
-                        index,
-                        title: c.title,
-                        file: c.file,
-                        mime: c.mime,
-                        size: c.size,
-                        duration_sec: c.duration_sec,
-                        start_sec: c.start_sec,
-                        end_sec: c.end_sec,
-                        book_offset_sec: offset,
-                    };
-                    offset += c.duration_sec;
-                    ch
-                })
-                .collect::<Vec<_>>();
-            books.push(Book {
-                id,
-                path,
-                categories: stored
-                    .categories
-                    .iter()
-                    .map(|c| Category::named(c))
-                    .collect(),
-                title: stored.title,
-                author: stored.author,
-                narrator: stored.narrator,
-                description: stored.description,
-                series: stored.series,
-                cover: stored.cover,
-                added_at,
-                duration_sec: offset,
-                chapters,
-            });
-        }
+        let books = present_books(db)?;
         let mut keyed: Vec<(String, Book)> =
             books.into_iter().map(|b| (sort_key(&b.title), b)).collect();
         keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.id.cmp(&b.1.id)));
@@ -215,47 +154,15 @@ impl Library {
         let mut counts: HashMap<Category, usize> = HashMap::new();
         let mut author_keys = Vec::with_capacity(keyed.len());
         for (bi, (_, book)) in keyed.into_iter().enumerate() {
-            lib.by_id.insert(book.id.clone(), bi);
-            for (ci, ch) in book.chapters.iter().enumerate() {
-                lib.chapters.insert(ch.id.clone(), (bi, ci));
-            }
             for c in &book.categories {
                 *counts.entry(c.clone()).or_default() += 1;
-                let members = lib.category_books.entry(c.id.clone()).or_default();
-                // A book naming a category twice is listed once.
-                if members.last() != Some(&(bi as u32)) {
-                    members.push(bi as u32);
-                }
             }
             author_keys.push(sort_key(&book.author));
-            // Folded (lower case, no accents) text for `q` and for search.
-            let folded = |s: &Option<String>| fold(s.as_deref().unwrap_or(""));
-            let series: Vec<&str> = book.series.iter().map(|s| s.name.as_str()).collect();
-            let short = format!(
-                "{}\n{}\n{}\n{}",
-                fold(&book.title),
-                fold(&book.author),
-                folded(&book.narrator),
-                fold(&series.join("\n"))
-            );
-            lib.long_text
-                .push(&format!("{short}\n{}", folded(&book.description)));
-            lib.short_text.push(&short);
-            lib.books.push(Arc::new(book));
+            lib.index(bi, book);
         }
         lib.short_text.finish();
         lib.long_text.finish();
-        // Positions are in title order, so a stable sort keeps title order
-        // among equal authors or dates.
-        let n = lib.books.len() as u32;
-        lib.by_author = (0..n).collect();
-        lib.by_author
-            .sort_by(|&a, &b| author_keys[a as usize].cmp(&author_keys[b as usize]));
-        lib.by_added = (0..n).collect();
-        lib.by_added
-            .sort_by_key(|&p| std::cmp::Reverse(lib.books[p as usize].added_at));
-        lib.author_rank = ranks(&lib.by_author);
-        lib.added_rank = ranks(&lib.by_added);
+        lib.order(&author_keys);
         let mut categories: Vec<(String, (Category, usize))> = counts
             .into_iter()
             .map(|(c, n)| (sort_key(&c.name), (c, n)))
@@ -263,6 +170,120 @@ impl Library {
         categories.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.0.id.cmp(&b.1.0.id)));
         lib.categories = categories.into_iter().map(|(_, c)| c).collect();
         Ok(lib)
+    }
+
+    /// Adds the book at title position `bi` to the indexes by id, chapter,
+    /// category and text.
+    fn index(&mut self, bi: usize, book: Book) {
+        self.by_id.insert(book.id.clone(), bi);
+        for (ci, ch) in book.chapters.iter().enumerate() {
+            self.chapters.insert(ch.id.clone(), (bi, ci));
+        }
+        for c in &book.categories {
+            let members = self.category_books.entry(c.id.clone()).or_default();
+            // A book naming a category twice is listed once.
+            if members.last() != Some(&(bi as u32)) {
+                members.push(bi as u32);
+            }
+        }
+        // Folded (lower case, no accents) text for `q` and for search.
+        let folded = |s: &Option<String>| fold(s.as_deref().unwrap_or(""));
+        let series: Vec<&str> = book.series.iter().map(|s| s.name.as_str()).collect();
+        let short = format!(
+            "{}\n{}\n{}\n{}",
+            fold(&book.title),
+            fold(&book.author),
+            folded(&book.narrator),
+            fold(&series.join("\n"))
+        );
+        self.long_text
+            .push(&format!("{short}\n{}", folded(&book.description)));
+        self.short_text.push(&short);
+        self.books.push(Arc::new(book));
+    }
+
+    /// The orders by author and by date added, from the books in title
+    /// order and their authors' sort keys.
+    fn order(&mut self, author_keys: &[String]) {
+        // Positions are in title order, so a stable sort keeps title order
+        // among equal authors or dates.
+        let n = self.books.len() as u32;
+        self.by_author = (0..n).collect();
+        self.by_author
+            .sort_by(|&a, &b| author_keys[a as usize].cmp(&author_keys[b as usize]));
+        self.by_added = (0..n).collect();
+        let books = &self.books;
+        self.by_added
+            .sort_by_key(|&p| std::cmp::Reverse(books[p as usize].added_at));
+        self.author_rank = ranks(&self.by_author);
+        self.added_rank = ranks(&self.by_added);
+    }
+}
+
+/// The present books as stored, in no order; a row whose data can't be
+/// read is skipped with a warning.
+fn present_books(db: &Db) -> anyhow::Result<Vec<Book>> {
+    let conn = db.conn()?;
+    let mut stmt = conn.prepare("SELECT id, path, added_at, data FROM books WHERE present = 1")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+            r.get::<_, String>(3)?,
+        ))
+    })?;
+    let mut books = Vec::new();
+    for row in rows {
+        let (id, path, added_at, data) = row?;
+        match serde_json::from_str::<StoredBook>(&data) {
+            Ok(stored) => books.push(stored.into_book(id, path, added_at)),
+            Err(err) => tracing::warn!("book {id} has unreadable catalog data, skipped: {err}"),
+        }
+    }
+    Ok(books)
+}
+
+impl StoredBook {
+    /// The book as the endpoints read it: chapters numbered and placed in
+    /// the whole book.
+    fn into_book(self, id: String, path: String, added_at: i64) -> Book {
+        let mut offset = 0.0;
+        let chapters = self
+            .chapters
+            .into_iter()
+            .enumerate()
+            .map(|(index, c)| {
+                let ch = Chapter {
+                    id: c.id,
+                    index,
+                    title: c.title,
+                    file: c.file,
+                    mime: c.mime,
+                    size: c.size,
+                    duration_sec: c.duration_sec,
+                    start_sec: c.start_sec,
+                    end_sec: c.end_sec,
+                    book_offset_sec: offset,
+                };
+                offset += c.duration_sec;
+                ch
+            })
+            .collect::<Vec<_>>();
+        Book {
+            id,
+            path,
+            categories: self.categories.iter().map(|c| Category::named(c)).collect(),
+            title: self.title,
+            author: self.author,
+            narrator: self.narrator,
+            description: self.description,
+            series: self.series,
+            cover: self.cover,
+            added_at,
+            duration_sec: offset,
+            chapters,
+        }
     }
 }
 

@@ -97,34 +97,70 @@ fn try_rescan(
         tx.commit()?;
         (known, before)
     };
+    let mut compared = compare(library, cache, &known)?;
+    compared.claim_renamed(&known);
+    let mut conn = db.conn()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    if generation(&tx)? != before {
+        return Ok(None); // rolled back on drop
+    }
+    save_probe_cache(&tx, cache)?;
+    let mut changed = compared.store(&tx, &known, &data_dir.join("covers"))?;
+    changed |= store_library_root(&tx, library)?;
+    // A running server reloads its snapshot only when something changed.
+    if changed {
+        tx.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalog_generation'",
+            [],
+        )?;
+    }
+    tx.commit()?;
+    Ok(Some(compared.summary))
+}
+
+/// What the walk found, compared with what is stored.
+#[derive(Default)]
+struct Compared<'k> {
+    summary: ScanSummary,
+    /// Ids claimed by a book found at the same path (then by fingerprint).
+    claimed: HashSet<&'k str>,
+    /// Books found as stored.
+    unchanged: Vec<&'k Known>,
+    /// Books to write: the stored book each continues, if any, and its
+    /// scan signature.
+    to_write: Vec<(Option<&'k Known>, ScannedBook, String)>,
+    /// Unchanged books read again (a touched file): their new stamps.
+    restamped: Vec<(&'k str, Option<String>)>,
+}
+
+/// Walks the library and compares each book with the stored one at its
+/// path as it is read.
+fn compare<'k>(
+    library: &Path,
+    cache: &mut scan::ProbeCache<'_>,
+    known: &'k [Known],
+) -> anyhow::Result<Compared<'k>> {
     let by_path: HashMap<&str, &Known> = known.iter().map(|k| (k.path.as_str(), k)).collect();
-    let mut summary = ScanSummary::default();
-    // Ids claimed by a book at the same path; those books and their
-    // scan signatures.
-    let mut claimed: HashSet<&str> = HashSet::new();
-    let mut unchanged: Vec<&Known> = Vec::new();
-    let mut to_write: Vec<(Option<&Known>, ScannedBook, String)> = Vec::new();
-    // Unchanged books read again (a touched file): their new stamps.
-    let mut restamped: Vec<(&str, Option<String>)> = Vec::new();
+    let mut c = Compared::default();
     let mut failed: Option<anyhow::Error> = None;
     let stored = |path: &str| by_path.get(path).map(|k| k.stamp.as_str());
     scan::scan_library(library, cache, &stored, &mut |found| {
         let book = match found {
             Found::Book(book) => *book,
             Found::Unchanged { rel_path, chapters } => {
-                summary.books += 1;
-                summary.chapters += chapters;
-                summary.unread_books += 1;
+                c.summary.books += 1;
+                c.summary.chapters += chapters;
+                c.summary.unread_books += 1;
                 // The stamp came from this very row.
                 if let Some(k) = by_path.get(rel_path.as_str()).copied() {
-                    claimed.insert(&k.id);
-                    unchanged.push(k);
+                    c.claimed.insert(&k.id);
+                    c.unchanged.push(k);
                 }
                 return;
             }
         };
-        summary.books += 1;
-        summary.chapters += book.chapters.len();
+        c.summary.books += 1;
+        c.summary.chapters += book.chapters.len();
         let sig = match signature(&book) {
             Ok(s) => s,
             Err(e) => {
@@ -134,116 +170,126 @@ fn try_rescan(
         };
         let k = by_path.get(book.rel_path.as_str()).copied();
         if let Some(k) = k {
-            claimed.insert(&k.id);
+            c.claimed.insert(&k.id);
             if k.sig == sig {
                 if book.stamp.as_deref().unwrap_or("") != k.stamp {
-                    restamped.push((&k.id, book.stamp));
+                    c.restamped.push((&k.id, book.stamp));
                 }
-                unchanged.push(k);
+                c.unchanged.push(k);
                 return;
             }
         }
-        to_write.push((k, book, sig));
+        c.to_write.push((k, book, sig));
     })?;
-    if let Some(e) = failed.or_else(|| cache.failed.take()) {
-        return Err(e);
+    match failed.or_else(|| cache.failed.take()) {
+        Some(e) => Err(e),
+        None => Ok(c),
     }
-    // Then by fingerprint, so a renamed book never steals the id of a book
-    // still at its old path.
-    let mut by_fingerprint: HashMap<&str, Vec<&Known>> = HashMap::new();
-    if to_write.iter().any(|(k, _, _)| k.is_none()) {
-        for k in &known {
-            by_fingerprint.entry(&k.fingerprint).or_default().push(k);
-        }
-    }
-    for (slot, book, _) in to_write.iter_mut() {
-        if slot.is_none()
-            && let Some(k) = by_fingerprint
-                .get(book.fingerprint.as_str())
-                .and_then(|ks| ks.iter().find(|k| !claimed.contains(k.id.as_str())))
-        {
-            claimed.insert(&k.id);
-            *slot = Some(k);
-        }
-    }
-    let covers_dir = data_dir.join("covers");
-    let mut conn = db.conn()?;
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    if generation(&tx)? != before {
-        return Ok(None); // rolled back on drop
-    }
-    save_probe_cache(&tx, cache)?;
-    let mut changed = false;
-    let mut seen: HashSet<String> = HashSet::with_capacity(summary.books);
-    let now = now_ms();
-    summary.unchanged_books = unchanged.len();
-    for k in unchanged {
-        if !k.present {
-            tx.execute("UPDATE books SET present = 1 WHERE id = ?1", [&k.id])?;
-            changed = true;
-        }
-        seen.insert(k.id.clone());
-    }
-    // Not a catalog change: the running server's snapshot stays.
-    for (id, stamp) in &restamped {
-        tx.prepare_cached("UPDATE books SET stamp = ?2 WHERE id = ?1")?
-            .execute(params![id, stamp.as_deref().unwrap_or("")])?;
-    }
-    for (slot, book, sig) in &to_write {
-        changed = true;
-        let id = match slot {
-            Some(k) => k.id.clone(),
-            None => {
-                summary.new_books += 1;
-                format!("bk_{}", random_hex(8))
+}
+
+impl<'k> Compared<'k> {
+    /// A new book takes the id of an unclaimed stored book with the same
+    /// fingerprint (a renamed folder). Done after the walk, so a renamed
+    /// book never steals the id of a book still at its old path.
+    fn claim_renamed(&mut self, known: &'k [Known]) {
+        let mut by_fingerprint: HashMap<&str, Vec<&Known>> = HashMap::new();
+        if self.to_write.iter().any(|(k, _, _)| k.is_none()) {
+            for k in known {
+                by_fingerprint.entry(&k.fingerprint).or_default().push(k);
             }
-        };
-        let stored = store_book(&tx, &id, book, &covers_dir)?;
-        let data = serde_json::to_string(&stored)?;
-        let stamp = book.stamp.as_deref().unwrap_or("");
-        let updated = tx.execute(
-            "UPDATE books SET path = ?2, fingerprint = ?3, present = 1, data = ?4, sig = ?5, stamp = ?6 WHERE id = ?1",
-            params![id, book.rel_path, book.fingerprint, data, sig, stamp],
-        )?;
-        if updated == 0 {
-            tx.execute(
-                "INSERT INTO books(id, path, fingerprint, added_at, present, data, sig, stamp) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
-                params![id, book.rel_path, book.fingerprint, now, data, sig, stamp],
-            )?;
         }
-        seen.insert(id);
+        for (slot, book, _) in self.to_write.iter_mut() {
+            if slot.is_none()
+                && let Some(k) = by_fingerprint
+                    .get(book.fingerprint.as_str())
+                    .and_then(|ks| ks.iter().find(|k| !self.claimed.contains(k.id.as_str())))
+            {
+                self.claimed.insert(&k.id);
+                *slot = Some(k);
+            }
+        }
     }
-    for k in known.iter().filter(|k| k.present && !seen.contains(&k.id)) {
-        tx.execute("UPDATE books SET present = 0 WHERE id = ?1", [&k.id])?;
-        summary.removed_books += 1;
-        changed = true;
-    }
-    if let Ok(root) = std::fs::canonicalize(library) {
-        let root = root.to_string_lossy();
-        let before: Option<String> = tx
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'library_root'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if before.as_deref() != Some(&*root) {
-            tx.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('library_root', ?1)",
-                [&*root],
+
+    /// Writes what changed: books found again, new stamps, new and changed
+    /// books, books gone. True when the catalog changed.
+    fn store(
+        &mut self,
+        tx: &rusqlite::Transaction<'_>,
+        known: &[Known],
+        covers_dir: &Path,
+    ) -> anyhow::Result<bool> {
+        let summary = &mut self.summary;
+        let mut changed = false;
+        let mut seen: HashSet<String> = HashSet::with_capacity(summary.books);
+        let now = now_ms();
+        summary.unchanged_books = self.unchanged.len();
+        for k in &self.unchanged {
+            if !k.present {
+                tx.execute("UPDATE books SET present = 1 WHERE id = ?1", [&k.id])?;
+                changed = true;
+            }
+            seen.insert(k.id.clone());
+        }
+        // Not a catalog change: the running server's snapshot stays.
+        for (id, stamp) in &self.restamped {
+            tx.prepare_cached("UPDATE books SET stamp = ?2 WHERE id = ?1")?
+                .execute(params![id, stamp.as_deref().unwrap_or("")])?;
+        }
+        for (slot, book, sig) in &self.to_write {
+            changed = true;
+            let id = match slot {
+                Some(k) => k.id.clone(),
+                None => {
+                    summary.new_books += 1;
+                    format!("bk_{}", random_hex(8))
+                }
+            };
+            let stored = store_book(tx, &id, book, covers_dir)?;
+            let data = serde_json::to_string(&stored)?;
+            let stamp = book.stamp.as_deref().unwrap_or("");
+            let updated = tx.execute(
+                "UPDATE books SET path = ?2, fingerprint = ?3, present = 1, data = ?4, sig = ?5, stamp = ?6 WHERE id = ?1",
+                params![id, book.rel_path, book.fingerprint, data, sig, stamp],
             )?;
+            if updated == 0 {
+                tx.execute(
+                    "INSERT INTO books(id, path, fingerprint, added_at, present, data, sig, stamp) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7)",
+                    params![id, book.rel_path, book.fingerprint, now, data, sig, stamp],
+                )?;
+            }
+            seen.insert(id);
+        }
+        for k in known.iter().filter(|k| k.present && !seen.contains(&k.id)) {
+            tx.execute("UPDATE books SET present = 0 WHERE id = ?1", [&k.id])?;
+            summary.removed_books += 1;
             changed = true;
         }
+        Ok(changed)
     }
-    // A running server reloads its snapshot only when something changed.
-    if changed {
-        tx.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'catalog_generation'",
+}
+
+/// Remembers the canonical library folder (files are served only inside
+/// it). True when it changed.
+fn store_library_root(tx: &rusqlite::Transaction<'_>, library: &Path) -> anyhow::Result<bool> {
+    let Ok(root) = std::fs::canonicalize(library) else {
+        return Ok(false);
+    };
+    let root = root.to_string_lossy();
+    let before: Option<String> = tx
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'library_root'",
             [],
-        )?;
+            |r| r.get(0),
+        )
+        .optional()?;
+    if before.as_deref() == Some(&*root) {
+        return Ok(false);
     }
-    tx.commit()?;
-    Ok(Some(summary))
+    tx.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('library_root', ?1)",
+        [&*root],
+    )?;
+    Ok(true)
 }
 
 /// Everything the scan found about a book, hashed: equal signatures mean

@@ -138,19 +138,8 @@ pub struct ProgressWrite {
 }
 
 /// Validates, merges and stores one write. Returns (applied, merged record).
-fn apply_write(
-    state: &AppState,
-    lib: &Library,
-    user_id: u64,
-    book_id: &str,
-    w: ProgressWrite,
-) -> ApiResult<(bool, Value)> {
-    let book = lib
-        .book(book_id)
-        .ok_or_else(|| ApiError::book_not_found(book_id))?;
-    let chapter = book
-        .chapter(&w.chapter_id)
-        .ok_or_else(|| ApiError::unknown_chapter(&w.chapter_id))?;
+/// A write's fields, checked before anything is read or stored.
+fn check_write(w: &ProgressWrite) -> ApiResult<()> {
     if !w.position_sec.is_finite() || w.position_sec < 0.0 {
         return Err(ApiError::bad_request(
             "positionSec must be a finite number ≥ 0",
@@ -169,6 +158,23 @@ fn apply_write(
             "deviceId is longer than 200 characters",
         ));
     }
+    Ok(())
+}
+
+fn apply_write(
+    state: &AppState,
+    lib: &Library,
+    user_id: u64,
+    book_id: &str,
+    w: ProgressWrite,
+) -> ApiResult<(bool, Value)> {
+    let book = lib
+        .book(book_id)
+        .ok_or_else(|| ApiError::book_not_found(book_id))?;
+    let chapter = book
+        .chapter(&w.chapter_id)
+        .ok_or_else(|| ApiError::unknown_chapter(&w.chapter_id))?;
+    check_write(&w)?;
     let now = write_clock_ms();
     let position = if chapter.duration_sec > 0.0 {
         w.position_sec.min(chapter.duration_sec)

@@ -10,7 +10,7 @@ impl Reconciler {
         let cur = self.current.as_mut().expect("owned");
         match action {
             Action::Play => cur.playing = true,
-            Action::Pause | Action::Sleep => {
+            Action::Pause => {
                 self.report_current(now, false, out);
                 let cur = self.current.as_mut().expect("owned");
                 cur.playing = false;
@@ -77,13 +77,8 @@ impl Reconciler {
         let cur = self.current.as_mut().expect("owned");
         cur.server_unreadable = false;
         match intent {
-            Intent::RestartBook | Intent::SeekToZero(_) => {
-                let target = match intent {
-                    Intent::SeekToZero(ch) if cur.manifest.position_of(&ch).is_some() => {
-                        Spot::new(ch, 0.0)
-                    }
-                    _ => start_of(&cur.manifest),
-                };
+            Intent::RestartBook => {
+                let target = start_of(&cur.manifest);
                 cur.finished = false;
                 cur.known = Some(target.clone());
                 cur.phase = Phase::Landing {

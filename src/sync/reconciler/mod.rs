@@ -314,9 +314,12 @@ impl Reconciler {
                     }
                     if side == Side::Local {
                         // Picking this device's place is an explicit choice:
-                        // it may move the server backwards.
+                        // it may move the server backwards, and whatever the
+                        // server held when it was made is older than it (a
+                        // resume before its write lands does not ask again).
                         cur.reset_pending = true;
                         cur.last_reported = None;
+                        cur.mine_at = cur.mine_at.max(now);
                     }
                 }
             }

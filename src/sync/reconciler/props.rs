@@ -40,7 +40,6 @@ enum Op {
     Intent {
         stale: bool,
         intent: u8,
-        ch: u32,
     },
     Chose {
         server: bool,
@@ -90,7 +89,7 @@ fn any_op() -> impl Strategy<Value = Op> {
             ch,
             pos
         }),
-        (any::<bool>(), 0u8..8, 1u32..=3, any_pos()).prop_map(|(stale, action, ch, pos)| {
+        (any::<bool>(), 0u8..7, 1u32..=3, any_pos()).prop_map(|(stale, action, ch, pos)| {
             Op::Act {
                 stale,
                 action,
@@ -98,11 +97,7 @@ fn any_op() -> impl Strategy<Value = Op> {
                 pos,
             }
         }),
-        (any::<bool>(), 0u8..4, 1u32..=3).prop_map(|(stale, intent, ch)| Op::Intent {
-            stale,
-            intent,
-            ch
-        }),
+        (any::<bool>(), 0u8..3).prop_map(|(stale, intent)| Op::Intent { stale, intent }),
         any::<bool>().prop_map(|server| Op::Chose { server }),
         Just(Op::Resume),
         (any::<bool>(), 1u32..=3, any_pos()).prop_map(|(applied, ch, pos)| Op::Answered {
@@ -250,8 +245,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                     2 => Action::Stop,
                     3 => Action::Seek(s.clone()),
                     4 => Action::ChapterChange(s.clone()),
-                    5 => Action::Sleep,
-                    6 => Action::Quit,
+                    5 => Action::Quit,
                     _ => Action::Ended,
                 };
                 if matches!(a, Action::Seek(_) | Action::ChapterChange(_)) && p.0 == cur {
@@ -282,19 +276,14 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                     )
                 }
             }
-            Op::Intent {
-                stale,
-                intent,
-                ch: chapter,
-            } => {
+            Op::Intent { stale, intent } => {
                 let p = pick(stale);
                 let i = match intent {
                     0 => Intent::RestartBook,
-                    1 => Intent::SeekToZero(ch(&book, chapter)),
-                    2 => Intent::MarkFinished,
+                    1 => Intent::MarkFinished,
                     _ => Intent::MarkUnfinished,
                 };
-                if intent < 2 {
+                if i == Intent::RestartBook {
                     // The restart loads the book: the restore is over.
                     m.restored.insert(p.0, true);
                 }
@@ -357,7 +346,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                 && matches!(
                     event,
                     Event::Intent {
-                        intent: Intent::RestartBook | Intent::SeekToZero(_),
+                        intent: Intent::RestartBook,
                         ..
                     }
                 ));

@@ -111,6 +111,36 @@ fn picking_the_place_the_server_has_carries_no_reset_into_a_later_report() {
 }
 
 #[test]
+fn a_resume_before_the_chosen_places_write_lands_does_not_ask_again() {
+    let mut r = Reconciler::new(ReconcilerConfig::default());
+    let mine = paused_at(&mut r, spot("a", 1, 110.0));
+    resume(&mut r, 60_000);
+    // Another device's place, far: the listener is asked, and keeps this
+    // device's.
+    let d = server(&mut r, P1, spot("a", 2, 300.0), mine + 10, 60_100);
+    assert!(
+        d.iter().any(|d| matches!(d, Decision::Choose { .. })),
+        "{d:?}"
+    );
+    r.handle(
+        Event::Chose {
+            playback: P1,
+            side: Side::Local,
+        },
+        60_200,
+    );
+    // Space at once: the read still finds the other device's place (the
+    // chosen write has not landed), which is older than the choice.
+    let d = resume(&mut r, 60_300);
+    assert!(fetches(&d), "{d:?}");
+    let d = server(&mut r, P1, spot("a", 2, 300.0), mine + 10, 60_400);
+    assert!(
+        !d.iter().any(|d| matches!(d, Decision::Choose { .. })),
+        "{d:?}"
+    );
+}
+
+#[test]
 fn a_seek_while_paused_and_offline_is_queued_and_unconfirmed() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     paused_at(&mut r, spot("a", 1, 110.0));

@@ -173,13 +173,13 @@ pub(super) fn periodic_reports_follow_the_interval_and_only_on_change() {
 }
 
 #[test]
-pub(super) fn pause_stop_sleep_seek_and_chapter_change_report() {
+pub(super) fn pause_stop_seek_and_chapter_change_report() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 2, 100.0));
     pos(&mut r, P1, spot("a", 2, 101.0), true, 2000);
     assert_eq!(reports(&act(&mut r, P1, Action::Pause, 2001)).len(), 1);
     pos(&mut r, P1, spot("a", 2, 102.0), true, 3000);
-    assert_eq!(reports(&act(&mut r, P1, Action::Sleep, 3001)).len(), 1);
+    assert_eq!(reports(&act(&mut r, P1, Action::Pause, 3001)).len(), 1);
     pos(&mut r, P1, spot("a", 2, 103.0), true, 4000);
     let d = act(&mut r, P1, Action::Seek(spot("a", 2, 500.0)), 4001);
     assert_eq!(reports(&d)[0].spot, spot("a", 2, 103.0));

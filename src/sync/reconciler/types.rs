@@ -62,10 +62,6 @@ pub enum Action {
     Seek(Spot),
     /// The user (or the end of a chapter) moved to another chapter.
     ChapterChange(Spot),
-    /// The sleep timer stopped playback. Not sent yet: the engine's pause
-    /// stands for it until the sleep timer reports through sync.
-    #[allow(dead_code)]
-    Sleep,
     Quit,
     /// The engine played past the end of the last chapter.
     Ended,
@@ -76,10 +72,6 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Intent {
     RestartBook,
-    /// Seek to 0 of this chapter. Not sent yet: a seek to 0 is an engine
-    /// seek, which never replaces valid progress.
-    #[allow(dead_code)]
-    SeekToZero(ChapterId),
     MarkFinished,
     MarkUnfinished,
 }

@@ -94,4 +94,50 @@ impl Worker {
             self.notify(Notice::News(SyncNews::SavedAgain));
         }
     }
+
+    /// `earmark sync push | retry | discard` and the player's retry and
+    /// discard of refused changes: each answers how many it moved.
+    pub(super) fn journal_command(&mut self, cmd: super::Command) {
+        use super::Command;
+        match cmd {
+            Command::PushHeld { reply } => {
+                let n = match &self.scope {
+                    Some(scope) => kept!(self, adopt(scope, crate::domain::now_millis())),
+                    None => 0,
+                };
+                self.reconnect = Default::default();
+                self.want_flush = true;
+                let _ = reply.send(n);
+            }
+            Command::RetryRefused { reply } => {
+                let n = match &self.scope {
+                    Some(scope) => kept!(self, unpark(scope)),
+                    None => 0,
+                };
+                self.retry_at.clear();
+                self.reconnect = Default::default();
+                self.want_flush = true;
+                let _ = reply.send(n);
+            }
+            Command::DiscardRefused { reply } => {
+                let seqs = match &self.scope {
+                    Some(scope) => Self::seqs(self.outbox.in_scope(scope), |e| e.is_parked()),
+                    None => Vec::new(),
+                };
+                let _ = reply.send(self.discard(seqs));
+            }
+            Command::DiscardHeld { reply } => {
+                let seqs = match &self.scope {
+                    Some(scope) => Self::seqs(self.outbox.held(scope), |_| true),
+                    None => Vec::new(),
+                };
+                let _ = reply.send(self.discard(seqs));
+            }
+            Command::DiscardAll { reply } => {
+                let seqs = Self::seqs(self.outbox.entries(), |_| true);
+                let _ = reply.send(self.discard(seqs));
+            }
+            _ => {}
+        }
+    }
 }

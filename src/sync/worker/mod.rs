@@ -298,43 +298,11 @@ impl Worker {
                     self.probe().await;
                 }
             }
-            Command::PushHeld { reply } => {
-                let n = match &self.scope {
-                    Some(scope) => local::kept!(self, adopt(scope, now_millis())),
-                    None => 0,
-                };
-                self.reconnect = Default::default();
-                self.want_flush = true;
-                let _ = reply.send(n);
-            }
-            Command::RetryRefused { reply } => {
-                let n = match &self.scope {
-                    Some(scope) => local::kept!(self, unpark(scope)),
-                    None => 0,
-                };
-                self.retry_at.clear();
-                self.reconnect = Default::default();
-                self.want_flush = true;
-                let _ = reply.send(n);
-            }
-            Command::DiscardRefused { reply } => {
-                let seqs = match &self.scope {
-                    Some(scope) => Self::seqs(self.outbox.in_scope(scope), |e| e.is_parked()),
-                    None => Vec::new(),
-                };
-                let _ = reply.send(self.discard(seqs));
-            }
-            Command::DiscardHeld { reply } => {
-                let seqs = match &self.scope {
-                    Some(scope) => Self::seqs(self.outbox.held(scope), |_| true),
-                    None => Vec::new(),
-                };
-                let _ = reply.send(self.discard(seqs));
-            }
-            Command::DiscardAll { reply } => {
-                let seqs = Self::seqs(self.outbox.entries(), |_| true);
-                let _ = reply.send(self.discard(seqs));
-            }
+            c @ (Command::PushHeld { .. }
+            | Command::RetryRefused { .. }
+            | Command::DiscardRefused { .. }
+            | Command::DiscardHeld { .. }
+            | Command::DiscardAll { .. }) => self.journal_command(c),
             Command::Quit { .. } | Command::Settle { .. } => unreachable!("handled in run"),
         }
     }
