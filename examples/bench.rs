@@ -16,6 +16,9 @@ mod capture;
 mod ctl;
 #[path = "bench/measure.rs"]
 mod measure;
+#[path = "../tests/harness/proxy.rs"]
+#[allow(dead_code)]
+mod proxy;
 #[path = "bench/remote.rs"]
 mod remote;
 #[path = "bench/setup.rs"]

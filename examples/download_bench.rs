@@ -9,8 +9,11 @@
 
 use earmark::api::{BaseUrl, BookQuery, Client};
 use earmark::offline::{Options, Scope, Store, download};
-use earmark::server::testing::TestServer;
+#[path = "../tests/harness/server.rs"]
+#[allow(dead_code)]
+mod test_server;
 use std::time::Instant;
+use test_server::TestServer;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));

@@ -1,5 +1,5 @@
 //! The slow link (issue 23, `BENCH_ONLY=remote`): earmark and mpv through
-//! `earmark::server::testing::proxy`, which holds each direction back by
+//! the tests' proxy (tests/harness/proxy.rs), which holds each direction back by
 //! half the round trip (and a new connection's first bytes by one more
 //! round trip, its handshake), at 0, 50 and 150 ms of round trip, in one
 //! run. Each row says what the proxy counted: requests and connections,
@@ -10,12 +10,12 @@
 
 use crate::capture::{Capture, heard_secs, longest_inner_gap};
 use crate::measure::{self, Row, median};
+use crate::proxy::{Proxy, Request};
 use crate::setup::{Book, Client, Peers, SEAM_CHAPTER_SECS, Server};
 use earmark::domain::{BookId, ChapterId, Manifest, ManifestItem};
 use earmark::player::{
     AudioMode, Command, Engine, EngineConfig, Status, StreamPool, StreamRequest,
 };
-use earmark::server::testing::proxy::{Proxy, Request};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command as Process, Stdio};

@@ -11,8 +11,8 @@
 //!   running server at once (the server reads the license per request and
 //!   reloads the catalog when a rescan changed it).
 //! - [`RunningServer::login_stats`]: the login limiter's counters.
-//! - `testing::TestServer` (the `testing` feature): a temp data dir, a
-//!   user, a valid license; and the test proxy.
+//! - The tests' server and proxy live in tests/harness (never in the
+//!   product binary).
 //!
 //! Inside: `state` (shared by the handlers; imports neither `routes` nor
 //! `auth`), `routes` and `auth` (HTTP), `db` (pooled SQLite, private at
@@ -35,11 +35,6 @@ pub(crate) mod net;
 pub mod routes;
 pub mod scan;
 pub mod state;
-// Tests, benchmarks and the fuzzers only: never in the product binary
-// (the `testing` feature; the tests turn it on through the package's
-// dev-dependency on itself).
-#[cfg(feature = "testing")]
-pub mod testing;
 pub mod write_log;
 
 use anyhow::Context;

@@ -3,9 +3,9 @@
 //! address carries the token, the move to the next when one does not
 //! answer, and the knock without the token.
 
+use crate::harness::TestServer;
+use crate::harness::proxy::{Mode, Proxy};
 use earmark::api::{Address, ApiError, BaseUrl, BookQuery, Client, ClientOptions};
-use earmark::server::testing::TestServer;
-use earmark::server::testing::proxy::{Mode, Proxy};
 use std::time::Duration;
 
 fn demo_library() -> std::path::PathBuf {

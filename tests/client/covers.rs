@@ -2,13 +2,13 @@
 //! else `/books/{bookId}/cover`; another origin never gets the token; a
 //! 404 is "no cover"; a cover over the cap is an error, not cut short.
 
+use crate::harness::TestServer;
 use crate::support::serve;
 use axum::Router;
 use axum::http::HeaderMap;
 use axum::routing::get;
 use earmark::api::{ApiError, BaseUrl, Client, ClientOptions, MAX_COVER_BYTES};
 use earmark::domain::*;
-use earmark::server::testing::TestServer;
 use std::sync::{Arc, Mutex};
 
 #[tokio::test]

@@ -5,9 +5,9 @@
 //! server that no longer speaks it goes again over HTTP/1.1 at once, the
 //! flag forgotten. Counted through the loopback proxy (counts, not times).
 
+use crate::harness::TestServer;
+use crate::harness::proxy::Proxy;
 use earmark::api::{Address, BaseUrl, BookQuery, Client, ClientOptions, Speaks};
-use earmark::server::testing::TestServer;
-use earmark::server::testing::proxy::Proxy;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

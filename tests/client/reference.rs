@@ -2,11 +2,11 @@
 //! against the reference server (`earmark::server`) over real HTTP.
 
 use crate::harness::Home;
+use crate::harness::TestServer;
 use crate::security::out_and_err;
 use earmark::api::{ApiError, BaseUrl, Client, ClientOptions, ProgressWrite, SettingsWrite};
 use earmark::domain::*;
 use earmark::server::LicenseSetting;
-use earmark::server::testing::TestServer;
 use serde_json::Value;
 use std::process::Output;
 

@@ -2,10 +2,10 @@
 //! it. Every wait has a deadline; a session is killed when its test ends,
 //! whatever happened.
 
+use crate::harness::TestServer;
 use crate::harness::{Home, library, logged_in, text, titled};
 use earmark::api::Client;
 use earmark::domain::{Book, BookId, Progress};
-use earmark::server::testing::TestServer;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Output;

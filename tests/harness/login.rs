@@ -2,9 +2,9 @@
 //! API's own login, and the book a test wants.
 
 use super::Home;
+use crate::harness::TestServer;
 use earmark::api::{Auth, BaseUrl, Client, ClientOptions, Token};
 use earmark::domain::{Book, BookId, ServerId, UserId};
-use earmark::server::testing::TestServer;
 
 /// A home at `server` as its user, logged in with `earmark login`, a
 /// client of the same user straight to the server, and the server's books.

@@ -10,6 +10,8 @@
 mod home;
 mod library;
 mod login;
+pub mod proxy;
+mod server;
 
 #[allow(unused_imports)]
 pub use home::{Home, text};
@@ -19,3 +21,5 @@ pub use library::{library, wav};
 pub use login::{
     authed, client_logged_in, direct, log_in_and_find, logged_in, logged_in_at, titled,
 };
+#[allow(unused_imports)]
+pub use server::{TestServer, TestSession};

@@ -2,11 +2,11 @@
 //! reference server) plays headlessly from start to end in server order.
 //! Untimed null output, so the whole library takes seconds.
 
+use crate::harness::TestServer as RefServer;
 use crate::harness::direct;
 use earmark::domain::ChapterId;
 use earmark::player::output::{Capture, Captured};
 use earmark::player::{AudioMode, Command, Engine, EngineConfig, Status, StreamRequest};
-use earmark::server::testing::TestServer as RefServer;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,12 +1,12 @@
 //! End to end against the reference server (`earmark::server`): the real
 //! client's stream requests, natural-sort server order, and the license gate.
 
+use crate::harness::TestServer as RefServer;
 use crate::harness::{direct, titled};
 use crate::support::*;
 use earmark::player::output::{Capture, Captured};
 use earmark::player::{AudioMode, Command, Engine, EngineConfig, ErrorKind, Status, StreamRequest};
 use earmark::server::LicenseSetting;
-use earmark::server::testing::TestServer as RefServer;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
 //! Round trips of a seek inside a streamed mp3, counted at a slow-link
-//! proxy (earmark::server::testing::proxy) between the decoder and the
+//! proxy (crate::harness::proxy) between the decoder and the
 //! file server: requests and how many were in flight together, never times.
 
+use crate::harness::proxy::{Proxy, Request};
 use crate::support::{TOKEN, TestServer};
 use crate::vbr_support::files;
 use earmark::domain::{BookId, ChapterId, Manifest, ManifestItem};
@@ -11,7 +12,6 @@ use earmark::player::source::{HttpSource, READ_AHEAD_FLOOR};
 use earmark::player::{
     AudioMode, Command, Engine, EngineConfig, EngineHandle, Status, StreamPool, StreamRequest,
 };
-use earmark::server::testing::proxy::{Proxy, Request};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -9,9 +9,9 @@
 //! 1 s. The files are 2.5 min, made with ffmpeg on first use.
 
 use crate::capture::Capture;
+use crate::harness::TestServer;
 use crate::harness::{Home, direct, titled};
 use crate::oracle::{ffmpeg, tone_place};
-use earmark::server::testing::TestServer;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Mutex, OnceLock};

@@ -232,7 +232,7 @@ fn ffprobe_counted_secs(path: &std::path::Path) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_server_counts_the_frames_of_a_xing_less_vbr_mp3() {
-    use earmark::server::testing::TestServer as RefServer;
+    use crate::harness::TestServer as RefServer;
     let f = files();
     let lib = tempfile::tempdir().unwrap();
     let book = lib.path().join("Long");

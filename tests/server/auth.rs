@@ -1,8 +1,8 @@
 //! Login, tokens, license gating, identity headers and the error shape.
 
 use crate::common::*;
+use crate::harness::TestServer;
 use earmark::server::LicenseSetting;
-use earmark::server::testing::TestServer;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! Browsing: list, paging, search, categories, details, chapters, manifest.
 
 use crate::common::*;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 
 #[tokio::test]
 async fn list_pages_and_validates_parameters() {

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use crate::harness::Home;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use std::io::Write;
 use std::process::Stdio;
 

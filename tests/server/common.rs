@@ -1,7 +1,7 @@
 //! Shared helpers: libraries of generated WAV files, and a small HTTP
 //! client that returns status + JSON without hiding anything.
 
-use earmark::server::testing::{TestServer, TestSession};
+use crate::harness::{TestServer, TestSession};
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

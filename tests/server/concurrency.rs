@@ -2,7 +2,7 @@
 //! nothing is lost or crossed between users.
 
 use crate::common::*;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_concurrent_writes_from_five_users() {

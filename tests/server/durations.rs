@@ -4,7 +4,7 @@
 //! every packet is the reference (its own duration is a bitrate guess).
 
 use crate::common::Api;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use std::path::Path;
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! file names and symlinks; the server id.
 
 use crate::common::*;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -2,8 +2,8 @@
 //! server stopped mid-stream then restarted on the same port.
 
 use crate::common::*;
+use crate::harness::TestServer;
 use earmark::server::LicenseSetting;
-use earmark::server::testing::TestServer;
 use std::time::{Duration, Instant};
 
 async fn first_chapter(api: &Api, title: &str) -> (String, std::path::PathBuf) {

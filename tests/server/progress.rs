@@ -1,7 +1,7 @@
 //! Reading progress, the merge policy, batch writes and playback settings.
 
 use crate::common::*;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use serde_json::{Value, json};
 
 struct Book {

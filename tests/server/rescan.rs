@@ -2,8 +2,8 @@
 //! of change is still picked up, and what did not change is not read.
 
 use crate::common::*;
+use crate::harness::TestServer;
 use earmark::server::scan::SETTLE;
-use earmark::server::testing::TestServer;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -4,8 +4,8 @@
 //! rewrites nothing.
 
 use crate::common::*;
+use crate::harness::TestServer;
 use earmark::server::fold::sort_key;
-use earmark::server::testing::TestServer;
 use serde_json::Value;
 use std::collections::HashSet;
 

@@ -2,7 +2,7 @@
 //! login abuse gets 429 instead of unbounded password hashing.
 
 use crate::common::*;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use serde_json::json;
 use std::time::{Duration, Instant};
 

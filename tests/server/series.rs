@@ -2,7 +2,7 @@
 //! updated by a rescan.
 
 use crate::common::*;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use serde_json::{Value, json};
 
 fn series(book: &Value) -> Value {

@@ -1,7 +1,7 @@
 //! Favorites and bookmarks.
 
 use crate::common::*;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use serde_json::json;
 
 #[tokio::test]

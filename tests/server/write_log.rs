@@ -3,8 +3,8 @@
 //! without the flag keeps no log.
 
 use crate::common::*;
+use crate::harness::TestServer;
 use earmark::server::merge::Outcome;
-use earmark::server::testing::TestServer;
 use earmark::server::write_log;
 use serde_json::json;
 

@@ -5,6 +5,7 @@
 //! null output) and sync go on through the second without a restart, one
 //! queue for both; the other instance is refused and never gets a token.
 
+use crate::harness::TestServer;
 use crate::harness::{Home, text, titled};
 use crate::proxy::{Mode, Proxy};
 use crate::support::library;
@@ -14,7 +15,6 @@ use earmark::domain::session::{Command, PlayState, Snapshot, Start};
 use earmark::domain::{BookId, ChapterId, Manifest, now_millis};
 use earmark::playback::{Login, Playback, Setup};
 use earmark::player::AudioMode;
-use earmark::server::testing::TestServer;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -1,11 +1,11 @@
 //! `earmark sync pending | push | discard` as a user runs them: the real
 //! binary, a real login, the reference server.
 
+use crate::harness::TestServer;
 use crate::harness::{Home, direct, text, titled};
 use crate::support::library;
 use earmark::api::BaseUrl;
 use earmark::domain::{BookId, ChapterId, now_millis};
-use earmark::server::testing::TestServer;
 use serde_json::json;
 use std::path::Path;
 

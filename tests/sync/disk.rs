@@ -241,7 +241,7 @@ fn a_full_disk_leaves_sound_json_as_it_was_and_the_save_says_the_disk_is_full() 
 /// A home whose data directory is a small disk, logged in (the token is
 /// written there before the disk is filled or made read-only).
 async fn home_on_small_disk(
-    server: &earmark::server::testing::TestServer,
+    server: &crate::harness::TestServer,
     bytes: u64,
     test: &str,
 ) -> Option<(Home, SmallDisk, Client)> {
@@ -312,9 +312,7 @@ async fn play_on(home: &Home, direct: &Client, book: &BookId) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn play_on_a_full_disk_sends_the_place_and_says_the_disk_is_full() {
     let lib = library();
-    let server = earmark::server::testing::TestServer::start(lib.path())
-        .await
-        .unwrap();
+    let server = crate::harness::TestServer::start(lib.path()).await.unwrap();
     let Some((home, disk, direct)) = home_on_small_disk(&server, 512 * 1024, "play full").await
     else {
         return play_with_no_room_for_any_file(&server).await;
@@ -328,7 +326,7 @@ async fn play_on_a_full_disk_sends_the_place_and_says_the_disk_is_full() {
 
 /// Where no tmpfs can be mounted: the same, with a file size limit of 0
 /// for the player (every write to a file fails as on a full disk).
-async fn play_with_no_room_for_any_file(server: &earmark::server::testing::TestServer) {
+async fn play_with_no_room_for_any_file(server: &crate::harness::TestServer) {
     use std::os::unix::process::CommandExt;
     eprintln!("play full: trying RLIMIT_FSIZE instead");
     let (home, direct, books) = logged_in(server).await;
@@ -371,9 +369,7 @@ async fn play_with_no_room_for_any_file(server: &earmark::server::testing::TestS
 async fn play_with_a_read_only_data_directory_sends_the_place_and_says_read_only_not_another_player()
  {
     let lib = library();
-    let server = earmark::server::testing::TestServer::start(lib.path())
-        .await
-        .unwrap();
+    let server = crate::harness::TestServer::start(lib.path()).await.unwrap();
     let Some((home, disk, direct)) =
         home_on_small_disk(&server, 512 * 1024, "play read-only").await
     else {
@@ -398,9 +394,7 @@ async fn play_with_a_read_only_data_directory_sends_the_place_and_says_read_only
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_push_and_retry_on_a_read_only_disk_say_read_only_not_another_earmark() {
     let lib = library();
-    let server = earmark::server::testing::TestServer::start(lib.path())
-        .await
-        .unwrap();
+    let server = crate::harness::TestServer::start(lib.path()).await.unwrap();
     let Some((home, disk, direct)) =
         home_on_small_disk(&server, 512 * 1024, "sync read-only").await
     else {
@@ -427,9 +421,7 @@ async fn sync_push_and_retry_on_a_read_only_disk_say_read_only_not_another_earma
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn play_that_cannot_send_nor_keep_says_the_changes_are_lost() {
     let lib = library();
-    let mut server = earmark::server::testing::TestServer::start(lib.path())
-        .await
-        .unwrap();
+    let mut server = crate::harness::TestServer::start(lib.path()).await.unwrap();
     let Some((home, disk, direct)) = home_on_small_disk(&server, 512 * 1024, "play lost").await
     else {
         return;
@@ -510,9 +502,7 @@ fn downloads_json(home: &Home) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_download_bigger_than_the_free_space_is_refused_before_any_audio_is_written() {
     let lib = short_library(100);
-    let server = earmark::server::testing::TestServer::start(lib.path())
-        .await
-        .unwrap();
+    let server = crate::harness::TestServer::start(lib.path()).await.unwrap();
     let Some((home, disk, direct)) = home_on_small_disk(&server, 256 * 1024, "download room").await
     else {
         return;
@@ -533,9 +523,7 @@ async fn a_download_bigger_than_the_free_space_is_refused_before_any_audio_is_wr
 async fn a_disk_that_fills_up_during_a_download_stops_it_with_the_disk_is_full_and_nothing_counts_as_complete()
  {
     let lib = short_library(100);
-    let server = earmark::server::testing::TestServer::start(lib.path())
-        .await
-        .unwrap();
+    let server = crate::harness::TestServer::start(lib.path()).await.unwrap();
     let Some((home, disk, direct)) =
         home_on_small_disk(&server, 2048 * 1024, "download full").await
     else {

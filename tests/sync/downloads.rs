@@ -3,12 +3,12 @@
 //! binary and the reference server over 127.0.0.1, stopped and restarted
 //! on the same data dir.
 
+use crate::harness::TestServer;
 use crate::harness::{Home, logged_in, text, titled};
 use crate::support::wav;
 use earmark::domain::BookId;
 use earmark::offline::Snapshot;
 use earmark::server::LicenseSetting;
-use earmark::server::testing::TestServer;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

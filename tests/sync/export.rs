@@ -4,11 +4,11 @@
 //! quotes, line breaks and non-ASCII letters come out whole, CSV as RFC
 //! 4180 says, Markdown as a readable list.
 
+use crate::harness::TestServer;
 use crate::harness::{logged_in, text, titled};
 use crate::support::wav;
 use earmark::api::NewBookmark;
 use earmark::domain::Book;
-use earmark::server::testing::TestServer;
 
 const ODD_TITLE: &str = "Moby-Dick; or, \"The Whale\"\nvolume 1 – Ахав 🐋";
 const CH1_TITLE: &str = "01 Loomings, \"the\" start – é";

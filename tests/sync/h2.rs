@@ -5,10 +5,10 @@
 //! they were; a server that dropped h2 still plays and the flag is cleared.
 //! Through the loopback proxy: counts, not times.
 
+use crate::harness::TestServer;
+use crate::harness::proxy::Proxy;
 use crate::harness::{Home, log_in_and_find, text};
 use crate::support::library;
-use earmark::server::testing::TestServer;
-use earmark::server::testing::proxy::Proxy;
 use std::time::Duration;
 
 /// What the session store says each address speaks.

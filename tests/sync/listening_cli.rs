@@ -2,9 +2,9 @@
 //! `earmark play` (the real binary, the engine on the null output, the
 //! reference server) recorded a jump and some listening on this device.
 
+use crate::harness::TestServer;
 use crate::harness::{logged_in, text, titled};
 use crate::support::library;
-use earmark::server::testing::TestServer;
 
 fn json(o: &std::process::Output) -> serde_json::Value {
     assert!(o.status.success(), "{}", text(o));

@@ -7,8 +7,8 @@
 //! `./run soak` plays 24.
 
 use crate::child::{Playing, Resources};
+use crate::harness::TestServer;
 use crate::harness::{Home, logged_in, text};
-use earmark::server::testing::TestServer;
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -1,12 +1,12 @@
 //! `earmark play` syncs through the worker: the real binary, the real
 //! engine (null output, paced in real time) and the reference server.
 
+use crate::harness::TestServer;
 use crate::harness::{logged_in, text, titled};
 use crate::support::library;
 use earmark::api::{BaseUrl, ProgressWrite};
 use earmark::domain::now_millis;
 use earmark::server::LicenseSetting;
-use earmark::server::testing::TestServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn play_restores_the_server_place_and_reports_it_on_quit() {

@@ -287,7 +287,7 @@ async fn s4_rebuilt_server_holds_old_writes_until_pushed() {
     p.until("queued offline", |s| s.queued >= 1).await;
 
     // Rebuild: a new instance with a new data dir behind the same address.
-    let rebuilt = earmark::server::testing::TestServer::start(env.lib.path())
+    let rebuilt = crate::harness::TestServer::start(env.lib.path())
         .await
         .unwrap();
     env.proxy.set_upstream(rebuilt.addr());

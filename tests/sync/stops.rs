@@ -6,12 +6,12 @@
 //! reasons (tests/ui/stops.rs).
 
 use crate::gate::Gate;
+use crate::harness::TestServer;
 use crate::harness::{Home, log_in_and_find, text};
 use crate::support::library;
 use earmark::api::{Auth, BaseUrl, Client, Token};
 use earmark::domain::{ServerId, UserId};
 use earmark::server::LicenseSetting;
-use earmark::server::testing::TestServer;
 use std::process::Output;
 
 /// `earmark play BOOK` for at most `secs` (a stop ends it sooner).

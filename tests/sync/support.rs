@@ -5,12 +5,12 @@
 //! sees the commands sync sends it.
 
 use crate::harness;
+use crate::harness::TestServer;
 use crate::proxy::Proxy;
 use earmark::api::{BookQuery, Client, ClientOptions};
 use earmark::domain::session::PlayState;
 use earmark::domain::{BookId, ChapterId, Manifest, Progress};
 use earmark::player::Command as EngineCommand;
-use earmark::server::testing::TestServer;
 use earmark::sync::{
     EngineLink, Heard, LoadId, Notice, Notices, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
 };

@@ -8,13 +8,13 @@
 //! played and no write carried 0. The short run is in the suite; `./run
 //! soak` runs 10 minutes of media against 30 s stretches.
 
+use crate::harness::TestServer;
 use crate::harness::{logged_in_at, text, titled};
 use crate::support::library;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use earmark::server::testing::TestServer;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -4,12 +4,12 @@
 //! the rules of sync (never 0 over a place); a finished book from the
 //! list starts from its beginning as a restart the server records.
 
+use crate::harness::TestServer;
 use crate::harness::{Home, logged_in, text, titled};
 use crate::support::wav;
 use earmark::api::{Client, ProgressWrite};
 use earmark::config::UpNextStore;
 use earmark::domain::{Account, BookId, ChapterId, Queued, now_millis};
-use earmark::server::testing::TestServer;
 
 /// "Saga One" (#1, 2 × 2 s), "Saga Two" (#2, 2 × 30 s), "Beta" (2 × 30 s).
 fn saga() -> tempfile::TempDir {

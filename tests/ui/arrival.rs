@@ -6,10 +6,10 @@
 //! missing, and is never cached as the library.
 
 use crate::fixtures::*;
+use crate::harness::TestServer;
 use earmark::config::{Dirs, Profile, ProfileSelector};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::keymap::{KeyCode, Keymap};
 use earmark::ui::state::*;

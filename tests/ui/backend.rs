@@ -2,6 +2,7 @@
 //! server with null audio: the effects the reducer emits go in, the
 //! answers the UI would get come out.
 
+use crate::harness::TestServer;
 use earmark::api::{BookQuery, ProgressWrite};
 use earmark::config::{Dirs, Profile, ProfileSelector};
 use earmark::domain::session::{
@@ -10,7 +11,6 @@ use earmark::domain::session::{
 use earmark::domain::{Book, Manifest, Stop, StopReason, now_millis};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::state::{Answer, Effect, Event, PlayState};
 use earmark::ui::terminal::LoopEvent;

@@ -6,11 +6,11 @@
 
 use crate::backend::{log_in, next_answer};
 use crate::fixtures::*;
+use crate::harness::TestServer;
 use earmark::api::BookQuery;
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::covers::{CoverImage, CoverMode, CoverState};
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::state::*;

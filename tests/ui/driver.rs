@@ -5,12 +5,12 @@
 
 use crate::backend::{demo_library, log_in};
 use crate::fixtures::*;
+use crate::harness::TestServer;
 use earmark::api::{BookQuery, Client};
 use earmark::config::{ListeningRules, UpNextStore};
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::keymap::{KeyCode, Keymap};
 use earmark::ui::state::*;

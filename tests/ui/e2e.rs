@@ -1,8 +1,8 @@
 //! End to end in a real pseudo-terminal against the reference server:
 //! the `earmark` binary, our tty reader and renderer, the API client.
 
+use crate::harness::TestServer;
 pub(crate) use crate::pty::{Tui, demo_library};
-use earmark::server::testing::TestServer;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,7 @@
 //! `--accessible` draws the player bar in words, without rules.
 
 use crate::e2e::{Tui, demo_library};
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use std::time::{Duration, Instant};
 
 /// Waits until the shown cursor satisfies `ok` (its (row, column) and

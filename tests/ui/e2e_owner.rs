@@ -4,9 +4,9 @@
 
 use crate::e2e::{Tui, demo_library};
 use crate::e2e_rule7::earmark;
+use crate::harness::TestServer;
 use earmark::api::{BaseUrl, Client, ProgressWrite};
 use earmark::domain::{BookId, Manifest, now_millis};
-use earmark::server::testing::TestServer;
 use std::path::Path;
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 
 use crate::e2e::{Tui, demo_library};
 use crate::e2e_rule7::earmark;
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use std::time::{Duration, Instant};
 
 /// The number before " queued" on the screen, 0 when there is none.

@@ -5,10 +5,10 @@
 //! after A's Space unless the listener chose A's.
 
 use crate::e2e::{Tui, demo_library};
+use crate::harness::TestServer;
+use crate::harness::proxy::{Mode, Proxy};
 use earmark::api::{BaseUrl, Client};
 use earmark::domain::{BookId, Manifest, Progress};
-use earmark::server::testing::TestServer;
-use earmark::server::testing::proxy::{Mode, Proxy};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;

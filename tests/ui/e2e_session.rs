@@ -5,9 +5,9 @@
 //! with nothing open, the player's keys say so and change nothing.
 
 use crate::e2e::{Tui, demo_library};
+use crate::harness::TestServer;
 use earmark::api::{BaseUrl, Client, ProgressWrite};
 use earmark::domain::now_millis;
-use earmark::server::testing::TestServer;
 
 async fn client(server: &TestServer) -> Client {
     let c = Client::new(

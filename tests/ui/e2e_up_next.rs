@@ -2,9 +2,9 @@
 //! against the reference server, on a generated two-book series.
 
 use crate::e2e::Tui;
+use crate::harness::TestServer;
 use crate::up_next_live::{place, saga_library};
 use earmark::api::{BaseUrl, Client};
-use earmark::server::testing::TestServer;
 
 async fn client(server: &TestServer) -> Client {
     let c = Client::new(

@@ -3,12 +3,12 @@
 //! server over 127.0.0.1.
 
 use crate::backend::{demo_library, in_state, listening, log_in, m_ch, next_answer, open};
+use crate::harness::TestServer;
 use earmark::api::{BookQuery, ProgressWrite};
 use earmark::domain::session::{Command, Event as SessionEvent, Start};
 use earmark::domain::{Book, JumpCause, Manifest, now_millis};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::state::{Answer, Effect, PlayState};
 

@@ -22,6 +22,8 @@ mod fixtures;
 mod flows;
 #[path = "../sync/gate.rs"]
 mod gate;
+#[path = "../harness/mod.rs"]
+mod harness;
 mod history;
 mod listening_backend;
 #[cfg(all(feature = "mpris", target_os = "linux"))]

@@ -4,7 +4,7 @@
 //! seek, asserting on the properties read back and on the player's screen.
 
 use crate::e2e::{Tui, demo_library};
-use earmark::server::testing::TestServer;
+use crate::harness::TestServer;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

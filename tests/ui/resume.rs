@@ -4,13 +4,13 @@
 //! backends, the engine on the null output and the reference server.
 
 use crate::backend::{demo_library, listening, log_in, next_answer, open};
+use crate::harness::TestServer;
 use earmark::api::{BookQuery, ProgressWrite};
 use earmark::domain::now_millis;
 use earmark::domain::rewind::RewindAfter;
 use earmark::domain::session::{Command, Event as SessionEvent, Said, Start};
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::state::{Answer, PlayState};
 

@@ -4,8 +4,8 @@
 
 use crate::e2e::{Tui, demo_library};
 use crate::e2e_rule7::earmark;
-use earmark::server::testing::TestServer;
-use earmark::server::testing::proxy::Proxy;
+use crate::harness::TestServer;
+use crate::harness::proxy::Proxy;
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -150,7 +150,7 @@ fn a_sleep_timer_does_not_follow_into_another_book() {
     use earmark::ui::event_loop::{Backends, UiSender};
     let rt = tokio::runtime::Runtime::new().unwrap();
     let server = rt
-        .block_on(earmark::server::testing::TestServer::start(demo_library()))
+        .block_on(crate::harness::TestServer::start(demo_library()))
         .unwrap();
     let home = tempfile::tempdir().unwrap();
     let (profile, done) = log_in(&rt, &server, home.path());

@@ -6,13 +6,13 @@
 use crate::backend::{demo_library, next_answer, open};
 use crate::fixtures::*;
 use crate::gate::Gate;
+use crate::harness::TestServer;
 use earmark::api::BookQuery;
 use earmark::config::{Dirs, Profile, ProfileSelector};
 use earmark::domain::session::{Event as SessionEvent, Start};
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::state::*;
 use earmark::ui::terminal::LoopEvent;

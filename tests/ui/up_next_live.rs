@@ -10,13 +10,13 @@
 use crate::backend::{log_in, next_answer};
 use crate::driver::Driver;
 use crate::fixtures::*;
+use crate::harness::TestServer;
 use earmark::api::ProgressWrite;
 use earmark::config::{ListeningRules, UpNextStore};
 use earmark::domain::session::{Command, UpNextCommand};
 use earmark::domain::*;
 use earmark::player::AudioMode;
 use earmark::runtime::Live;
-use earmark::server::testing::TestServer;
 use earmark::ui::event_loop::{Backends, UiSender};
 use earmark::ui::keymap::KeyCode;
 use earmark::ui::state::*;

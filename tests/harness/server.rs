@@ -1,11 +1,10 @@
-//! Helpers for tests of every area: a real server on 127.0.0.1 with a temp
+//! The reference server for tests of every area (and the benchmarks, by
+//! `#[path]`; never in the product binary): a real server on 127.0.0.1 with a temp
 //! data dir, one user and a valid license, that can stop and restart on
-//! the same port; and a TCP [`proxy`] that slows, cuts and counts the
+//! the same port; and (in `proxy.rs`) a TCP proxy that slows, cuts and counts the
 //! traffic to it.
 
-pub mod proxy;
-
-use super::{RunningServer, ServerConfig};
+use earmark::server::{RunningServer, ServerConfig};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -42,11 +41,11 @@ impl TestServer {
     ) -> anyhow::Result<Self> {
         let data_dir = tempfile::Builder::new().prefix("earmark-test-").tempdir()?;
         let password = "correct horse battery staple".to_owned();
-        let user_id = super::add_user(data_dir.path(), "alice", &password)?;
-        super::set_license(data_dir.path(), super::LicenseSetting::Valid)?;
+        let user_id = earmark::server::add_user(data_dir.path(), "alice", &password)?;
+        earmark::server::set_license(data_dir.path(), earmark::server::LicenseSetting::Valid)?;
         let mut config = ServerConfig::new(library, data_dir.path());
         adjust(&mut config);
-        let server = super::spawn(config.clone()).await?;
+        let server = earmark::server::spawn(config.clone()).await?;
         config.listen = server.addr();
         Ok(Self {
             base_url: server.base_url(),
@@ -77,7 +76,7 @@ impl TestServer {
     }
 
     /// The login limiter's counters of the running server.
-    pub fn login_stats(&self) -> Option<super::LoginStats> {
+    pub fn login_stats(&self) -> Option<earmark::server::LoginStats> {
         self.server.as_ref().map(|s| s.login_stats())
     }
 
@@ -91,7 +90,7 @@ impl TestServer {
     /// Starts again on the same port and data dir (rescans the library).
     pub async fn restart(&mut self) -> anyhow::Result<()> {
         self.stop().await;
-        self.server = Some(super::spawn(self.config.clone()).await?);
+        self.server = Some(earmark::server::spawn(self.config.clone()).await?);
         Ok(())
     }
 
@@ -105,12 +104,12 @@ impl TestServer {
         self.restart().await
     }
 
-    pub fn set_license(&self, state: super::LicenseSetting) -> anyhow::Result<()> {
-        super::set_license(self.data_path(), state)
+    pub fn set_license(&self, state: earmark::server::LicenseSetting) -> anyhow::Result<()> {
+        earmark::server::set_license(self.data_path(), state)
     }
 
     pub fn add_user(&self, name: &str, password: &str) -> anyhow::Result<u64> {
-        super::add_user(self.data_path(), name, password)
+        earmark::server::add_user(self.data_path(), name, password)
     }
 
     /// Logs `alice` in over HTTP.
