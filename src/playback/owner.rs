@@ -44,6 +44,22 @@ pub(super) enum Done {
     Up(super::up_next::Found),
 }
 
+/// The engine, or why there is no audio (the session goes on without it).
+fn start_engine(
+    start: engine::Start,
+    say: &impl Fn(Said),
+) -> (Option<EngineHandle>, Option<String>) {
+    match engine::spawn(start) {
+        Ok(e) => {
+            if let Some(n) = e.notice() {
+                say(Said::Info(n.to_owned()));
+            }
+            (Some(e), None)
+        }
+        Err(e) => (None, Some(e.to_string())),
+    }
+}
+
 /// Builds the owner and spawns its task (see [`Playback::start`]).
 pub(super) fn start(setup: Setup) -> (Playback, Events) {
     let (events_tx, events) = broadcast::channel(EVENTS_KEPT);
@@ -59,22 +75,16 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
     if let Some(why) = warning {
         say(Said::SoundConfig { why });
     }
-    let started = engine::spawn(engine::Start {
-        audio: setup.audio,
-        resolve: super::local::resolver(downloads.index(), client.clone(), streaming.clone()),
-        client: client.clone(),
-        seek_maps: seek_maps.clone(),
-        sound,
-    });
-    let (engine, no_audio) = match started {
-        Ok(e) => {
-            if let Some(n) = e.notice() {
-                say(Said::Info(n.to_owned()));
-            }
-            (Some(e), None)
-        }
-        Err(e) => (None, Some(e.to_string())),
-    };
+    let (engine, no_audio) = start_engine(
+        engine::Start {
+            audio: setup.audio,
+            resolve: super::local::resolver(downloads.index(), client.clone(), streaming.clone()),
+            client: client.clone(),
+            seek_maps: seek_maps.clone(),
+            sound,
+        },
+        &say,
+    );
     let sounds = Sounds::new(SoundBooks::open(&setup.dirs.data), setup.login.who.clone());
     if let Some(to) = sounds.damaged() {
         say(Said::SoundFileAside { to });
