@@ -10,7 +10,7 @@ use crate::harness::{Home, logged_in, text, titled};
 use crate::proxy::Mode;
 use crate::small_disk::SmallDisk;
 use crate::support::*;
-use earmark::api::{BaseUrl, Client, ProgressWrite};
+use earmark::api::{Client, ProgressWrite};
 use earmark::config::SoundBooks;
 use earmark::domain::{
     BookId, ChapterId, JumpCause, Manifest, PlaceMark, SoundSettings, now_millis,
@@ -249,15 +249,7 @@ async fn home_on_small_disk(
     let disk = SmallDisk::mount(&home.dir.path().join("data"), bytes, test)?;
     let o = home.run(&["login", "--password-stdin"], Some(&server.password));
     assert!(o.status.success(), "{}", text(&o));
-    let direct = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let direct = crate::harness::direct(server).await;
     Some((home, disk, direct))
 }
 

@@ -121,12 +121,7 @@ async fn a_rebuilt_instance_exits_7_on_the_first_write() {
     let mut server = TestServer::start(lib.path()).await.unwrap();
     let (home, alpha) = log_in_and_find(&server, server.base_url(), "Alpha").await;
     let chapter = {
-        let c = Client::new(
-            BaseUrl::parse(server.base_url()).unwrap(),
-            Default::default(),
-        )
-        .unwrap();
-        c.login(&server.username, &server.password).await.unwrap();
+        let c = crate::harness::direct(&server).await;
         c.manifest(&alpha).await.unwrap().items[0]
             .chapter_id
             .clone()

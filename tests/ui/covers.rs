@@ -146,7 +146,7 @@ fn half_block_covers_from_the_server_and_broken_ones_keep_the_layout() {
     let books = rt
         .block_on(done.client.books(&BookQuery::default()))
         .unwrap();
-    let by = |title: &str| books.iter().find(|b| b.title == title).unwrap().clone();
+    let by = |title: &str| crate::harness::titled(&books, title).clone();
     let (ui, rx) = UiSender::channel();
     let mut live = Live::start(
         ui,

@@ -5,7 +5,7 @@
 use crate::e2e::{Tui, demo_library};
 use crate::e2e_rule7::earmark;
 use crate::harness::TestServer;
-use earmark::api::{BaseUrl, Client, ProgressWrite};
+use earmark::api::{Client, ProgressWrite};
 use earmark::domain::{BookId, Manifest, now_millis};
 use std::path::Path;
 use std::time::Duration;
@@ -13,22 +13,9 @@ use std::time::Duration;
 /// The demo server, alice logged in at `home`, and Aesop's Fables.
 async fn logged_in(home: &Path) -> (TestServer, Client, BookId, Manifest) {
     let server = TestServer::start(demo_library()).await.unwrap();
-    let direct = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    direct
-        .login(&server.username, &server.password)
-        .await
-        .unwrap();
+    let direct = crate::harness::direct(&server).await;
     let books = direct.books(&Default::default()).await.unwrap();
-    let book = books
-        .iter()
-        .find(|b| b.title == "Aesop's Fables")
-        .unwrap()
-        .id
-        .clone();
+    let book = crate::harness::titled(&books, "Aesop's Fables").id.clone();
     let manifest = direct.manifest(&book).await.unwrap();
     let login = ["login", "--password-stdin"];
     let (h, base, pw) = (

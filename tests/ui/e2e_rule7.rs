@@ -7,7 +7,7 @@
 use crate::e2e::{Tui, demo_library};
 use crate::harness::TestServer;
 use crate::harness::proxy::{Mode, Proxy};
-use earmark::api::{BaseUrl, Client};
+use earmark::api::Client;
 use earmark::domain::{BookId, Manifest, Progress};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -60,15 +60,7 @@ impl Devices {
     /// controls (its network comes back when the test says).
     async fn start(via_proxy: bool) -> (Devices, String, Option<Proxy>) {
         let server = TestServer::start(demo_library()).await.unwrap();
-        let direct = Client::new(
-            BaseUrl::parse(server.base_url()).unwrap(),
-            Default::default(),
-        )
-        .unwrap();
-        direct
-            .login(&server.username, &server.password)
-            .await
-            .unwrap();
+        let direct = crate::harness::direct(&server).await;
         let books = direct.books(&Default::default()).await.unwrap();
         let book = books
             .iter()

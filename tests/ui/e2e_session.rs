@@ -6,18 +6,8 @@
 
 use crate::e2e::{Tui, demo_library};
 use crate::harness::TestServer;
-use earmark::api::{BaseUrl, Client, ProgressWrite};
+use earmark::api::ProgressWrite;
 use earmark::domain::now_millis;
-
-async fn client(server: &TestServer) -> Client {
-    let c = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    c.login(&server.username, &server.password).await.unwrap();
-    c
-}
 
 /// The player logged in (`password` typed) on Aesop's Fables' screen.
 fn on_aesop(tui: &mut Tui, password: Option<&str>) {
@@ -72,7 +62,7 @@ async fn a_reopened_player_holds_the_last_book_ready_and_space_resumes_it_where_
     .await
     .unwrap();
     // Meanwhile another device listened on, in the same chapter.
-    let c = client(&server).await;
+    let c = crate::harness::direct(&server).await;
     let books = c.books(&Default::default()).await.unwrap();
     let aesop = books.iter().find(|b| b.title.contains("Aesop")).unwrap();
     let m = c.manifest(&aesop.id).await.unwrap();

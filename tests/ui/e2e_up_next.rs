@@ -4,17 +4,6 @@
 use crate::e2e::Tui;
 use crate::harness::TestServer;
 use crate::up_next_live::{place, saga_library};
-use earmark::api::{BaseUrl, Client};
-
-async fn client(server: &TestServer) -> Client {
-    let c = Client::new(
-        BaseUrl::parse(server.base_url()).unwrap(),
-        Default::default(),
-    )
-    .unwrap();
-    c.login(&server.username, &server.password).await.unwrap();
-    c
-}
 
 fn config(home: &std::path::Path, text: &str) {
     let dir = home.join("config/earmark");
@@ -33,9 +22,9 @@ fn log_in(tui: &mut Tui, password: &str) {
 async fn the_countdown_shows_a_key_cancels_it_and_then_the_next_book_resumes_at_its_place() {
     let lib = saga_library(3);
     let server = TestServer::start(lib.path()).await.unwrap();
-    let c = client(&server).await;
+    let c = crate::harness::direct(&server).await;
     let books = c.books(&Default::default()).await.unwrap();
-    let two = books.iter().find(|b| b.title == "Saga Two").unwrap();
+    let two = crate::harness::titled(&books, "Saga Two");
     place(&c, &two.id, 12.0).await;
     let home = tempfile::tempdir().unwrap();
     config(
@@ -88,7 +77,7 @@ async fn the_countdown_shows_a_key_cancels_it_and_then_the_next_book_resumes_at_
     })
     .await
     .unwrap();
-    let one = books.iter().find(|b| b.title == "Saga One").unwrap();
+    let one = crate::harness::titled(&books, "Saga One");
     let p = c.progress(&one.id).await.unwrap().progress.unwrap();
     assert!(p.finished, "Saga One is finished on the server: {p:?}");
 }

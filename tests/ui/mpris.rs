@@ -275,18 +275,8 @@ async fn next_in_the_last_chapter_goes_on_to_the_next_book_of_the_series() {
         .await
         .unwrap();
     let books = client.books(&Default::default()).await.unwrap();
-    let one = books
-        .iter()
-        .find(|b| b.title == "Saga One")
-        .unwrap()
-        .id
-        .clone();
-    let two = books
-        .iter()
-        .find(|b| b.title == "Saga Two")
-        .unwrap()
-        .id
-        .clone();
+    let one = crate::harness::titled(&books, "Saga One").id.clone();
+    let two = crate::harness::titled(&books, "Saga Two").id.clone();
     place(&client, &two, 12.0).await;
     let home = tempfile::tempdir().unwrap();
     let base = server.base_url().to_owned();

@@ -80,11 +80,7 @@ pub(crate) fn saga_library(one: u32) -> tempfile::TempDir {
 fn saga_one_open(lib: &Path, rules: ListeningRules) -> (Driver, Book, ChapterId) {
     let mut d = Driver::start_on(lib, rules, |b, _| b.title == "Saga One");
     let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
-    let two = books
-        .iter()
-        .find(|b| b.title == "Saga Two")
-        .unwrap()
-        .clone();
+    let two = crate::harness::titled(&books, "Saga Two").clone();
     let two_ch2 = d.rt.block_on(place(&d.client, &two.id, 12.0));
     d.step(Event::Answer(Answer::Library {
         books,
@@ -289,7 +285,7 @@ fn beta_from_the_list(finished: bool) -> (Vec<(ChapterId, f64)>, Manifest, Progr
     };
     let prepare = |rt: &tokio::runtime::Runtime, c: &earmark::api::Client, list: &UpNextStore| {
         let books = rt.block_on(c.books(&Default::default())).unwrap();
-        let beta = books.iter().find(|b| b.title == "Beta").unwrap();
+        let beta = crate::harness::titled(&books, "Beta");
         let m = rt.block_on(c.manifest(&beta.id)).unwrap();
         let write = ProgressWrite {
             chapter_id: m.items[1].chapter_id.clone(),
@@ -305,7 +301,7 @@ fn beta_from_the_list(finished: bool) -> (Vec<(ChapterId, f64)>, Manifest, Progr
     let mut d = Driver::start_prepared(lib.path(), rules, |b, _| b.title == "Saga One", prepare);
     // The library as the server now tells it.
     let books = d.rt.block_on(d.client.books(&Default::default())).unwrap();
-    let beta = books.iter().find(|b| b.title == "Beta").unwrap().clone();
+    let beta = crate::harness::titled(&books, "Beta").clone();
     assert_eq!(
         beta.progress.as_ref().map(|p| p.finished),
         Some(finished),
@@ -433,11 +429,7 @@ fn a_book_with_nothing_after_it_ends_quietly_and_n_says_why() {
     let (profile, done) = log_in(&rt, &server, home.path());
     let c = done.client.clone();
     let books = rt.block_on(c.books(&Default::default())).unwrap();
-    let one = books
-        .iter()
-        .find(|b| b.title == "Saga One")
-        .unwrap()
-        .clone();
+    let one = crate::harness::titled(&books, "Saga One").clone();
     let m = rt.block_on(c.manifest(&one.id)).unwrap();
     let rules = ListeningRules {
         up_next: UpNextMode::Queue,
@@ -493,7 +485,7 @@ fn a_book_played_by_hand_leaves_the_list_too() {
     let (profile, done) = log_in(&rt, &server, home.path());
     let c = done.client.clone();
     let books = rt.block_on(c.books(&Default::default())).unwrap();
-    let beta = books.iter().find(|b| b.title == "Beta").unwrap().clone();
+    let beta = crate::harness::titled(&books, "Beta").clone();
     let m = rt.block_on(c.manifest(&beta.id)).unwrap();
     let (ui, rx) = UiSender::channel();
     let mut live = Live::start(
