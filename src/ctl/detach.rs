@@ -29,6 +29,8 @@ pub const READY_WITHIN: Duration = Duration::from_secs(30);
 pub struct Started {
     pub pid: u32,
     pub socket: PathBuf,
+    /// What the session said before it played (the server's newer place won).
+    pub notes: Vec<String>,
 }
 
 /// Why it did not start: `earmark play`'s exit code and its sentence.
@@ -95,7 +97,7 @@ pub fn start(args: &[OsString], log: &Path) -> Result<Started, Failed> {
     drop(write_end);
     let said = read_said(File::from(read_end), READY_WITHIN);
     match said {
-        Some(line) => parse_said(&line, log),
+        Some((notes, line)) => parse_said(&line, log).map(|s| Started { notes, ..s }),
         None if matches!(child.try_wait(), Ok(None)) => {
             // SAFETY: kill on our own child's pid.
             unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
@@ -137,10 +139,13 @@ pub fn run(select: &crate::config::ProfileSelector, json: bool, args: &[OsString
             if json {
                 let doc = serde_json::json!({
                     "pid": s.pid, "socket": s.socket.display().to_string(),
-                    "log": log.display().to_string(),
+                    "log": log.display().to_string(), "said": s.notes,
                 });
                 println!("{doc}");
             } else {
+                for n in &s.notes {
+                    println!("{n}");
+                }
                 println!(
                     "Playing in the background (pid {}); `earmark ctl status` reaches it.",
                     s.pid
@@ -170,8 +175,10 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// The child's one line, or `None` when the pipe closed or `within` ran out.
-fn read_said(mut pipe: File, within: Duration) -> Option<String> {
+/// The child's notes and its last line (`ready …` or `failed …`), or
+/// `None` when the pipe closed or `within` ran out.
+fn read_said(mut pipe: File, within: Duration) -> Option<(Vec<String>, String)> {
+    let mut notes = Vec::new();
     let end = Instant::now() + within;
     let mut got = Vec::new();
     let mut buf = [0u8; 512];
@@ -198,8 +205,13 @@ fn read_said(mut pipe: File, within: Duration) -> Option<String> {
             Ok(0) | Err(_) => return None,
             Ok(k) => got.extend_from_slice(&buf[..k]),
         }
-        if let Some(i) = got.iter().position(|b| *b == b'\n') {
-            return Some(String::from_utf8_lossy(&got[..i]).into_owned());
+        while let Some(i) = got.iter().position(|b| *b == b'\n') {
+            let line = String::from_utf8_lossy(&got[..i]).into_owned();
+            got.drain(..=i);
+            match line.strip_prefix("note ") {
+                Some(n) => notes.push(n.to_owned()),
+                None => return Some((notes, line)),
+            }
         }
     }
 }
@@ -210,6 +222,7 @@ fn parse_said(line: &str, log: &Path) -> Result<Started, Failed> {
         (Some("ready"), Some(pid), Some(socket)) => Ok(Started {
             pid: pid.parse().unwrap_or(0),
             socket: PathBuf::from(socket),
+            notes: Vec::new(),
         }),
         (Some("failed"), Some(code), message) => Err(failed(
             code.parse().unwrap_or(1),
@@ -237,9 +250,19 @@ impl Ready {
     }
 
     fn say(&mut self, line: &str) {
-        if let Some(mut f) = self.0.take() {
+        self.note_line(line);
+        self.0 = None;
+    }
+
+    fn note_line(&mut self, line: &str) {
+        if let Some(f) = self.0.as_mut() {
             let _ = f.write_all(format!("{line}\n").as_bytes());
         }
+    }
+
+    /// A sentence the parent prints before it says the session plays.
+    pub fn note(&mut self, sentence: &str) {
+        self.note_line(&format!("note {}", sentence.replace('\n', " ")));
     }
 
     pub fn ok(&mut self, socket: &Path) {
@@ -313,7 +336,13 @@ async fn follow(
     let within = READY_WITHIN - Duration::from_secs(5);
     let first = tokio::time::timeout(within, first_audio(&mut snap, &mut events, &asked));
     match first.await {
-        Ok(Ok(())) => ready.ok(serving.socket()),
+        Ok(Ok(notes)) => {
+            for n in &notes {
+                eprintln!("earmark: {n}");
+                ready.note(n);
+            }
+            ready.ok(serving.socket())
+        }
         Ok(Err(f)) => {
             ready.failed(f.code, &f.message);
             return ExitCode::from(f.code);
@@ -344,10 +373,9 @@ async fn follow(
             }
             e = events.recv() => match e {
                 Ok(Event::Stopped(s)) => eprintln!("earmark: stopped ({}): {}", s.reason, s.message),
-                Ok(Event::Said(Said::MovedToServer { book, to })) => eprintln!(
-                    "earmark: {book}: the server has a newer place (another device's): chapter {} at {:.1} s; playing from there",
-                    to.chapter, to.position
-                ),
+                Ok(Event::Said(Said::MovedToServer { book, to })) => {
+                    eprintln!("earmark: {}", moved(&book, &to));
+                }
                 Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return ExitCode::from(1),
             },
@@ -355,19 +383,29 @@ async fn follow(
     }
 }
 
-/// Until the session's book plays, or the reason it will not.
+/// The server's newer place won (this device's went to the history).
+fn moved(book: &crate::domain::BookId, to: &crate::domain::session::Place) -> String {
+    format!(
+        "{book}: the server has a newer place (another device's): chapter {} at {:.1} s; playing from there (this device's place is in `earmark history`)",
+        to.chapter, to.position
+    )
+}
+
+/// Until the session's book plays (with what it said on the way), or the
+/// reason it will not.
 async fn first_audio(
     snap: &mut tokio::sync::watch::Receiver<Snapshot>,
     events: &mut crate::playback::Events,
     asked: &Asked,
-) -> Result<(), Failed> {
+) -> Result<Vec<String>, Failed> {
+    let mut notes = Vec::new();
     loop {
         if let Some(l) = snap.borrow_and_update().listening.as_ref()
             && l.book.id == asked.book
             && l.load != 0
         {
             match l.state {
-                PlayState::Playing => return Ok(()),
+                PlayState::Playing => return Ok(notes),
                 // Resumed at its end (finished): nothing plays.
                 PlayState::Ended => {
                     let m = format!(
@@ -390,6 +428,7 @@ async fn first_audio(
                     let code = StopReason::Network.exit_code();
                     return Err(failed(code, format!("{why}; {book} is not downloaded")));
                 }
+                Ok(Event::Said(Said::MovedToServer { book, to })) => notes.push(moved(&book, &to)),
                 _ => {}
             },
         }

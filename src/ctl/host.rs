@@ -8,7 +8,7 @@ use super::protocol::{Ask, Code, Open, PlayerAsk, Refusal, SPEEDS, Seek, Speed};
 use super::status::status_now;
 use crate::api::NewBookmark;
 use crate::config::Profile;
-use crate::domain::session::{Command, Listening, Snapshot, Start};
+use crate::domain::session::{Command, Event, Listening, Said, Snapshot, Start};
 use crate::domain::{JumpCause, now_millis};
 use crate::playback::{Login, Playback};
 use serde_json::{Value, json};
@@ -19,6 +19,27 @@ use tokio::sync::watch;
 const SETTLE: Duration = Duration::from_secs(2);
 /// Opening a book reads the server: it may take longer.
 const SETTLE_OPEN: Duration = Duration::from_secs(10);
+
+/// The owner's news that the command failed: a stop (an unknown book or
+/// chapter, the license, the login), or a book that cannot open.
+fn refusal_of(e: &Event) -> Option<Refusal> {
+    use crate::domain::StopReason as R;
+    match e {
+        Event::Stopped(stop) => Some(Refusal::new(
+            Code::Server(stop.reason),
+            stop.message.clone(),
+        )),
+        Event::Said(Said::NotDownloaded { book, why }) => Some(Refusal::new(
+            Code::Server(R::Network),
+            format!("{book} is not downloaded and the server is away: {why}"),
+        )),
+        Event::Said(Said::NoChapters { book }) => Some(Refusal::new(
+            Code::Server(R::Rejected),
+            format!("{book} has no chapters to play"),
+        )),
+        _ => None,
+    }
+}
 
 /// Whether `quit` ends the session's process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,9 +105,27 @@ impl Host {
     ) -> Result<Value, Refusal> {
         let mut snap = self.playback.snapshot();
         snap.borrow_and_update();
+        // Subscribed before sending: a stop the command causes is heard.
+        let mut events = self.playback.events();
         self.playback.send(c);
-        let _ = tokio::time::timeout(within, snap.wait_for(|s| done(s) || s.stop.is_some())).await;
-        Ok(self.status())
+        let settled = snap.wait_for(|s| done(s) || s.stop.is_some());
+        let failed = async {
+            loop {
+                match events.recv().await {
+                    Ok(e) => {
+                        if let Some(r) = refusal_of(&e) {
+                            return r;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            }
+        };
+        tokio::select! {
+            r = failed => Err(r),
+            _ = tokio::time::timeout(within, settled) => Ok(self.status()),
+        }
     }
 
     pub async fn answer(&self, ask: Ask) -> Result<Value, Refusal> {

@@ -127,6 +127,10 @@ impl Owner {
         if r.seq != self.opens {
             return;
         }
+        // A new open: what stopped the last one is past, and its own
+        // failure is said even when it is the same (the license stays
+        // until it is valid again).
+        self.stopped.retain(|r| *r == super::StopReason::License);
         let c = match r.chosen {
             Ok(c) => c,
             Err(e) if e.is_transient() => {
@@ -157,9 +161,6 @@ impl Owner {
             self.sleep_acts(acts);
         }
         self.keep_sleep = false;
-        // A new playback: what stopped the last one is past (the license
-        // stays until it is valid again).
-        self.stopped.retain(|r| *r == super::StopReason::License);
         self.up_next.started(&book, self.book_id().as_ref());
         match c.why {
             Why::Current => self.say(Said::FromDownload {

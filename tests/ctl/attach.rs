@@ -94,6 +94,7 @@ async fn x_in_a_player_of_its_own_session_leaves_the_book_playing_detached_at_it
     let session = crate::common::Detached {
         pid: s["pid"].as_i64().unwrap() as i32,
         socket: Default::default(),
+        said: Default::default(),
     };
     let (code, _) = w.ctl(&["quit"]);
     assert_eq!(code, 0);

@@ -88,14 +88,20 @@ async fn bad_lines_a_client_that_never_reads_and_100_clients_never_stop_the_sess
         .unwrap();
     let mut q = quiet.try_clone().unwrap();
     writeln!(q, r#"{{"id": 1, "command": ["watch", "session"]}}"#).unwrap();
-    let mut dropped = false;
+    let mut ended = None;
     for _ in 0..20_000 {
-        if writeln!(q, r#"{{"id": 2, "command": ["status"]}}"#).is_err() {
-            dropped = true;
+        if let Err(e) = writeln!(q, r#"{{"id": 2, "command": ["status"]}}"#) {
+            ended = Some(e.kind());
             break;
         }
     }
-    assert!(dropped, "a client that never reads is dropped");
+    // Closed by the session (not our own write timing out: a session that
+    // only stopped reading would look like that).
+    use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+    assert!(
+        matches!(ended, Some(BrokenPipe | ConnectionReset)),
+        "a client that never reads is dropped: {ended:?}"
+    );
 
     // 100 clients at once: each is served or refused with `busy`.
     let mut served = 0;

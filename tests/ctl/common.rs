@@ -83,6 +83,7 @@ impl World {
         let d = Detached {
             pid: doc["pid"].as_u64().unwrap() as i32,
             socket: PathBuf::from(doc["socket"].as_str().unwrap()),
+            said: doc["said"].clone(),
         };
         assert!(began.elapsed() < Duration::from_secs(20));
         d
@@ -133,6 +134,8 @@ impl World {
 pub struct Detached {
     pub pid: i32,
     pub socket: PathBuf,
+    /// What the session said before it played (`--json`'s `said`).
+    pub said: Value,
 }
 
 impl Detached {

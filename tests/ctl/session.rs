@@ -2,6 +2,8 @@
 //! place after each command, after `quit` and after SIGTERM.
 
 use crate::common::{World, place};
+use earmark::api::ProgressWrite;
+use earmark::domain::now_millis;
 
 /// The session reports its place every 300 ms of wall time, so the
 /// server's place follows each command within the test's deadlines.
@@ -157,4 +159,66 @@ async fn a_license_stop_stops_a_detached_session_and_its_watchers_hear_it_then_q
     next_event("quit");
     assert!(watch.wait().unwrap().success());
     session.until_gone();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_resume_follows_the_servers_newer_place_says_so_and_keeps_this_devices_in_the_history()
+ {
+    let w = World::start().await;
+    let long = w.book("Long");
+    // This device listened to chapter 1 at 100 s and quit.
+    let session = w.detach(&long, &["--at", "100"], &[]);
+    let (code, s) = w.ctl(&["quit"]);
+    assert_eq!(code, 0, "{s}");
+    session.until_gone();
+    let mine = w.server_place(&long).await.unwrap();
+    assert!((100.0..110.0).contains(&mine.position), "{mine:?}");
+    // Another device then listened to chapter 2 at 50 s.
+    let manifest = w.direct.manifest(&long).await.unwrap();
+    let ch2 = manifest.items[1].chapter_id.clone();
+    let write = ProgressWrite {
+        chapter_id: ch2.clone(),
+        position: 50.0,
+        client_updated_at: now_millis(),
+        finished: false,
+        device_id: Some("device-b".into()),
+        reset: false,
+    };
+    w.direct.post_progress(&long, &write).await.unwrap();
+
+    // With no terminal to ask, the server's newer place wins, and it says so.
+    let session = w.detach(&long, &[], &[]);
+    let said = session.said.to_string();
+    assert!(
+        said.contains("newer place") && said.contains(ch2.as_str()),
+        "{said}"
+    );
+    let s = w.status();
+    let (n, at) = place(&s);
+    assert!(n == 2 && (50.0..60.0).contains(&at), "{s}");
+    // This device's place went to the place history.
+    let o = w.run(&["--json", "history", long.as_str()], &[]);
+    let t = crate::harness::text(&o);
+    assert!(o.status.success(), "{t}");
+    let h: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kept = h.to_string();
+    assert!(kept.contains(mine.chapter_id.as_str()), "{kept}");
+    drop(session);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_play_of_a_book_the_server_does_not_have_is_refused_as_not_found_exit_5() {
+    let w = World::start().await;
+    let long = w.book("Long");
+    let _session = w.detach(&long, &[], &[]);
+    let (code, s) = w.ctl(&["play", "bk_nope"]);
+    assert_eq!(code, 5, "{s}");
+    assert_eq!(s["error"]["code"], "not_found", "{s}");
+    // Asked again, it is refused again (not a silent success).
+    let (code, s) = w.ctl(&["play", "bk_nope"]);
+    assert_eq!(
+        (code, &s["error"]["code"]),
+        (5, &serde_json::json!("not_found")),
+        "{s}"
+    );
 }

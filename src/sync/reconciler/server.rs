@@ -72,6 +72,14 @@ impl Reconciler {
                     };
                     return;
                 }
+                if far {
+                    // Headless: the server's newer place wins; say so
+                    // (this device's went to the place history).
+                    out.push(Decision::Followed {
+                        book: cur.book.clone(),
+                        spot: s.clone(),
+                    });
+                }
                 // Close enough, or headless: the server owns the merge.
                 s
             }
