@@ -6,7 +6,7 @@
 //! makes it wait.
 
 use super::host::Host;
-use super::place::Claim;
+use super::place::{Claim, Place};
 use super::protocol::{self, Ask, Code, Refusal, Watch};
 use super::status::{Watched, event, status_now};
 use crate::domain::session::Snapshot;
@@ -75,7 +75,7 @@ pub struct NotServed(pub String);
 /// Binds the claim's socket and serves `host` on the current runtime.
 pub fn serve(host: Host, claim: &Claim) -> Result<Serving, NotServed> {
     let socket = claim.place.socket.clone();
-    let listener = bind(claim).map_err(NotServed)?;
+    let listener = bind(&claim.place).map_err(NotServed)?;
     let quit = host.quit_watch();
     let closing = watch::channel(false).0;
     let clients = Arc::new(AtomicUsize::new(0));
@@ -84,7 +84,7 @@ pub fn serve(host: Host, claim: &Claim) -> Result<Serving, NotServed> {
         closing: closing.subscribe(),
         clients: clients.clone(),
     };
-    let accept = tokio::spawn(accept(listener, Arc::new(shared)));
+    let accept = tokio::spawn(accept(listener, claim.place.clone(), Arc::new(shared)));
     Ok(Serving {
         socket,
         accept,
@@ -96,10 +96,9 @@ pub fn serve(host: Host, claim: &Claim) -> Result<Serving, NotServed> {
 
 /// A stale socket (nobody answers) is replaced; a live one is another
 /// earmark's (of another data directory), never taken over.
-fn bind(claim: &Claim) -> Result<UnixListener, String> {
-    let path = &claim.place.socket;
-    claim
-        .place
+fn bind(place: &Place) -> Result<UnixListener, String> {
+    let path = &place.socket;
+    place
         .socket_dir()
         .map_err(|e| format!("cannot make the socket's directory: {e}"))?;
     if std::fs::symlink_metadata(path).is_ok() {
@@ -134,12 +133,45 @@ impl Drop for Slot {
     }
 }
 
-async fn accept(listener: UnixListener, shared: Arc<Shared>) {
+/// How often the session looks whether its socket is still there.
+const SOCKET_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The socket was removed under the session (logind removes
+/// `$XDG_RUNTIME_DIR` when the last SSH login ends): it listens again.
+fn relisten(listener: &mut UnixListener, place: &Place) {
+    let gone = std::fs::symlink_metadata(&place.socket)
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if !gone {
+        return;
+    }
+    match bind(place) {
+        Ok(l) => {
+            *listener = l;
+            // Not on stderr: in the player's own session that is the screen.
+            tracing::warn!(
+                "the control socket was removed; listening again at {}",
+                place.socket.display()
+            );
+        }
+        Err(e) => tracing::warn!("the control socket was removed and cannot be made again: {e}"),
+    }
+}
+
+async fn accept(mut listener: UnixListener, place: Place, shared: Arc<Shared>) {
     let clients = shared.clients.clone();
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
+    let mut check = tokio::time::interval(SOCKET_CHECK);
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let stream = match listener.accept().await {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = check.tick() => {
+                relisten(&mut listener, &place);
+                continue;
+            }
+        };
+        let stream = match accepted {
             Ok((s, _)) => s,
             Err(e) => {
                 // Out of descriptors, say: try again shortly.

@@ -222,3 +222,32 @@ async fn ctl_play_of_a_book_the_server_does_not_have_is_refused_as_not_found_exi
         "{s}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_session_whose_socket_was_removed_listens_again() {
+    let w = World::start().await;
+    let long = w.book("Long");
+    let session = w.detach(&long, &[], &[]);
+    // As logind does to $XDG_RUNTIME_DIR when the last SSH login ends.
+    let dir = session.socket.parent().unwrap().to_owned();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (code, _) = w.ctl(&["status"]);
+    assert_eq!(code, 8, "no socket for now");
+    // Within the session's 10 s check, it answers again, still playing.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    loop {
+        let (code, s) = w.ctl(&["status"]);
+        if code == 0 {
+            assert_eq!(s["state"], "playing", "{s}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never listened again: {s}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&dir), mode(&session.socket)), (0o700, 0o600));
+}
