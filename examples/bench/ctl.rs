@@ -147,6 +147,23 @@ pub fn rows(client: &Client, secs: f64, quick: bool) -> Result<Vec<Row>, String>
     ));
 
     ctl(client, &["pause"])?;
+    // The paused session alone first: what its own looks cost (the
+    // downloads directory every 5 s, its socket every 10 s), so the row
+    // below shows what the watchers add.
+    std::thread::sleep(Duration::from_secs(1));
+    let alone_before = cpu_of(session.pid).ok_or("the detached session is gone")?;
+    let alone = cpu_percent_over(session.pid, secs.min(20.0))?;
+    let alone_after = cpu_of(session.pid).unwrap_or(alone_before);
+    rows.push(Row::time(
+        &format!(
+            "paused session, no client, {:.0} s: CPU (% of a core; {:.0} ms of CPU)",
+            secs.min(20.0),
+            (alone_after - alone_before) * 1e3
+        ),
+        alone,
+        None,
+        "report",
+    ));
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
         let (mut s, r) = connect(&session.socket)?;
@@ -167,7 +184,7 @@ pub fn rows(client: &Client, secs: f64, quick: bool) -> Result<Vec<Row>, String>
         ),
         idle,
         None,
-        "0",
+        "0 between events (beyond the row above)",
     ));
     ctl(client, &["quit"])?;
     drop(watchers);
