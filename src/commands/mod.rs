@@ -143,18 +143,12 @@ pub const EXIT_AUTH: u8 = StopReason::Login.exit_code();
 pub const EXIT_LICENSE: u8 = StopReason::License.exit_code();
 pub const EXIT_NOT_FOUND: u8 = StopReason::NotFound.exit_code();
 pub const EXIT_NETWORK: u8 = StopReason::Network.exit_code();
-pub const EXIT_SCOPE: u8 = StopReason::Scope.exit_code();
-
-/// A command's exit code for an API error: its stop reason's, from the
-/// one classification (`playback::stop`).
-pub fn exit_code_of(e: &ApiError) -> u8 {
-    crate::playback::stop::of_api(e).exit_code()
-}
 
 impl From<ApiError> for CommandError {
     fn from(e: ApiError) -> Self {
         CommandError {
-            code: exit_code_of(&e),
+            // Its stop reason's, from the one classification (`playback::stop`).
+            code: crate::playback::stop::of_api(&e).exit_code(),
             message: e.to_string(),
         }
     }
