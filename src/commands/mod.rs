@@ -81,10 +81,8 @@ pub enum ClientCommand {
     Favorites { action: Option<FavoriteAction> },
     /// List a book's bookmarks, add/remove one, or export them.
     Bookmarks {
-        /// The book's id (leave it out with --all).
+        /// The book's id (`None`: every book's, `--all --export`).
         book_id: Option<String>,
-        /// Export the bookmarks of every book (with --export).
-        all: bool,
         /// Write the bookmarks as Markdown or CSV (chapter, times, note, date).
         export: Option<export::ExportFormat>,
         action: Option<BookmarkAction>,

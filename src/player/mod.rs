@@ -158,8 +158,6 @@ pub enum ErrorKind {
     Http,
     /// Truncated, corrupt or unsupported audio.
     Decode,
-    /// No audio output could be opened.
-    Output,
     /// A command named a chapter that is not in the manifest.
     UnknownChapter,
 }
