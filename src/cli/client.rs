@@ -153,12 +153,11 @@ impl From<ClientSubcommand> for ClientCommand {
             },
             S::Bookmarks {
                 book_id,
-                all,
                 export,
                 action,
+                ..
             } => ClientCommand::Bookmarks {
                 book_id,
-                all,
                 export: export.map(Into::into),
                 action: action.map(|a| match a {
                     BookmarkSubcommand::Add { chapter, at, note } => {

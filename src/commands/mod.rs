@@ -81,10 +81,8 @@ pub enum ClientCommand {
     Favorites { action: Option<FavoriteAction> },
     /// List a book's bookmarks, add/remove one, or export them.
     Bookmarks {
-        /// The book's id (leave it out with --all).
+        /// The book's id (`None`: every book's, `--all --export`).
         book_id: Option<String>,
-        /// Export the bookmarks of every book (with --export).
-        all: bool,
         /// Write the bookmarks as Markdown or CSV (chapter, times, note, date).
         export: Option<export::ExportFormat>,
         action: Option<BookmarkAction>,
@@ -143,18 +141,12 @@ pub const EXIT_AUTH: u8 = StopReason::Login.exit_code();
 pub const EXIT_LICENSE: u8 = StopReason::License.exit_code();
 pub const EXIT_NOT_FOUND: u8 = StopReason::NotFound.exit_code();
 pub const EXIT_NETWORK: u8 = StopReason::Network.exit_code();
-pub const EXIT_SCOPE: u8 = StopReason::Scope.exit_code();
-
-/// A command's exit code for an API error: its stop reason's, from the
-/// one classification (`playback::stop`).
-pub fn exit_code_of(e: &ApiError) -> u8 {
-    crate::playback::stop::of_api(e).exit_code()
-}
 
 impl From<ApiError> for CommandError {
     fn from(e: ApiError) -> Self {
         CommandError {
-            code: exit_code_of(&e),
+            // Its stop reason's, from the one classification (`playback::stop`).
+            code: crate::playback::stop::of_api(&e).exit_code(),
             message: e.to_string(),
         }
     }

@@ -39,6 +39,19 @@ fn secs(v: &toml::Value) -> Option<f64> {
     v.as_float().or_else(|| v.as_integer().map(|i| i as f64))
 }
 
+/// `[player] key`, a number of `unit` from `lo` to `hi`.
+fn ranged(p: &toml::Table, key: &str, lo: f64, hi: f64, unit: &str) -> Result<Option<f64>, String> {
+    match p.get(key) {
+        None => Ok(None),
+        Some(v) => match secs(v) {
+            Some(x) if (lo..=hi).contains(&x) => Ok(Some(x)),
+            _ => Err(format!(
+                "[player] in config.toml: `{key}` must be {unit} between {lo} and {hi}"
+            )),
+        },
+    }
+}
+
 fn flag(p: &toml::Table, key: &str) -> Result<Option<bool>, String> {
     match p.get(key) {
         None => Ok(None),
@@ -115,21 +128,10 @@ impl ListeningRules {
     }
 
     fn read_sleep(&mut self, p: &toml::Table) -> Result<(), String> {
-        let ranged = |key: &str, lo: f64, hi: f64, unit: &str| -> Result<Option<f64>, String> {
-            match p.get(key) {
-                None => Ok(None),
-                Some(v) => match secs(v) {
-                    Some(x) if (lo..=hi).contains(&x) => Ok(Some(x)),
-                    _ => Err(format!(
-                        "[player] in config.toml: `{key}` must be {unit} between {lo} and {hi}"
-                    )),
-                },
-            }
-        };
-        if let Some(f) = ranged("sleep_fade", 0.0, 120.0, "seconds")? {
+        if let Some(f) = ranged(p, "sleep_fade", 0.0, 120.0, "seconds")? {
             self.sleep.fade_ms = (f * 1000.0) as u64;
         }
-        if let Some(m) = ranged("sleep_extend", 1.0, 120.0, "minutes")? {
+        if let Some(m) = ranged(p, "sleep_extend", 1.0, 120.0, "minutes")? {
             self.sleep.extend_ms = (m * 60_000.0) as u64;
         }
         match p.get("sleep_while_paused") {
@@ -151,19 +153,8 @@ impl ListeningRules {
             Some(toml::Value::String(v)) => UpNextMode::parse(Some(v))?,
             Some(v) => UpNextMode::parse(Some(&v.to_string()))?,
         };
-        match p.get("up_next_countdown") {
-            None => {}
-            Some(v) => match secs(v) {
-                Some(c) if (0.0..=120.0).contains(&c) => {
-                    self.up_next_countdown = Duration::from_secs_f64(c)
-                }
-                _ => {
-                    return Err(
-                        "[player] in config.toml: `up_next_countdown` must be seconds between 0 and 120"
-                            .into(),
-                    );
-                }
-            },
+        if let Some(c) = ranged(p, "up_next_countdown", 0.0, 120.0, "seconds")? {
+            self.up_next_countdown = Duration::from_secs_f64(c);
         }
         Ok(())
     }

@@ -17,7 +17,6 @@ use crate::domain::{ServerId, now_millis};
 pub struct LoggedIn {
     pub session: Session,
     pub client: Client,
-    pub login: LoginData,
     /// What the login through each address said, in the profile's order.
     pub answers: Vec<AddressLogin>,
     /// Shown once when the token went to the file instead of the keyring.
@@ -105,7 +104,7 @@ pub async fn login(
         session: Session {
             server: bases[chosen].clone(),
             addresses: record.known(),
-            token: data.token.clone(),
+            token: data.token,
             server_id: record.server_id,
             user_id: record.user_id,
             user: record.user,
@@ -113,7 +112,6 @@ pub async fn login(
             token_store: stored.saved.kind,
         },
         client,
-        login: data,
         answers,
         store_warning: stored.saved.warning,
     })

@@ -67,15 +67,6 @@ impl UpNextStore {
         self.write(books)
     }
 
-    /// Reads, edits and writes the list under the lock; the list written.
-    pub fn update(&self, edit: impl FnOnce(&mut Vec<Queued>)) -> Result<Vec<Queued>, String> {
-        let _lock = self.lock()?;
-        let mut books = self.load()?;
-        edit(&mut books);
-        self.write(&books)?;
-        Ok(books)
-    }
-
     fn lock(&self) -> Result<LockFile, String> {
         LockFile::take(&self.path.with_extension("lock"), Wait::Yes).map_err(|e| e.to_string())
     }
@@ -137,13 +128,6 @@ mod tests {
         assert_eq!(alice.load().unwrap(), vec![q("a"), q("b")]);
         assert_eq!(bob.load().unwrap(), vec![q("c")]);
         assert_eq!(other.load().unwrap(), vec![]);
-        let left = alice
-            .update(|l| {
-                crate::domain::up_next::list::remove(l, &BookId::new("a"));
-            })
-            .unwrap();
-        assert_eq!(left, vec![q("b")]);
-        assert_eq!(alice.load().unwrap(), vec![q("b")]);
     }
 
     #[test]

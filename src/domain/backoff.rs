@@ -187,10 +187,6 @@ impl Backoff {
     pub fn asked(&self) -> Option<Duration> {
         self.asked
     }
-
-    pub fn failures(&self) -> u32 {
-        self.failures
-    }
 }
 
 /// A server asked to be left alone for a kind of request: until when,

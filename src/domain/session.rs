@@ -111,12 +111,8 @@ pub enum UpNextCommand {
     Cancel,
     /// Put a book at the end of the list, or take it off when it is there.
     Toggle(Queued),
-    Remove(BookId),
     /// Move a book earlier (negative) or later in the list.
-    Shift {
-        book: BookId,
-        by: isize,
-    },
+    Shift { book: BookId, by: isize },
 }
 
 /// What the engine does with the session's book.
@@ -411,8 +407,6 @@ pub enum Said {
     },
     /// Up next has nothing to play, and why.
     UpNextNone(UpNextWhy),
-    /// `n` in the last chapter with up next off, or nothing after.
-    LastChapter,
     /// The license is valid again: sync resumed.
     LicenseRestored,
     /// No audio output (its words): playback is off.

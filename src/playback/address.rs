@@ -133,11 +133,3 @@ async fn still_waiting(
     };
     tokio::time::timeout(PATIENCE, got_audio).await.is_err()
 }
-
-/// The next switch of the current client, if it has several addresses.
-pub(super) async fn next_switch(switches: &mut Option<watch::Receiver<BaseUrl>>) -> Option<()> {
-    match switches {
-        Some(rx) => rx.changed().await.ok(),
-        None => std::future::pending().await,
-    }
-}

@@ -83,25 +83,6 @@ pub(super) fn fade(engine: &EngineHandle, v: f32) {
     engine.send(Command::SetVolume(volume(v)));
 }
 
-/// Playback stops (a license, a login, …): the place stays where it is.
-pub(super) fn pause(engine: &EngineHandle) {
-    engine.send(Command::Pause);
-}
-
-/// The book's own sound, before its audio plays.
-pub(super) fn sound(engine: &EngineHandle, s: crate::domain::SoundSettings) {
-    engine.send(Command::SetSound(s));
-}
-
-/// The stream start-up expects, opened while the manifest is read.
-pub(super) fn open_ahead(engine: &EngineHandle, item: crate::domain::ManifestItem) {
-    engine.send(Command::OpenAhead(item));
-}
-
-pub(super) fn shutdown(engine: &EngineHandle) {
-    engine.send(Command::Shutdown);
-}
-
 /// A volume the output takes (0–1; not a number: 1).
 pub(super) fn volume(v: f32) -> f32 {
     if v.is_finite() {

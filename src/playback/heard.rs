@@ -159,7 +159,7 @@ impl Owner {
                 SleepAct::Pause => {
                     self.mark_here(JumpCause::Sleep);
                     if let Some(e) = &self.engine {
-                        engine::pause(e);
+                        e.send(crate::player::Command::Pause);
                     }
                     self.sync().flush();
                 }

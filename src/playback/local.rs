@@ -140,14 +140,14 @@ impl Owner {
 /// The complete downloads the resolver plays from (the logged-in scope's
 /// in the player, the one book's in `earmark play`).
 #[derive(Debug, Default)]
-pub struct LocalIndex {
+pub(super) struct LocalIndex {
     chapters: HashMap<ChapterId, (ManifestItem, PathBuf)>,
     books: Vec<Download>,
 }
 
 impl LocalIndex {
     /// An index of these downloads (only complete ones are played).
-    pub fn of(books: Vec<Download>) -> LocalIndex {
+    fn of(books: Vec<Download>) -> LocalIndex {
         let mut chapters = HashMap::new();
         for d in books.iter().filter(|d| d.state == DownloadState::Complete) {
             for item in &d.snapshot.manifest.items {
@@ -157,22 +157,6 @@ impl LocalIndex {
             }
         }
         LocalIndex { chapters, books }
-    }
-
-    /// Every download, complete or not (the player's markers).
-    pub fn books(&self) -> &[Download] {
-        &self.books
-    }
-
-    /// The download of `book`, complete or not.
-    pub fn get(&self, book: &BookId) -> Option<&Download> {
-        self.books.iter().find(|d| &d.snapshot.book_id == book)
-    }
-
-    /// The complete download of `book`, if there is one.
-    pub fn complete(&self, book: &BookId) -> Option<&Download> {
-        self.get(book)
-            .filter(|d| d.state == DownloadState::Complete)
     }
 
     /// The local file for `item`, only when it is the snapshot's item.

@@ -22,7 +22,8 @@
 //! - `heard`: the engine's states: the snapshot, sync, sleep, rewind;
 //! - `news`: sync's notices and status, the stops;
 //! - `up_next`: what plays when a book ends, and the countdown;
-//! - `engine`: the engine, private; every engine command is built there;
+//! - `engine`: the engine, private: its start, and sync's asks as engine
+//!   commands;
 //! - `stop`: the one classification ([`StopReason`]) and the stream judge;
 //! - `local`: the one stream resolver (downloads, then the login's
 //!   stream), the downloads on disk and the index of downloaded mp3s;
@@ -45,7 +46,6 @@ mod up_next;
 pub use crate::domain::session::{Command, Event, Snapshot};
 pub use crate::domain::{Stop, StopReason};
 pub use engine::command_for;
-pub use local::LocalIndex;
 
 use crate::api::{ApiError, Client};
 use crate::config::{Dirs, ListeningRules, Profile, Session, SoundOwner};

@@ -6,7 +6,7 @@
 //! runs in the background; its answer comes back as [`Resolved`].
 
 use super::owner::{Done, Owner};
-use super::{Expect, engine, local};
+use super::{Expect, local};
 use crate::api::{ApiError, Client};
 use crate::domain::session::{Said, Start};
 use crate::domain::{BookId, ChapterId, Manifest, ManifestItem};
@@ -46,9 +46,29 @@ struct Chosen {
     why: Why,
 }
 
-/// The download of `book` on disk now, if any (file I/O).
-fn download_of(downloads: &local::Downloads, book: &BookId) -> Option<Download> {
-    downloads.read(book)
+/// The download of `book` on disk now, if any (file I/O: on the
+/// runtime's blocking pool).
+async fn download_of(downloads: local::Downloads, book: &BookId) -> Option<Download> {
+    let book = book.clone();
+    tokio::task::spawn_blocking(move || downloads.read(&book))
+        .await
+        .unwrap_or(None)
+}
+
+impl Chosen {
+    /// The session's book: opened now, or (`ready_at`) ready to resume
+    /// at this device's last place.
+    fn book(self, ready_at: Option<(ChapterId, f64)>) -> Book {
+        Book {
+            info: Arc::new(self.info),
+            manifest: Arc::new(self.manifest),
+            from_download: self.download.is_some(),
+            opened: ready_at.is_none(),
+            ready_at,
+            detailed: self.detailed,
+            server_away: self.why == Why::ServerUnreachable,
+        }
+    }
 }
 
 /// The server's manifest (or `known`'s) against the download.
@@ -108,10 +128,7 @@ impl Owner {
         let downloads = self.downloads.clone();
         let done = self.done.clone();
         tokio::spawn(async move {
-            let b = book.clone();
-            let download = tokio::task::spawn_blocking(move || download_of(&downloads, &b))
-                .await
-                .unwrap_or(None);
+            let download = download_of(downloads, &book).await;
             let chosen = choose(client, &book, known, download).await;
             let _ = done.send(Done::Opened(Resolved {
                 seq,
@@ -161,7 +178,7 @@ impl Owner {
             self.sleep_acts(acts);
         }
         self.keep_sleep = false;
-        self.up_next.started(&book, self.book_id().as_ref());
+        self.up_next.started(&book);
         match c.why {
             Why::Current => self.say(Said::FromDownload {
                 book: book.clone(),
@@ -184,19 +201,12 @@ impl Owner {
         if start == Start::Resume {
             self.resume_ahead(&book, &c.manifest);
         }
-        self.book = Some(Book {
-            info: Arc::new(c.info),
-            manifest: Arc::new(c.manifest.clone()),
-            from_download: c.download.is_some(),
-            opened: true,
-            ready_at: None,
-            detailed: c.detailed,
-            server_away: c.why == Why::ServerUnreachable,
-        });
+        let manifest = c.manifest.clone();
+        self.book = Some(c.book(None));
         self.heard = None;
         self.playing = None;
         self.up_next.work_out(self.book.as_ref().map(|b| &b.info));
-        self.sync().open(book, c.manifest, start);
+        self.sync().open(book, manifest, start);
     }
 
     /// Resuming: the chapter this device last knew is opened ahead (its
@@ -215,7 +225,7 @@ impl Owner {
             return;
         };
         if let Some(item) = manifest.items.iter().find(|i| i.chapter_id == chapter) {
-            engine::open_ahead(e, item.clone());
+            e.send(crate::player::Command::OpenAhead(item.clone()));
         }
     }
 
@@ -249,7 +259,7 @@ impl Owner {
                 start: 0.0,
                 end: None,
             };
-            engine::open_ahead(e, item);
+            e.send(crate::player::Command::OpenAhead(item));
         }
     }
 
@@ -265,10 +275,7 @@ impl Owner {
         let downloads = self.downloads.clone();
         let done = self.done.clone();
         tokio::spawn(async move {
-            let b = book.clone();
-            let download = tokio::task::spawn_blocking(move || download_of(&downloads, &b))
-                .await
-                .unwrap_or(None);
+            let download = download_of(downloads, &book).await;
             let known = match client.book(&book).await {
                 Ok(info) => match client.manifest(&book).await {
                     Ok(m) => Some(Box::new((info, m))),
@@ -279,15 +286,7 @@ impl Owner {
             let Ok(c) = choose(Some(client), &book, known, download).await else {
                 return;
             };
-            let _ = done.send(Done::Ready(Book {
-                info: Arc::new(c.info),
-                manifest: Arc::new(c.manifest),
-                from_download: c.download.is_some(),
-                opened: false,
-                ready_at: Some((spot.chapter, spot.position)),
-                detailed: c.detailed,
-                server_away: c.why == Why::ServerUnreachable,
-            }));
+            let _ = done.send(Done::Ready(c.book(Some((spot.chapter, spot.position)))));
         });
     }
 

@@ -6,7 +6,7 @@
 //! client to reach the code that reacts to it. The one place that acts on
 //! a stop, and the one place a command becomes an engine command.
 
-use super::address::{self, Follow, StreamingFrom};
+use super::address::{Follow, StreamingFrom};
 use super::local::Downloads;
 use super::opening::Book;
 use super::settings::Sounds;
@@ -272,8 +272,8 @@ impl Owner {
                     Some(s) => self.sync_changed(s),
                     None => self.status = None,
                 },
-                s = address::next_switch(&mut self.follow.switches) => match s {
-                    Some(()) => self.reopen_if_moved(),
+                s = changed(&mut self.follow.switches) => match s {
+                    Some(_) => self.reopen_if_moved(),
                     None => self.follow.switches = None,
                 },
                 Some(()) = self.follow.look.recv() => self.reopen_if_moved(),
@@ -547,7 +547,7 @@ impl Owner {
             return;
         }
         if let Some(e) = &self.engine {
-            engine::pause(e);
+            e.send(crate::player::Command::Pause);
         }
         // Sync checks the license itself and stops all its requests.
         if stop.reason == StopReason::License && !seen_by_sync {
@@ -600,7 +600,7 @@ impl Owner {
         }
         let summary = self.sync().quit(timeout).await;
         if let Some(e) = &self.engine {
-            engine::shutdown(e);
+            e.send(crate::player::Command::Shutdown);
         }
         self.sounds.save();
         summary

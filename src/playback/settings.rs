@@ -9,11 +9,10 @@
 //! - `[sound]` of config.toml (the engine's normalisation target and what
 //!   skip silence shortens) is read here once, for the engine.
 
-use super::engine;
 use crate::config::{Config, Dirs, SoundBooks, SoundConfig, SoundOwner};
 use crate::domain::session::SoundNow;
 use crate::domain::{BookId, SoundSettings};
-use crate::player::{EngineHandle, PlayerState};
+use crate::player::{Command, EngineHandle, PlayerState};
 use std::sync::Arc;
 
 /// `[sound]` of config.toml for the engine, and a sentence when a value
@@ -76,7 +75,7 @@ impl Sounds {
         if let Some(e) = engine
             && e.state().sound != now.settings
         {
-            engine::sound(e, now.settings);
+            e.send(Command::SetSound(now.settings));
         }
         now
     }
@@ -90,7 +89,7 @@ impl Sounds {
     ) -> Option<SoundNow> {
         let settings = settings.clamped();
         if let Some(e) = engine {
-            engine::sound(e, settings);
+            e.send(Command::SetSound(settings));
         }
         let book = book?;
         self.store.set(self.store.key(&self.who, book), settings);
@@ -113,7 +112,7 @@ impl Sounds {
             if s.sound != want
                 && let Some(e) = engine
             {
-                engine::sound(e, want);
+                e.send(Command::SetSound(want));
             }
         }
         let load = s.playback_id.0;

@@ -50,7 +50,7 @@ pub fn of_engine(kind: ErrorKind) -> StopReason {
         ErrorKind::NotFound => StopReason::NotFound,
         ErrorKind::Rejected => StopReason::Rejected,
         ErrorKind::Http => StopReason::Network,
-        ErrorKind::Decode | ErrorKind::Output | ErrorKind::UnknownChapter => StopReason::Local,
+        ErrorKind::Decode | ErrorKind::UnknownChapter => StopReason::Local,
     }
 }
 

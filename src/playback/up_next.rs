@@ -130,7 +130,7 @@ impl UpNext {
     }
 
     /// `book` starts: it is no longer up next, and no countdown runs.
-    pub fn started(&mut self, book: &BookId, _before: Option<&BookId>) {
+    pub fn started(&mut self, book: &BookId) {
         self.counting = None;
         if list::remove(&mut self.list, book) {
             self.save();
@@ -168,7 +168,6 @@ impl UpNext {
                 }
                 true
             }
-            UpNextCommand::Remove(book) => list::remove(&mut self.list, book),
             UpNextCommand::Shift { book, by } => {
                 let at = self.list.iter().position(|q| &q.id == book);
                 at.and_then(|i| list::shift(&mut self.list, i, *by))

@@ -381,10 +381,6 @@ impl StreamDecoder {
         }
     }
 
-    pub fn rate(&self) -> u32 {
-        self.rate
-    }
-
     /// The stream's duration in seconds, when the container says (or,
     /// for an mp3 without a frame count, the hint or an estimate).
     pub fn duration(&self) -> Option<f64> {

@@ -344,7 +344,6 @@ impl EngineLoop {
             } => self.load(manifest, start, autoplay),
             Command::Play => self.set_playing(true),
             Command::Pause => self.set_playing(false),
-            Command::Toggle => self.set_playing(!self.playing),
             Command::Seek { chapter, position } => {
                 match self.manifest.as_ref().and_then(|m| m.position_of(&chapter)) {
                     Some(i) => self.start_at(i, position),
@@ -389,7 +388,6 @@ impl EngineLoop {
                     .store(self.sound.skip_silence, Ordering::Relaxed);
                 self.renderer.set_sound(self.sound);
             }
-            Command::Stop => self.stop(),
             Command::OpenAhead(item) => {
                 let req = (self.config.resolve)(&item);
                 if req.url.starts_with("http") {
@@ -431,18 +429,6 @@ impl EngineLoop {
                 self.unknown_chapter(&chapter);
             }
         }
-    }
-
-    /// Stop playback and drop the queue.
-    fn stop(&mut self) {
-        self.stop_pipeline();
-        self.generation += 1;
-        self.renderer.flush(self.generation);
-        self.renderer.set_playing(false);
-        self.playing = false;
-        self.manifest = None;
-        self.target = None;
-        self.error = None;
     }
 
     fn set_playing(&mut self, playing: bool) {

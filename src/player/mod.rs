@@ -79,7 +79,6 @@ pub enum Command {
     },
     Play,
     Pause,
-    Toggle,
     Seek {
         chapter: ChapterId,
         position: f64,
@@ -98,8 +97,6 @@ pub enum Command {
     /// above sends each book's own). Gain changes apply within 100 ms;
     /// skip silence from the audio decoded next (up to ~2 s ahead).
     SetSound(SoundSettings),
-    /// Stop playback and drop the queue.
-    Stop,
     /// Open this item's stream now, before its `Load` (start-up, while the
     /// manifest and the place are read): the `Load` whose first stream is
     /// the same request takes it over instead of asking again.
@@ -161,8 +158,6 @@ pub enum ErrorKind {
     Http,
     /// Truncated, corrupt or unsupported audio.
     Decode,
-    /// No audio output could be opened.
-    Output,
     /// A command named a chapter that is not in the manifest.
     UnknownChapter,
 }

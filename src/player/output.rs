@@ -51,12 +51,6 @@ pub enum Output {
     Null(NullOutput),
 }
 
-impl Output {
-    pub fn is_null(&self) -> bool {
-        matches!(self, Output::Null(_))
-    }
-}
-
 /// Open the output for `mode`. The `String` is a notice for the user when
 /// `auto` fell back to the null output.
 pub fn open(

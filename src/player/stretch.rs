@@ -11,8 +11,6 @@ pub trait Stretcher: Send {
     fn push(&mut self, samples: &[f32]);
     /// Append up to `max_frames` output frames to `out`; 0 means it needs input.
     fn pull(&mut self, out: &mut Vec<f32>, max_frames: usize) -> usize;
-    /// Input frames fed but not yet turned into output.
-    fn buffered_input(&self) -> usize;
     /// End of input: append what is left to `out` and start afresh.
     fn finish(&mut self, out: &mut Vec<f32>);
     /// Drop all state (after a seek).
@@ -270,10 +268,6 @@ impl Stretcher for FastWsola {
             done += self.take_pending(out, max_frames - done);
         }
         done
-    }
-
-    fn buffered_input(&self) -> usize {
-        self.avail_end().saturating_sub(self.ideal as usize)
     }
 
     fn finish(&mut self, out: &mut Vec<f32>) {

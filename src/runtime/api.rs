@@ -17,14 +17,10 @@ use std::time::Duration;
 /// Rows read from the cache for the first frame.
 const HEAD_ROWS: usize = 200;
 
-fn client(sh: &Shared) -> Option<Client> {
-    sh.client()
-}
-
 /// Flow step 2, after login and on start: an invalid license shows the
 /// banner (and stops sync) before anything fails.
 pub(super) async fn license_check(sh: Arc<Shared>) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     match c.license_status().await {
         Ok(s) => {
             let valid = s.valid || s.state == crate::domain::LicenseState::Valid;
@@ -61,7 +57,6 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
         Effect::DeleteBookmark { book, id } => delete_bookmark(sh, book, id).await,
         Effect::LoadLicense => load_license(sh).await,
         // Handled in `Live::handle` without a task.
-        // Live carries these out itself.
         Effect::Session(_)
         | Effect::RetryRefused
         | Effect::DiscardRefused
@@ -76,7 +71,7 @@ pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
 }
 
 async fn search(sh: Arc<Shared>, q: String) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     let query = BookQuery {
         text: Some(q.clone()),
         ..BookQuery::default()
@@ -92,7 +87,7 @@ async fn search(sh: Arc<Shared>, q: String) {
 /// The book screen: the book, its chapters and its bookmarks, asked
 /// together (offline: from the download).
 async fn load_book(sh: Arc<Shared>, id: BookId) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     let (book, manifest, bookmarks) = tokio::join!(c.book(&id), c.manifest(&id), c.bookmarks(&id));
     if super::offline::book_screen(&sh, &id, &book, &manifest) {
         return;
@@ -126,7 +121,7 @@ async fn load_book(sh: Arc<Shared>, id: BookId) {
 /// Offline, the favorite is queued for the server; refused, the screen
 /// takes it back.
 async fn set_favorite(sh: Arc<Shared>, book: BookId, favorite: bool) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     let r = if favorite {
         c.add_favorite(&book).await
     } else {
@@ -160,7 +155,7 @@ async fn add_bookmark(
     position: f64,
     note: Option<String>,
 ) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     let client_id = format!("earmark-{}", crate::domain::now_millis());
     let new = NewBookmark {
         book_id: book.clone(),
@@ -185,7 +180,7 @@ async fn add_bookmark(
 }
 
 async fn delete_bookmark(sh: Arc<Shared>, book: BookId, id: BookmarkId) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     match c.remove_bookmark(&id).await {
         Ok(()) => {
             sh.ui.send(Answer::BookmarkDeleted { book, id });
@@ -195,7 +190,7 @@ async fn delete_bookmark(sh: Arc<Shared>, book: BookId, id: BookmarkId) {
 }
 
 async fn load_license(sh: Arc<Shared>) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     match c.license_status().await {
         Ok(s) => {
             if s.valid {
@@ -314,7 +309,7 @@ async fn show_cache(sh: &Arc<Shared>) {
 /// Pages go to the UI as they arrive; the whole list follows when it is
 /// complete (only a complete list is cached).
 pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
-    let Some(c) = client(&sh) else { return };
+    let Some(c) = sh.client() else { return };
     let load = sh.library_load.fetch_add(1, Ordering::SeqCst) + 1;
     let sh2 = sh.clone();
     let cached = async move {

@@ -190,11 +190,6 @@ impl SourceMonitor {
     pub fn stalled(&self) -> bool {
         self.0.lock().stalled
     }
-    /// Bytes downloaded up to (and the total, when known).
-    pub fn buffered(&self) -> (u64, Option<u64>) {
-        let w = self.0.lock();
-        (w.end(), w.total)
-    }
     /// The fatal error that ended the stream, if any.
     pub fn fatal(&self) -> Option<SourceError> {
         self.0.lock().fatal.clone()

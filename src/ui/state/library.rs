@@ -279,9 +279,6 @@ impl Library {
     pub fn get(&self, id: &BookId) -> Option<&Book> {
         self.position(id).map(|i| &self.books[i])
     }
-    pub fn get_mut(&mut self, id: &BookId) -> Option<&mut Book> {
-        self.position(id).map(|i| &mut self.books[i])
-    }
     /// The book at a position of the current view.
     pub fn row(&self, i: usize) -> Option<&Book> {
         if self.showing_groups() {

@@ -30,6 +30,9 @@ mod sleep;
 pub mod toasts;
 pub mod up_next;
 
+/// `h:mm:ss` or `m:ss` of the whole seconds: the one rule every clock
+/// follows (`domain::clock`).
+pub use crate::domain::clock::clock as fmt_time;
 pub use crate::domain::session::{PlayState, Snapshot};
 pub use crate::domain::sleep::{SLEEP_CHOICES, SleepChoice, SleepTimer, parse_sleep};
 pub use book::{BookPane, BookScreen};
@@ -38,7 +41,7 @@ pub use library::{Filter, Library, SEARCH_DEBOUNCE_MS, Search, Sort};
 pub use login::{LoginField, LoginForm};
 pub use msg::*;
 pub use overlay::{Overlay, Overlays};
-pub use playback::{NowPlaying, fmt_time, listened};
+pub use playback::{NowPlaying, listened};
 pub use player::{NOTHING_PLAYING, Player};
 pub use sleep::choice_label;
 pub use toasts::{Toast, Toasts};
@@ -249,10 +252,7 @@ impl App {
             self.dirty = true;
         }
         let offline = self.offline();
-        let mut out = Out {
-            fx,
-            toasts: &mut self.toasts,
-        };
+        let mut out = Out::new(fx, &mut self.toasts);
         if self.library.tick(now, offline, &mut out) || self.is_playing() {
             self.dirty = true;
         }
@@ -297,10 +297,7 @@ impl App {
         }
         if self.search_editing() {
             let offline = self.offline();
-            let mut out = Out {
-                fx,
-                toasts: &mut self.toasts,
-            };
+            let mut out = Out::new(fx, &mut self.toasts);
             if self.library.search_key(key, self.now, offline, &mut out) {
                 return;
             }
@@ -318,10 +315,7 @@ impl App {
     /// A key for the open box, and what its closing leaves to do.
     fn overlay_key(&mut self, key: Key, fx: &mut Vec<Effect>) {
         let action = self.keymap.action(key);
-        let mut out = Out {
-            fx,
-            toasts: &mut self.toasts,
-        };
+        let mut out = Out::new(fx, &mut self.toasts);
         match self.overlays.key(key, action, &mut out) {
             overlay::Closed::Nothing => {}
             overlay::Closed::Restart(book) => self.restart(book, fx),

@@ -30,23 +30,3 @@ pub fn listened(book: &Book, playing: Option<&NowPlaying>) -> Option<f64> {
     }
     super::library::fraction(book)
 }
-
-/// `h:mm:ss` or `m:ss` of the whole seconds (`domain::clock`, the one
-/// rule every clock follows); negative and non-finite values show as 0:00.
-pub fn fmt_time(secs: f64) -> String {
-    crate::domain::clock::clock(secs)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_times() {
-        assert_eq!(fmt_time(0.0), "0:00");
-        assert_eq!(fmt_time(751.9), "12:31");
-        assert_eq!(fmt_time(3723.0), "1:02:03");
-        assert_eq!(fmt_time(f64::NAN), "0:00");
-        assert_eq!(fmt_time(-5.0), "0:00");
-    }
-}

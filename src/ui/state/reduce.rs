@@ -63,10 +63,7 @@ impl App {
                 None => self.toast(NOTHING_PLAYING, false),
             },
             _ => {
-                let mut out = Out {
-                    fx,
-                    toasts: &mut self.toasts,
-                };
+                let mut out = Out::new(fx, &mut self.toasts);
                 let np = self.snap.listening.as_ref();
                 return self.player.action(a, np, &self.settings, &mut out);
             }
@@ -116,10 +113,7 @@ impl App {
                 self.library.next_view(a)
             }
             A::Group if self.screen == Screen::Library => {
-                let mut out = Out {
-                    fx,
-                    toasts: &mut self.toasts,
-                };
+                let mut out = Out::new(fx, &mut self.toasts);
                 self.library.group_key(&mut out);
             }
             A::AuthorBooks => self.follow_link(Facet::Author, fx),
@@ -135,10 +129,7 @@ impl App {
     fn book_action(&mut self, a: Action, fx: &mut Vec<Effect>) {
         use Action as A;
         let current = self.current_book().cloned();
-        let mut out = Out {
-            fx,
-            toasts: &mut self.toasts,
-        };
+        let mut out = Out::new(fx, &mut self.toasts);
         let on_up_next = self.screen == Screen::UpNext;
         match a {
             A::Favorite => {
@@ -222,10 +213,7 @@ impl App {
         let Some(book) = self.current_book().cloned() else {
             return;
         };
-        let mut out = Out {
-            fx,
-            toasts: &mut self.toasts,
-        };
+        let mut out = Out::new(fx, &mut self.toasts);
         if self.library.follow_link(facet, &book, &mut out) {
             self.screen = Screen::Library;
         }
@@ -256,10 +244,7 @@ impl App {
             _ => self.current_book().map(Queued::of),
         };
         if let Some(book) = book {
-            let mut out = Out {
-                fx,
-                toasts: &mut self.toasts,
-            };
+            let mut out = Out::new(fx, &mut self.toasts);
             self.up_next.toggle(book, &self.snap.up_next, &mut out);
         }
     }

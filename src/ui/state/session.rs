@@ -23,24 +23,14 @@ impl App {
             && self.snap.link != Link::Online
     }
 
-    /// Only the place of the playing book moved since the last snapshot.
+    /// Only the place of the playing book moved since the last snapshot
+    /// (however far: no step makes it worth a frame of its own).
     pub(super) fn place_only(&self, a: &Answer) -> bool {
         let Answer::Session(new) = a else {
             return false;
         };
-        let (Some(old), Some(now)) = (&self.snap.listening, &new.listening) else {
-            return false;
-        };
-        let mut moved = old.clone();
-        moved.position = now.position;
-        moved.book_position = now.book_position;
-        now.state == PlayState::Playing
-            && moved == *now
-            && self.snap.link == new.link
-            && self.snap.queue == new.queue
-            && self.snap.sleep == new.sleep
-            && self.snap.up_next == new.up_next
-            && self.snap.downloads == new.downloads
+        let playing = new.listening.as_ref().map(|l| &l.state) == Some(&PlayState::Playing);
+        playing && !new.differs_from(&self.snap, f64::INFINITY)
     }
 
     pub(super) fn snapshot(&mut self, snap: Snapshot, fx: &mut Vec<Effect>) {
@@ -183,7 +173,6 @@ impl App {
                 say(format!("Up next: “{}”{from}{how}", next.title))
             }
             Said::UpNextNone(why) => say(self.nothing_next(why)),
-            Said::LastChapter => say("This is the last chapter.".into()),
             Said::LicenseRestored => say("The server's license is valid again.".into()),
             Said::DownloadAppeared { book } => say(format!(
                 "\"{}\" is downloaded: it plays without the server.",

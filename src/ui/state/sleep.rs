@@ -16,11 +16,6 @@ pub fn choice_label(c: SleepChoice) -> String {
 }
 
 impl App {
-    /// Seconds of the book to the end of the chapter.
-    pub fn chapter_left_media(&self) -> Option<f64> {
-        self.playing()?.chapter_left()
-    }
-
     /// The session's speed (1 without a book).
     pub fn speed(&self) -> f32 {
         player::speed(self.playing())
@@ -30,10 +25,5 @@ impl App {
     /// (what it takes them), or the book's own time.
     pub fn shown_left(&self, media_secs: f64) -> f64 {
         self.player.shown_left(self.playing(), media_secs)
-    }
-
-    /// Milliseconds left of a timed sleep timer now.
-    pub fn sleep_left_ms(&self) -> Option<u64> {
-        self.snap.sleep?.left_ms(self.wall_now())
     }
 }

@@ -77,7 +77,11 @@ pub struct Out<'a> {
     pub toasts: &'a mut Toasts,
 }
 
-impl Out<'_> {
+impl<'a> Out<'a> {
+    pub fn new(fx: &'a mut Vec<Effect>, toasts: &'a mut Toasts) -> Out<'a> {
+        Out { fx, toasts }
+    }
+
     /// A command for the listening session.
     pub fn send(&mut self, c: Command) {
         self.fx.push(Effect::Session(c));

@@ -9,7 +9,7 @@
 
 use super::toasts::Out;
 use crate::domain::session::{Command, UpNextCommand, UpNextNow};
-use crate::domain::{BookId, Queued, UpNextMode};
+use crate::domain::{Queued, UpNextMode};
 
 #[derive(Debug, Clone, Default)]
 pub struct UpNextList {
@@ -62,11 +62,6 @@ impl UpNextList {
             out.send(Command::UpNext(UpNextCommand::Shift { book, by }));
         }
     }
-}
-
-/// Where `book` is in the list (1 is next), if it is.
-pub fn place_of(now: &UpNextNow, book: &BookId) -> Option<usize> {
-    now.list.iter().position(|q| &q.id == book).map(|i| i + 1)
 }
 
 /// The list's mode in words, for its screen.

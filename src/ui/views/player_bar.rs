@@ -330,7 +330,7 @@ fn sleep_label(app: &App) -> Option<String> {
             let held = if since.is_none() { " ⏸" } else { "" };
             format!("sleep {}{held}", fmt_time(left))
         }
-        SleepTimer::Chapters { left: 1 } => match app.chapter_left_media() {
+        SleepTimer::Chapters { left: 1 } => match app.playing().and_then(|p| p.chapter_left()) {
             Some(l) => format!("sleep: ch end -{}", fmt_time(app.shown_left(l))),
             None => "sleep: ch end".into(),
         },
