@@ -12,7 +12,6 @@ use super::shared::{Login, Shared, profiles_answer, read, write};
 use super::{api, notices, offline, playback};
 use crate::config::{Dirs, ListeningRules, Profile, ProfileSelector, Session};
 use crate::ctl::{Leave, Owner};
-use crate::domain::session::Command;
 use crate::playback::Setup;
 use crate::player::AudioMode;
 use crate::ui::event_loop::{Backends, UiSender};
@@ -134,7 +133,7 @@ impl Backends for Live {
             }
             Effect::Session(command) => {
                 #[cfg(all(feature = "mpris", target_os = "linux"))]
-                if let Command::Open {
+                if let crate::domain::session::Command::Open {
                     book,
                     known: Some(k),
                     ..
