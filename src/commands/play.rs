@@ -562,14 +562,16 @@ fn say_throttle(link: &crate::domain::session::Link, said: &mut bool) {
     }
 }
 
-async fn sleep_until(at: Option<tokio::time::Instant>) {
+/// Until `at` (never, without one): `--for`'s end.
+pub(crate) async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
 }
 
-async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
+/// The next of a signal (never, when it could not be watched).
+pub(crate) async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
     match s {
         Some(s) => {
             s.recv().await;

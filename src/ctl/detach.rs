@@ -10,6 +10,7 @@
 //! status and on `watch`); the place is written when it ends.
 
 use super::server::Serving;
+use crate::commands::play::{next_signal, sleep_until};
 use crate::domain::BookId;
 use crate::domain::session::{Command, Event, PlayState, Said, Snapshot};
 use crate::playback::{Playback, StopReason};
@@ -432,22 +433,6 @@ async fn first_audio(
                 _ => {}
             },
         }
-    }
-}
-
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
-    match s {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending().await,
     }
 }
 
