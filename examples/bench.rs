@@ -76,6 +76,10 @@ fn main() {
 }
 
 fn run(earmark: &Path, player_bench: &Path, work: &Path) -> Result<(), String> {
+    // Code pages come from the disk's read-ahead, whatever wrote the
+    // executables last (docs/benchmarks.md, "Memory"); the server, started
+    // next, keeps what it maps.
+    measure::uncache(&[earmark, &measure::on_path("mpv")]);
     let peers = setup::Peers::find();
     let audio = setup::Audio::generate(&work.join("audio"))?;
     let run_dir = work.join(format!("run-{}", std::process::id()));
