@@ -1,7 +1,8 @@
 //! Domain types shared by the client, the player, sync and the UI.
 //!
 //! `backoff` is the one rule for when a server is asked again after it
-//! failed or said "slow down" (for api, sync, player and offline alike).
+//! failed or said "slow down" (for api, sync, player and offline alike);
+//! `locks` the one way a lock is taken (a poisoned one is used as it is).
 //!
 //! Ids are opaque strings chosen by the server: never parsed, never derived
 //! from list positions. Times are seconds of media time (`f64`), wall-clock
@@ -14,6 +15,7 @@ pub mod backoff;
 pub mod clock;
 mod length;
 mod local_time;
+pub mod locks;
 pub mod mpeg_audio;
 pub mod rewind;
 mod series;

@@ -11,6 +11,7 @@ use super::remote::Remote;
 use super::server::{Serving, serve};
 use crate::api::ApiError;
 use crate::config::Profile;
+use crate::domain::locks::lock;
 use crate::domain::session::{Command, Event, Listening, Snapshot};
 use crate::domain::{BookId, ChapterId, ListeningStats, PlaceMark, Stop, StopReason};
 use crate::playback::{Events, Login, Playback, Setup};
@@ -31,10 +32,6 @@ enum Inner {
 }
 
 pub struct Owner(Inner);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl Owner {
     /// Attaches to the profile's running session, else starts this

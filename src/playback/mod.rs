@@ -49,23 +49,13 @@ pub use engine::command_for;
 
 use crate::api::{ApiError, Client};
 use crate::config::{Dirs, ListeningRules, Profile, Session, SoundOwner};
+use crate::domain::locks::{read, write};
 use crate::domain::{BookId, ChapterId};
 use crate::player::{AudioMode, EngineHandle};
 use crate::sync::{QuitSummary, SyncConfig, SyncSession};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-
-/// Locks are taken one way everywhere: a panic elsewhere while holding one
-/// leaves data that is still whole (every write replaces a value), so a
-/// poisoned lock is used as it is.
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
-}
 
 /// The current login's client, shared with the stream resolver and the
 /// judge: a new login applies to the next stream without a restart.

@@ -9,6 +9,7 @@
 
 use super::owner::{Done, Owner};
 use crate::config::{ListeningRules, Session, UpNextStore};
+use crate::domain::locks::lock;
 use crate::domain::session::{Countdown, Said, Start, UpNextCommand, UpNextNow, UpNextWhy};
 use crate::domain::up_next::list;
 use crate::domain::{
@@ -149,7 +150,7 @@ impl UpNext {
         let n = saves.0.fetch_add(1, Ordering::SeqCst) + 1;
         // File I/O: the runtime's blocking pool, in the order made.
         tokio::task::spawn_blocking(move || {
-            let mut written = saves.1.lock().unwrap_or_else(|e| e.into_inner());
+            let mut written = lock(&saves.1);
             if *written > n {
                 return;
             }

@@ -9,6 +9,7 @@
 //! forward and drops frames before the target; other formats have an
 //! index and seek accurately.
 
+use crate::domain::locks::lock;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -119,7 +120,7 @@ impl SharedSource {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, (Box<dyn MediaSource>, u64)> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner)
     }
 }
 

@@ -4,10 +4,11 @@
 //! sync through the playback owner, which raises the banner.
 
 use super::cache;
-use super::shared::{Shared, session_info, write};
+use super::shared::{Shared, session_info};
 use crate::api::error::BodyKind;
 use crate::api::{ApiError, BookQuery, Client, Listing, NewBookmark};
 use crate::config::{Profile, ProfileSelector, SessionError};
+use crate::domain::locks::write;
 use crate::domain::{Book, BookId, BookmarkId, ChapterId};
 use crate::ui::state::{Answer, Effect, LoginError};
 use std::sync::Arc;

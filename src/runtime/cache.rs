@@ -8,6 +8,7 @@
 //! covers) cannot be written: one sentence per cache and fault
 //! ([`Unwritten`]), the log has every failure.
 
+use crate::domain::locks::lock;
 use crate::domain::{
     Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef, ServerId, UserId,
 };
@@ -288,7 +289,7 @@ pub struct Unwritten(Mutex<Vec<(CacheFile, Fault)>>);
 impl Unwritten {
     /// True the first time `file` fails with `fault`.
     pub fn first(&self, file: CacheFile, fault: &Fault) -> bool {
-        let mut told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut told = lock(&self.0);
         if told.iter().any(|(f, why)| *f == file && why == fault) {
             return false;
         }

@@ -8,10 +8,11 @@
 //! terminal's own threads start in `launch::run_terminal`).
 
 use super::covers::Covers;
-use super::shared::{Login, Shared, profiles_answer, read, write};
+use super::shared::{Login, Shared, profiles_answer};
 use super::{api, notices, offline, playback};
 use crate::config::{Dirs, ListeningRules, Profile, ProfileSelector, Session};
 use crate::ctl::{Leave, Owner};
+use crate::domain::locks::{read, write};
 use crate::playback::Setup;
 use crate::player::AudioMode;
 use crate::ui::event_loop::{Backends, UiSender};

@@ -4,8 +4,9 @@
 //! which chapter plays from disk, is the session owner's (its snapshot
 //! says; it looks at the disk again after a download here).
 
-use super::shared::{Shared, read};
+use super::shared::Shared;
 use crate::api::ApiError;
+use crate::domain::locks::read;
 use crate::domain::{Book, BookId, Manifest};
 use crate::offline::{self, Scope, Store};
 use crate::ui::state::Answer;

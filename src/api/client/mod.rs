@@ -32,6 +32,7 @@ use super::bodies::BodyFields;
 use super::error::ApiError;
 use super::paths::{self, Paths};
 use super::wire::{self, LoginData, ProgressRead, ProgressState, WriteOutcome};
+use crate::domain::locks::{read, write};
 use crate::domain::*;
 use reqwest::Method;
 use serde_json::Value;
@@ -156,16 +157,6 @@ struct Inner {
 }
 
 type SwitchHook = Arc<dyn Fn(&BaseUrl) + Send + Sync>;
-
-/// Locks are held for a copy or a swap only, so a poisoned one is used as
-/// it is.
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
-}
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -26,6 +26,7 @@ pub use heads::open_ahead;
 pub use ranges::HttpRanges;
 
 use super::{ErrorKind, RefusalJudge};
+use crate::domain::locks::lock;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -162,7 +163,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Window> {
-        self.w.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.w)
     }
 
     fn read_ahead(&self) -> u64 {
