@@ -2,7 +2,8 @@
 //!
 //! `backoff` is the one rule for when a server is asked again after it
 //! failed or said "slow down" (for api, sync, player and offline alike);
-//! `locks` the one way a lock is taken (a poisoned one is used as it is).
+//! `locks` the one way a lock is taken (a poisoned one is used as it is);
+//! `wait::or_never` a wait that may have nothing to wait for.
 //!
 //! Ids are opaque strings chosen by the server: never parsed, never derived
 //! from list positions. Times are seconds of media time (`f64`), wall-clock
@@ -23,6 +24,7 @@ pub mod session;
 pub mod sleep;
 mod stop;
 pub mod up_next;
+pub mod wait;
 pub use length::{DurationSource, Measure, Unit, Unitless, unit_of};
 pub use local_time::utc_offset_secs;
 pub use series::{Sequence, SeriesRef, series_order};

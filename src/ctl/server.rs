@@ -410,12 +410,6 @@ async fn watch_events(out: Out, shared: Arc<Shared>) {
     out.value(json!({"event": "quit"}));
 }
 
-/// Worth sending to a player: as the player draws it (the place moved
-/// 0.2 s, or anything else changed).
-fn worth(old: Option<&Snapshot>, new: &Snapshot) -> bool {
-    old.is_none_or(|old| new.differs_from(old, 0.2))
-}
-
 /// The snapshot as a line; the book and manifest only when they are not
 /// the ones sent last (`null`: as before).
 fn snapshot_line(now: &Snapshot, last: Option<&Snapshot>) -> Value {
@@ -432,7 +426,7 @@ fn snapshot_line(now: &Snapshot, last: Option<&Snapshot>) -> Value {
     json!({"snapshot": v})
 }
 
-/// Every snapshot (thinned as [`worth`] says) and event, for a player.
+/// Every snapshot (thinned as [`Snapshot::worth_drawing`] says) and event, for a player.
 async fn watch_session(out: Out, shared: Arc<Shared>) {
     let host = &shared.host;
     let mut snap = host.playback.snapshot();
@@ -440,7 +434,7 @@ async fn watch_session(out: Out, shared: Arc<Shared>) {
     let mut last: Option<Snapshot> = None;
     loop {
         let now = snap.borrow_and_update().clone();
-        if worth(last.as_ref(), &now) {
+        if now.worth_drawing(last.as_ref()) {
             if !out.value(snapshot_line(&now, last.as_ref())) {
                 return;
             }

@@ -356,6 +356,13 @@ impl Snapshot {
         }
     }
 
+    /// Worth drawing after `last` (none: the first): anything but the
+    /// place changed, or the place moved by 0.2 s (the player, and what
+    /// the socket sends an attached player).
+    pub fn worth_drawing(&self, last: Option<&Snapshot>) -> bool {
+        last.is_none_or(|old| self.differs_from(old, 0.2))
+    }
+
     /// The book plays from this device.
     pub fn playable_offline(&self, book: &BookId) -> bool {
         self.downloads.get(book) == Some(&Downloaded::Complete)

@@ -16,10 +16,11 @@ use crate::config::SoundBooks;
 use crate::domain::rewind::Rewind;
 use crate::domain::session::{Command, Event, Said, Snapshot};
 use crate::domain::sleep::{Sleep, SleepChoice};
+use crate::domain::wait::or_never;
 use crate::domain::{JumpCause, now_millis};
 use crate::player::{EngineHandle, PlayerState, Status, mpa::SeekMaps};
 use crate::sync::{
-    EngineLink, LoadId, Notice, Notices, Playing, QuitSummary, Records, SyncSession, SyncStatus,
+    EngineLink, LoadId, Notices, Playing, QuitSummary, Records, SyncSession, SyncStatus,
 };
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
@@ -215,21 +216,10 @@ async fn changed<T: Clone>(rx: &mut Option<watch::Receiver<T>>) -> Option<T> {
     }
 }
 
-async fn next_notice(notices: &mut Option<Notices>) -> Option<Notice> {
-    match notices {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn until(at: Option<crate::domain::EpochMillis>) {
-    match at {
-        Some(at) => {
-            let ms = (at - now_millis()).clamp(0, 3_600_000) as u64;
-            tokio::time::sleep(Duration::from_millis(ms)).await
-        }
-        None => std::future::pending().await,
-    }
+/// Until `at` (at most an hour).
+fn until(at: crate::domain::EpochMillis) -> tokio::time::Sleep {
+    let ms = (at - now_millis()).clamp(0, 3_600_000) as u64;
+    tokio::time::sleep(Duration::from_millis(ms))
 }
 
 impl Owner {
@@ -264,7 +254,7 @@ impl Owner {
                     Some(s) => self.engine_state(s),
                     None => states = None,
                 },
-                n = next_notice(&mut self.notices) => match n {
+                n = or_never(self.notices.as_mut().map(|n| n.recv())) => match n {
                     Some(n) => self.notice(n),
                     None => self.notices = None,
                 },
@@ -277,7 +267,7 @@ impl Owner {
                     None => self.follow.switches = None,
                 },
                 Some(()) = self.follow.look.recv() => self.reopen_if_moved(),
-                _ = until(wake) => self.clock(),
+                _ = or_never(wake.map(until)) => self.clock(),
             }
             self.publish();
         }

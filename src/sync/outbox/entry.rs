@@ -4,6 +4,7 @@
 //! pending` rows, so field names are a format: change them only with a
 //! reader of the old one.
 
+use crate::domain::clock::hms as clock;
 use crate::domain::{BookId, EpochMillis, ServerId, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -120,11 +121,6 @@ impl Op {
             Op::BookmarkDelete { bookmark_id } => format!("delete bookmark {bookmark_id}"),
         }
     }
-}
-
-fn clock(secs: f64) -> String {
-    let s = secs.max(0.0) as u64;
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
