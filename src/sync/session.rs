@@ -284,19 +284,9 @@ pub(super) enum Command {
     ServerLost(String),
     /// Read the server again now (the listener refreshed).
     Check,
-    PushHeld {
-        reply: oneshot::Sender<usize>,
-    },
-    DiscardHeld {
-        reply: oneshot::Sender<usize>,
-    },
-    RetryRefused {
-        reply: oneshot::Sender<usize>,
-    },
-    DiscardRefused {
-        reply: oneshot::Sender<usize>,
-    },
-    DiscardAll {
+    /// A change to the journal; the reply says how many it moved.
+    Journal {
+        op: JournalOp,
         reply: oneshot::Sender<usize>,
     },
     Settle {
@@ -306,6 +296,20 @@ pub(super) enum Command {
         timeout: Duration,
         reply: oneshot::Sender<QuitSummary>,
     },
+}
+
+/// `earmark sync push | retry | discard` and the player's retry and
+/// discard of refused changes.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum JournalOp {
+    /// Held entries move to the current scope and are sent.
+    PushHeld,
+    DiscardHeld,
+    /// The refused (set aside) entries are sent again.
+    RetryRefused,
+    DiscardRefused,
+    /// Every queued change, of any scope.
+    DiscardAll,
 }
 
 pub type Notices = mpsc::UnboundedReceiver<Notice>;
@@ -338,6 +342,19 @@ impl SyncSession {
     fn send(&self, cmd: Command) {
         // A stopped worker has flushed already; nothing to do.
         let _ = self.tx.send(cmd);
+    }
+
+    /// Sends the command `c` makes and waits for its reply (`None`: the
+    /// worker stopped).
+    async fn ask<T>(&self, c: impl FnOnce(oneshot::Sender<T>) -> Command) -> Option<T> {
+        let (reply, rx) = oneshot::channel();
+        self.send(c(reply));
+        rx.await.ok()
+    }
+
+    async fn journal(&self, op: JournalOp) -> usize {
+        let n = self.ask(|reply| Command::Journal { op, reply }).await;
+        n.unwrap_or(0)
     }
 
     /// Opens `book` for playback; the engine is loaded once the place is
@@ -403,16 +420,14 @@ impl SyncSession {
 
     /// A book's place history on this device, oldest first.
     pub async fn history(&self, book: BookId) -> Vec<PlaceMark> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::History { book, reply });
-        rx.await.unwrap_or_default()
+        let marks = self.ask(|reply| Command::History { book, reply }).await;
+        marks.unwrap_or_default()
     }
 
     /// This device's listening statistics (what was listened until now).
     pub async fn stats(&self) -> ListeningStats {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Stats { reply });
-        rx.await.unwrap_or_default()
+        let stats = self.ask(|reply| Command::Stats { reply }).await;
+        stats.unwrap_or_default()
     }
 
     /// A new login (or a logout): sync continues in the new scope.
@@ -473,45 +488,33 @@ impl SyncSession {
 
     /// Moves held entries to the current scope and sends them.
     pub async fn push_held(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::PushHeld { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::PushHeld).await
     }
 
     /// Sends the refused (set aside) entries again; returns how many.
     pub async fn retry_refused(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::RetryRefused { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::RetryRefused).await
     }
 
     /// Drops the refused (set aside) entries; returns how many.
     pub async fn discard_refused(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::DiscardRefused { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::DiscardRefused).await
     }
 
     /// Drops held entries.
     pub async fn discard_held(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::DiscardHeld { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::DiscardHeld).await
     }
 
     /// Drops every queued change, of any scope; returns how many.
     pub async fn discard_all(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::DiscardAll { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::DiscardAll).await
     }
 
     /// Waits until every command sent before was handled (and what it
     /// queued was attempted).
     pub async fn settle(&self) {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Settle { reply });
-        let _ = rx.await;
+        self.ask(|reply| Command::Settle { reply }).await;
     }
 
     /// Reports the last place, flushes within `timeout`, and stops. What
