@@ -12,13 +12,13 @@ use super::server::{Serving, serve};
 use crate::api::ApiError;
 use crate::config::Profile;
 use crate::domain::locks::lock;
-use crate::domain::session::{Command, Event, Listening, Snapshot};
+use crate::domain::session::{Command, Listening, Snapshot};
 use crate::domain::{BookId, ChapterId, ListeningStats, PlaceMark, Stop, StopReason};
 use crate::playback::{Events, Login, Playback, Setup};
 use crate::sync::QuitSummary;
 use std::sync::Mutex;
 use std::time::Duration;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 // One per player: its size does not matter.
 #[allow(clippy::large_enum_variant)]
@@ -67,11 +67,6 @@ impl Owner {
         Ok((Owner(owner), events))
     }
 
-    /// Attached to another process's session.
-    pub fn attached(&self) -> bool {
-        matches!(self.0, Inner::Attached(_))
-    }
-
     pub fn send(&self, c: Command) {
         match &self.0 {
             Inner::Own { playback, .. } => playback.send(c),
@@ -93,13 +88,6 @@ impl Owner {
         match &self.0 {
             Inner::Own { playback, .. } => playback.snapshot(),
             Inner::Attached(r) => r.snapshot(),
-        }
-    }
-
-    pub fn events(&self) -> broadcast::Receiver<Event> {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.events(),
-            Inner::Attached(r) => r.events(),
         }
     }
 

@@ -220,34 +220,10 @@ pub struct HttpSource {
 }
 
 impl HttpSource {
-    /// Start downloading and wait for the response headers (so the length and
-    /// Range support are known). Waits through network failures (reported as
-    /// stalled) until the server answers, a fatal status, or `cancel`.
-    pub fn open(
-        req: StreamRequest,
-        stall_after: Duration,
-        judge: RefusalJudge,
-    ) -> Result<Self, SourceError> {
-        let src = Self::start(req, stall_after, READ_AHEAD, judge);
-        src.wait_headers()?;
-        Ok(src)
-    }
-
     /// Start downloading without waiting, at most `read_ahead` bytes ahead
-    /// of the reader (see [`SourceMonitor::set_read_ahead`]), on the
-    /// player's own connection pool.
-    pub fn start(
-        req: StreamRequest,
-        stall_after: Duration,
-        read_ahead: u64,
-        judge: RefusalJudge,
-    ) -> Self {
-        Self::start_on(None, req, stall_after, read_ahead, judge)
-    }
-
-    /// [`HttpSource::start`] on `http`'s connection pool (the session's
-    /// one, shared with the API: see `EngineConfig::pool`), else the
-    /// player's own.
+    /// of the reader (see [`SourceMonitor::set_read_ahead`]), on `http`'s
+    /// connection pool (the session's one, shared with the API: see
+    /// `EngineConfig::pool`), else the player's own.
     pub fn start_on(
         http: Option<std::sync::Arc<dyn crate::player::StreamPool>>,
         req: StreamRequest,
@@ -330,7 +306,9 @@ impl HttpSource {
         }
     }
 
-    /// Wait for the response headers (see [`HttpSource::open`]).
+    /// Wait for the response headers (so the length and Range support are
+    /// known), through network failures (reported as stalled) until the
+    /// server answers, a fatal status, or `cancel`.
     pub fn wait_headers(&self) -> Result<(), SourceError> {
         let src = self;
         {
