@@ -141,11 +141,7 @@ fn start_point(chapter: Option<&str>, at: Option<f64>) -> Result<Start, String> 
     {
         return Err(format!("--at must be a number of seconds ≥ 0, not {at}"));
     }
-    Ok(match (chapter, at) {
-        (Some(c), at) => Start::At(ChapterId::new(c), at.unwrap_or(0.0)),
-        (None, Some(at)) => Start::First(at),
-        (None, None) => Start::Resume,
-    })
+    Ok(Start::of(chapter.map(ChapterId::new), at))
 }
 
 /// The session's rules from config.toml; up next only with `--up-next`

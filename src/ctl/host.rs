@@ -206,11 +206,7 @@ impl Host {
     }
 
     async fn open(&self, o: Open) -> Result<Value, Refusal> {
-        let start = match (o.chapter, o.at) {
-            (Some(c), at) => Start::At(c, at.unwrap_or(0.0)),
-            (None, Some(at)) => Start::First(at),
-            (None, None) => Start::Resume,
-        };
+        let start = Start::of(o.chapter, o.at);
         let before = self.snapshot().listening.map_or(0, |l| l.load);
         let book = o.book.clone();
         let c = Command::Open {

@@ -36,6 +36,18 @@ pub enum Start {
     First(f64),
 }
 
+impl Start {
+    /// A chapter named (at `at`, else its start), or `at` in the first
+    /// chapter; neither: resume (`earmark play`'s and `ctl play`'s flags).
+    pub fn of(chapter: Option<ChapterId>, at: Option<f64>) -> Start {
+        match (chapter, at) {
+            (Some(c), at) => Start::At(c, at.unwrap_or(0.0)),
+            (None, Some(at)) => Start::First(at),
+            (None, None) => Start::Resume,
+        }
+    }
+}
+
 /// What the listener (or a script) asks of the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Command {

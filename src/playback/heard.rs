@@ -258,15 +258,12 @@ impl Owner {
                 queued: s.queued,
                 refused: s.refused,
                 held: s.held,
-                not_durable: match &s.durability {
-                    crate::durable::Durability::Durable => None,
-                    crate::durable::Durability::Memory(why) => Some(why.to_string()),
-                },
+                not_durable: s.in_memory(),
             },
             sleep: self.sleep.timer,
             up_next: self.up_next.now(),
             downloads: self.downloads.marks(),
-            stop: self.license_stop.clone(),
+            stop: self.stopped.get(&super::StopReason::License).cloned(),
             no_audio: self.snap.borrow().no_audio.clone(),
         };
         self.snap.send_if_modified(|old| {

@@ -269,15 +269,7 @@ impl Playback {
         self.intent(Intent::Quit { timeout, reply });
         match tokio::time::timeout(timeout + Duration::from_secs(2), rx).await {
             Ok(Ok(s)) => s,
-            _ => {
-                let status = self.sync().status();
-                QuitSummary {
-                    left: status.queued,
-                    timed_out: true,
-                    in_memory: crate::sync::in_memory(&status.durability),
-                    asked_to_wait: None,
-                }
-            }
+            _ => self.sync().status().unanswered_quit(),
         }
     }
 

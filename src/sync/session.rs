@@ -155,6 +155,21 @@ impl SyncStatus {
     pub fn durable(&self) -> bool {
         self.durability == Durability::Durable
     }
+
+    /// Why the queued changes are only in memory (`None`: on the disk).
+    pub fn in_memory(&self) -> Option<String> {
+        in_memory(&self.durability)
+    }
+
+    /// What a quit left when it was not answered in time: what is queued.
+    pub fn unanswered_quit(&self) -> QuitSummary {
+        QuitSummary {
+            left: self.queued,
+            timed_out: true,
+            in_memory: self.in_memory(),
+            asked_to_wait: None,
+        }
+    }
 }
 
 impl Default for SyncStatus {
@@ -226,7 +241,7 @@ pub enum Notice {
 pub use crate::domain::session::{QuitSummary, SyncNews};
 
 /// Why queued changes are only in memory (`None`: on the disk).
-pub fn in_memory(d: &Durability) -> Option<String> {
+pub(super) fn in_memory(d: &Durability) -> Option<String> {
     match d {
         Durability::Durable => None,
         Durability::Memory(why) => Some(why.to_string()),
@@ -524,12 +539,7 @@ impl SyncSession {
         self.send(Command::Quit { timeout, reply });
         match tokio::time::timeout(timeout + Duration::from_secs(1), rx).await {
             Ok(Ok(s)) => s,
-            _ => QuitSummary {
-                left: self.status().queued,
-                timed_out: true,
-                in_memory: in_memory(&self.status().durability),
-                asked_to_wait: None,
-            },
+            _ => self.status().unanswered_quit(),
         }
     }
 }
