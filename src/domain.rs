@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod account;
 pub mod backoff;
 pub mod clock;
 mod length;
@@ -25,11 +26,12 @@ pub mod sleep;
 mod stop;
 pub mod up_next;
 pub mod wait;
+pub use account::Account;
 pub use length::{DurationSource, Measure, Unit, Unitless, unit_of};
 pub use local_time::utc_offset_secs;
 pub use series::{Sequence, SeriesRef, series_order};
 pub use stop::{Stop, StopReason};
-pub use up_next::{Account, Next, NextFrom, Opening, Queued, UpNextMode, next_after};
+pub use up_next::{Next, NextFrom, Opening, Queued, UpNextMode, next_after};
 
 macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {

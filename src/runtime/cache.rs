@@ -9,11 +9,8 @@
 //! ([`Unwritten`]), the log has every failure.
 
 use crate::domain::locks::lock;
-use crate::domain::{
-    Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef, ServerId, UserId,
-};
+use crate::domain::{Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef};
 use crate::durable::{DiskError, Fault, write_atomic};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -21,11 +18,7 @@ use std::sync::Mutex;
 const MAGIC: &str = "earmark-library-cache 3";
 
 /// Whose library a cache file holds: a server instance and account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Scope {
-    pub server_id: ServerId,
-    pub user_id: UserId,
-}
+pub use crate::domain::Account as Scope;
 
 pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
     let mut h = Sha256::new();
@@ -301,6 +294,7 @@ impl Unwritten {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{ServerId, UserId};
 
     #[test]
     fn round_trips_per_scope() {

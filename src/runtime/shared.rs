@@ -45,12 +45,7 @@ impl Shared {
 
     /// The library cache's scope of the login.
     pub(crate) fn scope(&self) -> Option<cache::Scope> {
-        let l = read(&self.login);
-        let s = l.session.as_ref()?;
-        Some(cache::Scope {
-            server_id: s.server_id.clone(),
-            user_id: s.user_id.clone(),
-        })
+        read(&self.login).session.as_ref().map(Session::account)
     }
 
     /// Reports a failed request in plain words. Its reason comes from the

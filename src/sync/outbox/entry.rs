@@ -5,25 +5,14 @@
 //! reader of the old one.
 
 use crate::domain::clock::hms as clock;
-use crate::domain::{BookId, EpochMillis, ServerId, UserId};
+use crate::domain::{BookId, EpochMillis};
 use serde::{Deserialize, Serialize};
 
 /// Who a write belongs to: the server instance and the account, whichever
 /// of the server's addresses carries it. Entries are only ever sent to
 /// their own scope. (A journal from before addresses also names the
 /// address as `base`: it is read and left out.)
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Scope {
-    pub server_id: ServerId,
-    pub user_id: UserId,
-}
-
-impl std::fmt::Display for Scope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "server {}, user {}", self.server_id, self.user_id)
-    }
-}
+pub use crate::domain::Account as Scope;
 
 /// What an entry writes. One entry per (scope, book, slot) is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
