@@ -381,11 +381,20 @@ impl Snapshot {
     }
 }
 
-/// A place as a prompt shows it.
+/// A place in a book (sync's `Spot`; a prompt shows two).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Place {
     pub chapter: ChapterId,
     pub position: f64,
+}
+
+impl Place {
+    pub fn new(chapter: impl Into<ChapterId>, position: f64) -> Self {
+        Self {
+            chapter: chapter.into(),
+            position,
+        }
+    }
 }
 
 /// What the session says, as data (each client words it).

@@ -104,8 +104,9 @@ pub struct ProgressWrite {
     pub reset: bool,
 }
 
-/// A playback settings write.
-#[derive(Debug, Clone, PartialEq)]
+/// A playback settings write (also as sync's journal keeps it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SettingsWrite {
     pub speed: f32,
     pub volume: Option<f32>,

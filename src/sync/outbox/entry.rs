@@ -37,13 +37,7 @@ pub struct QueuedProgress {
 }
 
 /// A queued playback-settings write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueuedSettings {
-    pub speed: f32,
-    pub volume: Option<f32>,
-    pub client_updated_at: EpochMillis,
-}
+pub use crate::api::SettingsWrite as QueuedSettings;
 
 /// A queued change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
