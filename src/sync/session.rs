@@ -130,7 +130,7 @@ pub struct Playing {
     pub saved_at: Option<EpochMillis>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SyncStatus {
     pub link: Link,
     /// Entries waiting to be sent to the current scope.
@@ -168,22 +168,6 @@ impl SyncStatus {
             timed_out: true,
             in_memory: self.in_memory(),
             asked_to_wait: None,
-        }
-    }
-}
-
-impl Default for SyncStatus {
-    fn default() -> Self {
-        SyncStatus {
-            link: Link::default(),
-            queued: 0,
-            refused: 0,
-            held: 0,
-            last_error: None,
-            shown: None,
-            playing: None,
-            durability: Durability::Durable,
-            requests: 0,
         }
     }
 }
