@@ -56,26 +56,15 @@ pub struct Refusal {
 pub const REFUSAL_BODY_MAX: usize = 64 * 1024;
 
 /// Why a stream cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceError {
     /// The server refused the stream; judged by `EngineConfig::judge`.
-    Refused {
-        kind: ErrorKind,
-        message: String,
-    },
+    #[error("{message}")]
+    Refused { kind: ErrorKind, message: String },
+    #[error("{0}")]
     Http(String),
+    #[error("cancelled")]
     Cancelled,
-}
-
-impl std::fmt::Display for SourceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SourceError::Refused { message, .. } | SourceError::Http(message) => {
-                f.write_str(message)
-            }
-            SourceError::Cancelled => f.write_str("cancelled"),
-        }
-    }
 }
 
 /// Bytes kept behind the reader (decoders step back a little).
