@@ -247,14 +247,7 @@ async fn play(
         serving: serving.as_mut(),
     };
     let code = run.follow(events, startup).await;
-    // Kept for next time only when the journal is on the disk.
-    let quit = playback.quit(Duration::from_secs(5)).await;
-    if let Some(line) = crate::ui::words::farewell(&quit) {
-        eprintln!("earmark: {line}");
-    }
-    if let Some(s) = serving {
-        s.close().await;
-    }
+    crate::ctl::end_play(&playback, serving).await;
     Ok(code)
 }
 

@@ -313,11 +313,7 @@ pub async fn session(
     asked: Asked,
 ) -> ExitCode {
     let code = follow(playback, events, &mut serving, ready, asked).await;
-    let quit = playback.quit(Duration::from_secs(5)).await;
-    if let Some(line) = crate::ui::words::farewell(&quit) {
-        eprintln!("earmark: {line}");
-    }
-    serving.close().await;
+    super::end_play(playback, Some(serving)).await;
     code
 }
 

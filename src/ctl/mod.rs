@@ -137,6 +137,18 @@ impl Ends {
     }
 }
 
+/// `earmark play` ends: the place is written (5 s at most), what could
+/// not be sent is said, then the socket goes (its watchers are told).
+pub async fn end_play(playback: &Playback, serving: Option<Serving>) {
+    let quit = playback.quit(std::time::Duration::from_secs(5)).await;
+    if let Some(line) = crate::ui::words::farewell(&quit) {
+        eprintln!("earmark: {line}");
+    }
+    if let Some(s) = serving {
+        s.close().await;
+    }
+}
+
 /// `earmark play`'s control socket: served, or (for a detached session,
 /// which is nothing without it) why it cannot be. A session in a terminal
 /// plays on without one, and says so.
