@@ -13,7 +13,7 @@ use crate::api::ApiError;
 use crate::config::Profile;
 use crate::domain::locks::lock;
 use crate::domain::session::{Command, Listening, Snapshot};
-use crate::domain::{BookId, ChapterId, ListeningStats, PlaceMark, Stop, StopReason};
+use crate::domain::{Stop, StopReason};
 use crate::playback::{Events, Login, Playback, Setup};
 use crate::sync::QuitSummary;
 use std::sync::Mutex;
@@ -108,18 +108,22 @@ impl Owner {
         }
     }
 
-    pub fn license_invalid(&self, message: String) {
+    /// A player's ask that has no answer: carried out by the own session,
+    /// or sent to the attached one.
+    pub fn tell(&self, p: PlayerAsk) {
         match &self.0 {
-            Inner::Own { playback, .. } => playback.license_invalid(message),
-            Inner::Attached(r) => r.tell(PlayerAsk::LicenseInvalid(message)),
+            Inner::Own { playback, .. } => super::host::told(playback, p),
+            Inner::Attached(r) => r.tell(p),
         }
     }
 
-    pub fn license_valid(&self) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.license_valid(),
-            Inner::Attached(r) => r.tell(PlayerAsk::LicenseValid),
-        }
+    /// A player's ask, answered as `T` by the own session or the attached
+    /// one (its default when the session could not answer: said in the log).
+    pub async fn ask<T: serde::de::DeserializeOwned + Default>(&self, p: PlayerAsk) -> T {
+        read(match &self.0 {
+            Inner::Own { playback, .. } => super::host::asked(playback, p).await,
+            Inner::Attached(r) => r.ask(p).await,
+        })
     }
 
     /// A new login: the own session takes it; an attached one reads the
@@ -130,70 +134,6 @@ impl Owner {
             Inner::Attached(r) => {
                 let _ = r.ask(PlayerAsk::LogIn).await;
             }
-        }
-    }
-
-    pub fn downloads_changed(&self) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.downloads_changed(),
-            Inner::Attached(r) => r.tell(PlayerAsk::DownloadsChanged),
-        }
-    }
-
-    pub async fn history(&self, book: BookId) -> Vec<PlaceMark> {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().history(book).await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::History(book)).await),
-        }
-    }
-
-    pub async fn stats(&self) -> ListeningStats {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().stats().await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::Stats).await),
-        }
-    }
-
-    pub async fn retry_refused(&self) -> usize {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().retry_refused().await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::RetryRefused).await),
-        }
-    }
-
-    pub async fn discard_refused(&self) -> usize {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().discard_refused().await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::DiscardRefused).await),
-        }
-    }
-
-    pub fn queue_favorite(&self, book: BookId, favorite: bool) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().queue_favorite(book, favorite),
-            Inner::Attached(r) => r.tell(PlayerAsk::QueueFavorite { book, favorite }),
-        }
-    }
-
-    pub fn queue_bookmark(
-        &self,
-        book: BookId,
-        client_id: String,
-        chapter: ChapterId,
-        position: f64,
-        note: Option<String>,
-    ) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback
-                .sync()
-                .queue_bookmark(book, client_id, chapter, position, note),
-            Inner::Attached(r) => r.tell(PlayerAsk::QueueBookmark {
-                book,
-                client_id,
-                chapter,
-                position,
-                note,
-            }),
         }
     }
 

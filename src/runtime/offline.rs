@@ -107,6 +107,7 @@ pub(super) async fn download(sh: Arc<Shared>, book: BookId) {
             false
         }
     };
-    sh.playback.downloads_changed();
+    sh.playback
+        .tell(crate::ctl::protocol::PlayerAsk::DownloadsChanged);
     sh.ui.send(Answer::DownloadEnded { book, complete });
 }
