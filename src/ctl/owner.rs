@@ -93,19 +93,14 @@ impl Owner {
 
     /// See [`Playback::refused`]: classified here, acted on by the session.
     pub fn refused(&self, e: &ApiError) -> Stop {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.refused(e),
-            Inner::Attached(r) => {
-                let stop = crate::playback::stop::stop_of_api(e);
-                if stop.reason == StopReason::License {
-                    r.tell(PlayerAsk::LicenseInvalid(stop.message.clone()));
-                }
-                if e.is_retryable() {
-                    r.tell(PlayerAsk::ServerLost(e.to_string()));
-                }
-                stop
-            }
+        let stop = crate::playback::stop::stop_of_api(e);
+        if stop.reason == StopReason::License {
+            self.tell(PlayerAsk::LicenseInvalid(stop.message.clone()));
         }
+        if e.is_retryable() {
+            self.tell(PlayerAsk::ServerLost(e.to_string()));
+        }
+        stop
     }
 
     /// A player's ask that has no answer: carried out by the own session,
