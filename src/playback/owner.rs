@@ -435,12 +435,8 @@ impl Owner {
     }
 
     fn toggle(&mut self) {
-        let playing = self.heard.as_ref().is_some_and(|s| {
-            matches!(
-                s.status,
-                Status::Playing | Status::Buffering | Status::Stalled
-            )
-        });
+        let heard = self.heard.as_ref();
+        let playing = heard.is_some_and(|s| super::heard::play_state(&s.status).is_playing());
         // A play/pause while the sleep timer fades (a headset's button, a
         // key) means the listener is awake: it extends, as the extend key.
         let fading = matches!(
