@@ -57,20 +57,30 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-/// The current login's client, shared with the stream resolver and the
-/// judge: a new login applies to the next stream without a restart.
-#[derive(Clone, Default)]
-struct CurrentClient(Arc<RwLock<Option<Client>>>);
+/// A value the owner shares with the engine's threads, read at each use:
+/// the current login's client (with the stream resolver and the judge: a
+/// new login applies to the next stream without a restart), the address
+/// the last stream came from.
+#[derive(Clone)]
+struct Shared<T>(Arc<RwLock<Option<T>>>);
 
-impl CurrentClient {
-    fn get(&self) -> Option<Client> {
+impl<T> Default for Shared<T> {
+    fn default() -> Self {
+        Shared(Arc::default())
+    }
+}
+
+impl<T: Clone> Shared<T> {
+    fn get(&self) -> Option<T> {
         read(&self.0).clone()
     }
 
-    fn set(&self, c: Option<Client>) {
-        *write(&self.0) = c;
+    fn set(&self, v: Option<T>) {
+        *write(&self.0) = v;
     }
 }
+
+type CurrentClient = Shared<Client>;
 
 /// Who plays: a login (or none) and where its sync keeps its files.
 pub struct Login {
