@@ -1,7 +1,9 @@
 //! Domain types shared by the client, the player, sync and the UI.
 //!
 //! `backoff` is the one rule for when a server is asked again after it
-//! failed or said "slow down" (for api, sync, player and offline alike).
+//! failed or said "slow down" (for api, sync, player and offline alike);
+//! `locks` the one way a lock is taken (a poisoned one is used as it is);
+//! `wait::or_never` a wait that may have nothing to wait for.
 //!
 //! Ids are opaque strings chosen by the server: never parsed, never derived
 //! from list positions. Times are seconds of media time (`f64`), wall-clock
@@ -10,10 +12,12 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+mod account;
 pub mod backoff;
 pub mod clock;
 mod length;
 mod local_time;
+pub mod locks;
 pub mod mpeg_audio;
 pub mod rewind;
 mod series;
@@ -21,11 +25,13 @@ pub mod session;
 pub mod sleep;
 mod stop;
 pub mod up_next;
+pub mod wait;
+pub use account::Account;
 pub use length::{DurationSource, Measure, Unit, Unitless, unit_of};
 pub use local_time::utc_offset_secs;
 pub use series::{Sequence, SeriesRef, series_order};
 pub use stop::{Stop, StopReason};
-pub use up_next::{Account, Next, NextFrom, Opening, Queued, UpNextMode, next_after};
+pub use up_next::{Next, NextFrom, Opening, Queued, UpNextMode, next_after};
 
 macro_rules! opaque_id {
     ($(#[$meta:meta])* $name:ident) => {

@@ -98,7 +98,7 @@ pub fn run_downloads(global: &Invocation, args: DownloadsArgs) -> ExitCode {
         let profile = Profile::resolve(&global.select)?;
         let session = Session::load(&profile)?;
         let store = Store::new(&profile.dirs.data);
-        let scope = Scope::of(&session);
+        let scope = session.account();
         match args.command {
             None => list(global.json, &profile, &store, &scope),
             Some(DownloadsCommand::Remove { book_id }) => {
@@ -114,7 +114,7 @@ async fn download(global: &Invocation, args: DownloadArgs) -> Result<Value, Comm
     let session = Session::load(&profile)?;
     let client = session.client(&profile)?;
     let store = Store::new(&profile.dirs.data);
-    let scope = Scope::of(&session);
+    let scope = session.account();
     let book = BookId::new(args.book_id.as_str());
     let options = offline::Options {
         limit: profile.download_limit,

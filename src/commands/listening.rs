@@ -8,7 +8,7 @@ use super::Invocation;
 use super::output::{Out, chapter_name, clock};
 use crate::config::{Profile, Session};
 use crate::domain::{BookId, Manifest, now_millis};
-use crate::offline::{Scope, Store};
+use crate::offline::Store;
 use crate::sync::{Records, day_name, local_clock};
 use serde_json::{Value, json};
 use std::process::ExitCode;
@@ -79,7 +79,7 @@ pub fn history(global: &Invocation, book: String) -> ExitCode {
 fn chapter_list(profile: &Profile, book: &BookId) -> Option<Manifest> {
     let download = Session::load(profile).ok().and_then(|s| {
         let d = Store::new(&profile.dirs.data)
-            .get(&Scope::of(&s), book)
+            .get(&s.account(), book)
             .ok()??;
         Some(d.snapshot.manifest)
     });

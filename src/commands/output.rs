@@ -65,10 +65,7 @@ impl Out {
     }
 }
 
-/// A time as every clock shows it (`domain::clock`: whole seconds).
-pub fn clock(secs: f64) -> String {
-    crate::domain::clock::clock(secs)
-}
+pub use crate::domain::clock::clock;
 
 /// A length, or `?` when it is not known.
 fn opt_clock(secs: Option<f64>) -> String {

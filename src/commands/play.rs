@@ -9,9 +9,11 @@
 
 use super::{CommandError, Invocation};
 use crate::config::ListeningRules;
+use crate::domain::clock::hms as clock;
 use crate::domain::session::{
     Command, Event, Landing, Listening, PlayState, Said, Snapshot, Start,
 };
+use crate::domain::wait::or_never;
 use crate::domain::{BookId, ChapterId, Opening, UpNextMode};
 use crate::playback::{Events, Expect, Login, Playback, Setup, StopReason};
 use crate::player::AudioMode;
@@ -139,11 +141,7 @@ fn start_point(chapter: Option<&str>, at: Option<f64>) -> Result<Start, String> 
     {
         return Err(format!("--at must be a number of seconds ≥ 0, not {at}"));
     }
-    Ok(match (chapter, at) {
-        (Some(c), at) => Start::At(ChapterId::new(c), at.unwrap_or(0.0)),
-        (None, Some(at)) => Start::First(at),
-        (None, None) => Start::Resume,
-    })
+    Ok(Start::of(chapter.map(ChapterId::new), at))
 }
 
 /// The session's rules from config.toml; up next only with `--up-next`
@@ -249,14 +247,7 @@ async fn play(
         serving: serving.as_mut(),
     };
     let code = run.follow(events, startup).await;
-    // Kept for next time only when the journal is on the disk.
-    let quit = playback.quit(Duration::from_secs(5)).await;
-    if let Some(line) = crate::ui::words::farewell(&quit) {
-        eprintln!("earmark: {line}");
-    }
-    if let Some(s) = serving {
-        s.close().await;
-    }
+    crate::ctl::end_play(&playback, serving).await;
     Ok(code)
 }
 
@@ -365,7 +356,6 @@ impl Run<'_> {
     /// ends (with `--up-next`: the last one), playback stops (with its
     /// reason's exit code), or a signal arrives.
     async fn follow(mut self, mut events: Events, mut startup: Startup) -> ExitCode {
-        use tokio::signal::unix::{SignalKind, signal};
         let began = tokio::time::Instant::now();
         let limit = self
             .for_secs
@@ -373,10 +363,7 @@ impl Run<'_> {
         let mut snap = self.playback.snapshot();
         let mut lines = tokio::time::interval(Duration::from_secs(1));
         lines.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // Created once: a listener made anew each round would miss a signal
-        // that arrives between rounds.
-        let mut int = signal(SignalKind::interrupt()).ok();
-        let mut term = signal(SignalKind::terminate()).ok();
+        let mut ends = crate::ctl::Ends::listen();
         let mut out = std::io::stdout().lock();
         let mut seen = Seen::default();
         let mut serving = self.serving.take();
@@ -425,10 +412,8 @@ impl Run<'_> {
                         let _ = out.flush();
                     }
                 }
-                _ = crate::ctl::quit_asked(serving.as_deref_mut()) => return ExitCode::SUCCESS,
-                _ = next_signal(&mut int) => return ExitCode::from(130),
-                _ = next_signal(&mut term) => return ExitCode::from(130),
-                _ = sleep_until(deadline) => {
+                code = ends.next(serving.as_deref_mut()) => return code,
+                _ = or_never(deadline.map(tokio::time::sleep_until)) => {
                     if !restored {
                         return self.stop(StopReason::Network.exit_code(), &format!(
                             "could not restore the position: no answer within {} s",
@@ -562,24 +547,6 @@ fn say_throttle(link: &crate::domain::session::Link, said: &mut bool) {
     }
 }
 
-/// Until `at` (never, without one): `--for`'s end.
-pub(crate) async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next of a signal (never, when it could not be watched).
-pub(crate) async fn next_signal(s: &mut Option<tokio::signal::unix::Signal>) {
-    match s {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending().await,
-    }
-}
-
 fn status_line(l: &Listening, json: bool) -> String {
     let chapter = l.chapter.as_str();
     if json {
@@ -624,9 +591,4 @@ fn status_line(l: &Listening, json: bool) -> String {
             l.speed
         )
     }
-}
-
-fn clock(secs: f64) -> String {
-    let t = secs.max(0.0) as u64;
-    format!("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
 }

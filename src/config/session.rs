@@ -141,6 +141,14 @@ impl Session {
         }
     }
 
+    /// Whose data this session's is (journal, downloads, caches, up next).
+    pub fn account(&self) -> crate::domain::Account {
+        crate::domain::Account {
+            server_id: self.server_id.clone(),
+            user_id: self.user_id.clone(),
+        }
+    }
+
     pub fn auth(&self) -> Auth {
         Auth {
             token: self.token.clone(),

@@ -15,6 +15,7 @@
 //! so the player and `earmark sound` never undo each other.
 
 use crate::api::BaseUrl;
+use crate::domain::locks::lock;
 use crate::domain::{BookId, ServerId, SoundSettings, UserId};
 use crate::durable::{LockFile, Wait, write_atomic};
 use serde::{Deserialize, Serialize};
@@ -130,10 +131,6 @@ pub struct SoundBooks {
     unreadable: Option<String>,
 }
 
-fn lock(m: &Mutex<Stored>) -> std::sync::MutexGuard<'_, Stored> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl SoundBooks {
     /// The store in `data_dir` (`sound.json`); a missing file is empty.
     pub fn open(data_dir: &Path) -> Self {
@@ -230,7 +227,7 @@ impl SoundBooks {
         if let Some(why) = &self.unreadable {
             return Err(format!("{why}; not overwriting it"));
         }
-        let _one = self.saving.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = lock(&self.saving);
         let lock_path = self.path.with_extension("json.lock");
         let _file_lock = LockFile::take(&lock_path, Wait::Yes).map_err(|e| e.to_string())?;
         let mut books = match read_books(&self.path) {

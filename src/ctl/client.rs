@@ -5,8 +5,9 @@
 
 use super::place::Place;
 use super::protocol::{self, Ask, Incoming, Refusal};
-use super::status::{self, Status, clock};
+use super::status::{self, Status};
 use crate::config::{Profile, ProfileSelector};
+use crate::domain::clock::hms as clock;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

@@ -10,9 +10,9 @@
 //! status and on `watch`); the place is written when it ends.
 
 use super::server::Serving;
-use crate::commands::play::{next_signal, sleep_until};
 use crate::domain::BookId;
 use crate::domain::session::{Command, Event, PlayState, Said, Snapshot};
+use crate::domain::wait::or_never;
 use crate::playback::{Playback, StopReason};
 use std::ffi::OsString;
 use std::fs::File;
@@ -313,11 +313,7 @@ pub async fn session(
     asked: Asked,
 ) -> ExitCode {
     let code = follow(playback, events, &mut serving, ready, asked).await;
-    let quit = playback.quit(Duration::from_secs(5)).await;
-    if let Some(line) = crate::ui::words::farewell(&quit) {
-        eprintln!("earmark: {line}");
-    }
-    serving.close().await;
+    super::end_play(playback, Some(serving)).await;
     code
 }
 
@@ -328,9 +324,7 @@ async fn follow(
     mut ready: Ready,
     asked: Asked,
 ) -> ExitCode {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut int = signal(SignalKind::interrupt()).ok();
-    let mut term = signal(SignalKind::terminate()).ok();
+    let mut ends = super::Ends::listen();
     let mut snap = playback.snapshot();
     let began = tokio::time::Instant::now();
     // Sooner than the parent gives up, so the parent hears why.
@@ -363,10 +357,8 @@ async fn follow(
         .map(|s| began + Duration::from_secs_f64(s.max(0.0)));
     loop {
         tokio::select! {
-            _ = serving.quit_asked() => return ExitCode::SUCCESS,
-            _ = next_signal(&mut int) => return ExitCode::from(130),
-            _ = next_signal(&mut term) => return ExitCode::from(130),
-            _ = sleep_until(until) => {
+            code = ends.next(Some(&mut *serving)) => return code,
+            _ = or_never(until.map(tokio::time::sleep_until)) => {
                 playback.send(Command::Pause);
                 let paused = |s: &Snapshot| s.listening.as_ref().is_some_and(|l| !l.state.is_playing());
                 let _ = tokio::time::timeout(Duration::from_secs(1), snap.wait_for(paused)).await;

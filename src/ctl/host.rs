@@ -206,11 +206,7 @@ impl Host {
     }
 
     async fn open(&self, o: Open) -> Result<Value, Refusal> {
-        let start = match (o.chapter, o.at) {
-            (Some(c), at) => Start::At(c, at.unwrap_or(0.0)),
-            (None, Some(at)) => Start::First(at),
-            (None, None) => Start::Resume,
-        };
+        let start = Start::of(o.chapter, o.at);
         let before = self.snapshot().listening.map_or(0, |l| l.load);
         let book = o.book.clone();
         let c = Command::Open {
@@ -309,35 +305,10 @@ impl Host {
     }
 
     async fn player(&self, p: PlayerAsk) -> Result<Value, Refusal> {
-        let pb = &self.playback;
-        let json = |v: Result<Value, serde_json::Error>| {
-            v.map_err(|e| Refusal::new(Code::Internal, e.to_string()))
-        };
         match p {
-            PlayerAsk::Send(c) => pb.send(c),
-            PlayerAsk::History(book) => {
-                return json(serde_json::to_value(pb.sync().history(book).await));
-            }
-            PlayerAsk::Stats => return json(serde_json::to_value(pb.sync().stats().await)),
-            PlayerAsk::RetryRefused => return Ok(json!(pb.sync().retry_refused().await)),
-            PlayerAsk::DiscardRefused => return Ok(json!(pb.sync().discard_refused().await)),
-            PlayerAsk::QueueFavorite { book, favorite } => pb.sync().queue_favorite(book, favorite),
-            PlayerAsk::QueueBookmark {
-                book,
-                client_id,
-                chapter,
-                position,
-                note,
-            } => pb
-                .sync()
-                .queue_bookmark(book, client_id, chapter, position, note),
-            PlayerAsk::LicenseValid => pb.license_valid(),
-            PlayerAsk::LicenseInvalid(m) => pb.license_invalid(m),
-            PlayerAsk::ServerLost(m) => pb.sync().server_lost(m),
-            PlayerAsk::DownloadsChanged => pb.downloads_changed(),
-            PlayerAsk::LogIn => self.log_in_again().await?,
+            PlayerAsk::LogIn => self.log_in_again().await.map(|()| Value::Null),
+            p => asked(&self.playback, p).await,
         }
-        Ok(Value::Null)
     }
 
     /// The player logged in anew (the session record on disk changed):
@@ -357,6 +328,50 @@ impl Host {
         login.sync.follow_server = self.follow_server;
         self.playback.log_in(login).await;
         Ok(())
+    }
+}
+
+/// A player's ask of `pb`'s session (`null`: it has no answer).
+pub(super) async fn asked(pb: &Playback, p: PlayerAsk) -> Result<Value, Refusal> {
+    let json = |v: Result<Value, serde_json::Error>| {
+        v.map_err(|e| Refusal::new(Code::Internal, e.to_string()))
+    };
+    match p {
+        PlayerAsk::History(book) => json(serde_json::to_value(pb.sync().history(book).await)),
+        PlayerAsk::Stats => json(serde_json::to_value(pb.sync().stats().await)),
+        PlayerAsk::RetryRefused => Ok(json!(pb.sync().retry_refused().await)),
+        PlayerAsk::DiscardRefused => Ok(json!(pb.sync().discard_refused().await)),
+        p => {
+            told(pb, p);
+            Ok(Value::Null)
+        }
+    }
+}
+
+/// A player's ask that has no answer, carried out by `pb`'s session.
+pub(super) fn told(pb: &Playback, p: PlayerAsk) {
+    match p {
+        PlayerAsk::Send(c) => pb.send(c),
+        PlayerAsk::QueueFavorite { book, favorite } => pb.sync().queue_favorite(book, favorite),
+        PlayerAsk::QueueBookmark {
+            book,
+            client_id,
+            chapter,
+            position,
+            note,
+        } => pb
+            .sync()
+            .queue_bookmark(book, client_id, chapter, position, note),
+        PlayerAsk::LicenseValid => pb.license_valid(),
+        PlayerAsk::LicenseInvalid(m) => pb.license_invalid(m),
+        PlayerAsk::ServerLost(m) => pb.sync().server_lost(m),
+        PlayerAsk::DownloadsChanged => pb.downloads_changed(),
+        // Answered (`asked`), or the host's own (the login read again).
+        PlayerAsk::History(_)
+        | PlayerAsk::Stats
+        | PlayerAsk::RetryRefused
+        | PlayerAsk::DiscardRefused
+        | PlayerAsk::LogIn => {}
     }
 }
 

@@ -37,9 +37,11 @@ pub use server::{MAX_CLIENTS, NotServed, QUEUE, Serving, serve};
 
 use crate::config::Profile;
 use crate::domain::session::Listening;
+use crate::domain::wait::or_never;
 use crate::playback::Playback;
 use crate::player::AudioMode;
 use std::ffi::OsString;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// How a player's own session is left playing: a detached `earmark play`
 /// of the same profile, audio output and up next.
@@ -109,12 +111,41 @@ pub fn claim_for_play(profile: &Profile) -> Result<Option<Claim>, (u8, String)> 
     }
 }
 
-/// Resolves once a client asked `serving`'s session to quit (never
-/// without a socket).
-pub async fn quit_asked(serving: Option<&mut Serving>) {
-    match serving {
-        Some(s) => s.quit_asked().await,
-        None => std::future::pending().await,
+/// What ends a session from outside: `earmark ctl quit` (success), or
+/// SIGINT or SIGTERM (130). Listened to from the start: a signal that
+/// arrives between two waits is not missed.
+pub struct Ends {
+    int: Option<Signal>,
+    term: Option<Signal>,
+}
+
+impl Ends {
+    pub fn listen() -> Ends {
+        Ends {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+        }
+    }
+
+    /// The exit code, once one of them came (`serving`: none, no socket).
+    pub async fn next(&mut self, serving: Option<&mut Serving>) -> std::process::ExitCode {
+        tokio::select! {
+            _ = or_never(serving.map(|s| s.quit_asked())) => std::process::ExitCode::SUCCESS,
+            _ = or_never(self.int.as_mut().map(Signal::recv)) => std::process::ExitCode::from(130),
+            _ = or_never(self.term.as_mut().map(Signal::recv)) => std::process::ExitCode::from(130),
+        }
+    }
+}
+
+/// `earmark play` ends: the place is written (5 s at most), what could
+/// not be sent is said, then the socket goes (its watchers are told).
+pub async fn end_play(playback: &Playback, serving: Option<Serving>) {
+    let quit = playback.quit(std::time::Duration::from_secs(5)).await;
+    if let Some(line) = crate::ui::words::farewell(&quit) {
+        eprintln!("earmark: {line}");
+    }
+    if let Some(s) = serving {
+        s.close().await;
     }
 }
 

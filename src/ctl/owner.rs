@@ -11,13 +11,14 @@ use super::remote::Remote;
 use super::server::{Serving, serve};
 use crate::api::ApiError;
 use crate::config::Profile;
-use crate::domain::session::{Command, Event, Listening, Snapshot};
-use crate::domain::{BookId, ChapterId, ListeningStats, PlaceMark, Stop, StopReason};
+use crate::domain::locks::lock;
+use crate::domain::session::{Command, Listening, Snapshot};
+use crate::domain::{Stop, StopReason};
 use crate::playback::{Events, Login, Playback, Setup};
 use crate::sync::QuitSummary;
 use std::sync::Mutex;
 use std::time::Duration;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 // One per player: its size does not matter.
 #[allow(clippy::large_enum_variant)]
@@ -31,10 +32,6 @@ enum Inner {
 }
 
 pub struct Owner(Inner);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl Owner {
     /// Attaches to the profile's running session, else starts this
@@ -70,11 +67,6 @@ impl Owner {
         Ok((Owner(owner), events))
     }
 
-    /// Attached to another process's session.
-    pub fn attached(&self) -> bool {
-        matches!(self.0, Inner::Attached(_))
-    }
-
     pub fn send(&self, c: Command) {
         match &self.0 {
             Inner::Own { playback, .. } => playback.send(c),
@@ -99,42 +91,34 @@ impl Owner {
         }
     }
 
-    pub fn events(&self) -> broadcast::Receiver<Event> {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.events(),
-            Inner::Attached(r) => r.events(),
-        }
-    }
-
     /// See [`Playback::refused`]: classified here, acted on by the session.
     pub fn refused(&self, e: &ApiError) -> Stop {
+        let stop = crate::playback::stop::stop_of_api(e);
+        if stop.reason == StopReason::License {
+            self.tell(PlayerAsk::LicenseInvalid(stop.message.clone()));
+        }
+        if e.is_retryable() {
+            self.tell(PlayerAsk::ServerLost(e.to_string()));
+        }
+        stop
+    }
+
+    /// A player's ask that has no answer: carried out by the own session,
+    /// or sent to the attached one.
+    pub fn tell(&self, p: PlayerAsk) {
         match &self.0 {
-            Inner::Own { playback, .. } => playback.refused(e),
-            Inner::Attached(r) => {
-                let stop = crate::playback::stop::stop_of_api(e);
-                if stop.reason == StopReason::License {
-                    r.tell(PlayerAsk::LicenseInvalid(stop.message.clone()));
-                }
-                if e.is_retryable() {
-                    r.tell(PlayerAsk::ServerLost(e.to_string()));
-                }
-                stop
-            }
+            Inner::Own { playback, .. } => super::host::told(playback, p),
+            Inner::Attached(r) => r.tell(p),
         }
     }
 
-    pub fn license_invalid(&self, message: String) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.license_invalid(message),
-            Inner::Attached(r) => r.tell(PlayerAsk::LicenseInvalid(message)),
-        }
-    }
-
-    pub fn license_valid(&self) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.license_valid(),
-            Inner::Attached(r) => r.tell(PlayerAsk::LicenseValid),
-        }
+    /// A player's ask, answered as `T` by the own session or the attached
+    /// one (its default when the session could not answer: said in the log).
+    pub async fn ask<T: serde::de::DeserializeOwned + Default>(&self, p: PlayerAsk) -> T {
+        read(match &self.0 {
+            Inner::Own { playback, .. } => super::host::asked(playback, p).await,
+            Inner::Attached(r) => r.ask(p).await,
+        })
     }
 
     /// A new login: the own session takes it; an attached one reads the
@@ -145,70 +129,6 @@ impl Owner {
             Inner::Attached(r) => {
                 let _ = r.ask(PlayerAsk::LogIn).await;
             }
-        }
-    }
-
-    pub fn downloads_changed(&self) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.downloads_changed(),
-            Inner::Attached(r) => r.tell(PlayerAsk::DownloadsChanged),
-        }
-    }
-
-    pub async fn history(&self, book: BookId) -> Vec<PlaceMark> {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().history(book).await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::History(book)).await),
-        }
-    }
-
-    pub async fn stats(&self) -> ListeningStats {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().stats().await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::Stats).await),
-        }
-    }
-
-    pub async fn retry_refused(&self) -> usize {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().retry_refused().await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::RetryRefused).await),
-        }
-    }
-
-    pub async fn discard_refused(&self) -> usize {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().discard_refused().await,
-            Inner::Attached(r) => read(r.ask(PlayerAsk::DiscardRefused).await),
-        }
-    }
-
-    pub fn queue_favorite(&self, book: BookId, favorite: bool) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback.sync().queue_favorite(book, favorite),
-            Inner::Attached(r) => r.tell(PlayerAsk::QueueFavorite { book, favorite }),
-        }
-    }
-
-    pub fn queue_bookmark(
-        &self,
-        book: BookId,
-        client_id: String,
-        chapter: ChapterId,
-        position: f64,
-        note: Option<String>,
-    ) {
-        match &self.0 {
-            Inner::Own { playback, .. } => playback
-                .sync()
-                .queue_bookmark(book, client_id, chapter, position, note),
-            Inner::Attached(r) => r.tell(PlayerAsk::QueueBookmark {
-                book,
-                client_id,
-                chapter,
-                position,
-                note,
-            }),
         }
     }
 

@@ -4,6 +4,7 @@
 //! commands and the player's other asks go out as `player` requests.
 
 use super::protocol::{self, Ask, Incoming, PlayerAsk, Refusal, Watch};
+use crate::domain::locks::lock;
 use crate::domain::session::{Event, Said, Snapshot};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -32,10 +33,6 @@ pub struct Remote {
 /// Why attaching failed, in one sentence.
 #[derive(Debug)]
 pub struct NotAttached(pub String);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl Remote {
     /// Connects to the session at `socket` (of `data`'s profile), asks

@@ -359,10 +359,7 @@ async fn read_requests(rd: OwnedReadHalf, out: Out, shared: Arc<Shared>) {
                         return;
                     }
                     out.watching.store(true, Ordering::Release);
-                    let task = match w {
-                        Watch::Events => tokio::spawn(watch_events(out.clone(), shared.clone())),
-                        Watch::Session => tokio::spawn(watch_session(out.clone(), shared.clone())),
-                    };
+                    let task = tokio::spawn(watch(out.clone(), shared.clone(), w));
                     _watching = Some(Watching(task));
                     continue;
                 }
@@ -385,35 +382,47 @@ fn watch_name(w: Watch) -> &'static str {
     }
 }
 
-/// docs/ctl.md's events, until the session ends.
-async fn watch_events(out: Out, shared: Arc<Shared>) {
+/// docs/ctl.md's events (`events`), or every snapshot (thinned as
+/// [`Snapshot::worth_drawing`] says) and event for a player (`session`),
+/// until the session ends.
+async fn watch(out: Out, shared: Arc<Shared>, w: Watch) {
     let host = &shared.host;
     let mut snap = host.playback.snapshot();
     let mut events = host.playback.events();
     let mut watched = Watched::default();
+    let mut last: Option<Snapshot> = None;
     loop {
-        let now = status_now(&snap.borrow_and_update(), &host.place.profile);
-        for e in watched.changes(&now) {
-            if !out.value(e) {
-                return;
+        let now = snap.borrow_and_update().clone();
+        let lines = match w {
+            Watch::Events => watched.changes(&status_now(&now, &host.place.profile)),
+            Watch::Session if now.worth_drawing(last.as_ref()) => {
+                let line = snapshot_line(&now, last.as_ref());
+                last = Some(now);
+                vec![line]
             }
+            Watch::Session => Vec::new(),
+        };
+        if !lines.into_iter().all(|l| out.value(l)) {
+            return;
         }
         tokio::select! {
             c = snap.changed() => if c.is_err() { break },
             e = events.recv() => match e {
-                Ok(e) => if let Some(v) = event(&e) && !out.value(v) { return },
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(e) => {
+                    let line = match w {
+                        Watch::Events => event(&e),
+                        Watch::Session => Some(json!({"session": serde_json::to_value(&e).unwrap_or_default()})),
+                    };
+                    if let Some(v) = line && !out.value(v) { return }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => if w == Watch::Session {
+                    tracing::warn!("an attached player missed {n} events of the session");
+                },
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
         }
     }
     out.value(json!({"event": "quit"}));
-}
-
-/// Worth sending to a player: as the player draws it (the place moved
-/// 0.2 s, or anything else changed).
-fn worth(old: Option<&Snapshot>, new: &Snapshot) -> bool {
-    old.is_none_or(|old| new.differs_from(old, 0.2))
 }
 
 /// The snapshot as a line; the book and manifest only when they are not
@@ -430,35 +439,4 @@ fn snapshot_line(now: &Snapshot, last: Option<&Snapshot>) -> Value {
         }
     }
     json!({"snapshot": v})
-}
-
-/// Every snapshot (thinned as [`worth`] says) and event, for a player.
-async fn watch_session(out: Out, shared: Arc<Shared>) {
-    let host = &shared.host;
-    let mut snap = host.playback.snapshot();
-    let mut events = host.playback.events();
-    let mut last: Option<Snapshot> = None;
-    loop {
-        let now = snap.borrow_and_update().clone();
-        if worth(last.as_ref(), &now) {
-            if !out.value(snapshot_line(&now, last.as_ref())) {
-                return;
-            }
-            last = Some(now);
-        }
-        tokio::select! {
-            c = snap.changed() => if c.is_err() { break },
-            e = events.recv() => match e {
-                Ok(e) => {
-                    let v = serde_json::to_value(&e).unwrap_or_default();
-                    if !out.value(json!({"session": v})) { return }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    tracing::warn!("an attached player missed {n} events of the session");
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-            },
-        }
-    }
-    out.value(json!({"event": "quit"}));
 }

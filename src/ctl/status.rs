@@ -3,6 +3,7 @@
 //! here. Positions and durations are seconds of media; instants are
 //! milliseconds since the Unix epoch.
 
+use crate::domain::clock::hms as clock;
 use crate::domain::session::{Event, Link, Listening, Said, Snapshot};
 use crate::domain::sleep::SleepTimer;
 use crate::domain::{Stop, now_millis};
@@ -268,12 +269,6 @@ pub fn event(e: &Event) -> Option<Value> {
         })),
         _ => None,
     }
-}
-
-/// `0:05:07`.
-pub fn clock(secs: f64) -> String {
-    let t = secs.max(0.0) as u64;
-    format!("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
 }
 
 /// The status in lines of text (`earmark ctl status`).

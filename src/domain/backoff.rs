@@ -16,6 +16,7 @@
 //!
 //! Pure but for the clock and the dice, which the callers hand in.
 
+use super::locks::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -237,7 +238,7 @@ impl Throttles {
     }
 
     fn states(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Kind), Backoff>> {
-        self.states.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.states)
     }
 
     /// The wait still in force for `kind` at `origin`, if any.

@@ -23,6 +23,13 @@ pub fn clock_of(secs: u64) -> String {
     }
 }
 
+/// `h:mm:ss`, always with hours (a script's or a spreadsheet's column
+/// reads alike): `earmark play`'s lines, `ctl status`, the journal, CSV.
+pub fn hms(secs: f64) -> String {
+    let s = secs.max(0.0) as u64;
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
 /// `secs` as a clock ([`whole_secs`], [`clock_of`]).
 pub fn clock(secs: f64) -> String {
     clock_of(whole_secs(secs))

@@ -36,6 +36,18 @@ pub enum Start {
     First(f64),
 }
 
+impl Start {
+    /// A chapter named (at `at`, else its start), or `at` in the first
+    /// chapter; neither: resume (`earmark play`'s and `ctl play`'s flags).
+    pub fn of(chapter: Option<ChapterId>, at: Option<f64>) -> Start {
+        match (chapter, at) {
+            (Some(c), at) => Start::At(c, at.unwrap_or(0.0)),
+            (None, Some(at)) => Start::First(at),
+            (None, None) => Start::Resume,
+        }
+    }
+}
+
 /// What the listener (or a script) asks of the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Command {
@@ -356,17 +368,33 @@ impl Snapshot {
         }
     }
 
+    /// Worth drawing after `last` (none: the first): anything but the
+    /// place changed, or the place moved by 0.2 s (the player, and what
+    /// the socket sends an attached player).
+    pub fn worth_drawing(&self, last: Option<&Snapshot>) -> bool {
+        last.is_none_or(|old| self.differs_from(old, 0.2))
+    }
+
     /// The book plays from this device.
     pub fn playable_offline(&self, book: &BookId) -> bool {
         self.downloads.get(book) == Some(&Downloaded::Complete)
     }
 }
 
-/// A place as a prompt shows it.
+/// A place in a book (sync's `Spot`; a prompt shows two).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Place {
     pub chapter: ChapterId,
     pub position: f64,
+}
+
+impl Place {
+    pub fn new(chapter: impl Into<ChapterId>, position: f64) -> Self {
+        Self {
+            chapter: chapter.into(),
+            position,
+        }
+    }
 }
 
 /// What the session says, as data (each client words it).

@@ -4,7 +4,7 @@
 //! decision, [`next_after`], is pure and used by the player and by
 //! `earmark play --up-next`.
 
-use super::{Book, BookId, Progress, ServerId, UserId, series_order};
+use super::{Book, BookId, Progress, series_order};
 use serde::{Deserialize, Serialize};
 
 /// `[player] up_next` of config.toml.
@@ -48,14 +48,6 @@ impl Queued {
             title: book.title.clone(),
         }
     }
-}
-
-/// Whose list it is: one per server instance and account (an address of
-/// the same server shares it).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Account {
-    pub server_id: ServerId,
-    pub user_id: UserId,
 }
 
 /// Where the next book came from.

@@ -7,18 +7,23 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Why a file could not be written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Fault {
     /// No space left (ENOSPC), over the quota (EDQUOT), or past the file
     /// size this process may write (EFBIG).
+    #[error("the disk is full")]
     DiskFull,
     /// The file system is mounted read-only (EROFS).
+    #[error("the file system is read-only")]
     ReadOnly,
     /// No permission (EACCES, EPERM).
+    #[error("no permission to write there")]
     NoPermission,
     /// Another process holds the file's lock (a non-blocking `flock`).
+    #[error("another earmark is using it")]
     Locked,
     /// Anything else, with the system's message.
+    #[error("{0}")]
     Other(String),
 }
 
@@ -30,18 +35,6 @@ impl Fault {
             Some(libc::EACCES | libc::EPERM) => Fault::NoPermission,
             Some(libc::EWOULDBLOCK) => Fault::Locked,
             _ => Fault::Other(e.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for Fault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Fault::DiskFull => f.write_str("the disk is full"),
-            Fault::ReadOnly => f.write_str("the file system is read-only"),
-            Fault::NoPermission => f.write_str("no permission to write there"),
-            Fault::Locked => f.write_str("another earmark is using it"),
-            Fault::Other(m) => f.write_str(m),
         }
     }
 }

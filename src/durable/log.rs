@@ -52,9 +52,10 @@ impl Recovery {
 }
 
 /// Whether what a log holds survives the process.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Durability {
     /// Every record is on the disk (fsynced).
+    #[default]
     Durable,
     /// Records are kept in memory only, and why.
     Memory(Fault),

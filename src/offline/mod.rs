@@ -25,18 +25,7 @@ pub use plan::human_bytes;
 pub use store::{Download, DownloadState, Scope, Snapshot, Store, StoreError};
 
 use crate::api::ApiError;
-use crate::config::Session;
 use crate::domain::Manifest;
-
-impl Scope {
-    /// The scope of a logged-in session.
-    pub fn of(session: &Session) -> Scope {
-        Scope {
-            server_id: session.server_id.clone(),
-            user_id: session.user_id.clone(),
-        }
-    }
-}
 
 /// Where the audio of a book comes from.
 #[derive(Debug, Clone, PartialEq)]

@@ -20,24 +20,23 @@
 //! moved under its server's and account's key the first time that scope
 //! is used; a book already there stays, and its older copy too.
 
-use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, ServerId, UserId};
+use crate::domain::{BookId, ChapterId, EpochMillis, Manifest};
 use crate::durable::{DiskError, write_atomic};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// Whose download this is: files of one server instance and account are
-/// never played for another, and are the same whichever of the server's
-/// addresses is in use. (The `scope.json` of a directory from before
+/// never played for another. (The `scope.json` of a directory from before
 /// addresses also names the address as `server`.)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Scope {
-    pub server_id: ServerId,
-    pub user_id: UserId,
+pub use crate::domain::Account as Scope;
+
+/// A scope's directory name.
+trait Key {
+    fn key(&self) -> String;
 }
 
-impl Scope {
+impl Key for Scope {
     fn key(&self) -> String {
         short_hash(&format!("{}\n{}", self.server_id.as_str(), self.user_id))
     }
@@ -421,6 +420,7 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{ServerId, UserId};
 
     #[test]
     fn downloads_kept_per_address_move_under_the_server_and_account() {

@@ -7,11 +7,11 @@
 //! client knock at its address (without the token) and move on when no
 //! answer comes. Nothing here runs for a profile of one address.
 
-use super::{CurrentClient, read, write};
+use super::CurrentClient;
 use crate::api::BaseUrl;
 use crate::player::{EngineHandle, PlayerState, Status};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -20,18 +20,7 @@ pub const PATIENCE: Duration = Duration::from_secs(3);
 
 /// The address the last stream came from (`None`: a downloaded file, or
 /// none yet).
-#[derive(Clone, Default)]
-pub(super) struct StreamingFrom(Arc<RwLock<Option<BaseUrl>>>);
-
-impl StreamingFrom {
-    pub fn set(&self, base: Option<BaseUrl>) {
-        *write(&self.0) = base;
-    }
-
-    fn get(&self) -> Option<BaseUrl> {
-        read(&self.0).clone()
-    }
-}
+pub(super) type StreamingFrom = super::Shared<BaseUrl>;
 
 /// The owner's part: what it needs to follow the address in use.
 pub(super) struct Follow {

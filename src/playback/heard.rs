@@ -15,7 +15,7 @@ use crate::domain::{ChapterId, JumpCause, now_millis, utc_offset_secs};
 use crate::player::{ErrorKind, PlaybackError, PlayerState, Status};
 use crate::sync::{Heard, LoadId};
 
-fn play_state(s: &Status) -> PlayState {
+pub(super) fn play_state(s: &Status) -> PlayState {
     match s {
         Status::Idle => PlayState::Loading,
         Status::Playing => PlayState::Playing,
@@ -88,12 +88,8 @@ impl Owner {
         // Started: a load's first audio, or a play after a pause; not a
         // seek's or a stall's return.
         let playing = s.status == Status::Playing;
-        let started = playing
-            && (!self.load_played
-                || !matches!(
-                    was,
-                    Some(Status::Playing | Status::Buffering | Status::Stalled)
-                ));
+        let started =
+            playing && (!self.load_played || !was.is_some_and(|w| play_state(w).is_playing()));
         self.load_played |= playing;
         let chapter_changed = before
             .as_ref()
@@ -258,15 +254,12 @@ impl Owner {
                 queued: s.queued,
                 refused: s.refused,
                 held: s.held,
-                not_durable: match &s.durability {
-                    crate::durable::Durability::Durable => None,
-                    crate::durable::Durability::Memory(why) => Some(why.to_string()),
-                },
+                not_durable: s.in_memory(),
             },
             sleep: self.sleep.timer,
             up_next: self.up_next.now(),
             downloads: self.downloads.marks(),
-            stop: self.license_stop.clone(),
+            stop: self.stopped.get(&super::StopReason::License).cloned(),
             no_audio: self.snap.borrow().no_audio.clone(),
         };
         self.snap.send_if_modified(|old| {

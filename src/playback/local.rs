@@ -35,7 +35,7 @@ impl Downloads {
     pub fn new(dirs: &Dirs, session: Option<&Session>) -> Downloads {
         Downloads {
             store: Store::new(&dirs.data),
-            scope: session.map(Scope::of),
+            scope: session.map(Session::account),
             index: Arc::default(),
             marks: Arc::default(),
             next_look: now_millis(),
@@ -52,7 +52,7 @@ impl Downloads {
     }
 
     pub fn log_in(&mut self, session: Option<&Session>) {
-        self.scope = session.map(Scope::of);
+        self.scope = session.map(Session::account);
         self.set(Vec::new());
     }
 

@@ -49,6 +49,7 @@ pub use engine::command_for;
 
 use crate::api::{ApiError, Client};
 use crate::config::{Dirs, ListeningRules, Profile, Session, SoundOwner};
+use crate::domain::locks::{read, write};
 use crate::domain::{BookId, ChapterId};
 use crate::player::{AudioMode, EngineHandle};
 use crate::sync::{QuitSummary, SyncConfig, SyncSession};
@@ -56,31 +57,30 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-/// Locks are taken one way everywhere: a panic elsewhere while holding one
-/// leaves data that is still whole (every write replaces a value), so a
-/// poisoned lock is used as it is.
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|e| e.into_inner())
+/// A value the owner shares with the engine's threads, read at each use:
+/// the current login's client (with the stream resolver and the judge: a
+/// new login applies to the next stream without a restart), the address
+/// the last stream came from.
+#[derive(Clone)]
+struct Shared<T>(Arc<RwLock<Option<T>>>);
+
+impl<T> Default for Shared<T> {
+    fn default() -> Self {
+        Shared(Arc::default())
+    }
 }
 
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The current login's client, shared with the stream resolver and the
-/// judge: a new login applies to the next stream without a restart.
-#[derive(Clone, Default)]
-struct CurrentClient(Arc<RwLock<Option<Client>>>);
-
-impl CurrentClient {
-    fn get(&self) -> Option<Client> {
+impl<T: Clone> Shared<T> {
+    fn get(&self) -> Option<T> {
         read(&self.0).clone()
     }
 
-    fn set(&self, c: Option<Client>) {
-        *write(&self.0) = c;
+    fn set(&self, v: Option<T>) {
+        *write(&self.0) = v;
     }
 }
+
+type CurrentClient = Shared<Client>;
 
 /// Who plays: a login (or none) and where its sync keeps its files.
 pub struct Login {
@@ -279,15 +279,7 @@ impl Playback {
         self.intent(Intent::Quit { timeout, reply });
         match tokio::time::timeout(timeout + Duration::from_secs(2), rx).await {
             Ok(Ok(s)) => s,
-            _ => {
-                let status = self.sync().status();
-                QuitSummary {
-                    left: status.queued,
-                    timed_out: true,
-                    in_memory: crate::sync::in_memory(&status.durability),
-                    asked_to_wait: None,
-                }
-            }
+            _ => self.sync().status().unanswered_quit(),
         }
     }
 

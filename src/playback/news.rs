@@ -5,15 +5,8 @@
 
 use super::owner::Owner;
 use super::{Stop, StopReason};
-use crate::domain::session::{Event, Place, Said};
-use crate::sync::{LoginReason, Notice, Spot, SyncStatus};
-
-fn place(s: Spot) -> Place {
-    Place {
-        chapter: s.chapter,
-        position: s.position,
-    }
-}
+use crate::domain::session::{Event, Said};
+use crate::sync::{LoginReason, Notice, SyncStatus};
 
 impl Owner {
     pub(super) fn notice(&mut self, n: Notice) {
@@ -24,8 +17,8 @@ impl Owner {
                 local,
             } => self.event(Event::Conflict {
                 book,
-                server: place(server),
-                local: place(local),
+                server,
+                local,
             }),
             Notice::LicenseStopped { message } => {
                 self.stop(Stop::new(StopReason::License, message), true)
@@ -49,10 +42,7 @@ impl Owner {
                 self.event(Event::ProgressChanged { book, progress })
             }
             Notice::PlaceMarked { book, mark } => self.event(Event::PlaceMarked { book, mark }),
-            Notice::Moved { book, to } => self.say(Said::MovedToServer {
-                book,
-                to: place(to),
-            }),
+            Notice::Moved { book, to } => self.say(Said::MovedToServer { book, to }),
             Notice::Dropped { book, message } => self.say(Said::Dropped { book, why: message }),
             Notice::News(n) => self.say(Said::Sync(n)),
         }

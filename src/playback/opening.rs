@@ -147,7 +147,7 @@ impl Owner {
         // A new open: what stopped the last one is past, and its own
         // failure is said even when it is the same (the license stays
         // until it is valid again).
-        self.stopped.retain(|r| *r == super::StopReason::License);
+        self.stopped.retain(|r, _| *r == super::StopReason::License);
         let c = match r.chosen {
             Ok(c) => c,
             Err(e) if e.is_transient() => {

@@ -16,12 +16,13 @@ use crate::config::SoundBooks;
 use crate::domain::rewind::Rewind;
 use crate::domain::session::{Command, Event, Said, Snapshot};
 use crate::domain::sleep::{Sleep, SleepChoice};
+use crate::domain::wait::or_never;
 use crate::domain::{JumpCause, now_millis};
 use crate::player::{EngineHandle, PlayerState, Status, mpa::SeekMaps};
 use crate::sync::{
-    EngineLink, LoadId, Notice, Notices, Playing, QuitSummary, Records, SyncSession, SyncStatus,
+    EngineLink, LoadId, Notices, Playing, QuitSummary, Records, SyncSession, SyncStatus,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, watch};
@@ -135,7 +136,6 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
         load_played: false,
         volume: 1.0,
         sound: Default::default(),
-        license_stop: None,
         sleep: Sleep::new(setup.rules.sleep),
         rewind: Rewind::new(
             setup.rules.rewind.clone(),
@@ -143,7 +143,7 @@ pub(super) fn start(setup: Setup) -> (Playback, Events) {
         ),
         up_next,
         keep_sleep: false,
-        stopped: HashSet::new(),
+        stopped: HashMap::new(),
     };
     tokio::spawn(owner.run(rx, done, setup.ready_last));
     let playback = Playback {
@@ -194,15 +194,14 @@ pub(super) struct Owner {
     pub volume: f32,
     /// The session's book's sound now.
     pub sound: crate::domain::session::SoundNow,
-    /// The license stop in force.
-    pub license_stop: Option<Stop>,
     pub sleep: Sleep,
     pub rewind: Rewind,
     pub up_next: UpNext,
     /// The next open continues the session (up next): the timer stays.
     pub keep_sleep: bool,
-    /// The stops in force (a second path to the same stop is not news).
-    pub stopped: HashSet<StopReason>,
+    /// The stops in force (a second path to the same stop is not news),
+    /// each as it was first said.
+    pub stopped: HashMap<StopReason, Stop>,
 }
 
 async fn changed<T: Clone>(rx: &mut Option<watch::Receiver<T>>) -> Option<T> {
@@ -215,21 +214,10 @@ async fn changed<T: Clone>(rx: &mut Option<watch::Receiver<T>>) -> Option<T> {
     }
 }
 
-async fn next_notice(notices: &mut Option<Notices>) -> Option<Notice> {
-    match notices {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn until(at: Option<crate::domain::EpochMillis>) {
-    match at {
-        Some(at) => {
-            let ms = (at - now_millis()).clamp(0, 3_600_000) as u64;
-            tokio::time::sleep(Duration::from_millis(ms)).await
-        }
-        None => std::future::pending().await,
-    }
+/// Until `at` (at most an hour).
+fn until(at: crate::domain::EpochMillis) -> tokio::time::Sleep {
+    let ms = (at - now_millis()).clamp(0, 3_600_000) as u64;
+    tokio::time::sleep(Duration::from_millis(ms))
 }
 
 impl Owner {
@@ -264,7 +252,7 @@ impl Owner {
                     Some(s) => self.engine_state(s),
                     None => states = None,
                 },
-                n = next_notice(&mut self.notices) => match n {
+                n = or_never(self.notices.as_mut().map(|n| n.recv())) => match n {
                     Some(n) => self.notice(n),
                     None => self.notices = None,
                 },
@@ -277,7 +265,7 @@ impl Owner {
                     None => self.follow.switches = None,
                 },
                 Some(()) = self.follow.look.recv() => self.reopen_if_moved(),
-                _ = until(wake) => self.clock(),
+                _ = or_never(wake.map(until)) => self.clock(),
             }
             self.publish();
         }
@@ -411,13 +399,11 @@ impl Owner {
                 | Command::NextChapter
                 | Command::PrevChapter
         );
-        if plays && self.stopped.contains(&StopReason::License) {
-            if let Some(stop) = self.license_stop.clone() {
-                self.event(Event::Stopped(stop));
-            }
-            return true;
+        let stop = self.stopped.get(&StopReason::License).filter(|_| plays);
+        if let Some(stop) = stop {
+            self.event(Event::Stopped(stop.clone()));
         }
-        false
+        stop.is_some()
     }
 
     /// The session has a book (opened, or ready to resume).
@@ -449,12 +435,8 @@ impl Owner {
     }
 
     fn toggle(&mut self) {
-        let playing = self.heard.as_ref().is_some_and(|s| {
-            matches!(
-                s.status,
-                Status::Playing | Status::Buffering | Status::Stalled
-            )
-        });
+        let heard = self.heard.as_ref();
+        let playing = heard.is_some_and(|s| super::heard::play_state(&s.status).is_playing());
         // A play/pause while the sleep timer fades (a headset's button, a
         // key) means the listener is awake: it extends, as the extend key.
         let fading = matches!(
@@ -543,9 +525,10 @@ impl Owner {
     /// The one place a stop is acted on: the engine pauses where it is,
     /// sync stops where the reason says so, and the stop is published.
     pub(super) fn stop(&mut self, stop: Stop, seen_by_sync: bool) {
-        if !self.stopped.insert(stop.reason) {
+        if self.stopped.contains_key(&stop.reason) {
             return;
         }
+        self.stopped.insert(stop.reason, stop.clone());
         if let Some(e) = &self.engine {
             e.send(crate::player::Command::Pause);
         }
@@ -553,17 +536,13 @@ impl Owner {
         if stop.reason == StopReason::License && !seen_by_sync {
             self.sync().recheck_license();
         }
-        if stop.reason == StopReason::License {
-            self.license_stop = Some(stop.clone());
-        }
         self.event(Event::Stopped(stop));
     }
 
     /// The license stop in force is over: said once, whoever saw it first
     /// (sync's poll, or a valid status a client read).
     pub(super) fn license_restored(&mut self) {
-        if self.stopped.remove(&StopReason::License) {
-            self.license_stop = None;
+        if self.stopped.remove(&StopReason::License).is_some() {
             self.say(Said::LicenseRestored);
         }
     }
@@ -588,7 +567,6 @@ impl Owner {
         self.sync_status = session.status();
         *super::write(&self.sync) = session;
         self.stopped.clear();
-        self.license_stop = None;
         self.look_at_downloads();
     }
 

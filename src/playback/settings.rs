@@ -86,15 +86,15 @@ impl Sounds {
         engine: Option<&EngineHandle>,
         book: Option<&BookId>,
         settings: SoundSettings,
-    ) -> Option<SoundNow> {
+    ) {
         let settings = settings.clamped();
         if let Some(e) = engine {
             e.send(Command::SetSound(settings));
         }
-        let book = book?;
-        self.store.set(self.store.key(&self.who, book), settings);
-        self.save_in_background();
-        Some(self.now(book))
+        if let Some(book) = book {
+            self.store.set(self.store.key(&self.who, book), settings);
+            self.save_in_background();
+        }
     }
 
     /// One engine state of `book`'s load: applies the book's sound when the

@@ -9,11 +9,11 @@
 
 use super::owner::{Done, Owner};
 use crate::config::{ListeningRules, Session, UpNextStore};
+use crate::domain::locks::lock;
 use crate::domain::session::{Countdown, Said, Start, UpNextCommand, UpNextNow, UpNextWhy};
 use crate::domain::up_next::list;
 use crate::domain::{
-    Account, Book, BookId, EpochMillis, Next, NextFrom, Opening, Queued, UpNextMode, next_after,
-    now_millis,
+    Book, BookId, EpochMillis, Next, NextFrom, Opening, Queued, UpNextMode, next_after, now_millis,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,20 +60,13 @@ pub(super) struct UpNext {
     unread: Option<Vec<UpNextCommand>>,
 }
 
-fn account(session: Option<&Session>) -> Option<Account> {
-    session.map(|s| Account {
-        server_id: s.server_id.clone(),
-        user_id: s.user_id.clone(),
-    })
-}
-
 impl UpNext {
     pub fn new(rules: &ListeningRules, dirs: &crate::config::Dirs, s: Option<&Session>) -> UpNext {
         UpNext {
             mode: rules.up_next,
             countdown: rules.up_next_countdown,
             data: dirs.data.clone(),
-            store: account(s).map(|a| UpNextStore::of(&dirs.data, &a)),
+            store: s.map(|s| UpNextStore::of(&dirs.data, &s.account())),
             list: Vec::new(),
             library: Arc::default(),
             next: None,
@@ -111,7 +104,7 @@ impl UpNext {
     }
 
     pub fn log_in(&mut self, s: Option<&Session>, done: &mpsc::UnboundedSender<Done>) {
-        self.store = account(s).map(|a| UpNextStore::of(&self.data, &a));
+        self.store = s.map(|s| UpNextStore::of(&self.data, &s.account()));
         self.list.clear();
         self.unread = s.map(|_| Vec::new());
         self.library = Arc::default();
@@ -149,7 +142,7 @@ impl UpNext {
         let n = saves.0.fetch_add(1, Ordering::SeqCst) + 1;
         // File I/O: the runtime's blocking pool, in the order made.
         tokio::task::spawn_blocking(move || {
-            let mut written = saves.1.lock().unwrap_or_else(|e| e.into_inner());
+            let mut written = lock(&saves.1);
             if *written > n {
                 return;
             }

@@ -9,6 +9,7 @@
 //! forward and drops frames before the target; other formats have an
 //! index and seek accurately.
 
+use crate::domain::locks::lock;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,28 +53,21 @@ impl Decoded {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     /// The bytes are not audio we can decode.
+    #[error("unsupported audio: {0}")]
     Unsupported(String),
     /// The stream is damaged.
+    #[error("corrupt audio: {0}")]
     Corrupt(String),
     /// Reading the stream failed (network error, cancelled).
+    #[error("read error: {0}")]
     Io(String),
     /// The decoder panicked, or worked on without producing audio: the
     /// chapter cannot be decoded (see [`catch_panics`]).
+    #[error("this chapter could not be decoded ({0})")]
     Failed(String),
-}
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DecodeError::Unsupported(m) => write!(f, "unsupported audio: {m}"),
-            DecodeError::Corrupt(m) => write!(f, "corrupt audio: {m}"),
-            DecodeError::Io(m) => write!(f, "read error: {m}"),
-            DecodeError::Failed(m) => write!(f, "this chapter could not be decoded ({m})"),
-        }
-    }
 }
 
 /// Seconds decoded and dropped before a seek target (lossy codecs).
@@ -119,7 +113,7 @@ impl SharedSource {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, (Box<dyn MediaSource>, u64)> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner)
     }
 }
 

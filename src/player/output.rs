@@ -7,6 +7,7 @@
 //! exists: `auto` plays silently and `device` fails, saying why.
 
 use super::render::{Chunk, Renderer};
+use crate::domain::locks::lock;
 #[cfg(feature = "device-audio")]
 use std::num::NonZero;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -364,7 +365,7 @@ fn null_loop(
 
 fn record(capture: &Capture, chunk: &Chunk) {
     let frames = chunk.samples.len() / chunk.channels.max(1);
-    let mut c = capture.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = lock(capture);
     c.rate = chunk.rate;
     c.channels = chunk.channels;
     if !c.count_only {

@@ -15,6 +15,7 @@ use super::render::{Block, Renderer};
 use super::silence::{SilenceRule, SilenceTrimmer, Span};
 use super::source::{self, HttpSource, SourceError, SourceMonitor};
 use super::{ErrorKind, PlaybackError, StreamResolver};
+use crate::domain::locks::lock;
 use crate::domain::{ChapterId, Manifest, ManifestItem};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,7 +49,7 @@ impl PipelineShared {
     }
 
     fn lock_monitor(&self) -> std::sync::MutexGuard<'_, Option<SourceMonitor>> {
-        self.monitor.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.monitor)
     }
 
     fn set_monitor(&self, m: SourceMonitor) {
@@ -347,10 +348,7 @@ impl Pipeline {
         let Some(total) = dec.measured_duration() else {
             return false;
         };
-        self.lengths
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(item.chapter_id.clone(), (total - item.start).max(0.0));
+        lock(&self.lengths).insert(item.chapter_id.clone(), (total - item.start).max(0.0));
         true
     }
 

@@ -4,10 +4,12 @@
 //! sync through the playback owner, which raises the banner.
 
 use super::cache;
-use super::shared::{Shared, session_info, write};
+use super::shared::{Shared, session_info};
 use crate::api::error::BodyKind;
 use crate::api::{ApiError, BookQuery, Client, Listing, NewBookmark};
 use crate::config::{Profile, ProfileSelector, SessionError};
+use crate::ctl::protocol::PlayerAsk;
+use crate::domain::locks::write;
 use crate::domain::{Book, BookId, BookmarkId, ChapterId};
 use crate::ui::state::{Answer, Effect, LoginError};
 use std::sync::Arc;
@@ -29,7 +31,7 @@ pub(super) async fn license_check(sh: Arc<Shared>) {
             });
             sh.ui.send(Answer::License(s));
             if !valid {
-                sh.playback.license_invalid(message);
+                sh.playback.tell(PlayerAsk::LicenseInvalid(message));
             }
         }
         Err(e) => sh.fail("Could not read the license status", &e),
@@ -130,7 +132,8 @@ async fn set_favorite(sh: Arc<Shared>, book: BookId, favorite: bool) {
     match r {
         Ok(()) => sh.ui.send(Answer::FavoriteSet { book, favorite }),
         Err(e) if e.is_transient() => {
-            sh.playback.queue_favorite(book, favorite);
+            sh.playback
+                .tell(PlayerAsk::QueueFavorite { book, favorite });
             sh.ui.send(Answer::Notice(
                 "Offline: the favorite is saved here and sent when the server is back.".into(),
             ))
@@ -169,8 +172,13 @@ async fn add_bookmark(
             sh.ui.send(Answer::BookmarkAdded(bm));
         }
         Err(e) if e.is_transient() => {
-            sh.playback
-                .queue_bookmark(book, client_id, chapter, position, note);
+            sh.playback.tell(PlayerAsk::QueueBookmark {
+                book,
+                client_id,
+                chapter,
+                position,
+                note,
+            });
             sh.ui.send(Answer::Notice(
                 "Offline: the bookmark is kept here and sent when the server is back.".into(),
             ));
@@ -195,7 +203,7 @@ async fn load_license(sh: Arc<Shared>) {
         Ok(s) => {
             if s.valid {
                 // Valid again: sync resumes now, not at its next poll.
-                sh.playback.license_valid();
+                sh.playback.tell(PlayerAsk::LicenseValid);
             }
             sh.ui.send(Answer::License(s));
         }

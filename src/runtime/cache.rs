@@ -8,11 +8,9 @@
 //! covers) cannot be written: one sentence per cache and fault
 //! ([`Unwritten`]), the log has every failure.
 
-use crate::domain::{
-    Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef, ServerId, UserId,
-};
+use crate::domain::locks::lock;
+use crate::domain::{Book, BookId, Category, CategoryId, ChapterId, Progress, SeriesRef};
 use crate::durable::{DiskError, Fault, write_atomic};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -20,11 +18,7 @@ use std::sync::Mutex;
 const MAGIC: &str = "earmark-library-cache 3";
 
 /// Whose library a cache file holds: a server instance and account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Scope {
-    pub server_id: ServerId,
-    pub user_id: UserId,
-}
+pub use crate::domain::Account as Scope;
 
 pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
     let mut h = Sha256::new();
@@ -288,7 +282,7 @@ pub struct Unwritten(Mutex<Vec<(CacheFile, Fault)>>);
 impl Unwritten {
     /// True the first time `file` fails with `fault`.
     pub fn first(&self, file: CacheFile, fault: &Fault) -> bool {
-        let mut told = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut told = lock(&self.0);
         if told.iter().any(|(f, why)| *f == file && why == fault) {
             return false;
         }
@@ -300,6 +294,7 @@ impl Unwritten {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{ServerId, UserId};
 
     #[test]
     fn round_trips_per_scope() {

@@ -13,9 +13,10 @@
 //! HTML page, a truncated file) are a broken cover: one line in the log.
 
 use super::cache::{CacheFile, Scope};
-use super::shared::{Shared, read, write};
+use super::shared::Shared;
 use crate::api::MAX_COVER_BYTES;
 use crate::domain::BookId;
+use crate::domain::locks::{read, write};
 use crate::durable::{DiskError, write_atomic};
 use crate::ui::covers::CoverImage;
 use crate::ui::state::Answer;

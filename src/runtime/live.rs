@@ -8,10 +8,12 @@
 //! terminal's own threads start in `launch::run_terminal`).
 
 use super::covers::Covers;
-use super::shared::{Login, Shared, profiles_answer, read, write};
+use super::shared::{Login, Shared, profiles_answer};
 use super::{api, notices, offline, playback};
 use crate::config::{Dirs, ListeningRules, Profile, ProfileSelector, Session};
+use crate::ctl::protocol::PlayerAsk;
 use crate::ctl::{Leave, Owner};
+use crate::domain::locks::{read, write};
 use crate::playback::Setup;
 use crate::player::AudioMode;
 use crate::ui::event_loop::{Backends, UiSender};
@@ -147,19 +149,19 @@ impl Backends for Live {
                 sh.playback.send(command)
             }
             Effect::LoadHistory(book) => self.spawn(async move {
-                let marks = sh.playback.history(book.clone()).await;
+                let marks = sh.playback.ask(PlayerAsk::History(book.clone())).await;
                 sh.ui.send(Answer::History { book, marks });
             }),
             Effect::LoadStats => self.spawn(async move {
-                let stats = sh.playback.stats().await;
+                let stats = sh.playback.ask(PlayerAsk::Stats).await;
                 sh.ui.send(Answer::Stats(stats));
             }),
             Effect::RetryRefused => self.spawn(async move {
-                let n = sh.playback.retry_refused().await;
+                let n = sh.playback.ask(PlayerAsk::RetryRefused).await;
                 sh.ui.send(Answer::RefusedRetried(n));
             }),
             Effect::DiscardRefused => self.spawn(async move {
-                let n = sh.playback.discard_refused().await;
+                let n = sh.playback.ask(PlayerAsk::DiscardRefused).await;
                 sh.ui.send(Answer::RefusedDropped(n));
             }),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),

@@ -4,10 +4,12 @@
 //! which chapter plays from disk, is the session owner's (its snapshot
 //! says; it looks at the disk again after a download here).
 
-use super::shared::{Shared, read};
+use super::shared::Shared;
 use crate::api::ApiError;
+use crate::config::Session;
+use crate::domain::locks::read;
 use crate::domain::{Book, BookId, Manifest};
-use crate::offline::{self, Scope, Store};
+use crate::offline::{self, Store};
 use crate::ui::state::Answer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +23,7 @@ pub(super) fn book_screen(
     book: &Result<Book, ApiError>,
     manifest: &Result<Manifest, ApiError>,
 ) -> bool {
-    let scope = read(&sh.login).session.as_ref().map(Scope::of);
+    let scope = read(&sh.login).session.as_ref().map(Session::account);
     let Some(d) = scope.and_then(|scope| Store::new(&sh.dirs.data).get(&scope, id).ok().flatten())
     else {
         return false;
@@ -91,7 +93,7 @@ pub(super) async fn download(sh: Arc<Shared>, book: BookId) {
             });
         }
     };
-    let scope = Scope::of(&session);
+    let scope = session.account();
     let r = offline::download(&client, &store, &scope, &book, &options, &mut gauge).await;
     let complete = match r {
         Ok(_) => true,
@@ -105,6 +107,7 @@ pub(super) async fn download(sh: Arc<Shared>, book: BookId) {
             false
         }
     };
-    sh.playback.downloads_changed();
+    sh.playback
+        .tell(crate::ctl::protocol::PlayerAsk::DownloadsChanged);
     sh.ui.send(Answer::DownloadEnded { book, complete });
 }

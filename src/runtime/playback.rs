@@ -10,18 +10,12 @@ use crate::ui::state::Answer;
 use std::sync::Arc;
 use tokio::sync::{broadcast, watch};
 
-/// Worth drawing: anything but the place changed, or the place moved
-/// by 0.2 s.
-fn worth(old: Option<&Snapshot>, new: &Snapshot) -> bool {
-    old.is_none_or(|old| new.differs_from(old, 0.2))
-}
-
 /// Until the owner stops publishing.
 pub(super) async fn snapshots(sh: Arc<Shared>, mut rx: watch::Receiver<Snapshot>) {
     let mut last: Option<Snapshot> = None;
     loop {
         let now = rx.borrow_and_update().clone();
-        if worth(last.as_ref(), &now) {
+        if now.worth_drawing(last.as_ref()) {
             sh.ui.send(Answer::Session(now.clone()));
             last = Some(now);
         }

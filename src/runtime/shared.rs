@@ -8,6 +8,7 @@ use super::cache;
 use crate::api::{ApiError, Client};
 use crate::config::{Config, Dirs, Profile, Session};
 use crate::ctl::Owner;
+use crate::domain::locks::{lock, read};
 use crate::durable::DiskError;
 use crate::ui::event_loop::UiSender;
 use crate::ui::state::{Answer, SessionInfo};
@@ -37,21 +38,6 @@ pub(crate) struct Shared {
     pub unwritten: cache::Unwritten,
 }
 
-/// Locks are taken one way everywhere: a panic elsewhere while holding one
-/// leaves data that is still whole (every write replaces a value), so a
-/// poisoned lock is used as it is.
-pub(crate) fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-
-pub(crate) fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Shared {
     pub(crate) fn client(&self) -> Option<Client> {
         read(&self.login).client.clone()
@@ -59,12 +45,7 @@ impl Shared {
 
     /// The library cache's scope of the login.
     pub(crate) fn scope(&self) -> Option<cache::Scope> {
-        let l = read(&self.login);
-        let s = l.session.as_ref()?;
-        Some(cache::Scope {
-            server_id: s.server_id.clone(),
-            user_id: s.user_id.clone(),
-        })
+        read(&self.login).session.as_ref().map(Session::account)
     }
 
     /// Reports a failed request in plain words. Its reason comes from the

@@ -4,6 +4,7 @@
 //! from `spawn_blocking`); WAL mode so readers do not wait for the writer
 //! and the `earmark serve …` admin commands can write while a server runs.
 
+use crate::domain::locks::lock;
 use anyhow::{Context, bail};
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -214,7 +215,7 @@ impl std::ops::DerefMut for Conn<'_> {
 impl Drop for Conn<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
-            let mut state = self.pool.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut state = lock(&self.pool.state);
             state.0.push(conn);
             self.pool.returned.notify_one();
         }
@@ -285,7 +286,7 @@ impl Db {
     pub fn conn(&self) -> anyhow::Result<Conn<'_>> {
         let pool = &self.pool;
         let deadline = std::time::Instant::now() + POOL_WAIT;
-        let mut state = pool.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = lock(&pool.state);
         loop {
             if let Some(conn) = state.0.pop() {
                 return Ok(Conn {
@@ -302,7 +303,7 @@ impl Db {
                         pool,
                     }),
                     Err(err) => {
-                        pool.state.lock().unwrap_or_else(|e| e.into_inner()).1 -= 1;
+                        lock(&pool.state).1 -= 1;
                         Err(err)
                     }
                 };

@@ -6,6 +6,7 @@
 //! flight could lock out waits for them, so a concurrent burst gets no more
 //! guesses hashed than the same logins one after another.
 
+use crate::domain::locks::lock;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -197,7 +198,7 @@ impl LoginGuard {
     }
 
     fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
-        self.ledger.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.ledger)
     }
 
     fn keys(addr: Option<IpAddr>, user: &str) -> Vec<Key> {

@@ -7,6 +7,7 @@ use super::catalog::{self, Library};
 use super::db::Db;
 use super::error::{ApiError, ApiResult};
 use super::login::LoginGuard;
+use crate::domain::locks::{lock, read, write};
 use axum::http::HeaderName;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -87,7 +88,7 @@ impl AppState {
     }
 
     fn cached(&self, generation: i64) -> Option<Arc<Library>> {
-        let guard = self.library.read().unwrap_or_else(|e| e.into_inner());
+        let guard = read(&self.library);
         (guard.0 == generation).then(|| guard.1.clone())
     }
 
@@ -97,12 +98,12 @@ impl AppState {
         if let Some(lib) = self.cached(generation) {
             return Ok(lib);
         }
-        let _loading = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        let _loading = lock(&self.reloading);
         if let Some(lib) = self.cached(generation) {
             return Ok(lib); // another request loaded it meanwhile
         }
         let fresh = Arc::new(Library::load(&self.db)?);
-        let mut guard = self.library.write().unwrap_or_else(|e| e.into_inner());
+        let mut guard = write(&self.library);
         *guard = (generation, fresh.clone());
         Ok(fresh)
     }

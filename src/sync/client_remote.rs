@@ -4,9 +4,7 @@
 
 use super::outbox::{QueuedProgress, QueuedSettings, Scope};
 use super::remote::{Failure, ItemResult};
-use crate::api::{
-    ApiError, Client, ErrorClass, NewBookmark, ProgressRead, ProgressWrite, SettingsWrite,
-};
+use crate::api::{ApiError, Client, ErrorClass, NewBookmark, ProgressRead, ProgressWrite};
 use crate::domain::backoff::{Kind, Throttle};
 use crate::domain::{BookId, BookmarkId, ChapterId, LicenseState, Manifest, PlaybackSettings};
 
@@ -172,13 +170,8 @@ impl ClientRemote {
         book: &BookId,
         s: &QueuedSettings,
     ) -> Result<Option<PlaybackSettings>, Failure> {
-        let w = SettingsWrite {
-            speed: s.speed,
-            volume: s.volume,
-            client_updated_at: s.client_updated_at,
-        };
         self.client()?
-            .post_playback_settings(book, &w)
+            .post_playback_settings(book, s)
             .await
             .map(|o| o.record)
             .map_err(classify)

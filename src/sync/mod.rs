@@ -38,5 +38,4 @@ pub use records::{Change, ChangeScope, Pending, PendingChange, Records, Refusals
 pub use session::{
     Choice, EngineAsk, EngineLink, Heard, Link, LoadId, LoginReason, Notice, Notices, Playing,
     QuitSummary, Shown, Source, Spot, StartAt, SyncConfig, SyncNews, SyncSession, SyncStatus,
-    in_memory,
 };

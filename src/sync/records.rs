@@ -12,24 +12,13 @@ use super::client_remote::scope_of;
 use super::outbox::{Entry, Op, Outbox};
 use super::session::{Spot, SyncConfig};
 use crate::api::Client;
-use crate::domain::{BookId, ChapterId, EpochMillis, ListeningStats, PlaceMark, ServerId, UserId};
+use crate::domain::{BookId, ChapterId, EpochMillis, ListeningStats, PlaceMark};
 use serde::Serialize;
 use std::path::PathBuf;
 
 /// Whose change it is: the server instance and account a queued change
 /// belongs to (it is only ever sent there, through any of its addresses).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ChangeScope {
-    pub server_id: ServerId,
-    pub user_id: UserId,
-}
-
-impl std::fmt::Display for ChangeScope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "server {}, user {}", self.server_id, self.user_id)
-    }
-}
+pub use crate::domain::Account as ChangeScope;
 
 /// What a queued change writes (`op` in the JSON).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -127,10 +116,7 @@ impl PendingChange {
         };
         PendingChange {
             seq: e.seq,
-            scope: ChangeScope {
-                server_id: e.scope.server_id,
-                user_id: e.scope.user_id,
-            },
+            scope: e.scope,
             book: e.book,
             op,
             queued_at: e.queued_at,
@@ -190,10 +176,7 @@ impl Records {
             mine.into_iter().partition(Entry::is_parked);
         let public = |v: Vec<Entry>| v.into_iter().map(PendingChange::of).collect();
         Ok(Pending {
-            scope: scope.map(|s| ChangeScope {
-                server_id: s.server_id,
-                user_id: s.user_id,
-            }),
+            scope,
             queued: public(queued),
             refused: public(refused),
             held: public(held),
@@ -245,6 +228,7 @@ impl Records {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{ServerId, UserId};
     use crate::sync::outbox::{QueuedProgress, QueuedSettings, Rejection, Scope};
 
     fn entry(op: Op, rejected: Option<Rejection>) -> Entry {

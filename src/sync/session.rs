@@ -130,7 +130,7 @@ pub struct Playing {
     pub saved_at: Option<EpochMillis>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SyncStatus {
     pub link: Link,
     /// Entries waiting to be sent to the current scope.
@@ -155,20 +155,19 @@ impl SyncStatus {
     pub fn durable(&self) -> bool {
         self.durability == Durability::Durable
     }
-}
 
-impl Default for SyncStatus {
-    fn default() -> Self {
-        SyncStatus {
-            link: Link::default(),
-            queued: 0,
-            refused: 0,
-            held: 0,
-            last_error: None,
-            shown: None,
-            playing: None,
-            durability: Durability::Durable,
-            requests: 0,
+    /// Why the queued changes are only in memory (`None`: on the disk).
+    pub fn in_memory(&self) -> Option<String> {
+        in_memory(&self.durability)
+    }
+
+    /// What a quit left when it was not answered in time: what is queued.
+    pub fn unanswered_quit(&self) -> QuitSummary {
+        QuitSummary {
+            left: self.queued,
+            timed_out: true,
+            in_memory: self.in_memory(),
+            asked_to_wait: None,
         }
     }
 }
@@ -226,7 +225,7 @@ pub enum Notice {
 pub use crate::domain::session::{QuitSummary, SyncNews};
 
 /// Why queued changes are only in memory (`None`: on the disk).
-pub fn in_memory(d: &Durability) -> Option<String> {
+pub(super) fn in_memory(d: &Durability) -> Option<String> {
     match d {
         Durability::Durable => None,
         Durability::Memory(why) => Some(why.to_string()),
@@ -284,19 +283,9 @@ pub(super) enum Command {
     ServerLost(String),
     /// Read the server again now (the listener refreshed).
     Check,
-    PushHeld {
-        reply: oneshot::Sender<usize>,
-    },
-    DiscardHeld {
-        reply: oneshot::Sender<usize>,
-    },
-    RetryRefused {
-        reply: oneshot::Sender<usize>,
-    },
-    DiscardRefused {
-        reply: oneshot::Sender<usize>,
-    },
-    DiscardAll {
+    /// A change to the journal; the reply says how many it moved.
+    Journal {
+        op: JournalOp,
         reply: oneshot::Sender<usize>,
     },
     Settle {
@@ -306,6 +295,20 @@ pub(super) enum Command {
         timeout: Duration,
         reply: oneshot::Sender<QuitSummary>,
     },
+}
+
+/// `earmark sync push | retry | discard` and the player's retry and
+/// discard of refused changes.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum JournalOp {
+    /// Held entries move to the current scope and are sent.
+    PushHeld,
+    DiscardHeld,
+    /// The refused (set aside) entries are sent again.
+    RetryRefused,
+    DiscardRefused,
+    /// Every queued change, of any scope.
+    DiscardAll,
 }
 
 pub type Notices = mpsc::UnboundedReceiver<Notice>;
@@ -338,6 +341,19 @@ impl SyncSession {
     fn send(&self, cmd: Command) {
         // A stopped worker has flushed already; nothing to do.
         let _ = self.tx.send(cmd);
+    }
+
+    /// Sends the command `c` makes and waits for its reply (`None`: the
+    /// worker stopped).
+    async fn ask<T>(&self, c: impl FnOnce(oneshot::Sender<T>) -> Command) -> Option<T> {
+        let (reply, rx) = oneshot::channel();
+        self.send(c(reply));
+        rx.await.ok()
+    }
+
+    async fn journal(&self, op: JournalOp) -> usize {
+        let n = self.ask(|reply| Command::Journal { op, reply }).await;
+        n.unwrap_or(0)
     }
 
     /// Opens `book` for playback; the engine is loaded once the place is
@@ -403,16 +419,14 @@ impl SyncSession {
 
     /// A book's place history on this device, oldest first.
     pub async fn history(&self, book: BookId) -> Vec<PlaceMark> {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::History { book, reply });
-        rx.await.unwrap_or_default()
+        let marks = self.ask(|reply| Command::History { book, reply }).await;
+        marks.unwrap_or_default()
     }
 
     /// This device's listening statistics (what was listened until now).
     pub async fn stats(&self) -> ListeningStats {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Stats { reply });
-        rx.await.unwrap_or_default()
+        let stats = self.ask(|reply| Command::Stats { reply }).await;
+        stats.unwrap_or_default()
     }
 
     /// A new login (or a logout): sync continues in the new scope.
@@ -473,45 +487,33 @@ impl SyncSession {
 
     /// Moves held entries to the current scope and sends them.
     pub async fn push_held(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::PushHeld { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::PushHeld).await
     }
 
     /// Sends the refused (set aside) entries again; returns how many.
     pub async fn retry_refused(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::RetryRefused { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::RetryRefused).await
     }
 
     /// Drops the refused (set aside) entries; returns how many.
     pub async fn discard_refused(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::DiscardRefused { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::DiscardRefused).await
     }
 
     /// Drops held entries.
     pub async fn discard_held(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::DiscardHeld { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::DiscardHeld).await
     }
 
     /// Drops every queued change, of any scope; returns how many.
     pub async fn discard_all(&self) -> usize {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::DiscardAll { reply });
-        rx.await.unwrap_or(0)
+        self.journal(JournalOp::DiscardAll).await
     }
 
     /// Waits until every command sent before was handled (and what it
     /// queued was attempted).
     pub async fn settle(&self) {
-        let (reply, rx) = oneshot::channel();
-        self.send(Command::Settle { reply });
-        let _ = rx.await;
+        self.ask(|reply| Command::Settle { reply }).await;
     }
 
     /// Reports the last place, flushes within `timeout`, and stops. What
@@ -521,12 +523,7 @@ impl SyncSession {
         self.send(Command::Quit { timeout, reply });
         match tokio::time::timeout(timeout + Duration::from_secs(1), rx).await {
             Ok(Ok(s)) => s,
-            _ => QuitSummary {
-                left: self.status().queued,
-                timed_out: true,
-                in_memory: in_memory(&self.status().durability),
-                asked_to_wait: None,
-            },
+            _ => self.status().unanswered_quit(),
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use super::Client;
 use crate::api::wire::{self, audio_head, audio_head::HeadSays};
+use crate::domain::locks::lock;
 use crate::domain::*;
 use reqwest::header;
 use std::collections::HashMap;
@@ -32,12 +33,12 @@ pub(super) struct Units(Mutex<HashMap<(String, String), Learned>>);
 
 impl Units {
     fn get(&self, address: &str, field: &str) -> Option<Learned> {
-        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let map = lock(&self.0);
         map.get(&(address.to_owned(), field.to_owned())).copied()
     }
 
     fn set(&self, address: &str, field: &str, l: Learned) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = lock(&self.0);
         map.insert((address.to_owned(), field.to_owned()), l);
     }
 }

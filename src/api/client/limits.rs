@@ -20,6 +20,7 @@ use super::transport::Access;
 use crate::api::BaseUrl;
 use crate::api::error::ApiError;
 use crate::domain::backoff::{Kind, Ladder, Throttle, Throttles};
+use crate::domain::locks::lock;
 use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared};
 use serde_json::Value;
@@ -56,7 +57,7 @@ impl Limits {
     }
 
     fn reads(&self) -> std::sync::MutexGuard<'_, HashMap<String, SharedRead>> {
-        self.reads.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.reads)
     }
 }
 

@@ -32,6 +32,7 @@ use super::bodies::BodyFields;
 use super::error::ApiError;
 use super::paths::{self, Paths};
 use super::wire::{self, LoginData, ProgressRead, ProgressState, WriteOutcome};
+use crate::domain::locks::{read, write};
 use crate::domain::*;
 use reqwest::Method;
 use serde_json::Value;
@@ -103,8 +104,9 @@ pub struct ProgressWrite {
     pub reset: bool,
 }
 
-/// A playback settings write.
-#[derive(Debug, Clone, PartialEq)]
+/// A playback settings write (also as sync's journal keeps it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SettingsWrite {
     pub speed: f32,
     pub volume: Option<f32>,
@@ -156,16 +158,6 @@ struct Inner {
 }
 
 type SwitchHook = Arc<dyn Fn(&BaseUrl) + Send + Sync>;
-
-/// Locks are held for a copy or a swap only, so a poisoned one is used as
-/// it is.
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
-}
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -393,16 +385,12 @@ impl Client {
 
     pub async fn add_favorite(&self, id: &BookId) -> Result<(), ApiError> {
         let segs = paths::segments(&self.inner.opts.paths.favorite, Some(id.as_str()));
-        self.call(Method::POST, &segs, &[], None, Access::Write)
-            .await
-            .map(|_| ())
+        self.write(Method::POST, &segs, None).await.map(|_| ())
     }
 
     pub async fn remove_favorite(&self, id: &BookId) -> Result<(), ApiError> {
         let segs = paths::segments(&self.inner.opts.paths.favorite, Some(id.as_str()));
-        self.call(Method::DELETE, &segs, &[], None, Access::Write)
-            .await
-            .map(|_| ())
+        self.write(Method::DELETE, &segs, None).await.map(|_| ())
     }
 
     // ------------------------------------------------------------ bookmarks
@@ -427,17 +415,13 @@ impl Client {
             b.note.as_deref(),
             b.client_id.as_deref(),
         );
-        let v = self
-            .call(Method::POST, &segs, &[], Some(body), Access::Write)
-            .await?;
+        let v = self.write(Method::POST, &segs, Some(body)).await?;
         wire::decode_bookmark(&v, Some(&b.book_id), "POST bookmarks")
     }
 
     pub async fn remove_bookmark(&self, id: &BookmarkId) -> Result<(), ApiError> {
         let segs = paths::segments(&self.inner.opts.paths.bookmark, Some(id.as_str()));
-        self.call(Method::DELETE, &segs, &[], None, Access::Write)
-            .await
-            .map(|_| ())
+        self.write(Method::DELETE, &segs, None).await.map(|_| ())
     }
 
     // ------------------------------------------------------------ progress
@@ -528,12 +512,10 @@ impl Client {
         w: &ProgressWrite,
     ) -> Result<WriteOutcome<Progress>, ApiError> {
         let v = self
-            .call(
+            .write(
                 Method::POST,
                 &["auth", "reading-progress", book.as_str()],
-                &[],
                 Some(self.progress_body(w)),
-                Access::Write,
             )
             .await?;
         wire::decode_progress_write(&v, "POST /auth/reading-progress/{bookId}")
@@ -541,16 +523,7 @@ impl Client {
 
     /// Returns whether the server had progress to delete (`true` if it does not say).
     pub async fn delete_progress(&self, book: &BookId) -> Result<bool, ApiError> {
-        let v = self
-            .call(
-                Method::DELETE,
-                &["auth", "reading-progress", book.as_str()],
-                &[],
-                None,
-                Access::Write,
-            )
-            .await?;
-        Ok(deleted_flag(&v))
+        self.delete_record("reading-progress", book).await
     }
 
     pub async fn post_progress_batch(
@@ -563,12 +536,10 @@ impl Client {
             .map(|(b, w)| f.batch_item(b, self.progress_body(w)))
             .collect();
         let v = self
-            .call(
+            .write(
                 Method::POST,
                 &["auth", "reading-progress", "batch"],
-                &[],
                 Some(f.batch(items)),
-                Access::Write,
             )
             .await?;
         wire::decode_batch(
@@ -589,34 +560,29 @@ impl Client {
             .fields
             .settings(s.speed, s.volume, s.client_updated_at);
         let v = self
-            .call(
+            .write(
                 Method::POST,
                 &["auth", "playback-settings", book.as_str()],
-                &[],
                 Some(body),
-                Access::Write,
             )
             .await?;
         wire::decode_settings_write(&v, "POST /auth/playback-settings/{bookId}")
     }
 
     pub async fn delete_playback_settings(&self, book: &BookId) -> Result<bool, ApiError> {
-        let v = self
-            .call(
-                Method::DELETE,
-                &["auth", "playback-settings", book.as_str()],
-                &[],
-                None,
-                Access::Write,
-            )
-            .await?;
-        Ok(deleted_flag(&v))
+        self.delete_record("playback-settings", book).await
     }
-}
 
-fn deleted_flag(v: &Value) -> bool {
-    wire::content(v)
-        .as_object()
-        .and_then(|o| wire::fields::boolean(o, &["deleted", "removed"]))
-        .unwrap_or(true)
+    /// Deletes `book`'s record of `what`: whether the server had one
+    /// (`true` if it does not say).
+    async fn delete_record(&self, what: &str, book: &BookId) -> Result<bool, ApiError> {
+        let v = self
+            .write(Method::DELETE, &["auth", what, book.as_str()], None)
+            .await?;
+        let o = wire::content(&v).as_object();
+        Ok(
+            o.and_then(|o| wire::fields::boolean(o, &["deleted", "removed"]))
+                .unwrap_or(true),
+        )
+    }
 }

@@ -8,6 +8,7 @@
 use super::Client;
 use crate::api::error::ApiError;
 use crate::domain::BookId;
+use crate::domain::locks::lock;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -23,10 +24,7 @@ pub(super) struct Prefetched {
 
 impl Client {
     fn prefetched(&self) -> std::sync::MutexGuard<'_, Option<Prefetched>> {
-        self.inner
-            .prefetched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner.prefetched)
     }
 
     /// Starts reading `book`'s progress now, on the current tokio runtime

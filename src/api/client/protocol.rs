@@ -15,6 +15,7 @@
 
 use super::Client;
 use crate::api::BaseUrl;
+use crate::domain::locks::lock;
 use reqwest::Version;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -323,10 +324,6 @@ impl Client {
 /// time-out), which `learn_protocol` too takes as telling nothing.
 fn tells_of_protocol(e: &reqwest::Error) -> bool {
     !e.is_timeout() && !e.is_connect()
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn origin(u: &Url) -> String {

@@ -28,6 +28,16 @@ impl Client {
             .await
     }
 
+    /// A write with the login's token (no query).
+    pub(super) async fn write(
+        &self,
+        method: Method,
+        segs: &[&str],
+        body: Option<Value>,
+    ) -> Result<Value, ApiError> {
+        self.call(method, segs, &[], body, Access::Write).await
+    }
+
     pub(super) async fn call(
         &self,
         method: Method,

@@ -3,6 +3,7 @@
 //! quote or a line break, quotes doubled, CRLF line ends), both UTF-8.
 //! Pure: entries in, text out.
 
+use crate::domain::clock::hms as clock;
 use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, civil_date};
 
 /// Markdown or CSV (`--export md|csv`).
@@ -66,12 +67,6 @@ pub struct BookEntries {
     pub book_id: BookId,
     pub title: Option<String>,
     pub entries: Vec<Entry>,
-}
-
-/// `H:MM:SS` (always with hours, so a spreadsheet column reads alike).
-pub fn clock(secs: f64) -> String {
-    let s = secs.max(0.0) as u64;
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// `2026-11-22T13:05:07Z`: unambiguous and sortable, for CSV.

@@ -3,6 +3,7 @@
 //! before) and whether the place playing is an estimate.
 
 use super::{EngineLoop, manifest_length};
+use crate::domain::locks::lock;
 use crate::player::render::RenderStatus;
 use crate::player::{PlaybackId, PlayerState, Status};
 
@@ -11,12 +12,7 @@ impl EngineLoop {
     /// manifest says.
     pub(super) fn length(&self, i: usize) -> Option<f64> {
         let item = self.item(i)?;
-        let measured = self
-            .lengths
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&item.chapter_id)
-            .copied();
+        let measured = lock(&self.lengths).get(&item.chapter_id).copied();
         measured.or_else(|| manifest_length(item))
     }
 
@@ -27,7 +23,7 @@ impl EngineLoop {
         let before: Option<f64> = (0..i)
             .map(|j| {
                 let measured = self.item(j).and_then(|item| {
-                    let l = self.lengths.lock().unwrap_or_else(|e| e.into_inner());
+                    let l = lock(&self.lengths);
                     l.get(&item.chapter_id).copied()
                 });
                 measured.or_else(|| self.item(j)?.duration)

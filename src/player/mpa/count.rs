@@ -43,7 +43,7 @@ struct State {
 
 impl State {
     fn set(&self, frames: u64, finished: bool) {
-        let mut p = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = lock(&self.progress);
         *p = (frames, finished);
         self.changed.notify_all();
     }
@@ -107,11 +107,7 @@ impl Count {
     /// passed, or the count ended; whether it walked past it.
     pub fn wait_past(&self, frame: u64, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
-        let mut p = self
-            .state
-            .progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut p = lock(&self.state.progress);
         loop {
             if p.0 > frame {
                 return true;
@@ -155,7 +151,7 @@ fn run(ranges: &dyn RangeReader, map: &SharedSeekMap, from: &CountFrom, s: &Stat
             && walk.next_byte() > s.until.load(Ordering::SeqCst).saturating_add(MARGIN)
         {
             // Ahead of the demuxer: wait until it asks for more.
-            let p = s.progress.lock().unwrap_or_else(|e| e.into_inner());
+            let p = lock(&s.progress);
             let _ = s.changed.wait_timeout(p, Duration::from_millis(250));
             continue;
         }

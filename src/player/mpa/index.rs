@@ -7,6 +7,7 @@
 use super::demux::MpaDemuxer;
 use super::seek_map::SeekMap;
 use super::{SeekMaps, SharedSeekMap};
+use crate::domain::locks::lock;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -28,7 +29,7 @@ pub fn index_file(path: &Path) -> io::Result<SeekMap> {
     let meta = std::fs::metadata(path)?;
     let key: Key = (path.to_path_buf(), meta.len(), meta.modified().ok());
     {
-        let c = cache().lock().unwrap_or_else(|e| e.into_inner());
+        let c = lock(cache());
         if let Some((_, m)) = c.iter().find(|(k, _)| *k == key) {
             return Ok(m.clone());
         }
@@ -39,8 +40,8 @@ pub fn index_file(path: &Path) -> io::Result<SeekMap> {
     let mut demux = MpaDemuxer::open(file, Some(meta.len()), move |_| shared, None, None)
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     demux.index_to_end()?;
-    let done = map.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+    let done = lock(&map).clone();
+    let mut c = lock(cache());
     if c.len() >= KEPT {
         c.remove(0);
     }

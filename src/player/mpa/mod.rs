@@ -16,13 +16,8 @@ pub mod seek_map;
 pub use bytes::RangeReader;
 pub use demux::{MpaDemuxer, SharedSeekMap};
 
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// The seek map, whoever panicked while holding it (its state is always
-/// consistent between calls).
-pub(crate) fn lock(m: &SharedSeekMap) -> MutexGuard<'_, seek_map::SeekMap> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::domain::locks::lock;
+use std::sync::{Arc, Mutex};
 
 /// Streams whose seek maps are kept.
 const KEPT_MAPS: usize = 32;
@@ -35,7 +30,7 @@ pub struct SeekMaps(Arc<Mutex<Vec<(String, u64, SharedSeekMap)>>>);
 impl SeekMaps {
     /// The map of `url` (of `len` bytes), created empty on first use.
     pub fn get(&self, url: &str, len: u64, first: u64) -> SharedSeekMap {
-        let mut maps = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut maps = lock(&self.0);
         if let Some(i) = maps.iter().position(|m| m.0 == url && m.1 == len) {
             let m = maps.remove(i);
             let map = m.2.clone();
@@ -54,6 +49,6 @@ impl SeekMaps {
     /// complete index of the same bytes (see [`index`]).
     pub fn install(&self, url: &str, len: u64, map: seek_map::SeekMap) {
         let shared = self.get(url, len, map.first_byte());
-        *shared.lock().unwrap_or_else(|e| e.into_inner()) = map;
+        *lock(&shared) = map;
     }
 }

@@ -14,6 +14,7 @@ mod wake;
 
 use super::loudness::Loudness;
 use super::{DEFAULT_LOUDNESS_TARGET, PlaybackError, clamp_speed};
+use crate::domain::locks::lock;
 use crate::domain::{ChapterId, SoundSettings};
 use frames::{StretchState, render_inner};
 use std::collections::VecDeque;
@@ -196,7 +197,7 @@ impl Renderer {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner)
     }
 
     /// Wake parked outputs: something they might render has changed.

@@ -4,6 +4,7 @@
 //! never blocks those threads.
 
 use super::Renderer;
+use crate::domain::locks::lock;
 use std::sync::atomic::Ordering;
 
 /// What wakes a parked engine (`Renderer::engine_armed`): a set of the
@@ -30,7 +31,7 @@ impl Renderer {
     /// The callback that wakes the engine thread (called from the pipeline
     /// and output threads; it must not block).
     pub fn set_engine_waker(&self, waker: impl Fn() + Send + Sync + 'static) {
-        *self.engine_waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(waker));
+        *lock(&self.engine_waker) = Some(Box::new(waker));
     }
 
     /// Ask for one wake-up on the next published edge.
@@ -75,13 +76,7 @@ impl Renderer {
                 Err(now) => armed = now,
             }
         };
-        if taken
-            && let Some(w) = self
-                .engine_waker
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-        {
+        if taken && let Some(w) = lock(&self.engine_waker).as_ref() {
             w();
         }
     }

@@ -10,6 +10,7 @@
 //! Keyed by URL and headers (another login's token gets nothing of it).
 
 use super::{HttpSource, RefusalJudge, StreamRequest};
+use crate::domain::locks::lock;
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -39,7 +40,7 @@ fn kept() -> MutexGuard<'static, Kept> {
         heads: VecDeque::new(),
         parked: Vec::new(),
     });
-    K.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&K)
 }
 
 pub(super) fn key(req: &StreamRequest) -> String {

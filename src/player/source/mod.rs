@@ -26,6 +26,7 @@ pub use heads::open_ahead;
 pub use ranges::HttpRanges;
 
 use super::{ErrorKind, RefusalJudge};
+use crate::domain::locks::lock;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -55,26 +56,15 @@ pub struct Refusal {
 pub const REFUSAL_BODY_MAX: usize = 64 * 1024;
 
 /// Why a stream cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceError {
     /// The server refused the stream; judged by `EngineConfig::judge`.
-    Refused {
-        kind: ErrorKind,
-        message: String,
-    },
+    #[error("{message}")]
+    Refused { kind: ErrorKind, message: String },
+    #[error("{0}")]
     Http(String),
+    #[error("cancelled")]
     Cancelled,
-}
-
-impl std::fmt::Display for SourceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SourceError::Refused { message, .. } | SourceError::Http(message) => {
-                f.write_str(message)
-            }
-            SourceError::Cancelled => f.write_str("cancelled"),
-        }
-    }
 }
 
 /// Bytes kept behind the reader (decoders step back a little).
@@ -162,7 +152,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Window> {
-        self.w.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.w)
     }
 
     fn read_ahead(&self) -> u64 {
@@ -219,34 +209,10 @@ pub struct HttpSource {
 }
 
 impl HttpSource {
-    /// Start downloading and wait for the response headers (so the length and
-    /// Range support are known). Waits through network failures (reported as
-    /// stalled) until the server answers, a fatal status, or `cancel`.
-    pub fn open(
-        req: StreamRequest,
-        stall_after: Duration,
-        judge: RefusalJudge,
-    ) -> Result<Self, SourceError> {
-        let src = Self::start(req, stall_after, READ_AHEAD, judge);
-        src.wait_headers()?;
-        Ok(src)
-    }
-
     /// Start downloading without waiting, at most `read_ahead` bytes ahead
-    /// of the reader (see [`SourceMonitor::set_read_ahead`]), on the
-    /// player's own connection pool.
-    pub fn start(
-        req: StreamRequest,
-        stall_after: Duration,
-        read_ahead: u64,
-        judge: RefusalJudge,
-    ) -> Self {
-        Self::start_on(None, req, stall_after, read_ahead, judge)
-    }
-
-    /// [`HttpSource::start`] on `http`'s connection pool (the session's
-    /// one, shared with the API: see `EngineConfig::pool`), else the
-    /// player's own.
+    /// of the reader (see [`SourceMonitor::set_read_ahead`]), on `http`'s
+    /// connection pool (the session's one, shared with the API: see
+    /// `EngineConfig::pool`), else the player's own.
     pub fn start_on(
         http: Option<std::sync::Arc<dyn crate::player::StreamPool>>,
         req: StreamRequest,
@@ -329,7 +295,9 @@ impl HttpSource {
         }
     }
 
-    /// Wait for the response headers (see [`HttpSource::open`]).
+    /// Wait for the response headers (so the length and Range support are
+    /// known), through network failures (reported as stalled) until the
+    /// server answers, a fatal status, or `cancel`.
     pub fn wait_headers(&self) -> Result<(), SourceError> {
         let src = self;
         {

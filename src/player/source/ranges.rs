@@ -3,6 +3,7 @@
 
 use super::answer::content_type;
 use super::{CHUNK_TIMEOUT, STALLED_RECHECK, Shared, StreamRequest, request, runtime};
+use crate::domain::locks::lock;
 use crate::player::http_error;
 use crate::player::mpa::RangeReader;
 use std::io;
@@ -33,14 +34,14 @@ impl RangeReader for HttpRanges {
                 .iter()
                 .map(|(at, len)| read_range(&*http, &req, *at, *len));
             let all = futures_util::future::join_all(reads).await;
-            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(all);
+            *lock(&slot) = Some(all);
             // Under the window's lock, so the waiter cannot miss it.
             let _w = shared.lock();
             shared.data_ready.notify_all();
         });
         let mut w = self.shared.lock();
         loop {
-            if let Some(all) = done.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            if let Some(all) = lock(&done).take() {
                 return all;
             }
             if w.cancel || w.fatal.is_some() {

@@ -4,25 +4,15 @@
 //! pending` rows, so field names are a format: change them only with a
 //! reader of the old one.
 
-use crate::domain::{BookId, EpochMillis, ServerId, UserId};
+use crate::domain::clock::hms as clock;
+use crate::domain::{BookId, EpochMillis};
 use serde::{Deserialize, Serialize};
 
 /// Who a write belongs to: the server instance and the account, whichever
 /// of the server's addresses carries it. Entries are only ever sent to
 /// their own scope. (A journal from before addresses also names the
 /// address as `base`: it is read and left out.)
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Scope {
-    pub server_id: ServerId,
-    pub user_id: UserId,
-}
-
-impl std::fmt::Display for Scope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "server {}, user {}", self.server_id, self.user_id)
-    }
-}
+pub use crate::domain::Account as Scope;
 
 /// What an entry writes. One entry per (scope, book, slot) is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -47,13 +37,7 @@ pub struct QueuedProgress {
 }
 
 /// A queued playback-settings write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueuedSettings {
-    pub speed: f32,
-    pub volume: Option<f32>,
-    pub client_updated_at: EpochMillis,
-}
+pub use crate::api::SettingsWrite as QueuedSettings;
 
 /// A queued change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,11 +104,6 @@ impl Op {
             Op::BookmarkDelete { bookmark_id } => format!("delete bookmark {bookmark_id}"),
         }
     }
-}
-
-fn clock(secs: f64) -> String {
-    let s = secs.max(0.0) as u64;
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! The reconciler's vocabulary: events in, decisions out.
 
-use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, Progress};
+use crate::domain::{BookId, EpochMillis, Manifest, Progress};
 
 /// Identity of one playback session (one book opening). A new id is minted
 /// for every opening, so a late event of a previous playback is ignored.
@@ -8,20 +8,7 @@ use crate::domain::{BookId, ChapterId, EpochMillis, Manifest, Progress};
 pub struct PlaybackId(pub u64);
 
 /// A place in a book.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Spot {
-    pub chapter: ChapterId,
-    pub position: f64,
-}
-
-impl Spot {
-    pub fn new(chapter: impl Into<ChapterId>, position: f64) -> Self {
-        Self {
-            chapter: chapter.into(),
-            position,
-        }
-    }
-}
+pub use crate::domain::session::Place as Spot;
 
 /// Progress as this device last knew it (cached on disk).
 #[derive(Debug, Clone, PartialEq)]

@@ -313,17 +313,13 @@ impl Worker {
 
     /// Handles one entry's failure. Returns false when flushing must stop.
     pub(super) fn item_failed(&mut self, seq: u64, book: &BookId, f: Failure) -> bool {
+        let gone = match &f {
+            Failure::NotFound(_) => true,
+            Failure::Rejected { code, .. } => code.as_deref() == Some("unknown_chapter"),
+            _ => false,
+        };
         match f {
-            Failure::NotFound(message) => {
-                tracing::warn!(%book, "sync: dropping a queued write: {message}");
-                self.done(seq);
-                self.notify(Notice::Dropped {
-                    book: book.clone(),
-                    message,
-                });
-                true
-            }
-            Failure::Rejected { code, message } if code.as_deref() == Some("unknown_chapter") => {
+            Failure::NotFound(message) | Failure::Rejected { message, .. } if gone => {
                 tracing::warn!(%book, "sync: dropping a queued write: {message}");
                 self.done(seq);
                 self.notify(Notice::Dropped {

@@ -8,7 +8,7 @@
 use super::Worker;
 use crate::durable::Recovery;
 use crate::sync::outbox::{Journaled, OutboxError};
-use crate::sync::session::{Notice, SyncNews};
+use crate::sync::session::{JournalOp, Notice, SyncNews};
 
 /// An outbox change (`self.outbox.$call`), its failure to be journaled
 /// said through [`Worker::kept`]; gives the call's value.
@@ -97,47 +97,30 @@ impl Worker {
 
     /// `earmark sync push | retry | discard` and the player's retry and
     /// discard of refused changes: each answers how many it moved.
-    pub(super) fn journal_command(&mut self, cmd: super::Command) {
-        use super::Command;
-        match cmd {
-            Command::PushHeld { reply } => {
-                let n = match &self.scope {
-                    Some(scope) => kept!(self, adopt(scope, crate::domain::now_millis())),
+    pub(super) fn journal(&mut self, op: JournalOp) -> usize {
+        let seqs = match (op, &self.scope) {
+            (JournalOp::PushHeld | JournalOp::RetryRefused, scope) => {
+                let n = match scope {
+                    Some(s) if matches!(op, JournalOp::PushHeld) => {
+                        kept!(self, adopt(s, crate::domain::now_millis()))
+                    }
+                    Some(s) => kept!(self, unpark(s)),
                     None => 0,
                 };
+                if matches!(op, JournalOp::RetryRefused) {
+                    self.retry_at.clear();
+                }
                 self.reconnect = Default::default();
                 self.want_flush = true;
-                let _ = reply.send(n);
+                return n;
             }
-            Command::RetryRefused { reply } => {
-                let n = match &self.scope {
-                    Some(scope) => kept!(self, unpark(scope)),
-                    None => 0,
-                };
-                self.retry_at.clear();
-                self.reconnect = Default::default();
-                self.want_flush = true;
-                let _ = reply.send(n);
+            (JournalOp::DiscardRefused, Some(s)) => {
+                Self::seqs(self.outbox.in_scope(s), |e| e.is_parked())
             }
-            Command::DiscardRefused { reply } => {
-                let seqs = match &self.scope {
-                    Some(scope) => Self::seqs(self.outbox.in_scope(scope), |e| e.is_parked()),
-                    None => Vec::new(),
-                };
-                let _ = reply.send(self.discard(seqs));
-            }
-            Command::DiscardHeld { reply } => {
-                let seqs = match &self.scope {
-                    Some(scope) => Self::seqs(self.outbox.held(scope), |_| true),
-                    None => Vec::new(),
-                };
-                let _ = reply.send(self.discard(seqs));
-            }
-            Command::DiscardAll { reply } => {
-                let seqs = Self::seqs(self.outbox.entries(), |_| true);
-                let _ = reply.send(self.discard(seqs));
-            }
-            _ => {}
-        }
+            (JournalOp::DiscardHeld, Some(s)) => Self::seqs(self.outbox.held(s), |_| true),
+            (JournalOp::DiscardAll, _) => Self::seqs(self.outbox.entries(), |_| true),
+            (_, None) => Vec::new(),
+        };
+        self.discard(seqs)
     }
 }

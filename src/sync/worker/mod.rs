@@ -298,11 +298,9 @@ impl Worker {
                     self.probe().await;
                 }
             }
-            c @ (Command::PushHeld { .. }
-            | Command::RetryRefused { .. }
-            | Command::DiscardRefused { .. }
-            | Command::DiscardHeld { .. }
-            | Command::DiscardAll { .. }) => self.journal_command(c),
+            Command::Journal { op, reply } => {
+                let _ = reply.send(self.journal(op));
+            }
             Command::Quit { .. } | Command::Settle { .. } => unreachable!("handled in run"),
         }
     }

@@ -7,7 +7,7 @@
 
 use crate::domain::{Book, BookId, Category, CategoryId};
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher, Utf32String};
+use nucleo_matcher::{Matcher, Utf32String};
 use std::cell::OnceCell;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,6 +84,7 @@ pub use keys::SEARCH_DEBOUNCE_MS;
 pub use scan::SCAN_CHUNK;
 use scan::Scan;
 
+#[derive(Default)]
 pub struct Library {
     books: Vec<Book>,
     scan: Option<Scan>,
@@ -123,38 +124,6 @@ pub struct Library {
     /// The server's list is arriving page by page (or failed part way).
     pub arrival: Option<Arrival>,
     matcher: Matcher,
-}
-
-impl Default for Library {
-    fn default() -> Self {
-        Library {
-            books: Vec::new(),
-            scan: None,
-            by_id: OnceCell::new(),
-            order: None,
-            narrowing: Vec::new(),
-            narrowed_for: (Filter::All, None, None),
-            view: Vec::new(),
-            group: None,
-            focus: None,
-            groups: Vec::new(),
-            group_cursor: 0,
-            cursor: 0,
-            offset: 0,
-            filter: Filter::All,
-            category: None,
-            categories: Vec::new(),
-            sort: Sort::Title,
-            search: None,
-            search_focus: false,
-            loaded: false,
-            from_cache: false,
-            partial: false,
-            arrival: None,
-            arrival_order: false,
-            matcher: Matcher::new(Config::DEFAULT),
-        }
-    }
 }
 
 impl std::fmt::Debug for Library {
