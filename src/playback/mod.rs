@@ -12,10 +12,11 @@
 //!   another of its addresses, keeps each book's sound;
 //! - publishes one [`Snapshot`] (`watch`) and one stream of [`Event`]s.
 //!
-//! The engine handle never leaves this module. Every stop is decided here
-//! from one classification (`stop`), whether it came from an API call, a
-//! chapter stream or a write of sync, and acted on in one place: the engine
-//! pauses, sync stops where the reason says so, the stop is published.
+//! The engine handle never leaves this module. Every stop has one
+//! vocabulary (`domain::StopReason`: an API call's and a chapter stream's
+//! classified here by `stop`, a write's by sync, which sends it as the
+//! session's event) and is acted on in one place: the engine pauses, sync
+//! stops where the reason says so, the stop is published.
 //!
 //! - `owner`: the task that owns it all (its loop and commands);
 //! - `opening`: a book opened (download or stream) or made ready;
