@@ -212,18 +212,11 @@ impl Playback {
         self.intent(Intent::OpenAhead(book.clone(), expect));
     }
 
-    /// An API call of a client failed: its stop, classified. A license
-    /// refusal also stops playback and sync here.
+    /// An API call of a client failed: its stop, classified
+    /// ([`stop::refused`]). A license refusal also stops playback and sync.
     pub fn refused(&self, e: &ApiError) -> Stop {
-        let stop = stop::stop_of_api(e);
-        if stop.reason == StopReason::License {
-            self.intent(Intent::Stop(stop.clone()));
-        }
-        if e.is_retryable() {
-            // The server is away: sync shows it and asks it until it is back.
-            self.sync().server_lost(e.to_string());
-        }
-        stop
+        let lost = |m| self.sync().server_lost(m);
+        stop::refused(e, |m| self.license_invalid(m), lost)
     }
 
     /// The server's license status says it is not valid.
