@@ -11,9 +11,9 @@ use super::remote::Remote;
 use super::server::{Serving, serve};
 use crate::api::ApiError;
 use crate::config::Profile;
+use crate::domain::Stop;
 use crate::domain::locks::lock;
 use crate::domain::session::{Command, Listening, Snapshot};
-use crate::domain::{Stop, StopReason};
 use crate::playback::{Events, Login, Playback, Setup};
 use crate::sync::QuitSummary;
 use std::sync::Mutex;
@@ -93,14 +93,9 @@ impl Owner {
 
     /// See [`Playback::refused`]: classified here, acted on by the session.
     pub fn refused(&self, e: &ApiError) -> Stop {
-        let stop = crate::playback::stop::stop_of_api(e);
-        if stop.reason == StopReason::License {
-            self.tell(PlayerAsk::LicenseInvalid(stop.message.clone()));
-        }
-        if e.is_retryable() {
-            self.tell(PlayerAsk::ServerLost(e.to_string()));
-        }
-        stop
+        let ask = |a| self.tell(a);
+        let license = |m| ask(PlayerAsk::LicenseInvalid(m));
+        crate::playback::stop::refused(e, license, |m| ask(PlayerAsk::ServerLost(m)))
     }
 
     /// A player's ask that has no answer: carried out by the own session,

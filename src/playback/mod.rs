@@ -12,10 +12,11 @@
 //!   another of its addresses, keeps each book's sound;
 //! - publishes one [`Snapshot`] (`watch`) and one stream of [`Event`]s.
 //!
-//! The engine handle never leaves this module. Every stop is decided here
-//! from one classification (`stop`), whether it came from an API call, a
-//! chapter stream or a write of sync, and acted on in one place: the engine
-//! pauses, sync stops where the reason says so, the stop is published.
+//! The engine handle never leaves this module. Every stop has one
+//! vocabulary (`domain::StopReason`: an API call's and a chapter stream's
+//! classified here by `stop`, a write's by sync, which sends it as the
+//! session's event) and is acted on in one place: the engine pauses, sync
+//! stops where the reason says so, the stop is published.
 //!
 //! - `owner`: the task that owns it all (its loop and commands);
 //! - `opening`: a book opened (download or stream) or made ready;
@@ -211,18 +212,11 @@ impl Playback {
         self.intent(Intent::OpenAhead(book.clone(), expect));
     }
 
-    /// An API call of a client failed: its stop, classified. A license
-    /// refusal also stops playback and sync here.
+    /// An API call of a client failed: its stop, classified
+    /// ([`stop::refused`]). A license refusal also stops playback and sync.
     pub fn refused(&self, e: &ApiError) -> Stop {
-        let stop = stop::stop_of_api(e);
-        if stop.reason == StopReason::License {
-            self.intent(Intent::Stop(stop.clone()));
-        }
-        if e.is_retryable() {
-            // The server is away: sync shows it and asks it until it is back.
-            self.sync().server_lost(e.to_string());
-        }
-        stop
+        let lost = |m| self.sync().server_lost(m);
+        stop::refused(e, |m| self.license_invalid(m), lost)
     }
 
     /// The server's license status says it is not valid.

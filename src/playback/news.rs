@@ -1,50 +1,20 @@
-//! Sync's news, taken in by the owner: its notices become the session's
-//! events (or stops, each acted on once), and its status says which load
+//! Sync's news, taken in by the owner: its notices are the session's
+//! events (its stops acted on once), and its status says which load
 //! is the session's, where the place stands and whether the server holds
 //! it.
 
 use super::owner::Owner;
-use super::{Stop, StopReason};
 use crate::domain::session::{Event, Said};
-use crate::sync::{LoginReason, Notice, SyncStatus};
+use crate::sync::SyncStatus;
 
 impl Owner {
-    pub(super) fn notice(&mut self, n: Notice) {
-        match n {
-            Notice::Choose {
-                book,
-                server,
-                local,
-            } => self.event(Event::Conflict {
-                book,
-                server,
-                local,
-            }),
-            Notice::LicenseStopped { message } => {
-                self.stop(Stop::new(StopReason::License, message), true)
-            }
-            Notice::LoginRequired { message, reason } => {
-                let reason = match reason {
-                    LoginReason::Expired => StopReason::Login,
-                    LoginReason::ScopeChanged => StopReason::Scope,
-                };
-                self.stop(Stop::new(reason, message), true)
-            }
-            Notice::ScopeRefused { message, .. } => {
-                self.stop(Stop::new(StopReason::Scope, message), true)
-            }
-            // The license is valid: a stream's 403 is no permission.
-            Notice::Forbidden { message } => {
-                self.stop(Stop::new(StopReason::Forbidden, message), true)
-            }
-            Notice::LicenseRestored => self.license_restored(),
-            Notice::ProgressChanged { book, progress } => {
-                self.event(Event::ProgressChanged { book, progress })
-            }
-            Notice::PlaceMarked { book, mark } => self.event(Event::PlaceMarked { book, mark }),
-            Notice::Moved { book, to } => self.say(Said::MovedToServer { book, to }),
-            Notice::Dropped { book, message } => self.say(Said::Dropped { book, why: message }),
-            Notice::News(n) => self.say(Said::Sync(n)),
+    /// Sync's news is the session's own: a stop is acted on (once), the
+    /// license's return only while its stop is in force.
+    pub(super) fn notice(&mut self, e: Event) {
+        match e {
+            Event::Stopped(stop) => self.stop(stop, true),
+            Event::Said(Said::LicenseRestored) => self.license_restored(),
+            e => self.event(e),
         }
     }
 

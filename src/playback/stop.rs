@@ -40,6 +40,20 @@ pub fn stop_of_api(e: &ApiError) -> Stop {
     Stop::new(of_api(e), message)
 }
 
+/// An API call of a client failed: its stop, and what the session hears
+/// (`license`: playback and sync stop; `lost`: the server is away, sync
+/// shows it and asks it until it is back).
+pub fn refused(e: &ApiError, license: impl FnOnce(String), lost: impl FnOnce(String)) -> Stop {
+    let stop = stop_of_api(e);
+    if stop.reason == StopReason::License {
+        license(stop.message.clone());
+    }
+    if e.is_retryable() {
+        lost(e.to_string());
+    }
+    stop
+}
+
 /// Why the engine stopped, from the kind it reported.
 pub fn of_engine(kind: ErrorKind) -> StopReason {
     match kind {

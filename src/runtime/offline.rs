@@ -8,6 +8,7 @@ use super::shared::Shared;
 use crate::api::ApiError;
 use crate::config::Session;
 use crate::domain::locks::read;
+use crate::domain::session::{Event, Said};
 use crate::domain::{Book, BookId, Manifest};
 use crate::offline::{self, Store};
 use crate::ui::state::Answer;
@@ -32,7 +33,7 @@ pub(super) fn book_screen(
         Ok(m) => Ok(m.clone()),
         Err(e) => Err(e.clone()),
     };
-    match offline::choose(server, Some(&d)) {
+    let said = match offline::choose(server, Some(&d)) {
         Ok((offline::Source::Local(m), offline::Why::ServerUnreachable)) => {
             let book = match book {
                 Ok(b) => b.clone(),
@@ -43,19 +44,18 @@ pub(super) fn book_screen(
                 },
             };
             sh.ui.send(Answer::BookFromDownload { book, manifest: m });
-            sh.ui.send(Answer::Notice(
-                "The server cannot be reached: this book plays from its download.".into(),
-            ));
-            true
+            Said::FromDownload {
+                book: id.clone(),
+                offline: true,
+            }
         }
-        Ok((_, offline::Why::Outdated)) => {
-            sh.ui.send(Answer::Notice(
-                "The server's chapters of this book changed since it was downloaded: it streams. Press D to update the download.".into(),
-            ));
-            false
-        }
-        _ => false,
-    }
+        Ok((_, offline::Why::Outdated)) => Said::DownloadOutdated { book: id.clone() },
+        _ => return false,
+    };
+    // Worded by the player as the session's own news.
+    let local = matches!(said, Said::FromDownload { .. });
+    sh.ui.send(Answer::SessionEvent(Event::Said(said)));
+    local
 }
 
 /// `Effect::Download`: downloads the book with a gauge (a few updates a

@@ -4,7 +4,7 @@
 //! drives it for the journal. [`Records`] is its read-only view of what it
 //! keeps on this device. Everything else here is private.
 //!
-//! - `session`: the front door (commands in, [`Notice`]s and a published
+//! - `session`: the front door (commands in, the session's events and a published
 //!   [`SyncStatus`] out), given the [`EngineLink`] it follows and asks
 //!   ([`EngineAsk`]: sync never commands the engine itself).
 //! - `reconciler`: the pure rules (landing, zero guard, ownership,
@@ -36,6 +36,6 @@ mod worker;
 pub use listening::{day_name, local_clock, local_day};
 pub use records::{Change, ChangeScope, Pending, PendingChange, Records, Refusals};
 pub use session::{
-    Choice, EngineAsk, EngineLink, Heard, Link, LoadId, LoginReason, Notice, Notices, Playing,
-    QuitSummary, Shown, Source, Spot, StartAt, SyncConfig, SyncNews, SyncSession, SyncStatus,
+    Choice, EngineAsk, EngineLink, Heard, Link, LoadId, Notices, Playing, QuitSummary, Shown,
+    Source, Spot, StartAt, SyncConfig, SyncNews, SyncSession, SyncStatus,
 };

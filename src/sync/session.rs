@@ -3,16 +3,17 @@
 //! the API client and an [`EngineLink`]; it follows the engine's published
 //! states itself, decides where a book opens (restore, conflict prompt),
 //! asks the owner to load the engine there ([`EngineAsk`]), reports through
-//! the durable outbox, and tells what happened through one stream of
-//! [`Notice`]s and a published [`SyncStatus`]. Sending never blocks. What
-//! this device keeps (queued changes, place history, statistics) is read
-//! without a worker through [`super::Records`].
+//! the durable outbox, and tells what happened through one stream of the
+//! session's own [`Event`]s and a published [`SyncStatus`]. Sending never
+//! blocks. What this device keeps (queued changes, place history,
+//! statistics) is read without a worker through [`super::Records`].
 
 use super::outbox::Op;
 use super::reconciler::Side;
 use crate::api::Client;
 use crate::domain::EpochMillis;
-use crate::domain::{BookId, ChapterId, ListeningStats, Manifest, PlaceMark, Progress};
+use crate::domain::session::Event;
+use crate::domain::{BookId, ChapterId, ListeningStats, Manifest, PlaceMark};
 use crate::durable::Durability;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -172,56 +173,6 @@ impl SyncStatus {
     }
 }
 
-/// Why a login is needed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoginReason {
-    /// 401: the session is not valid any more.
-    Expired,
-    /// 409: the server instance or the account changed.
-    ScopeChanged,
-}
-
-/// One-off messages for whoever draws (the player, `earmark play`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Notice {
-    /// Ask the user which place to keep; answer with [`SyncSession::chose`].
-    Choose {
-        book: BookId,
-        server: Spot,
-        local: Spot,
-    },
-    /// The license is not valid: playback was paused and sync stopped.
-    LicenseStopped { message: String },
-    /// The license is valid again; sync resumed.
-    LicenseRestored,
-    /// Log in again, then call [`SyncSession::session_changed`].
-    LoginRequired {
-        message: String,
-        reason: LoginReason,
-    },
-    /// The server refused a write because of the identity headers (a 428
-    /// although both were sent, a 400 scope error): the profile's
-    /// `identity_header_prefix` must change. The write is kept.
-    ScopeRefused { book: BookId, message: String },
-    /// A chapter stream was refused with a 403 and the license status is
-    /// valid: no permission (the server's words).
-    Forbidden { message: String },
-    /// With no one to ask (`follow_server`), the server's newer place of
-    /// another device won: playback moved there; this device's place went
-    /// to the place history.
-    Moved { book: BookId, to: Spot },
-    /// A queued write was dropped (its book or chapter is gone).
-    Dropped { book: BookId, message: String },
-    /// The server's (or, offline, this device's) progress of a book changed
-    /// by a user action on a book that is not playing.
-    ProgressChanged { book: BookId, progress: Progress },
-    /// The place before a jump sync made itself (a restore moved the
-    /// place, a conflict choice, a restart) was added to the book's history.
-    PlaceMarked { book: BookId, mark: PlaceMark },
-    /// What sync kept or could not keep, as data.
-    News(SyncNews),
-}
-
 pub use crate::domain::session::{QuitSummary, SyncNews};
 
 /// Why queued changes are only in memory (`None`: on the disk).
@@ -311,7 +262,13 @@ pub(super) enum JournalOp {
     DiscardAll,
 }
 
-pub type Notices = mpsc::UnboundedReceiver<Notice>;
+/// What sync tells whoever draws (the player, `earmark play`), as the
+/// session's own events: a conflict to ask about (answer with
+/// [`SyncSession::chose`]), a stop (the license, a login, the identity
+/// scope, no permission: playback pauses), the license's return, a
+/// progress changed or a place marked off the playing book, and what it
+/// kept or could not keep (`Said`).
+pub type Notices = mpsc::UnboundedReceiver<Event>;
 
 /// Cheap to clone; usable from any thread.
 #[derive(Debug, Clone)]
@@ -366,7 +323,7 @@ impl SyncSession {
         });
     }
 
-    /// The user's answer to [`Notice::Choose`].
+    /// The user's answer to [`Event::Conflict`].
     pub fn chose(&self, book: BookId, choice: Choice) {
         self.send(Command::Chose { book, side: choice });
     }

@@ -12,10 +12,11 @@ use crate::small_disk::SmallDisk;
 use crate::support::*;
 use earmark::api::{Client, ProgressWrite};
 use earmark::config::SoundBooks;
+use earmark::domain::session::{Event, Said};
 use earmark::domain::{
     BookId, ChapterId, JumpCause, Manifest, PlaceMark, SoundSettings, now_millis,
 };
-use earmark::sync::{Notice, Records};
+use earmark::sync::Records;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -35,8 +36,8 @@ async fn play(p: &Player, chapter: &ChapterId, from: f64, steps: u32) -> f64 {
 }
 
 /// Sync's news (data), in the words the player and `earmark play` use.
-fn info_says(n: &Notice, words: &str) -> bool {
-    matches!(n, Notice::News(news) if earmark::ui::words::sync_news(news).contains(words))
+fn info_says(n: &Event, words: &str) -> bool {
+    matches!(n, Event::Said(Said::Sync(news)) if earmark::ui::words::sync_news(news).contains(words))
 }
 
 /// What the journal holds on the disk (read without its lock).

@@ -6,7 +6,8 @@ use crate::proxy::Mode;
 use crate::support::*;
 use earmark::api::ProgressWrite;
 use earmark::domain::now_millis;
-use earmark::sync::{Link, Notice, Spot};
+use earmark::domain::session::Event;
+use earmark::sync::{Link, Spot};
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,10 +50,10 @@ async fn offline_open_without_cache_asks_on_reconnect_instead_of_overwriting() {
     assert_eq!(p.sync.status().queued, 0, "the guess was queued");
 
     env.proxy.set_mode(Mode::Forward);
-    let n = p.notice(|n| matches!(n, Notice::Choose { .. })).await;
+    let n = p.notice(|n| matches!(n, Event::Conflict { .. })).await;
     assert_eq!(
         n,
-        Notice::Choose {
+        Event::Conflict {
             book: book.clone(),
             server: Spot::new(far.clone(), 150.0),
             local: Spot::new(first.clone(), 60.0),

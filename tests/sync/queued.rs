@@ -3,9 +3,10 @@
 
 use crate::proxy::Mode;
 use crate::support::*;
+use earmark::domain::session::{Event, Said};
 use earmark::domain::{ChapterId, Manifest};
 use earmark::player::Command as EngineCommand;
-use earmark::sync::{Link, Notice};
+use earmark::sync::Link;
 use std::time::Duration;
 
 fn ch(m: &Manifest, i: usize) -> ChapterId {
@@ -141,8 +142,14 @@ async fn without_a_login_a_change_is_refused_out_loud() {
     let dir = tempfile::tempdir().unwrap();
     let mut p = start_worker(&anonymous, dir.path());
     p.sync.queue_favorite(book.clone(), true);
-    let n = p.notice(|n| matches!(n, Notice::Dropped { .. })).await;
-    let Notice::Dropped { book: b, message } = n else {
+    let n = p
+        .notice(|n| matches!(n, Event::Said(Said::Dropped { .. })))
+        .await;
+    let Event::Said(Said::Dropped {
+        book: b,
+        why: message,
+    }) = n
+    else {
         unreachable!()
     };
     assert_eq!(b, book);
@@ -165,7 +172,12 @@ async fn a_refused_write_backs_off_then_is_set_aside_until_retried() {
     let began = std::time::Instant::now();
     p.sync.queue_favorite(book.clone(), true);
     let n = p
-        .notice(|n| matches!(n, Notice::News(earmark::sync::SyncNews::SetAside { .. })))
+        .notice(|n| {
+            matches!(
+                n,
+                Event::Said(Said::Sync(earmark::sync::SyncNews::SetAside { .. }))
+            )
+        })
         .await;
     assert!(format!("{n:?}").contains("injected refusal"), "{n:?}");
     let s = p

@@ -7,9 +7,10 @@
 use crate::proxy::Mode;
 use crate::support::*;
 use earmark::api::{Client, ProgressWrite};
+use earmark::domain::session::{Event, Said};
 use earmark::domain::{BookId, ChapterId, Manifest, now_millis};
 use earmark::player::Command as EngineCommand;
-use earmark::sync::{Choice, Link, Notice, Records, Spot};
+use earmark::sync::{Choice, Link, Records, Spot};
 
 fn ch(m: &Manifest, i: usize) -> ChapterId {
     m.items[i].chapter_id.clone()
@@ -112,10 +113,10 @@ async fn a_resume_reads_the_server_first_and_asks_when_another_device_moved_on()
     elsewhere(&env.direct().await, &book, &ch(&m, 1), 50.0).await;
     p.drain();
     p.sync.resume();
-    let n = p.notice(|n| matches!(n, Notice::Choose { .. })).await;
+    let n = p.notice(|n| matches!(n, Event::Conflict { .. })).await;
     assert_eq!(
         n,
-        Notice::Choose {
+        Event::Conflict {
             book: book.clone(),
             server: Spot::new(ch(&m, 1), 50.0),
             local: Spot::new(ch(&m, 0), 101.0),
@@ -160,9 +161,11 @@ async fn a_write_the_server_kept_moves_the_player_to_its_place() {
         "{c:?}"
     );
     // Said as data (the player words it): where playback moved.
-    let n = p.notice(|n| matches!(n, Notice::Moved { .. })).await;
+    let n = p
+        .notice(|n| matches!(n, Event::Said(Said::MovedToServer { .. })))
+        .await;
     assert!(
-        matches!(&n, Notice::Moved { to, .. } if *to == Spot::new(ch(&m, 1), 50.0)),
+        matches!(&n, Event::Said(Said::MovedToServer { to, .. }) if *to == Spot::new(ch(&m, 1), 50.0)),
         "{n:?}"
     );
     p.until("sent", |s| s.queued == 0).await;

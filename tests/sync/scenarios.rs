@@ -1,9 +1,11 @@
 use crate::proxy::Mode;
 use crate::support::*;
 use earmark::api::{Auth, Client, ProgressWrite};
+use earmark::domain::session::{Event, Said};
 use earmark::domain::{BookId, ChapterId, Manifest, now_millis};
+use earmark::domain::{Stop, StopReason};
 use earmark::server::LicenseSetting;
-use earmark::sync::{Link, Notice, Source, Spot};
+use earmark::sync::{Link, Source, Spot};
 use std::time::Duration;
 
 fn ch(m: &Manifest, i: usize) -> ChapterId {
@@ -295,8 +297,16 @@ async fn s4_rebuilt_server_holds_old_writes_until_pushed() {
     env.proxy.set_mode(Mode::Forward);
     p.sync.flush();
     // The old token is unknown there: 401, sync pauses, login is asked for.
-    p.notice(|n| matches!(n, Notice::LoginRequired { .. }))
-        .await;
+    p.notice(|n| {
+        matches!(
+            n,
+            Event::Stopped(Stop {
+                reason: StopReason::Login,
+                ..
+            })
+        )
+    })
+    .await;
     // A server that kept the token but changed instance answers 409.
     let relog = rebuilt.login().await.unwrap();
     client.set_auth(Some(Auth {
@@ -306,7 +316,15 @@ async fn s4_rebuilt_server_holds_old_writes_until_pushed() {
     }));
     p.sync.session_changed(Some(client.clone()));
     let n = p
-        .notice(|n| matches!(n, Notice::LoginRequired { .. }))
+        .notice(|n| {
+            matches!(
+                n,
+                Event::Stopped(Stop {
+                    reason: StopReason::Scope,
+                    ..
+                })
+            )
+        })
         .await;
     assert!(
         format!("{n:?}").contains("listening_scope_mismatch")
@@ -344,8 +362,10 @@ async fn s4_rebuilt_server_holds_old_writes_until_pushed() {
     // rebuilt library has new book ids, so the server answers 404 and the
     // entry is dropped with a notice.
     assert_eq!(p.sync.push_held().await, 1);
-    let n = p.notice(|n| matches!(n, Notice::Dropped { .. })).await;
-    assert!(matches!(n, Notice::Dropped { book: b, .. } if b == book));
+    let n = p
+        .notice(|n| matches!(n, Event::Said(Said::Dropped { .. })))
+        .await;
+    assert!(matches!(n, Event::Said(Said::Dropped { book: b, .. }) if b == book));
     p.until("nothing left", |s| s.held == 0 && s.queued == 0)
         .await;
     assert_eq!(env.proxy.sync_requests().len(), 1);
@@ -369,9 +389,21 @@ async fn s5_license_revoked_stops_playback_and_all_sync() {
     env.server.set_license(LicenseSetting::Expired).unwrap();
     let pos = play(&p, 1, &ch(&m, 0), pos, 6).await;
     let n = p
-        .notice(|n| matches!(n, Notice::LicenseStopped { .. }))
+        .notice(|n| {
+            matches!(
+                n,
+                Event::Stopped(Stop {
+                    reason: StopReason::License,
+                    ..
+                })
+            )
+        })
         .await;
-    let Notice::LicenseStopped { message } = n else {
+    let Event::Stopped(Stop {
+        reason: StopReason::License,
+        message,
+    }) = n
+    else {
         unreachable!()
     };
     assert!(message.to_lowercase().contains("license"), "{message}");
@@ -390,7 +422,7 @@ async fn s5_license_revoked_stops_playback_and_all_sync() {
         "no sync while blocked"
     );
     env.server.set_license(LicenseSetting::Valid).unwrap();
-    p.notice(|n| *n == Notice::LicenseRestored).await;
+    p.notice(|n| *n == Event::Said(Said::LicenseRestored)).await;
     p.until("resumed", |s| s.link == Link::Online && s.queued == 0)
         .await;
     assert!(env.proxy.sync_requests().len() > count);
@@ -544,9 +576,24 @@ async fn a_stream_403_without_the_license_code_is_no_permission_not_a_license_st
     p.fail(load, PlayState::Error("not in your plan".into()));
     p.sync.stream_refused(false, "not in your plan".into());
     let n = p
-        .notice(|n| matches!(n, Notice::Forbidden { .. } | Notice::LicenseStopped { .. }))
+        .notice(|n| {
+            matches!(
+                n,
+                Event::Stopped(Stop {
+                    reason: StopReason::Forbidden,
+                    ..
+                }) | Event::Stopped(Stop {
+                    reason: StopReason::License,
+                    ..
+                })
+            )
+        })
         .await;
-    let Notice::Forbidden { message } = n else {
+    let Event::Stopped(Stop {
+        reason: StopReason::Forbidden,
+        message,
+    }) = n
+    else {
         panic!("a license stop: {n:?}")
     };
     assert!(message.contains("not in your plan"), "{message}");

@@ -8,11 +8,12 @@ use crate::harness;
 use crate::harness::TestServer;
 use crate::proxy::Proxy;
 use earmark::api::{BookQuery, Client, ClientOptions};
+use earmark::domain::session::Event;
 use earmark::domain::session::PlayState;
 use earmark::domain::{BookId, ChapterId, Manifest, Progress};
 use earmark::player::Command as EngineCommand;
 use earmark::sync::{
-    EngineLink, Heard, LoadId, Notice, Notices, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
+    EngineLink, Heard, LoadId, Notices, Spot, StartAt, SyncConfig, SyncSession, SyncStatus,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -210,7 +211,7 @@ impl Player {
     }
 
     /// Waits for a notice matching `f` (skipping others).
-    pub async fn notice(&mut self, f: impl Fn(&Notice) -> bool) -> Notice {
+    pub async fn notice(&mut self, f: impl Fn(&Event) -> bool) -> Event {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             let n = tokio::time::timeout_at(deadline, self.notices.recv())

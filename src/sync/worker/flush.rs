@@ -9,7 +9,6 @@ use super::*;
 use crate::domain::backoff::{Kind, Ladder, Throttle};
 use crate::sync::outbox::{Entry, PARK_AFTER};
 use crate::sync::reconciler::Spot;
-use crate::sync::session::LoginReason;
 
 /// The longest wait before a refused entry is sent again.
 const REFUSED_MAX_WAIT: Duration = Duration::from_secs(600);
@@ -303,7 +302,7 @@ impl Worker {
                 self.decide(ds);
             }
             // Another book's place the server kept: the library shows it.
-            _ if !answer.applied => self.notify(Notice::ProgressChanged {
+            _ if !answer.applied => self.notify(Told::ProgressChanged {
                 book: book.clone(),
                 progress: p,
             }),
@@ -322,9 +321,9 @@ impl Worker {
             Failure::NotFound(message) | Failure::Rejected { message, .. } if gone => {
                 tracing::warn!(%book, "sync: dropping a queued write: {message}");
                 self.done(seq);
-                self.notify(Notice::Dropped {
+                self.said(Said::Dropped {
                     book: book.clone(),
-                    message,
+                    why: message,
                 });
                 true
             }
@@ -360,18 +359,16 @@ impl Worker {
             return;
         };
         if tell_now && count == 1 {
-            self.notify(Notice::ScopeRefused {
-                book: book.clone(),
-                message: format!("The server refused a change for book {book}: {message}"),
-            });
+            let message = format!("The server refused a change for book {book}: {message}");
+            self.stopped(StopReason::Scope, message);
         }
         if count >= PARK_AFTER {
             self.retry_at.remove(&seq);
-            self.notify(Notice::News(crate::sync::SyncNews::SetAside {
+            self.news(crate::sync::SyncNews::SetAside {
                 book: book.clone(),
                 times: count,
                 why: message,
-            }));
+            });
             return;
         }
         let wait = Ladder::new(self.cfg.backoff_min, REFUSED_MAX_WAIT).wait(count + 1);
@@ -430,8 +427,8 @@ impl Worker {
                     self.throttled(t);
                 }
             }
-            Failure::Unauthorized(message) => self.needs_login(message, LoginReason::Expired),
-            Failure::ScopeMismatch(message) => self.needs_login(message, LoginReason::ScopeChanged),
+            Failure::Unauthorized(message) => self.needs_login(message, StopReason::Login),
+            Failure::ScopeMismatch(message) => self.needs_login(message, StopReason::Scope),
             Failure::License(message) => self.license_blocked(message),
             Failure::ScopeBug(message) | Failure::Rejected { message, .. } => {
                 tracing::error!("sync: request refused, writes kept: {message}");
@@ -458,20 +455,20 @@ impl Worker {
             .failed(ladder, None, std::time::Instant::now());
     }
 
-    fn needs_login(&mut self, message: String, reason: LoginReason) {
+    /// 401 (`Login`), 409 (`Scope`: the server instance or the account
+    /// changed): log in again, then [`crate::sync::SyncSession::session_changed`].
+    fn needs_login(&mut self, message: String, reason: StopReason) {
         self.link = Link::NeedsLogin {
             message: message.clone(),
         };
-        self.notify(Notice::LoginRequired { message, reason });
+        self.stopped(reason, message);
     }
 
     /// 403 `license_required`: all sync stops until the license is valid
     /// again; the notice makes the playback owner stop the engine.
     pub(super) fn license_blocked(&mut self, message: String) {
         if !matches!(self.link, Link::LicenseBlocked { .. }) {
-            self.notify(Notice::LicenseStopped {
-                message: message.clone(),
-            });
+            self.stopped(StopReason::License, message.clone());
         }
         self.link = Link::LicenseBlocked { message };
         self.license_checked = Instant::now();
@@ -485,7 +482,7 @@ impl Worker {
                 if matches!(self.link, Link::LicenseBlocked { .. }) {
                     self.link = Link::Online;
                     self.last_error = None;
-                    self.notify(Notice::LicenseRestored);
+                    self.said(Said::LicenseRestored);
                     self.want_flush = true;
                 }
             }

@@ -3,12 +3,11 @@
 //! choice, opening at a picked place or the start), the marks the player
 //! sends, and the time listened, counted from the engine's states.
 
-use super::Worker;
+use super::{Told, Worker};
 use crate::domain::session::PlayState;
 use crate::domain::{BookId, ChapterId, JumpCause, ListeningStats, PlaceMark, now_millis};
 use crate::sync::engine_bridge::Heard;
 use crate::sync::listening::local_day;
-use crate::sync::session::Notice;
 
 /// Counted listening is written at least this often while playing.
 const SAVE_EVERY_MS: u64 = 30_000;
@@ -23,7 +22,7 @@ impl Worker {
 
     fn say_listening_failure(&mut self) {
         if let Some(why) = self.listening.failed.take() {
-            self.notify(Notice::News(crate::sync::SyncNews::HistoryNotSaved { why }));
+            self.news(crate::sync::SyncNews::HistoryNotSaved { why });
         }
     }
 
@@ -75,7 +74,7 @@ impl Worker {
             cause,
         };
         if self.listening.mark(book.clone(), mark.clone()) {
-            self.notify(Notice::PlaceMarked { book, mark });
+            self.notify(Told::PlaceMarked { book, mark });
         }
         self.say_listening_failure();
     }

@@ -8,7 +8,7 @@
 use super::Worker;
 use crate::durable::Recovery;
 use crate::sync::outbox::{Journaled, OutboxError};
-use crate::sync::session::{JournalOp, Notice, SyncNews};
+use crate::sync::session::{JournalOp, SyncNews};
 
 /// An outbox change (`self.outbox.$call`), its failure to be journaled
 /// said through [`Worker::kept`]; gives the call's value.
@@ -21,22 +21,22 @@ macro_rules! kept {
 pub(super) use kept;
 
 /// The first notice when the journal cannot be opened.
-pub(super) fn open_failed(e: &OutboxError) -> Notice {
-    Notice::News(match e {
+pub(super) fn open_failed(e: &OutboxError) -> SyncNews {
+    match e {
         OutboxError::Locked(_) => SyncNews::JournalLocked,
         e => SyncNews::NotSaved {
             history: true,
             why: e.to_string(),
         },
-    })
+    }
 }
 
 /// What opening the listening log recovered, when it was damaged.
-pub(super) fn recovered(r: &Recovery) -> Option<Notice> {
-    (!r.is_clean()).then_some(Notice::News(SyncNews::HistoryDamaged {
+pub(super) fn recovered(r: &Recovery) -> Option<SyncNews> {
+    (!r.is_clean()).then_some(SyncNews::HistoryDamaged {
         kept: r.records,
         skipped: r.corrupt_skipped,
-    }))
+    })
 }
 
 impl Worker {
@@ -74,10 +74,10 @@ impl Worker {
         tracing::error!("sync outbox: {e}");
         let message = e.to_string();
         if self.unsaved.as_ref().is_none_or(|(f, _)| *f != e.fault()) {
-            self.notify(Notice::News(SyncNews::NotSaved {
+            self.news(SyncNews::NotSaved {
                 history: false,
                 why: e.to_string(),
-            }));
+            });
         }
         self.unsaved = Some((e.fault(), message.clone()));
         self.last_error = Some(message);
@@ -91,7 +91,7 @@ impl Worker {
             if self.last_error.as_ref() == Some(&message) {
                 self.last_error = None;
             }
-            self.notify(Notice::News(SyncNews::SavedAgain));
+            self.news(SyncNews::SavedAgain);
         }
     }
 

@@ -20,11 +20,12 @@ use super::outbox::{Op, Outbox, QueuedProgress, Scope};
 use super::reconciler::{Action, Decision, Event, PlaybackId, Reconciler, ReconcilerConfig};
 use super::remote::Failure;
 use super::session::{
-    Command, EngineAsk, EngineLink, Link, Notice, Notices, Playing, QuitSummary, Shown, SyncConfig,
+    Command, EngineAsk, EngineLink, Link, Notices, Playing, QuitSummary, Shown, SyncConfig,
     SyncNews, SyncStatus,
 };
 use crate::api::Client;
-use crate::domain::{BookId, now_millis};
+use crate::domain::session::{Event as Told, Said};
+use crate::domain::{BookId, Stop, StopReason, now_millis};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -44,24 +45,25 @@ pub(super) fn spawn(
     Notices,
 ) {
     let (notice_tx, notices) = mpsc::unbounded_channel();
+    let news = |n: SyncNews| notice_tx.send(Told::Said(Said::Sync(n)));
     let (outbox, cache, listening) = match Outbox::open(&config.outbox_path) {
         Ok(o) => {
             let r = o.load_report();
             if r.corrupt_skipped > 0 || r.torn_tail_bytes > 0 {
-                let _ = notice_tx.send(Notice::News(SyncNews::JournalDamaged {
+                let _ = news(SyncNews::JournalDamaged {
                     recovered: r.records,
                     skipped: r.corrupt_skipped,
-                }));
+                });
             }
             let listening = Listening::open_in(config.listening_dir.as_deref());
             if let Some(n) = local::recovered(listening.recovered()) {
-                let _ = notice_tx.send(n);
+                let _ = news(n);
             }
             (o, Cache::load(&config.cache_path), listening)
         }
         Err(e) => {
             tracing::error!("sync: {e}; using an in-memory journal");
-            let _ = notice_tx.send(local::open_failed(&e));
+            let _ = news(local::open_failed(&e));
             let memory = (
                 Outbox::in_memory(e.fault()),
                 Cache::in_memory(&config.cache_path),
@@ -138,7 +140,7 @@ struct Worker {
     rec: Reconciler,
     scope: Option<Scope>,
     status_tx: watch::Sender<SyncStatus>,
-    notices: mpsc::UnboundedSender<Notice>,
+    notices: mpsc::UnboundedSender<Told>,
     engine: Option<EngineLink>,
     bridge: EngineBridge,
     /// The latest engine state the owner heard.
@@ -363,7 +365,7 @@ impl Worker {
                     book,
                     server,
                     local,
-                } => self.notify(Notice::Choose {
+                } => self.notify(Told::Conflict {
                     book,
                     server,
                     local,
@@ -378,7 +380,9 @@ impl Worker {
                 }
                 Decision::Resume { playback } => self.ask_if_ours(playback, EngineAsk::Play),
                 Decision::Pause { playback } => self.ask_if_ours(playback, EngineAsk::Pause),
-                Decision::Followed { book, spot } => self.notify(Notice::Moved { book, to: spot }),
+                Decision::Followed { book, spot } => {
+                    self.said(Said::MovedToServer { book, to: spot })
+                }
             }
         }
     }
@@ -399,9 +403,9 @@ impl Worker {
             let message = "not logged in: the change was not saved (log in and try again)";
             tracing::warn!(%book, "sync: {message}");
             self.last_error = Some(message.into());
-            self.notify(Notice::Dropped {
+            self.said(Said::Dropped {
                 book,
-                message: message.into(),
+                why: message.into(),
             });
             return;
         };
@@ -410,8 +414,21 @@ impl Worker {
         self.want_flush = true;
     }
 
-    fn notify(&self, n: Notice) {
+    fn notify(&self, n: Told) {
         let _ = self.notices.send(n);
+    }
+
+    fn said(&self, s: Said) {
+        self.notify(Told::Said(s));
+    }
+
+    fn news(&self, n: SyncNews) {
+        self.said(Said::Sync(n));
+    }
+
+    /// Playback stops (the owner pauses the engine) for `reason`.
+    fn stopped(&self, reason: StopReason, message: String) {
+        self.notify(Told::Stopped(Stop::new(reason, message)));
     }
 
     /// The tick has work only while playing (periodic reports), while
@@ -472,7 +489,7 @@ impl Worker {
         if let Some(message) = self.forbidden.take() {
             self.check_license().await;
             if !matches!(self.link, Link::LicenseBlocked { .. }) {
-                self.notify(Notice::Forbidden { message });
+                self.stopped(StopReason::Forbidden, message);
             }
         }
         for _ in 0..4 {

@@ -4,7 +4,7 @@
 //! sync; a 403 without the code is checked against the license status),
 //! per-book speed and volume, and marking a book (playing or not) finished.
 
-use super::{Opened, Worker};
+use super::{Opened, Told, Worker};
 use crate::api::ProgressRead;
 use crate::domain::PlaybackSettings;
 use crate::domain::session::NotMarked;
@@ -14,7 +14,7 @@ use crate::sync::outbox::QueuedSettings;
 use crate::sync::outbox::{Op, QueuedProgress, Scope};
 use crate::sync::reconciler::{Action, Event, Intent, PlaybackId, Spot};
 use crate::sync::remote::Failure;
-use crate::sync::session::{EngineAsk, Notice, Playing, StartAt, SyncNews};
+use crate::sync::session::{EngineAsk, Playing, StartAt, SyncNews};
 
 /// How long a resume (or a paused seek) waits for the server's place
 /// before playback goes on from this device's, marked unconfirmed.
@@ -252,9 +252,7 @@ impl Worker {
             return;
         }
         if let Ok(crate::api::ProgressRead::Unreadable { .. }) = &progress {
-            self.notify(Notice::News(SyncNews::NotMarked(
-                NotMarked::PlaceUnreadable,
-            )));
+            self.news(SyncNews::NotMarked(NotMarked::PlaceUnreadable));
             return;
         }
         let mut place = match (progress, manifest) {
@@ -275,10 +273,10 @@ impl Worker {
                 .map(|l| (l.spot.chapter, l.spot.position));
         }
         let Some((chapter, position)) = place else {
-            self.notify(Notice::News(SyncNews::NotMarked(match offline {
+            self.news(SyncNews::NotMarked(match offline {
                 true => NotMarked::OfflineUnknown,
                 false => NotMarked::NoChapters,
-            })));
+            }));
             return;
         };
         let at = now_millis();
@@ -296,7 +294,7 @@ impl Worker {
                 client_updated_at: at,
             }),
         );
-        self.notify(crate::sync::Notice::ProgressChanged {
+        self.notify(Told::ProgressChanged {
             book,
             progress: Progress {
                 chapter_id: chapter,
@@ -308,7 +306,7 @@ impl Worker {
             },
         });
         if offline {
-            self.notify(Notice::News(SyncNews::KeptOffline));
+            self.news(SyncNews::KeptOffline);
         }
     }
 
@@ -342,9 +340,7 @@ impl Worker {
             Ok(ProgressRead::Unreadable { shape }) => {
                 self.reachable();
                 tracing::warn!(%book, "sync: the server's place could not be read: {shape}");
-                self.notify(Notice::News(SyncNews::PlaceUnreadable {
-                    book: book.clone(),
-                }));
+                self.news(SyncNews::PlaceUnreadable { book: book.clone() });
                 let ds = self.rec.handle(Event::ServerUnreadable { playback }, now);
                 self.decide(ds);
             }
