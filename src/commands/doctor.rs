@@ -11,6 +11,9 @@ use crate::config::{Profile, Session, read_record};
 use crate::domain::*;
 use reqwest::Method;
 use serde_json::{Value, json};
+use shape::{describe, find_path, kind, named_prefix};
+
+mod shape;
 
 /// One line of the report: recognised (`Some(true)`), not (`Some(false)`),
 /// or could not be checked (`None`).
@@ -111,52 +114,6 @@ async fn checks(
         );
     }
     identity_check(&client, r).await
-}
-
-fn describe(v: &Result<Value, crate::api::error::BodyKind>) -> String {
-    match v {
-        Ok(v) => wire::describe_shape(v),
-        Err(k) => k.to_string(),
-    }
-}
-
-/// Where in `v` the first value satisfying `pred(key, value)` sits, as a
-/// path like `data.auth.accessToken` or `errors[0].code`.
-fn find_path(v: &Value, pred: &dyn Fn(&str, &Value) -> bool, depth: u8) -> Option<String> {
-    match v {
-        Value::Object(o) => {
-            for (k, x) in o {
-                if pred(k, x) {
-                    return Some(k.clone());
-                }
-            }
-            if depth == 0 {
-                return None;
-            }
-            o.iter().find_map(|(k, x)| {
-                find_path(x, pred, depth - 1).map(|p| {
-                    if p.starts_with('[') {
-                        format!("{k}{p}")
-                    } else {
-                        format!("{k}.{p}")
-                    }
-                })
-            })
-        }
-        Value::Array(a) if depth > 0 => a
-            .first()
-            .and_then(|x| find_path(x, pred, depth - 1))
-            .map(|p| format!("[0].{p}")),
-        _ => None,
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        _ => "other",
-    }
 }
 
 async fn login_checks(
@@ -571,19 +528,6 @@ async fn identity_check(client: &Client, r: &mut Report) -> Result<(), CommandEr
     Ok(())
 }
 
-/// `X-Acme` from a message naming `X-Acme-Expected-Server-Id`.
-fn named_prefix(text: &str) -> Option<String> {
-    let lower = text.to_ascii_lowercase();
-    let at = lower
-        .find("-expected-server-id")
-        .or_else(|| lower.find("-expected-user-id"))?;
-    let start = text[..at]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    Some(text[start..at].to_owned()).filter(|p| !p.is_empty())
-}
-
 fn print(out: &mut Out, base: &str, r: &Report) {
     let all_ok = r.checks.iter().all(|c| c.ok != Some(false));
     out.json(json!({
@@ -607,23 +551,4 @@ fn print(out: &mut Out, base: &str, r: &Report) {
     } else {
         "Some answers were not recognised (NO above); paste this report into a bug report."
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn header_prefix_named_in_a_message() {
-        assert_eq!(
-            named_prefix("missing header X-Acme-Expected-Server-Id").as_deref(),
-            Some("X-Acme")
-        );
-        assert_eq!(named_prefix("identity headers missing"), None);
-        let v = json!({"a": {"b": [{"code": "x"}]}});
-        assert_eq!(
-            find_path(&v, &|k, _| k == "code", 4).as_deref(),
-            Some("a.b[0].code")
-        );
-    }
 }
