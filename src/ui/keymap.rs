@@ -58,18 +58,14 @@ impl Key {
     }
     pub const fn shift(code: KeyCode) -> Self {
         Key {
-            code,
-            ctrl: false,
-            alt: false,
             shift: true,
+            ..Self::plain(code)
         }
     }
     pub const fn ctrl(c: char) -> Self {
         Key {
-            code: KeyCode::Char(c),
             ctrl: true,
-            alt: false,
-            shift: false,
+            ..Self::ch(c)
         }
     }
 
@@ -117,31 +113,20 @@ impl Key {
         let mut chars = name.chars();
         key.code = match (chars.next(), chars.next()) {
             (Some(c), None) => KeyCode::Char(c),
-            _ => match name.to_ascii_lowercase().as_str() {
-                "space" | "spc" => KeyCode::Char(' '),
-                "left" => KeyCode::Left,
-                "right" => KeyCode::Right,
-                "up" => KeyCode::Up,
-                "down" => KeyCode::Down,
-                "home" => KeyCode::Home,
-                "end" => KeyCode::End,
-                "pgup" | "pageup" => KeyCode::PageUp,
-                "pgdn" | "pgdown" | "pagedown" => KeyCode::PageDown,
-                "enter" | "return" => KeyCode::Enter,
-                "esc" | "escape" => KeyCode::Esc,
-                "tab" => KeyCode::Tab,
-                "backtab" => KeyCode::BackTab,
-                "backspace" | "bs" => KeyCode::Backspace,
-                "delete" | "del" => KeyCode::Delete,
-                "insert" | "ins" => KeyCode::Insert,
-                "plus" => KeyCode::Char('+'),
-                "minus" => KeyCode::Char('-'),
-                f if f.starts_with('f') && f.len() > 1 => match f[1..].parse::<u8>() {
-                    Ok(n @ 1..=24) => KeyCode::F(n),
-                    _ => return Err(err("function keys are f1 to f24")),
-                },
-                _ => return Err(err("not a key name (try `space`, `left`, `ctrl+x`, `H`)")),
-            },
+            _ => {
+                let lower = name.to_ascii_lowercase();
+                let named = NAMED
+                    .iter()
+                    .find(|(_, _, names)| names.contains(&lower.as_str()));
+                match (named, lower.strip_prefix('f')) {
+                    (Some(&(code, _, _)), _) => code,
+                    (None, Some(n)) if !n.is_empty() => match n.parse::<u8>() {
+                        Ok(n @ 1..=24) => KeyCode::F(n),
+                        _ => return Err(err("function keys are f1 to f24")),
+                    },
+                    _ => return Err(err("not a key name (try `space`, `left`, `ctrl+x`, `H`)")),
+                }
+            }
         };
         let key = key.normalized();
         if key.ctrl && key.code == KeyCode::Char('c') {
@@ -163,27 +148,37 @@ impl fmt::Display for Key {
             f.write_str("Shift+")?;
         }
         match self.code {
-            KeyCode::Char(' ') => f.write_str("Space"),
-            KeyCode::Char(c) => write!(f, "{c}"),
-            KeyCode::Left => f.write_str("←"),
-            KeyCode::Right => f.write_str("→"),
-            KeyCode::Up => f.write_str("↑"),
-            KeyCode::Down => f.write_str("↓"),
-            KeyCode::Home => f.write_str("Home"),
-            KeyCode::End => f.write_str("End"),
-            KeyCode::PageUp => f.write_str("PgUp"),
-            KeyCode::PageDown => f.write_str("PgDn"),
-            KeyCode::Enter => f.write_str("Enter"),
-            KeyCode::Esc => f.write_str("Esc"),
-            KeyCode::Tab => f.write_str("Tab"),
-            KeyCode::BackTab => f.write_str("Shift+Tab"),
-            KeyCode::Backspace => f.write_str("Backspace"),
-            KeyCode::Delete => f.write_str("Del"),
-            KeyCode::Insert => f.write_str("Ins"),
+            KeyCode::Char(c) if c != ' ' => write!(f, "{c}"),
             KeyCode::F(n) => write!(f, "F{n}"),
+            code => {
+                let shown = NAMED.iter().find(|(k, _, _)| *k == code);
+                f.write_str(shown.map_or("", |(_, shown, _)| shown))
+            }
         }
     }
 }
+
+/// Named keys: how a key is shown, and the names `[keys]` accepts for it.
+const NAMED: &[(KeyCode, &str, &[&str])] = &[
+    (KeyCode::Char(' '), "Space", &["space", "spc"]),
+    (KeyCode::Left, "←", &["left"]),
+    (KeyCode::Right, "→", &["right"]),
+    (KeyCode::Up, "↑", &["up"]),
+    (KeyCode::Down, "↓", &["down"]),
+    (KeyCode::Home, "Home", &["home"]),
+    (KeyCode::End, "End", &["end"]),
+    (KeyCode::PageUp, "PgUp", &["pgup", "pageup"]),
+    (KeyCode::PageDown, "PgDn", &["pgdn", "pgdown", "pagedown"]),
+    (KeyCode::Enter, "Enter", &["enter", "return"]),
+    (KeyCode::Esc, "Esc", &["esc", "escape"]),
+    (KeyCode::Tab, "Tab", &["tab"]),
+    (KeyCode::BackTab, "Shift+Tab", &["backtab"]),
+    (KeyCode::Backspace, "Backspace", &["backspace", "bs"]),
+    (KeyCode::Delete, "Del", &["delete", "del"]),
+    (KeyCode::Insert, "Ins", &["insert", "ins"]),
+    (KeyCode::Char('+'), "+", &["plus"]),
+    (KeyCode::Char('-'), "-", &["minus"]),
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("key `{spec}`: {why}")]
@@ -409,21 +404,17 @@ impl Keymap {
                 let known: Vec<&str> = Action::ALL.iter().map(|a| a.name()).collect();
                 KeymapError::UnknownAction(name.clone(), known.join(", "))
             })?;
-            let specs: Vec<&str> = match value {
-                toml::Value::String(s) => vec![s.as_str()],
-                toml::Value::Array(items) => items
-                    .iter()
-                    .map(|v| v.as_str())
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| KeymapError::BadValue {
-                        action: name.clone(),
-                    })?,
-                _ => {
-                    return Err(KeymapError::BadValue {
-                        action: name.clone(),
-                    });
-                }
+            let bad = || KeymapError::BadValue {
+                action: name.clone(),
             };
+            let specs: Vec<&str> = match value {
+                toml::Value::String(s) => Some(vec![s.as_str()]),
+                toml::Value::Array(items) => {
+                    items.iter().map(|v| v.as_str()).collect::<Option<_>>()
+                }
+                _ => None,
+            }
+            .ok_or_else(bad)?;
             let mut keys = Vec::new();
             for spec in specs {
                 let key = Key::parse(spec).map_err(|source| KeymapError::BadKey {
