@@ -79,9 +79,7 @@ async fn search(sh: Arc<Shared>, q: String) {
         ..BookQuery::default()
     };
     match c.search(&query).await {
-        Ok(books) => {
-            sh.ui.send(Answer::SearchResults { query: q, books });
-        }
+        Ok(books) => sh.ui.send(Answer::SearchResults { query: q, books }),
         Err(e) => sh.fail("Search on the server failed", &e),
     }
 }
@@ -98,21 +96,15 @@ async fn load_book(sh: Arc<Shared>, id: BookId) {
         Ok(b) => b,
         Err(e) => return sh.fail("Could not open the book", &e),
     };
-    let manifest = match manifest {
-        Ok(m) => Some(m),
-        Err(e) => {
-            sh.fail("Could not load the chapter list", &e);
-            None
-        }
-    };
-    let bookmarks = match bookmarks {
-        Ok(b) => b,
-        Err(e) if e.is_license() => {
+    let manifest = manifest
+        .map_err(|e| sh.fail("Could not load the chapter list", &e))
+        .ok();
+    let bookmarks = bookmarks.unwrap_or_else(|e| {
+        if e.is_license() {
             sh.fail("Bookmarks are unavailable", &e);
-            Vec::new()
         }
-        Err(_) => Vec::new(),
-    };
+        Vec::new()
+    });
     sh.ui.send(Answer::BookLoaded {
         book,
         manifest,
@@ -144,9 +136,8 @@ async fn set_favorite(sh: Arc<Shared>, book: BookId, favorite: bool) {
                 favorite: !favorite,
             });
             sh.fail("Could not change the favorite", &e);
-            true
         }
-    };
+    }
 }
 
 /// Offline, the bookmark is queued with its client id (the server
@@ -168,9 +159,7 @@ async fn add_bookmark(
         client_id: Some(client_id.clone()),
     };
     match c.add_bookmark(&new).await {
-        Ok(bm) => {
-            sh.ui.send(Answer::BookmarkAdded(bm));
-        }
+        Ok(bm) => sh.ui.send(Answer::BookmarkAdded(bm)),
         Err(e) if e.is_transient() => {
             sh.playback.tell(PlayerAsk::QueueBookmark {
                 book,
@@ -190,9 +179,7 @@ async fn add_bookmark(
 async fn delete_bookmark(sh: Arc<Shared>, book: BookId, id: BookmarkId) {
     let Some(c) = sh.client() else { return };
     match c.remove_bookmark(&id).await {
-        Ok(()) => {
-            sh.ui.send(Answer::BookmarkDeleted { book, id });
-        }
+        Ok(()) => sh.ui.send(Answer::BookmarkDeleted { book, id }),
         Err(e) => sh.fail("Could not delete the bookmark", &e),
     }
 }
@@ -289,9 +276,7 @@ async fn login(
             // login's downloads and up next list itself).
             tokio::join!(show_cache(&sh), license_check(sh.clone()));
         }
-        Err(e) => {
-            sh.ui.send(Answer::LoginFailed(login_error(&address, e)));
-        }
+        Err(e) => sh.ui.send(Answer::LoginFailed(login_error(&address, e))),
     }
 }
 
@@ -334,10 +319,9 @@ pub(super) async fn library(sh: Arc<Shared>, cache_first: bool) {
     let books = listing.items;
     if let Some(first) = listing.skipped.first() {
         // The rest of the list works; the log has every reason.
-        let n = listing.skipped.len();
-        let books_word = if n == 1 { "book" } else { "books" };
+        let books = crate::ui::state::count(listing.skipped.len(), "book");
         sh.ui.send(Answer::Notice(format!(
-            "{n} {books_word} could not be read ({}); the log says why.",
+            "{books} could not be read ({}); the log says why.",
             first.reason
         )));
     }

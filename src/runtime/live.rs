@@ -212,12 +212,9 @@ async fn switch_profile(sh: Arc<Shared>, name: String) {
             sh.ui.send(answer);
             write(&sh.login).profile = p;
         }
-        Ok(Err(e)) => {
-            sh.ui.send(Answer::Failed(e.to_string()));
-        }
-        Err(e) => {
-            sh.ui
-                .send(Answer::Failed(format!("Cannot switch profile: {e}")));
-        }
+        Ok(Err(e)) => sh.ui.send(Answer::Failed(e.to_string())),
+        Err(e) => sh
+            .ui
+            .send(Answer::Failed(format!("Cannot switch profile: {e}"))),
     }
 }

@@ -29,9 +29,7 @@ pub(super) async fn snapshots(sh: Arc<Shared>, mut rx: watch::Receiver<Snapshot>
 pub(super) async fn events(sh: Arc<Shared>, mut events: Events) {
     loop {
         match events.recv().await {
-            Ok(e) => {
-                sh.ui.send(Answer::SessionEvent(e));
-            }
+            Ok(e) => sh.ui.send(Answer::SessionEvent(e)),
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!("the player missed {n} events of the session")
             }

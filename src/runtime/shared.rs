@@ -11,7 +11,7 @@ use crate::ctl::Owner;
 use crate::domain::locks::{lock, read};
 use crate::durable::DiskError;
 use crate::ui::event_loop::UiSender;
-use crate::ui::state::{Answer, SessionInfo};
+use crate::ui::state::{Answer, LOG_IN_AGAIN, SessionInfo};
 use std::sync::{Mutex, RwLock};
 
 /// The login: profile, session and client change together.
@@ -63,14 +63,11 @@ impl Shared {
             ),
             e => e.to_string(),
         };
-        if stop.reason.needs_login() {
-            self.ui.send(Answer::Failed(format!(
-                "{what}: {e}. {}",
-                crate::ui::state::LOG_IN_AGAIN
-            )));
-        } else {
-            self.ui.send(Answer::Failed(format!("{what}: {e}")));
-        }
+        let again = match stop.reason.needs_login() {
+            true => format!(". {LOG_IN_AGAIN}"),
+            false => String::new(),
+        };
+        self.ui.send(Answer::Failed(format!("{what}: {e}{again}")));
     }
 
     /// A cache this device could not write (the old file is as it was):

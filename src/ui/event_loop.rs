@@ -39,8 +39,9 @@ impl UiSender {
         (UiSender(tx), rx)
     }
 
-    pub fn send(&self, b: super::state::Answer) -> bool {
-        self.0.send(LoopEvent::App(Event::Answer(b))).is_ok()
+    /// Dropped when the loop is gone: nobody is left to tell.
+    pub fn send(&self, b: super::state::Answer) {
+        let _ = self.0.send(LoopEvent::App(Event::Answer(b)));
     }
 }
 
