@@ -37,9 +37,11 @@ pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
 const US: char = '\u{1f}';
 const RS: char = '\u{1e}';
 
-fn esc(s: &str, out: &mut String) {
+/// Escapes `s`; with `lists`, the separators in it stay separators.
+fn esc(s: &str, lists: bool, out: &mut String) {
     for c in s.chars() {
         match c {
+            US | RS if lists => out.push(c),
             '\\' => out.push_str("\\\\"),
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
@@ -86,7 +88,7 @@ fn parse_opt<T: std::str::FromStr>(s: &str) -> Option<T> {
 fn header(scope: &Scope) -> String {
     let mut h = String::from(MAGIC);
     h.push('\t');
-    esc(scope.server_id.as_str(), &mut h);
+    esc(scope.server_id.as_str(), false, &mut h);
     h.push('\t');
     h.push_str(scope.user_id.as_str());
     h
@@ -132,21 +134,7 @@ fn encode(b: &Book, out: &mut String) {
             out.push('\t');
         }
         // Separators inside lists are real separators; escape the parts.
-        let mut first = true;
-        for part in f.split(US) {
-            if !first {
-                out.push(US);
-            }
-            first = false;
-            let mut sub = true;
-            for piece in part.split(RS) {
-                if !sub {
-                    out.push(RS);
-                }
-                sub = false;
-                esc(piece, out);
-            }
-        }
+        esc(f, true, out);
     }
     out.push('\n');
 }
