@@ -62,7 +62,7 @@ impl Covers {
 /// Fetches (or reads from the cache), decodes and encodes `book`'s cover
 /// and sends it to the UI.
 pub(super) async fn load(sh: Arc<Shared>, covers: Arc<Covers>, book: BookId, url: Option<String>) {
-    let image = cover_image(&sh, &covers, &book, url).await;
+    let image = cover_image(&sh, covers, &book, url).await;
     sh.ui.send(Answer::Cover { book, image });
 }
 
@@ -108,22 +108,20 @@ pub(super) async fn keep(sh: Arc<Shared>, covers: Arc<Covers>, book: BookId, url
     let Some((bytes, true)) = bytes(&sh, &covers, &book, url.as_deref()).await else {
         return;
     };
-    let key = sh.scope().map(|s| CoverKey::new(&s, &book));
-    let cache = covers.cache.clone();
-    let _ =
-        tokio::task::spawn_blocking(move || checked(&sh, &bytes, true, key, &cache, &book)).await;
+    let _ = tokio::task::spawn_blocking(move || checked(&sh, &covers, &bytes, true, &book)).await;
 }
 
 /// Decodes; caches bytes that decoded and were fetched now, forgets a
 /// cached copy that did not decode.
 fn checked(
     sh: &Shared,
+    covers: &Covers,
     bytes: &[u8],
     fresh: bool,
-    key: Option<CoverKey>,
-    cache: &CoverCache,
     book: &BookId,
 ) -> Option<image::DynamicImage> {
+    let key = sh.scope().map(|s| CoverKey::new(&s, book));
+    let cache = &covers.cache;
     let img = match decode(bytes) {
         Ok(img) => img,
         Err(why) => {
@@ -144,18 +142,15 @@ fn checked(
 
 async fn cover_image(
     sh: &Arc<Shared>,
-    covers: &Covers,
+    covers: Arc<Covers>,
     book: &BookId,
     url: Option<String>,
 ) -> Option<CoverImage> {
-    let (bytes, fresh) = bytes(sh, covers, book, url.as_deref()).await?;
-    let key = sh.scope().map(|s| CoverKey::new(&s, book));
-    let cache = covers.cache.clone();
+    let (bytes, fresh) = bytes(sh, &covers, book, url.as_deref()).await?;
     let picker = covers.picker();
-    let book = book.clone();
-    let sh = sh.clone();
+    let (book, sh) = (book.clone(), sh.clone());
     let encode = move || {
-        let img = checked(&sh, &bytes, fresh, key, &cache, &book)?;
+        let img = checked(&sh, &covers, &bytes, fresh, &book)?;
         // Scaled here to the box's pixels (up or down, keeping its shape):
         // the terminal gets a picture of the box's size, never the file.
         let font = picker.font_size();
