@@ -238,7 +238,7 @@ impl Player {
         let Some(chapter) = self.now().map(|l| l.chapter) else {
             return;
         };
-        if track_id.as_str() == track_id_str(&chapter) && position >= 0 {
+        if track_id.as_str() == self::track_id(&chapter).as_str() && position >= 0 {
             self.send(Command::Seek {
                 chapter,
                 position: position as f64 / 1e6,
@@ -291,18 +291,13 @@ impl Player {
                 m.insert(k.to_owned(), v);
             }
         };
+        let item = s.manifest.items.iter().find(|i| i.chapter_id == chapter);
         put("mpris:trackid", value(track_id(&chapter)));
-        if let Some(d) = s.duration {
-            put("mpris:length", value(micros(d)));
-        }
-        if let Some(item) = s.manifest.items.iter().find(|i| i.chapter_id == chapter) {
-            put("xesam:title", value(item.title.clone()));
-        }
+        put("mpris:length", s.duration.and_then(|d| value(micros(d))));
+        put("xesam:title", item.and_then(|i| value(i.title.clone())));
         put("xesam:album", value(s.book.title.clone()));
         put("xesam:artist", value(s.book.authors.clone()));
-        if let Some(c) = self.art_url(&s) {
-            put("mpris:artUrl", value(c));
-        }
+        put("mpris:artUrl", self.art_url(&s).and_then(value));
         m
     }
     #[zbus(property)]
@@ -329,8 +324,4 @@ impl Player {
     fn can_control(&self) -> bool {
         true
     }
-}
-
-fn track_id_str(chapter: &ChapterId) -> String {
-    track_id(chapter).as_str().to_owned()
 }
