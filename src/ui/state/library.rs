@@ -20,13 +20,15 @@ pub enum Filter {
 }
 
 impl Filter {
+    const ALL: [Filter; 4] = [
+        Filter::All,
+        Filter::Favorites,
+        Filter::InProgress,
+        Filter::Finished,
+    ];
+
     pub fn next(self) -> Self {
-        match self {
-            Filter::All => Filter::Favorites,
-            Filter::Favorites => Filter::InProgress,
-            Filter::InProgress => Filter::Finished,
-            Filter::Finished => Filter::All,
-        }
+        Self::ALL[(self as usize + 1) % Self::ALL.len()]
     }
     pub fn label(self) -> &'static str {
         match self {
@@ -47,12 +49,10 @@ pub enum Sort {
 }
 
 impl Sort {
+    const ALL: [Sort; 3] = [Sort::Title, Sort::Author, Sort::Recent];
+
     pub fn next(self) -> Self {
-        match self {
-            Sort::Title => Sort::Author,
-            Sort::Author => Sort::Recent,
-            Sort::Recent => Sort::Title,
-        }
+        Self::ALL[(self as usize + 1) % Self::ALL.len()]
     }
     pub fn label(self) -> &'static str {
         match self {

@@ -6,7 +6,7 @@
 //! books, filter, category or grouping), never per frame.
 
 use super::{Book, Library, caseless};
-use crate::domain::{Sequence, series_order};
+use crate::domain::{Sequence, SeriesRef, series_order};
 use std::collections::HashMap;
 
 /// What books can be grouped by.
@@ -45,29 +45,20 @@ impl Facet {
         }
     }
 
-    /// The names a book has for this facet, in the book's order.
+    /// The names a book has for this facet, in the book's order (without
+    /// allocating: the filter asks this of every book).
+    fn each(self, b: &Book) -> impl Iterator<Item = &str> {
+        let (people, series): (&[String], &[SeriesRef]) = match self {
+            Facet::Author => (&b.authors, &[]),
+            Facet::Narrator => (&b.narrators, &[]),
+            Facet::Series => (&[], &b.series),
+        };
+        let series = series.iter().map(|s| s.name.as_str());
+        people.iter().map(String::as_str).chain(series)
+    }
+
     pub fn names(self, b: &Book) -> Vec<&str> {
-        match self {
-            Facet::Author => b.authors.iter().map(String::as_str).collect(),
-            Facet::Narrator => b.narrators.iter().map(String::as_str).collect(),
-            Facet::Series => b.series.iter().map(|s| s.name.as_str()).collect(),
-        }
-    }
-
-    fn has(self, b: &Book, name: &str) -> bool {
-        match self {
-            Facet::Author => b.authors.iter().any(|a| a == name),
-            Facet::Narrator => b.narrators.iter().any(|n| n == name),
-            Facet::Series => b.series.iter().any(|s| s.name == name),
-        }
-    }
-
-    fn is_empty(self, b: &Book) -> bool {
-        match self {
-            Facet::Author => b.authors.is_empty(),
-            Facet::Narrator => b.narrators.is_empty(),
-            Facet::Series => b.series.is_empty(),
-        }
+        self.each(b).collect()
     }
 }
 
@@ -82,8 +73,8 @@ pub struct Focus {
 impl Focus {
     pub fn passes(&self, b: &Book) -> bool {
         match &self.name {
-            Some(n) => self.facet.has(b, n),
-            None => self.facet.is_empty(b),
+            Some(n) => self.facet.each(b).any(|has| has == n),
+            None => self.facet.each(b).next().is_none(),
         }
     }
 
@@ -188,9 +179,9 @@ impl Library {
         &self.groups
     }
 
-    /// Groups by the next facet (none → author → narrator → series).
-    pub fn next_group(&mut self) {
-        self.group = Facet::next_group(self.group);
+    /// Groups by `group` (or not at all), on its first row.
+    pub fn set_group(&mut self, group: Option<Facet>) {
+        self.group = group;
         self.focus = None;
         self.cursor = 0;
         self.offset = 0;

@@ -121,7 +121,7 @@ impl Library {
 
     /// `v`: group by author, narrator, series, or not at all.
     pub(crate) fn group_key(&mut self, out: &mut Out) {
-        self.next_group();
+        self.set_group(Facet::next_group(self.group));
         out.say(match self.group {
             Some(f) => format!("Grouped by {}", f.label()),
             None => "Not grouped".to_owned(),
@@ -156,10 +156,7 @@ impl Library {
         } else if self.focus.is_some() {
             self.set_focus(None);
         } else if self.group.is_some() {
-            self.group = None;
-            self.cursor = 0;
-            self.offset = 0;
-            self.rebuild(None);
+            self.set_group(None);
         } else {
             return false;
         }
