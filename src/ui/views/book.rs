@@ -49,14 +49,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
         let series: Vec<String> = book.series.iter().map(|s| s.label()).collect();
         facts.insert(0, series.join(", "));
     }
-    put(
-        buf,
-        r,
-        r.x + 1,
-        y,
-        &fit(&facts.join(" · "), inner),
-        theme.dim,
-    );
+    let facts = fit(&facts.join(" · "), inner);
+    put(buf, r, r.x + 1, y, &facts, theme.dim);
     y += 1;
     if let Some(links) = links {
         put(buf, r, r.x + 1, y, &fit(&links, inner), theme.dim);
@@ -204,10 +198,8 @@ fn list(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Position>
         }
         put(buf, r, r.x + 1, yy, &text, style);
     }
-    Some(Position::new(
-        r.x + 1,
-        r.y + cursor.saturating_sub(offset) as u16,
-    ))
+    let y = r.y + cursor.saturating_sub(offset) as u16;
+    Some(Position::new(r.x + 1, y))
 }
 
 /// A row: its text, and what goes at the right.

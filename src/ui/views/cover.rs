@@ -47,14 +47,8 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, frame: Rect) {
 /// The box's rounded frame.
 fn frame_lines(theme: &Theme, buf: &mut Buffer, frame: Rect) {
     let line = "─".repeat(usize::from(frame.width) - 2);
-    put(
-        buf,
-        frame,
-        frame.x,
-        frame.y,
-        &format!("╭{line}╮"),
-        theme.dim,
-    );
+    let top = format!("╭{line}╮");
+    put(buf, frame, frame.x, frame.y, &top, theme.dim);
     for y in frame.y + 1..frame.bottom() - 1 {
         put(buf, frame, frame.x, y, "│", theme.dim);
         put(buf, frame, frame.right() - 1, y, "│", theme.dim);

@@ -49,14 +49,8 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
         } else {
             "No book matches this filter (t: filter, c: category)."
         };
-        put(
-            buf,
-            list,
-            list.x + 1,
-            list.y,
-            &fit(msg, usize::from(list.width).saturating_sub(1)),
-            theme.dim,
-        );
+        let msg = fit(msg, usize::from(list.width).saturating_sub(1));
+        put(buf, list, list.x + 1, list.y, &msg, theme.dim);
         let on_message = (list.height > 0).then(|| Position::new(list.x + 1, list.y));
         return if typing { caret } else { on_message };
     }
@@ -190,7 +184,7 @@ fn group_rows(lib: &Library, theme: &Theme, buf: &mut Buffer, list: Rect) {
             theme.base
         };
         let count = if w >= 40 {
-            format!("{} book{}", g.books, if g.books == 1 { "" } else { "s" })
+            crate::ui::state::count(g.books, "book")
         } else {
             g.books.to_string()
         };
@@ -218,24 +212,14 @@ fn book_row(
 ) {
     let w = usize::from(r.width);
     let base = if selected { theme.selected } else { theme.base };
+    // The selected row is in one style; others set parts apart.
+    let part = |style: Style| if selected { base } else { style };
     // Paint the row's background first.
     put(buf, r, r.x, r.y, &" ".repeat(w), base);
     let fav = if book.favorite { "♥ " } else { "  " };
-    let mut x = put(
-        buf,
-        r,
-        r.x,
-        r.y,
-        fav,
-        if selected { base } else { theme.favorite },
-    );
+    let mut x = put(buf, r, r.x, r.y, fav, part(theme.favorite));
     let dur = book.duration.map(fmt_time).unwrap_or_default();
     let prog = progress_text(book, done, if w >= 70 && bars { 10 } else { 0 });
-    let prog = if w >= 50 && prog == "done" {
-        "finished".to_owned()
-    } else {
-        prog
-    };
     let (dur_w, prog_w) = if w >= 70 {
         (9, 16)
     } else if w >= 50 {
@@ -249,45 +233,24 @@ fn book_row(
     let author_w = if w >= 60 { rest * 2 / 5 } else { 0 };
     let mut title_w = rest.saturating_sub(author_w);
     if let Some(p) = place.filter(|p| width(p) < title_w / 2) {
-        x = put(
-            buf,
-            r,
-            x,
-            r.y,
-            p,
-            if selected { base } else { theme.accent },
-        );
+        x = put(buf, r, x, r.y, p, part(theme.accent));
         title_w -= width(p);
     }
     x = title(book, matches, title_w, base, theme, buf, r, x);
     if author_w > 0 {
-        let a = book.authors.join(", ");
-        x = put(
-            buf,
-            r,
-            x,
-            r.y,
-            &fit_pad(&format!(" {a}"), author_w),
-            if selected { base } else { theme.dim },
-        );
+        let a = fit_pad(&format!(" {}", book.authors.join(", ")), author_w);
+        x = put(buf, r, x, r.y, &a, part(theme.dim));
     }
     if dur_w > 0 {
         x = put(buf, r, x, r.y, &fit_right(&dur, dur_w), base);
     }
     if prog_w > 0 {
-        let p = if w >= 50 {
-            prog
-        } else {
-            progress_text(book, done, 0)
+        let p = match w >= 50 {
+            true if prog == "done" => "finished".to_owned(),
+            true => prog,
+            false => progress_text(book, done, 0),
         };
-        put(
-            buf,
-            r,
-            x,
-            r.y,
-            &fit_right(&p, prog_w),
-            if selected { base } else { theme.accent },
-        );
+        put(buf, r, x, r.y, &fit_right(&p, prog_w), part(theme.accent));
     }
 }
 
@@ -323,14 +286,8 @@ fn offline_mark(
     let note = if w >= 50 { "unavailable" } else { "n/a" };
     let cells = width(note) as u16 + 1;
     if r.width > cells + 4 {
-        put(
-            buf,
-            r,
-            r.right() - cells,
-            r.y,
-            &fit_right(note, usize::from(cells)),
-            theme.dim,
-        );
+        let note = fit_right(note, usize::from(cells));
+        put(buf, r, r.right() - cells, r.y, &note, theme.dim);
     }
 }
 

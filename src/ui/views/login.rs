@@ -20,14 +20,8 @@ pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Opti
     let label_w = if w >= 40 { 10 } else { 5 };
     let field_w = w.saturating_sub(label_w + 2);
     let mut y = r.y + u16::from(r.height >= 12);
-    put(
-        buf,
-        r,
-        x,
-        y,
-        &fit("Log in to your audiobook server", w),
-        theme.title,
-    );
+    let title = fit("Log in to your audiobook server", w);
+    put(buf, r, x, y, &title, theme.title);
     y += 1 + u16::from(r.height >= 10);
     let masked = "•".repeat(form.password.expose().chars().count());
     let profile = match (&form.profile, form.profiles.len(), app.settings.accessible) {
@@ -48,14 +42,11 @@ pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Opti
         };
         let label = if label_w >= 10 { label[0] } else { label[1] };
         let focused = i == form.focus;
-        put(
-            buf,
-            r,
-            x,
-            y,
-            &fit_pad(label, label_w),
-            if focused { theme.accent } else { theme.dim },
-        );
+        let (label_style, value_style) = match focused {
+            true => (theme.accent, theme.selected),
+            false => (theme.dim, theme.base),
+        };
+        put(buf, r, x, y, &fit_pad(label, label_w), label_style);
         let typed = focused && *field != LoginField::Profile;
         // The terminal's cursor stands at the end; the drawn bar is for
         // eyes (left out in the accessible mode, where it would be read).
@@ -69,14 +60,7 @@ pub fn render_login(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Opti
             caret = Some(Position::new(x + (label_w + after) as u16, y));
         }
         let shown = fit_pad(&format!("{value}{cursor}"), field_w);
-        put(
-            buf,
-            r,
-            x + label_w as u16,
-            y,
-            &shown,
-            if focused { theme.selected } else { theme.base },
-        );
+        put(buf, r, x + label_w as u16, y, &shown, value_style);
         y += 1;
     }
     y += u16::from(r.height >= 10);

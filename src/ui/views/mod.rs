@@ -93,15 +93,11 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
             }
             false => " License required: playback and sync stopped. Ask the admin to renew it (i).",
         };
-        let text = format!("{advice} {} ", sentence(msg));
-        put(
-            buf,
-            r,
-            r.x,
-            r.y,
-            &fit(&text, usize::from(r.width)),
-            theme.banner,
+        let text = fit(
+            &format!("{advice} {} ", sentence(msg)),
+            usize::from(r.width),
         );
+        put(buf, r, r.x, r.y, &text, theme.banner);
         return;
     }
     let left = match app.screen {
@@ -131,14 +127,8 @@ fn header(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) {
         Some(s) => format!("{}@{} · ? help ", s.user, s.address),
         None => "? help ".to_owned(),
     };
-    put(
-        buf,
-        r,
-        r.x,
-        r.y,
-        &fit(&left, usize::from(r.width)),
-        theme.title,
-    );
+    let shown = fit(&left, usize::from(r.width));
+    put(buf, r, r.x, r.y, &shown, theme.title);
     let room = usize::from(r.width).saturating_sub(width(&left) + 1);
     if room > 6 {
         let right = fit_right(&right, room);

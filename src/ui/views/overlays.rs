@@ -76,17 +76,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> Opti
             } => conflict(app, theme, server, local, *cursor),
         },
     };
-    let lines = &shown.lines;
-    boxed(
-        buf,
-        theme,
-        areas.full,
-        &shown.title,
-        lines,
-        shown.cursor,
-        framed,
-        shown.caret,
-    )
+    boxed(buf, theme, areas.full, &shown, framed)
 }
 
 /// The drawn bar after typed text is for eyes; the accessible mode
@@ -196,10 +186,7 @@ fn confirm_restart(app: &App, theme: &Theme, book: &BookId) -> Shown {
 }
 
 fn confirm_discard(theme: &Theme, n: usize) -> Shown {
-    let changes = match n {
-        1 => "1 change".to_owned(),
-        n => format!("{n} changes"),
-    };
+    let changes = crate::ui::state::count(n, "change");
     Shown::plain(
         "Drop refused changes?",
         vec![
@@ -245,17 +232,19 @@ fn conflict(app: &App, theme: &Theme, server: &Place, local: &Place, cursor: usi
 /// A centered box with a title, clipped to the screen: framed, or (the
 /// accessible mode) the title line and the lines on a cleared block.
 /// Returns the caret's cell, when the box is drawn.
-#[allow(clippy::too_many_arguments)]
 fn boxed(
     buf: &mut Buffer,
     theme: &Theme,
     full: Rect,
-    title: &str,
-    lines: &[(String, Style)],
-    cursor: Option<usize>,
+    shown: &Shown,
     framed: bool,
-    caret: Caret,
 ) -> Option<Position> {
+    let Shown {
+        title,
+        lines,
+        cursor,
+        caret,
+    } = shown;
     let content_w = lines
         .iter()
         .map(|(l, _)| width(l))
@@ -279,57 +268,33 @@ fn boxed(
         clear_row(buf, r, yy, theme.base);
     }
     let inner = usize::from(w).saturating_sub(2);
+    let (title_x, title) = match framed {
+        true => (x + 2, fit(&format!(" {title} "), inner.saturating_sub(2))),
+        false => (x + 1, fit(&format!(" {title}"), inner)),
+    };
     if framed {
         let top = format!("┌{}┐", "─".repeat(inner));
         put(buf, r, x, y, &top, theme.accent);
-        put(
-            buf,
-            r,
-            x + 2,
-            y,
-            &fit(&format!(" {title} "), inner.saturating_sub(2)),
-            theme.title,
-        );
-    } else {
-        put(
-            buf,
-            r,
-            x + 1,
-            y,
-            &fit(&format!(" {title}"), inner),
-            theme.title,
-        );
     }
+    put(buf, r, title_x, y, &title, theme.title);
     let body_rows = usize::from(h).saturating_sub(2);
     for (i, (line, style)) in lines.iter().take(body_rows).enumerate() {
         let yy = y + 1 + i as u16;
-        let style = if cursor == Some(i) {
+        let style = if *cursor == Some(i) {
             theme.selected
         } else {
             *style
         };
-        put(
-            buf,
-            r,
-            x + 1,
-            yy,
-            &fit_pad(&format!(" {line}"), inner),
-            style,
-        );
+        let line = fit_pad(&format!(" {line}"), inner);
+        put(buf, r, x + 1, yy, &line, style);
         if framed {
             put(buf, r, x, yy, "│", theme.accent);
             put(buf, r, x + w - 1, yy, "│", theme.accent);
         }
     }
     if h >= 2 && framed {
-        put(
-            buf,
-            r,
-            x,
-            y + h - 1,
-            &format!("└{}┘", "─".repeat(inner)),
-            theme.accent,
-        );
+        let bottom = format!("└{}┘", "─".repeat(inner));
+        put(buf, r, x, y + h - 1, &bottom, theme.accent);
     }
     // The line's text starts after the border (or its space) and one space.
     let line = caret.line.min(body_rows.saturating_sub(1));

@@ -91,16 +91,11 @@ fn days_in_words(s: &ListeningStats, theme: &Theme, buf: &mut Buffer, r: Rect) {
             1 => "yesterday".to_owned(),
             n => format!("{n} days ago"),
         };
-        let line = format!("{when}: {}", fmt_hours(d.wall_secs));
-        let y = r.y + i as u16;
-        put(
-            buf,
-            r,
-            r.x,
-            y,
-            &fit(&line, usize::from(r.width)),
-            theme.base,
+        let line = fit(
+            &format!("{when}: {}", fmt_hours(d.wall_secs)),
+            usize::from(r.width),
         );
+        put(buf, r, r.x, r.y + i as u16, &line, theme.base);
     }
 }
 
@@ -134,10 +129,9 @@ fn chart(s: &ListeningStats, theme: &Theme, buf: &mut Buffer, r: Rect) {
     let inner = usize::from(r.width);
     let most = minutes.iter().max().copied().unwrap_or(0);
     let axis_w = if area.width >= 60 { 60 } else { inner.min(30) };
-    let left = if axis_w >= 60 {
-        "30 days ago"
-    } else {
-        "days ago"
+    let left = match axis_w >= 60 {
+        true => "30 days ago",
+        false => "days ago",
     };
     let right = format!("today (top {most} min)");
     let gap = axis_w.saturating_sub(width(left) + width(&right));

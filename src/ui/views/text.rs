@@ -49,19 +49,14 @@ pub fn fit(s: &str, max: usize) -> String {
 
 /// `fit`, then padded with spaces to exactly `cells` cells.
 pub fn fit_pad(s: &str, cells: usize) -> String {
-    let mut out = fit(s, cells);
-    let w = width(&out);
-    out.extend(std::iter::repeat_n(' ', cells.saturating_sub(w)));
-    out
+    let t = fit(s, cells);
+    format!("{t}{}", " ".repeat(cells.saturating_sub(width(&t))))
 }
 
 /// Right-aligned in `cells` cells.
 pub fn fit_right(s: &str, cells: usize) -> String {
     let t = fit(s, cells);
-    let w = width(&t);
-    let mut out: String = std::iter::repeat_n(' ', cells.saturating_sub(w)).collect();
-    out.push_str(&t);
-    out
+    format!("{}{t}", " ".repeat(cells.saturating_sub(width(&t))))
 }
 
 /// Writes `s` at (x, y) clipped to `area`; returns the x after the text.
