@@ -277,27 +277,31 @@ impl Library {
         self.rebuild(keep);
     }
 
-    fn insert(&mut self, b: Book) {
-        self.narrowing.clear();
-        self.scan = None;
-        self.order = None;
+    /// Replaces the book of `b`'s id, or adds it (its index when new).
+    fn place(&mut self, b: Book) -> Option<u32> {
         if let Some(i) = self.position(&b.id) {
             self.books[i] = b;
-            return;
+            return None;
         }
         let n = self.books.len();
         self.books.push(b);
         if let Some(m) = self.by_id.get_mut() {
             m.insert(&self.books, n);
         }
+        Some(n as u32)
     }
 
     /// Merges server search results in (new books are appended, known ones
     /// updated); the view is re-run.
     pub fn merge(&mut self, books: Vec<Book>) {
         let keep = self.selected().map(|b| b.id.clone());
+        if !books.is_empty() {
+            self.narrowing.clear();
+            self.scan = None;
+            self.order = None;
+        }
         for b in books {
-            self.insert(b);
+            self.place(b);
         }
         self.rebuild(keep);
     }

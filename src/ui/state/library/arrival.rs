@@ -107,16 +107,7 @@ impl Library {
         let was_empty = self.books.is_empty();
         let mut fresh: Vec<u32> = Vec::with_capacity(books.len());
         for b in books {
-            if let Some(i) = self.position(&b.id) {
-                self.books[i] = b;
-                continue;
-            }
-            let n = self.books.len();
-            self.books.push(b);
-            if let Some(m) = self.by_id.get_mut() {
-                m.insert(&self.books, n);
-            }
-            fresh.push(n as u32);
+            fresh.extend(self.place(b));
         }
         if !self.loaded {
             self.loaded = true;
@@ -126,23 +117,10 @@ impl Library {
         match self.order.as_mut() {
             Some((_, order)) if self.arrival_order => order.extend_from_slice(&fresh),
             Some((sort, order)) => {
-                let cmp = order_by(*sort, &self.books);
-                let mut add = fresh.clone();
-                add.sort_by(&cmp);
-                let old = std::mem::take(order);
-                let mut merged = Vec::with_capacity(old.len() + add.len());
-                let (mut a, mut b) = (old.into_iter().peekable(), add.into_iter().peekable());
-                while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-                    let next = if cmp(y, x).is_lt() {
-                        b.next()
-                    } else {
-                        a.next()
-                    };
-                    merged.extend(next);
-                }
-                merged.extend(a);
-                merged.extend(b);
-                *order = merged;
+                // The stable sort finds the sorted run and merges the page
+                // in (an equal book stays after the ones shown).
+                order.extend_from_slice(&fresh);
+                order.sort_by(order_by(*sort, &self.books));
             }
             None if was_empty => {
                 self.order = Some((self.sort, fresh.clone()));
@@ -150,22 +128,18 @@ impl Library {
             }
             None => {}
         }
-        let searching = self
-            .search
-            .as_ref()
-            .is_some_and(|s| !s.query.trim().is_empty());
-        if !searching {
+        let passing: Vec<u32> = fresh
+            .iter()
+            .copied()
+            .filter(|&i| self.passes(&self.books[i as usize]))
+            .collect();
+        if !self.has_query() {
             // Grouped or focused lists are re-counted or re-ordered whole.
             let plain = self.group.is_none() && self.focus.is_none();
             if plain
                 && self.arrival_order
                 && self.order.as_ref().is_some_and(|(s, _)| *s == self.sort)
             {
-                let passing: Vec<u32> = fresh
-                    .iter()
-                    .copied()
-                    .filter(|&i| self.passes(&self.books[i as usize]))
-                    .collect();
                 self.view.extend(passing);
                 self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
             } else {
@@ -175,11 +149,6 @@ impl Library {
         }
         // Views remembered for shorter queries lack the new books.
         self.narrowing.clear();
-        let passing: Vec<u32> = fresh
-            .iter()
-            .copied()
-            .filter(|&i| self.passes(&self.books[i as usize]))
-            .collect();
         match self.scan.as_mut() {
             // The scan goes on over the new books on the next ticks.
             Some(scan) => scan.candidates.extend(passing),
