@@ -5,11 +5,12 @@
 //! may skip the question ("halfblocks") or turn covers off.
 
 use super::covers::CoverMode;
+use super::terminal::{readable, tty_input};
 use ratatui_image::FontSize;
 use ratatui_image::picker::cap_parser::{Parser, QueryStdioOptions, Response};
 use ratatui_image::picker::{Picker, ProtocolType};
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// Every terminal answers the query's last part (a status report) at
@@ -101,7 +102,7 @@ fn query() -> Option<(ProtocolType, FontSize)> {
     if unsafe { libc::isatty(1) } != 1 || env_is("TERM", |t| t == "dumb") {
         return None;
     }
-    let mut tty = input()?;
+    let mut tty = tty_input().ok()?;
     let is_tmux =
         env_is("TERM", |t| t.starts_with("tmux")) || env_is("TERM_PROGRAM", |t| t == "tmux");
     let mut options = QueryStdioOptions::default();
@@ -140,29 +141,6 @@ fn query() -> Option<(ProtocolType, FontSize)> {
         }
     }
     choose(&answers, iterm2_hint(), window_cell())
-}
-
-/// The terminal's input: stdin when it is one, else /dev/tty.
-fn input() -> Option<std::fs::File> {
-    // SAFETY: isatty on fd 0 has no preconditions.
-    if unsafe { libc::isatty(0) } == 1 {
-        // SAFETY: dup gives us our own fd for stdin; the File owns it.
-        let fd = unsafe { libc::dup(0) };
-        return (fd >= 0).then(|| unsafe { std::fs::File::from_raw_fd(fd) });
-    }
-    std::fs::File::open("/dev/tty").ok()
-}
-
-fn readable(fd: i32, wait: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = wait.as_millis().clamp(1, 60_000) as i32;
-    // SAFETY: one valid pollfd.
-    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-    rc > 0 && pfd.revents & libc::POLLIN != 0
 }
 
 /// The cell size from the window's size in pixels, when the tty knows it.

@@ -9,6 +9,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
+use std::time::Duration;
 
 /// What the event loop receives: app events and the loop's own signals.
 // Messages move a few times per keystroke; boxing would only add noise.
@@ -126,18 +127,7 @@ pub fn spawn_signal_thread(tx: Sender<LoopEvent>) {
 /// Reads the tty in a thread and sends parsed events. Ends on EOF or a read
 /// error (the terminal vanished) after saying so, never spinning.
 pub fn spawn_input_thread(tx: Sender<LoopEvent>) -> io::Result<()> {
-    // SAFETY: isatty on fd 0 has no preconditions.
-    let stdin_tty = unsafe { libc::isatty(0) } == 1;
-    let mut tty: std::fs::File = if stdin_tty {
-        // SAFETY: dup gives us our own fd for stdin; the File owns it.
-        let fd = unsafe { libc::dup(0) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        unsafe { std::fs::File::from_raw_fd(fd) }
-    } else {
-        std::fs::OpenOptions::new().read(true).open("/dev/tty")?
-    };
+    let mut tty = tty_input()?;
     std::thread::Builder::new()
         .name("earmark-input".into())
         .spawn(move || {
@@ -161,7 +151,8 @@ pub fn spawn_input_thread(tx: Sender<LoopEvent>) -> io::Result<()> {
                 pending.drain(..used);
                 // A lone Esc, or a sequence split across reads: wait briefly
                 // for the rest, else take it as it is.
-                if !pending.is_empty() && !more_within(tty.as_raw_fd(), 25) {
+                let wait = Duration::from_millis(25);
+                if !pending.is_empty() && !readable(tty.as_raw_fd(), wait) {
                     let (rest, used) = input::parse(&pending, true);
                     events.extend(rest);
                     pending.drain(..used);
@@ -176,13 +167,28 @@ pub fn spawn_input_thread(tx: Sender<LoopEvent>) -> io::Result<()> {
     Ok(())
 }
 
-/// True when more input is readable within `ms` milliseconds.
-fn more_within(fd: i32, ms: i32) -> bool {
+/// The terminal's input: stdin when it is one, else /dev/tty.
+pub(super) fn tty_input() -> io::Result<std::fs::File> {
+    // SAFETY: isatty on fd 0 has no preconditions.
+    if unsafe { libc::isatty(0) } != 1 {
+        return std::fs::File::open("/dev/tty");
+    }
+    // SAFETY: dup gives us our own fd for stdin; the File owns it.
+    let fd = unsafe { libc::dup(0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// True when input is readable on `fd` within `wait`.
+pub(super) fn readable(fd: i32, wait: Duration) -> bool {
     let mut pfd = libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     };
+    let ms = wait.as_millis().clamp(1, 60_000) as i32;
     // SAFETY: one valid pollfd.
     let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
     rc > 0 && pfd.revents & libc::POLLIN != 0
