@@ -3,11 +3,11 @@
 
 use crate::domain::session::{NotMarked, QuitSummary, SyncNews};
 
-/// "1 change", "3 changes".
-pub fn count(n: usize, one: &str, many: &str) -> String {
+/// "1 book", "12 books": a count with its word, plural when it is not 1.
+pub fn count(n: usize, word: &str) -> String {
     match n {
-        1 => format!("1 {one}"),
-        n => format!("{n} {many}"),
+        1 => format!("1 {word}"),
+        n => format!("{n} {word}s"),
     }
 }
 
@@ -16,7 +16,7 @@ pub fn farewell(q: &QuitSummary) -> Option<String> {
     if q.left == 0 {
         return None;
     }
-    let left = count(q.left, "change", "changes");
+    let left = count(q.left, "change");
     let asked = match q.asked_to_wait {
         Some(w) => format!(" (the server asked to wait {} s)", w.as_secs().max(1)),
         None => String::new(),
@@ -41,13 +41,13 @@ pub fn sync_news(n: &SyncNews) -> String {
     match n {
         SyncNews::JournalDamaged { recovered, skipped } => format!(
             "The sync journal was damaged (a crash or a full disk): {} recovered, {} skipped.",
-            count(*recovered, "whole change", "whole changes"),
-            count(*skipped, "damaged record", "damaged records")
+            count(*recovered, "whole change"),
+            count(*skipped, "damaged record")
         ),
         SyncNews::HistoryDamaged { kept, skipped } => format!(
             "The listening history was damaged (a crash or a full disk): {} kept, {} skipped.",
-            count(*kept, "whole record", "whole records"),
-            count(*skipped, "damaged record", "damaged records")
+            count(*kept, "whole record"),
+            count(*skipped, "damaged record")
         ),
         SyncNews::JournalLocked => "Progress sync keeps changes in memory only (another earmark is using this profile's journal): quit the other player, or changes made now are lost when you quit.".into(),
         SyncNews::NotSaved { history, why } => format!(
@@ -86,8 +86,8 @@ mod tests {
 
     #[test]
     fn counts_and_the_farewell_say_one_and_many_in_words() {
-        assert_eq!(count(1, "change", "changes"), "1 change");
-        assert_eq!(count(2, "change", "changes"), "2 changes");
+        assert_eq!(count(1, "change"), "1 change");
+        assert_eq!(count(2, "change"), "2 changes");
         let mut q = QuitSummary {
             left: 1,
             timed_out: true,

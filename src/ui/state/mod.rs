@@ -35,6 +35,7 @@ pub mod up_next;
 pub use crate::domain::clock::clock as fmt_time;
 pub use crate::domain::session::{PlayState, Snapshot};
 pub use crate::domain::sleep::{SLEEP_CHOICES, SleepChoice, SleepTimer, parse_sleep};
+pub use crate::ui::words::count;
 pub use book::{BookPane, BookScreen};
 pub use downloads::{DownloadMark, Downloads};
 pub use library::{Filter, Library, SEARCH_DEBOUNCE_MS, Search, Sort};
@@ -51,14 +52,6 @@ use crate::domain::LicenseStatus;
 use crate::domain::session::{Command, UpNextCommand};
 use crate::ui::keymap::{Action, Key, KeyCode, Keymap};
 use toasts::Out;
-
-/// "1 book", "12 books": a count with its word, plural when it is not 1.
-pub fn count(n: usize, word: &str) -> String {
-    match n {
-        1 => format!("1 {word}"),
-        n => format!("{n} {word}s"),
-    }
-}
 
 /// While playing, the clock ticks at most this often.
 pub const PLAYING_TICK_MS: Millis = 250;
