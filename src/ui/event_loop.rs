@@ -83,21 +83,16 @@ pub fn run<B: Backend>(
     app.update(Event::Tick(now()));
     draw(terminal, app, theme, stats)?;
     loop {
-        let first = match app.next_wake() {
-            Some(at) => {
-                let wait = at.saturating_sub(now());
-                match rx.recv_timeout(Duration::from_millis(wait)) {
-                    Ok(ev) => Some(ev),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => {
-                        return Ok(ExitReason::TerminalGone("input closed".into()));
-                    }
-                }
+        let got = match app.next_wake() {
+            Some(at) => rx.recv_timeout(Duration::from_millis(at.saturating_sub(now()))),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        let first = match got {
+            Ok(ev) => Some(ev),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Ok(ExitReason::TerminalGone("input closed".into()));
             }
-            None => match rx.recv() {
-                Ok(ev) => Some(ev),
-                Err(_) => return Ok(ExitReason::TerminalGone("input closed".into())),
-            },
         };
         stats.wakeups += 1;
         local(app);
@@ -107,17 +102,16 @@ pub fn run<B: Backend>(
         batch.extend(rx.try_iter());
         let mut exit = None;
         for ev in batch {
-            match ev {
-                LoopEvent::App(e) => fx.extend(app.update(e)),
-                LoopEvent::TerminalGone(why) => {
-                    fx.push(Effect::Session(crate::domain::session::Command::Flush));
-                    exit.get_or_insert(ExitReason::TerminalGone(why));
+            let reason = match ev {
+                LoopEvent::App(e) => {
+                    fx.extend(app.update(e));
+                    continue;
                 }
-                LoopEvent::Signal(s) => {
-                    fx.push(Effect::Session(crate::domain::session::Command::Flush));
-                    exit.get_or_insert(ExitReason::Signal(s));
-                }
-            }
+                LoopEvent::TerminalGone(why) => ExitReason::TerminalGone(why),
+                LoopEvent::Signal(s) => ExitReason::Signal(s),
+            };
+            fx.push(Effect::Session(crate::domain::session::Command::Flush));
+            exit.get_or_insert(reason);
         }
         for effect in fx {
             if effect == Effect::Quit {

@@ -56,19 +56,13 @@ impl UiConfig {
                 ("short_skip", &mut settings.short_skip),
                 ("long_skip", &mut settings.long_skip),
             ] {
-                match p.get(key) {
-                    None => {}
-                    Some(v) => {
-                        let secs = v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
-                        match secs {
-                            Some(s) if (1.0..=3600.0).contains(&s) => *slot = s,
-                            _ => {
-                                return Err(format!(
-                                    "[player] in config.toml: `{key}` must be seconds between 1 and 3600"
-                                ));
-                            }
-                        }
-                    }
+                if let Some(v) = p.get(key) {
+                    let secs = v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
+                    *slot = secs.filter(|s| (1.0..=3600.0).contains(s)).ok_or_else(|| {
+                        format!(
+                            "[player] in config.toml: `{key}` must be seconds between 1 and 3600"
+                        )
+                    })?;
                 }
             }
         }

@@ -26,10 +26,9 @@ pub(super) fn read_ui(
     }
     let accessible = match u.get("accessible") {
         None => false,
-        Some(toml::Value::Boolean(b)) => *b,
-        Some(_) => {
-            return Err("[ui] in config.toml: `accessible` must be true or false".into());
-        }
+        Some(v) => v
+            .as_bool()
+            .ok_or("[ui] in config.toml: `accessible` must be true or false")?,
     };
     s.accessible = accessible || flag;
     s.covers = match u.get("covers") {
