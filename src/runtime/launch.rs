@@ -38,17 +38,13 @@ fn keep_heap_compact() {
 
 /// `accessible`: `--accessible` (docs/ui.md, "The accessible mode").
 pub fn open(global: &ProfileSelector, audio: AudioMode, accessible: bool) -> ExitCode {
-    let profile = match Profile::resolve(global) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("earmark: {e}");
-            return ExitCode::from(2);
-        }
+    let setup = || -> Result<_, String> {
+        let profile = Profile::resolve(global).map_err(|e| e.to_string())?;
+        let text = std::fs::read_to_string(profile.dirs.config_file()).unwrap_or_default();
+        let config = UiConfig::from_toml(&text, Theme::no_color_env(), accessible)?;
+        Ok((config, ListeningRules::from_toml(&text)?, profile))
     };
-    let text = std::fs::read_to_string(profile.dirs.config_file()).unwrap_or_default();
-    let config = UiConfig::from_toml(&text, Theme::no_color_env(), accessible);
-    let config = config.and_then(|c| Ok((c, ListeningRules::from_toml(&text)?)));
-    let (config, rules) = match config {
+    let (config, rules, profile) = match setup() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("earmark: {e}");

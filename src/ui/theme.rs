@@ -18,7 +18,6 @@ pub struct Theme {
     pub bar_done: Style,
     pub bar_todo: Style,
     pub favorite: Style,
-    pub bar_bg: Style,
 }
 
 impl Theme {
@@ -40,7 +39,6 @@ impl Theme {
             bar_done: Style::default().fg(accent),
             bar_todo: Style::default().fg(Color::DarkGray),
             favorite: Style::default().fg(Color::Red),
-            bar_bg: Style::default(),
         }
     }
 
@@ -58,7 +56,6 @@ impl Theme {
             bar_done: plain,
             bar_todo: plain,
             favorite: plain,
-            bar_bg: plain,
         }
     }
 

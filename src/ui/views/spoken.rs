@@ -8,7 +8,7 @@ use crate::ui::state::{App, NowPlaying, PlayState, fmt_time};
 /// "45 seconds", "12 minutes", "1 hour 5 minutes", "3 hours".
 pub fn duration(secs: f64) -> String {
     let secs = secs.max(0.0).round() as u64;
-    let unit = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let unit = |n: u64, word: &str| crate::ui::state::count(n as usize, word);
     if secs < 60 {
         return unit(secs, "second");
     }
@@ -46,10 +46,8 @@ pub fn sentence(app: &App, np: &NowPlaying) -> String {
         parts.push(format!("chapter {} of {}", i + 1, np.manifest.items.len()));
     }
     if let (Some(p), Some(d)) = np.book_progress() {
-        parts.push(format!(
-            "{} left",
-            duration(app.shown_left((d - p).max(0.0)))
-        ));
+        let left = duration(app.shown_left((d - p).max(0.0)));
+        parts.push(format!("{left} left"));
     }
     parts.join(", ")
 }
