@@ -79,8 +79,9 @@ impl Default for UiSettings {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Screen {
+    #[default]
     Login,
     Library,
     Book,
@@ -91,7 +92,7 @@ pub enum Screen {
     UpNext,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct App {
     pub keymap: Keymap,
     pub settings: UiSettings,
@@ -136,28 +137,10 @@ impl App {
         App {
             keymap,
             settings,
-            now: 0,
             size: (80, 24),
-            screen: Screen::Login,
             prev_screen: Screen::Library,
-            snap: Snapshot::default(),
-            login: LoginForm::default(),
-            session: None,
-            via: None,
-            library: Library::default(),
-            book: BookScreen::default(),
-            player: Player::default(),
-            overlays: Overlays::default(),
-            up_next: UpNextList::default(),
-            clock_origin: 0,
-            utc_offset_s: 0,
-            stats: None,
-            license: None,
-            license_block: None,
-            toasts: Toasts::default(),
-            downloads: Downloads::default(),
             dirty: true,
-            quit: false,
+            ..App::default()
         }
     }
 
@@ -253,8 +236,7 @@ impl App {
 
     fn key(&mut self, key: Key, fx: &mut Vec<Effect>) {
         if key.ctrl && key.code == KeyCode::Char('c') {
-            fx.push(Effect::Session(Command::Flush));
-            fx.push(Effect::Quit);
+            fx.extend([Effect::Session(Command::Flush), Effect::Quit]);
             return;
         }
         // The next key during the countdown starts the book now, as

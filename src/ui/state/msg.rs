@@ -117,31 +117,20 @@ pub enum Effect {
 }
 
 /// Why a login failed, in the words the login screen shows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LoginError {
+    #[error("Cannot reach the server at {0}. Check the address and that the server is running.")]
     Unreachable(String),
+    #[error(
+        "The server at {0} answered with a web page, not the API. Check the address and gateway prefix."
+    )]
     HtmlPage(String),
+    #[error("Wrong user name or password.")]
     BadCredentials,
+    #[error("The server has no valid license: {0}")]
     LicenseRequired(String),
+    #[error("{0}")]
     Other(String),
-}
-
-impl fmt::Display for LoginError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoginError::Unreachable(a) => write!(
-                f,
-                "Cannot reach the server at {a}. Check the address and that the server is running."
-            ),
-            LoginError::HtmlPage(a) => write!(
-                f,
-                "The server at {a} answered with a web page, not the API. Check the address and gateway prefix."
-            ),
-            LoginError::BadCredentials => f.write_str("Wrong user name or password."),
-            LoginError::LicenseRequired(m) => write!(f, "The server has no valid license: {m}"),
-            LoginError::Other(m) => f.write_str(m),
-        }
-    }
 }
 
 /// Who we are logged in as.

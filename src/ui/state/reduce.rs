@@ -75,14 +75,8 @@ impl App {
     fn screen_action(&mut self, a: Action, fx: &mut Vec<Effect>) -> bool {
         use Action as A;
         match a {
-            A::Quit => {
-                fx.push(Effect::Session(Command::Flush));
-                fx.push(Effect::Quit);
-            }
-            A::LeavePlaying => {
-                fx.push(Effect::LeavePlaying);
-                fx.push(Effect::Quit);
-            }
+            A::Quit => fx.extend([Effect::Session(Command::Flush), Effect::Quit]),
+            A::LeavePlaying => fx.extend([Effect::LeavePlaying, Effect::Quit]),
             A::Help => self.overlays.show(Overlay::Help { scroll: 0 }),
             A::Back => self.back(fx),
             A::Up | A::Down | A::Top | A::Bottom | A::PageUp | A::PageDown => self.navigate(a),
@@ -255,8 +249,7 @@ impl App {
             Screen::License | Screen::Stats | Screen::UpNext => self.screen = self.prev_screen,
             Screen::Library if self.library.back() => {}
             Screen::Library | Screen::Login => {
-                fx.push(Effect::Session(Command::Flush));
-                fx.push(Effect::Quit);
+                fx.extend([Effect::Session(Command::Flush), Effect::Quit])
             }
         }
     }

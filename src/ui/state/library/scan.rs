@@ -44,19 +44,9 @@ impl Scan {
             .collect();
         self.next = end;
         chunk.sort_unstable_by(better);
-        let old = std::mem::take(&mut self.found);
-        let mut merged = Vec::with_capacity(old.len() + chunk.len());
-        let (mut a, mut b) = (old.into_iter().peekable(), chunk.into_iter().peekable());
-        loop {
-            let take_a = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) => better(x, y).is_le(),
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            merged.extend(if take_a { a.next() } else { b.next() });
-        }
-        self.found = merged;
+        // Two sorted runs: the stable sort merges them in linear time.
+        self.found.extend(chunk);
+        self.found.sort_by(better);
     }
 
     pub(super) fn done(&self) -> bool {
