@@ -438,6 +438,12 @@ impl Keymap {
         self.bindings.get(&action).map(Vec::as_slice).unwrap_or(&[])
     }
 
+    /// The first key of `action`, as the label shows it.
+    pub fn first_label(&self, action: Action) -> String {
+        let first = self.keys(action).first();
+        first.map_or_else(|| "(unbound)".into(), Key::to_string)
+    }
+
     /// "j/↓" style label of an action's keys, for the help overlay and hints.
     pub fn label(&self, action: Action) -> String {
         let keys = self.keys(action);

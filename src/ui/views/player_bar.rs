@@ -322,8 +322,7 @@ fn slowdown_words(t: crate::domain::backoff::Slowdown) -> String {
 
 /// The sleep timer's countdown, as the bar shows it.
 fn sleep_label(app: &App) -> Option<String> {
-    let extend = app.keymap.label(Action::SleepExtend);
-    let extend = extend.split(' ').next().unwrap_or("");
+    let extend = app.keymap.first_label(Action::SleepExtend);
     Some(match app.snap.sleep? {
         t @ SleepTimer::Timed { since, .. } => {
             let left = t.left_ms(app.wall_now()).unwrap_or(0) as f64 / 1000.0;

@@ -6,16 +6,11 @@ use super::text::{fit, fit_pad, put};
 use crate::domain::{NextFrom, Opening};
 use crate::ui::keymap::Action;
 use crate::ui::state::App;
+use crate::ui::state::up_next::rule;
 use crate::ui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
-
-/// The first key of `action`, as help shows it.
-fn key(app: &App, action: Action) -> String {
-    let label = app.keymap.label(action);
-    label.split(' ').next().unwrap_or("").to_owned()
-}
 
 /// The list screen; the cursor goes to the selected row.
 pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Position> {
@@ -31,17 +26,13 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
             *y += 1;
         }
     };
-    line(
-        &mut y,
-        crate::ui::state::up_next::rule(app.snap.up_next.mode),
-        theme.dim,
-    );
+    line(&mut y, rule(u.mode), theme.dim);
     let keys = format!(
         "{} from a book or the library adds · {}/{} move · {} removes · Enter opens",
-        key(app, Action::UpNextAdd),
-        key(app, Action::MoveEarlier),
-        key(app, Action::MoveLater),
-        key(app, Action::Delete),
+        app.keymap.first_label(Action::UpNextAdd),
+        app.keymap.first_label(Action::MoveEarlier),
+        app.keymap.first_label(Action::MoveLater),
+        app.keymap.first_label(Action::Delete),
     );
     line(&mut y, &keys, theme.dim);
     if u.list.is_empty() {
@@ -91,10 +82,7 @@ pub fn render(app: &App, theme: &Theme, buf: &mut Buffer, r: Rect) -> Option<Pos
 /// and lines, for the box the overlays draw.
 pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style)>)> {
     let c = app.snap.up_next.countdown.as_ref()?;
-    let left = (c.starts_at - app.wall_now()).max(0).div_euclid(1000) as u64
-        + u64::from(
-            (c.starts_at - app.wall_now()).rem_euclid(1000) > 0 && c.starts_at > app.wall_now(),
-        );
+    let left = ((c.starts_at - app.wall_now()).max(0) as u64).div_ceil(1000);
     let when = if left == 0 {
         "starting…".to_owned()
     } else {
@@ -120,16 +108,14 @@ pub fn countdown(app: &App, theme: &Theme) -> Option<(String, Vec<(String, Style
         Opening::Resume => "from where you left it",
         Opening::Restart => "from the beginning (you had finished it)",
     };
+    let now_key = app.keymap.first_label(Action::NextChapter);
     Some((
         "Up next".to_owned(),
         vec![
             (format!("“{}” {when}", c.next.title), theme.title),
             (format!("{from}, {how}"), theme.dim),
             (
-                format!(
-                    "any key cancels ({}: start now)",
-                    key(app, Action::NextChapter)
-                ),
+                format!("any key cancels ({now_key}: start now)"),
                 theme.accent,
             ),
         ],
