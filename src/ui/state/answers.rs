@@ -33,18 +33,17 @@ impl App {
                 self.license = Some(status);
             }
             Answer::Stats(s) => self.stats = Some(s),
-            Answer::RefusedRetried(n) => self.toast(
-                format!("Sending {} again.", count(n, "refused change")),
-                false,
-            ),
+            Answer::RefusedRetried(n) => {
+                self.say(format!("Sending {} again.", count(n, "refused change")))
+            }
             Answer::RefusedDropped(n) => {
-                self.toast(format!("Dropped {}.", count(n, "refused change")), false)
+                self.say(format!("Dropped {}.", count(n, "refused change")))
             }
             Answer::Failed(msg) => {
                 self.book.loading = false;
                 self.toast(msg, true)
             }
-            Answer::Notice(msg) => self.toast(msg, false),
+            Answer::Notice(msg) => self.say(msg),
             other => {
                 if let Some(other) = self.library_answer(other, fx) {
                     self.book_answer(other, fx);
@@ -145,11 +144,11 @@ impl App {
             Answer::BookmarkAdded(bm) => {
                 let at = fmt_time(bm.position);
                 self.book.bookmark_added(bm);
-                self.toast(format!("Bookmark added at {at}"), false);
+                self.say(format!("Bookmark added at {at}"));
             }
             Answer::BookmarkDeleted { book, id } => {
                 self.book.bookmark_deleted(&book, &id);
-                self.toast("Bookmark deleted", false);
+                self.say("Bookmark deleted");
             }
             Answer::History { book, marks } => self.book.history.set(book, marks),
             Answer::Cover { book, image } => self.book.cover_arrived(&book, image),
@@ -161,10 +160,9 @@ impl App {
                 if complete {
                     let title = self.library.get(&book).map(|b| b.title.clone());
                     let title = title.unwrap_or_else(|| book.to_string());
-                    self.toast(
-                        format!("\"{title}\" is downloaded: it plays without the server."),
-                        false,
-                    );
+                    self.say(format!(
+                        "\"{title}\" is downloaded: it plays without the server."
+                    ));
                 }
             }
             _ => {}

@@ -70,11 +70,11 @@ impl App {
     /// too, so pressing it again returns.
     pub(super) fn undo_jump(&mut self, fx: &mut Vec<Effect>) {
         let Some(book) = self.playing().map(|p| p.book.id.clone()) else {
-            self.toast(NOTHING_PLAYING, false);
+            self.say(NOTHING_PLAYING);
             return;
         };
         let Some(target) = self.book.history.of(&book).last().cloned() else {
-            self.toast("No jump to undo in this book yet.", false);
+            self.say("No jump to undo in this book yet.");
             return;
         };
         let manifest = self.playing().map(|p| (*p.manifest).clone());
@@ -85,10 +85,10 @@ impl App {
             chapter: target.chapter_id.clone(),
             position: target.position,
         };
-        self.toast(
-            format!("Back to {} (again to return)", self.describe_position(&at)),
-            false,
-        );
+        self.say(format!(
+            "Back to {} (again to return)",
+            self.describe_position(&at)
+        ));
         fx.push(Effect::Session(Command::Seek {
             chapter: target.chapter_id,
             position: target.position,

@@ -222,6 +222,11 @@ impl App {
         self.dirty = true;
     }
 
+    /// A toast that is not an error.
+    pub fn say(&mut self, text: impl Into<String>) {
+        self.toast(text, false);
+    }
+
     fn tick(&mut self, now: Millis, fx: &mut Vec<Effect>) {
         self.now = now;
         if self.toasts.tick(now) {
@@ -252,7 +257,7 @@ impl App {
                 true => UpNextCommand::Go,
                 false => {
                     let text = format!("Up next cancelled: “{}” does not start.", c.next.title);
-                    self.toast(text, false);
+                    self.say(text);
                     UpNextCommand::Cancel
                 }
             };
@@ -296,7 +301,7 @@ impl App {
             overlay::Closed::Restart(book) => self.restart(book, fx),
             overlay::Closed::Continue(at) => {
                 let text = format!("Continuing at {}", self.describe_position(&at));
-                self.toast(text, false);
+                self.say(text);
             }
         }
     }

@@ -14,10 +14,7 @@ impl App {
     pub(super) fn refresh(&mut self, fx: &mut Vec<Effect>) {
         if self.offline() {
             fx.push(Effect::Session(Command::Recheck));
-            self.toast(
-                "The server cannot be reached: earmark asks it again and refreshes the library when it is back.",
-                false,
-            );
+            self.say("The server cannot be reached: earmark asks it again and refreshes the library when it is back.");
             return;
         }
         fx.push(Effect::LoadLibrary);
@@ -31,23 +28,19 @@ impl App {
     pub(super) fn needs_server(&mut self, what: &str) -> bool {
         let away = self.offline();
         if away {
-            self.toast(
-                format!("{what} needs the server, which cannot be reached now."),
-                false,
-            );
+            self.say(format!(
+                "{what} needs the server, which cannot be reached now."
+            ));
         }
         away
     }
 
     /// Play was asked of a book whose chapters are not here.
     pub(super) fn no_chapters_yet(&mut self) {
-        self.toast(
-            if self.offline() && !self.book.loading {
+        self.say(if self.offline() && !self.book.loading {
                 "This book is not downloaded and the server cannot be reached: it plays when the server is back."
             } else {
                 "The chapter list is still loading."
-            },
-            false,
-        );
+            });
     }
 }

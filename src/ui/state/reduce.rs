@@ -60,7 +60,7 @@ impl App {
             A::UndoJump => self.undo_jump(fx),
             A::NowPlaying => match self.playing().map(|p| p.book.id.clone()) {
                 Some(id) => self.open_book(id, fx),
-                None => self.toast(NOTHING_PLAYING, false),
+                None => self.say(NOTHING_PLAYING),
             },
             _ => {
                 let mut out = Out::new(fx, &mut self.toasts);
@@ -222,10 +222,10 @@ impl App {
         };
         let (id, title) = (b.id.clone(), b.title.clone());
         if matches!(self.downloads.mark(&id), Some(DownloadMark::Running { .. })) {
-            self.toast(format!("\"{title}\" is downloading already."), false);
+            self.say(format!("\"{title}\" is downloading already."));
         } else {
             self.downloads.progress(id.clone(), 0, 0);
-            self.toast(format!("Downloading \"{title}\"…"), false);
+            self.say(format!("Downloading \"{title}\"…"));
             fx.push(Effect::Download(id));
         }
     }
@@ -388,12 +388,12 @@ impl App {
                 finished: false,
             }));
         }
-        self.toast("Restarted from the beginning", false);
+        self.say("Restarted from the beginning");
     }
 
     fn start_bookmark(&mut self) {
         let Some(np) = self.playing() else {
-            self.toast("Start playing to add a bookmark here.", false);
+            self.say("Start playing to add a bookmark here.");
             return;
         };
         let note = Overlay::BookmarkNote {
