@@ -96,35 +96,16 @@ fn parse_escape(b: &[u8], flush: bool) -> Parsed {
             None if !flush => Parsed::Incomplete,
             None => parse_one_alt(b, flush),
         },
+        // A lone ESC O is Alt+O.
+        b'O' if b.len() < 3 && flush => parse_one_alt(b, flush),
+        b'O' if b.len() < 3 => Parsed::Incomplete,
         b'O' => {
-            if b.len() < 3 {
-                return if flush {
-                    Parsed::Event(
-                        Some(Event::Key(Key {
-                            alt: true,
-                            ..Key::ch('O')
-                        })),
-                        2,
-                    )
-                } else {
-                    Parsed::Incomplete
-                };
-            }
             let code = match b[2] {
-                b'A' => KeyCode::Up,
-                b'B' => KeyCode::Down,
-                b'C' => KeyCode::Right,
-                b'D' => KeyCode::Left,
-                b'H' => KeyCode::Home,
-                b'F' => KeyCode::End,
-                b'P' => KeyCode::F(1),
-                b'Q' => KeyCode::F(2),
-                b'R' => KeyCode::F(3),
-                b'S' => KeyCode::F(4),
-                b'M' => KeyCode::Enter,
-                _ => return Parsed::Event(None, 3),
+                b'R' => Some(KeyCode::F(3)),
+                b'M' => Some(KeyCode::Enter),
+                c => cursor_key(c),
             };
-            Parsed::Event(key(code), 3)
+            Parsed::Event(code.and_then(key), 3)
         }
         0x1b => Parsed::Event(key(KeyCode::Esc), 1),
         _ => parse_one_alt(b, flush),
@@ -183,16 +164,7 @@ fn parse_csi(b: &[u8], flush: bool) -> Parsed {
     let first = nums.next().flatten();
     let modifier = nums.next().flatten().unwrap_or(1).saturating_sub(1);
     let code = match fin {
-        b'A' => KeyCode::Up,
-        b'B' => KeyCode::Down,
-        b'C' => KeyCode::Right,
-        b'D' => KeyCode::Left,
-        b'H' => KeyCode::Home,
-        b'F' => KeyCode::End,
         b'Z' => KeyCode::BackTab,
-        b'P' => KeyCode::F(1),
-        b'Q' => KeyCode::F(2),
-        b'S' => KeyCode::F(4),
         b'~' => match first {
             Some(1 | 7) => KeyCode::Home,
             Some(2) => KeyCode::Insert,
@@ -205,7 +177,10 @@ fn parse_csi(b: &[u8], flush: bool) -> Parsed {
             Some(n @ 23..=24) => KeyCode::F((n - 12) as u8),
             _ => return Parsed::Event(None, n),
         },
-        _ => return Parsed::Event(None, n),
+        c => match cursor_key(c) {
+            Some(code) => code,
+            None => return Parsed::Event(None, n),
+        },
     };
     let k = Key {
         code,
@@ -214,6 +189,23 @@ fn parse_csi(b: &[u8], flush: bool) -> Parsed {
         ctrl: modifier & 4 != 0,
     };
     Parsed::Event(Some(Event::Key(k)), n)
+}
+
+/// The final byte of a cursor or F1–F4 key, after CSI or SS3 (not `R`:
+/// after CSI it ends a cursor position report).
+fn cursor_key(fin: u8) -> Option<KeyCode> {
+    Some(match fin {
+        b'A' => KeyCode::Up,
+        b'B' => KeyCode::Down,
+        b'C' => KeyCode::Right,
+        b'D' => KeyCode::Left,
+        b'H' => KeyCode::Home,
+        b'F' => KeyCode::End,
+        b'P' => KeyCode::F(1),
+        b'Q' => KeyCode::F(2),
+        b'S' => KeyCode::F(4),
+        _ => return None,
+    })
 }
 
 fn mouse(params: &[u8], press: bool) -> Option<Event> {
