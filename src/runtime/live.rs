@@ -119,6 +119,15 @@ impl Live {
             rt.spawn(fut);
         }
     }
+
+    /// A question to the owner, its reply handed to the UI as `answer`.
+    fn ask<T>(&self, ask: PlayerAsk, answer: impl FnOnce(T) -> Answer + Send + 'static)
+    where
+        T: serde::de::DeserializeOwned + Default + Send,
+    {
+        let sh = self.shared.clone();
+        self.spawn(async move { sh.ui.send(answer(sh.playback.ask(ask).await)) });
+    }
 }
 
 impl Backends for Live {
@@ -148,22 +157,12 @@ impl Backends for Live {
                 }
                 sh.playback.send(command)
             }
-            Effect::LoadHistory(book) => self.spawn(async move {
-                let marks = sh.playback.ask(PlayerAsk::History(book.clone())).await;
-                sh.ui.send(Answer::History { book, marks });
+            Effect::LoadHistory(book) => self.ask(PlayerAsk::History(book.clone()), |marks| {
+                Answer::History { book, marks }
             }),
-            Effect::LoadStats => self.spawn(async move {
-                let stats = sh.playback.ask(PlayerAsk::Stats).await;
-                sh.ui.send(Answer::Stats(stats));
-            }),
-            Effect::RetryRefused => self.spawn(async move {
-                let n = sh.playback.ask(PlayerAsk::RetryRefused).await;
-                sh.ui.send(Answer::RefusedRetried(n));
-            }),
-            Effect::DiscardRefused => self.spawn(async move {
-                let n = sh.playback.ask(PlayerAsk::DiscardRefused).await;
-                sh.ui.send(Answer::RefusedDropped(n));
-            }),
+            Effect::LoadStats => self.ask(PlayerAsk::Stats, Answer::Stats),
+            Effect::RetryRefused => self.ask(PlayerAsk::RetryRefused, Answer::RefusedRetried),
+            Effect::DiscardRefused => self.ask(PlayerAsk::DiscardRefused, Answer::RefusedDropped),
             Effect::SwitchProfile(name) => self.spawn(switch_profile(sh, name)),
             Effect::Download(book) => self.spawn(offline::download(sh, book)),
             Effect::LoadCover { book, url } => {
