@@ -1,5 +1,7 @@
 //! What flows into the reducer (events) and out of it (effects). Effects
 //! are requests to the backends; their answers come back as events.
+// Messages move a few times per keystroke; boxing would only add noise.
+#![allow(clippy::large_enum_variant)]
 
 use crate::domain::session::{Command, Event as SessionEvent, Snapshot};
 use crate::domain::{
@@ -15,8 +17,6 @@ pub type Millis = u64;
 /// What the player adds when a new login helps.
 pub const LOG_IN_AGAIN: &str = "Press P to log in again.";
 
-// Messages move a few times per keystroke; boxing would only add noise.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     Key(Key),
@@ -63,8 +63,6 @@ impl Drop for Password {
     }
 }
 
-// Messages move a few times per keystroke; boxing would only add noise.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     Login {
@@ -141,8 +139,6 @@ pub struct SessionInfo {
     pub profile: Option<String>,
 }
 
-// Messages move a few times per keystroke; boxing would only add noise.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     Profiles {
