@@ -11,7 +11,7 @@ use crate::config::{Profile, ProfileSelector, SessionError};
 use crate::ctl::protocol::PlayerAsk;
 use crate::domain::locks::write;
 use crate::domain::{Book, BookId, BookmarkId, ChapterId};
-use crate::ui::state::{Answer, Effect, LoginError};
+use crate::ui::state::{Answer, LoginError, Password};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -38,41 +38,7 @@ pub(super) async fn license_check(sh: Arc<Shared>) {
     }
 }
 
-pub(super) async fn run(sh: Arc<Shared>, effect: Effect) {
-    match effect {
-        Effect::Login {
-            address,
-            user,
-            password,
-            profile,
-        } => login(sh, address, user, password.expose().to_owned(), profile).await,
-        Effect::LoadLibrary => library(sh, false).await,
-        Effect::Search(q) => search(sh, q).await,
-        Effect::LoadBook(id) => load_book(sh, id).await,
-        Effect::SetFavorite { book, favorite } => set_favorite(sh, book, favorite).await,
-        Effect::AddBookmark {
-            book,
-            chapter,
-            position,
-            note,
-        } => add_bookmark(sh, book, chapter, position, note).await,
-        Effect::DeleteBookmark { book, id } => delete_bookmark(sh, book, id).await,
-        Effect::LoadLicense => load_license(sh).await,
-        // Handled in `Live::handle` without a task.
-        Effect::Session(_)
-        | Effect::RetryRefused
-        | Effect::DiscardRefused
-        | Effect::LoadHistory(_)
-        | Effect::LoadStats
-        | Effect::LoadCover { .. }
-        | Effect::Quit
-        | Effect::LeavePlaying
-        | Effect::SwitchProfile(_)
-        | Effect::Download(_) => {}
-    }
-}
-
-async fn search(sh: Arc<Shared>, q: String) {
+pub(super) async fn search(sh: Arc<Shared>, q: String) {
     let Some(c) = sh.client() else { return };
     let query = BookQuery {
         text: Some(q.clone()),
@@ -86,7 +52,7 @@ async fn search(sh: Arc<Shared>, q: String) {
 
 /// The book screen: the book, its chapters and its bookmarks, asked
 /// together (offline: from the download).
-async fn load_book(sh: Arc<Shared>, id: BookId) {
+pub(super) async fn load_book(sh: Arc<Shared>, id: BookId) {
     let Some(c) = sh.client() else { return };
     let (book, manifest, bookmarks) = tokio::join!(c.book(&id), c.manifest(&id), c.bookmarks(&id));
     if super::offline::book_screen(&sh, &id, &book, &manifest) {
@@ -114,7 +80,7 @@ async fn load_book(sh: Arc<Shared>, id: BookId) {
 
 /// Offline, the favorite is queued for the server; refused, the screen
 /// takes it back.
-async fn set_favorite(sh: Arc<Shared>, book: BookId, favorite: bool) {
+pub(super) async fn set_favorite(sh: Arc<Shared>, book: BookId, favorite: bool) {
     let Some(c) = sh.client() else { return };
     let r = if favorite {
         c.add_favorite(&book).await
@@ -142,7 +108,7 @@ async fn set_favorite(sh: Arc<Shared>, book: BookId, favorite: bool) {
 
 /// Offline, the bookmark is queued with its client id (the server
 /// dedupes a retry by it).
-async fn add_bookmark(
+pub(super) async fn add_bookmark(
     sh: Arc<Shared>,
     book: BookId,
     chapter: ChapterId,
@@ -176,7 +142,7 @@ async fn add_bookmark(
     }
 }
 
-async fn delete_bookmark(sh: Arc<Shared>, book: BookId, id: BookmarkId) {
+pub(super) async fn delete_bookmark(sh: Arc<Shared>, book: BookId, id: BookmarkId) {
     let Some(c) = sh.client() else { return };
     match c.remove_bookmark(&id).await {
         Ok(()) => sh.ui.send(Answer::BookmarkDeleted { book, id }),
@@ -184,7 +150,7 @@ async fn delete_bookmark(sh: Arc<Shared>, book: BookId, id: BookmarkId) {
     }
 }
 
-async fn load_license(sh: Arc<Shared>) {
+pub(super) async fn load_license(sh: Arc<Shared>) {
     let Some(c) = sh.client() else { return };
     match c.license_status().await {
         Ok(s) => {
@@ -216,11 +182,11 @@ fn login_error(address: &str, e: SessionError) -> LoginError {
     }
 }
 
-async fn login(
+pub(super) async fn login(
     sh: Arc<Shared>,
     address: String,
     user: String,
-    password: String,
+    password: Password,
     profile: Option<String>,
 ) {
     let mut global = ProfileSelector {
@@ -244,7 +210,7 @@ async fn login(
             return;
         }
     };
-    let result = crate::config::login(&profile, Some(&user), &password).await;
+    let result = crate::config::login(&profile, Some(&user), password.expose()).await;
     drop(password);
     match result {
         Ok(done) => {

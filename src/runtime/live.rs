@@ -169,7 +169,27 @@ impl Backends for Live {
                 let covers = self.covers.clone();
                 self.spawn(super::covers::load(sh, covers, book, url))
             }
-            other => self.spawn(api::run(sh, other)),
+            // The effects that are plain API calls.
+            Effect::Login {
+                address,
+                user,
+                password,
+                profile,
+            } => self.spawn(api::login(sh, address, user, password, profile)),
+            Effect::LoadLibrary => self.spawn(api::library(sh, false)),
+            Effect::Search(q) => self.spawn(api::search(sh, q)),
+            Effect::LoadBook(id) => self.spawn(api::load_book(sh, id)),
+            Effect::SetFavorite { book, favorite } => {
+                self.spawn(api::set_favorite(sh, book, favorite))
+            }
+            Effect::AddBookmark {
+                book,
+                chapter,
+                position,
+                note,
+            } => self.spawn(api::add_bookmark(sh, book, chapter, position, note)),
+            Effect::DeleteBookmark { book, id } => self.spawn(api::delete_bookmark(sh, book, id)),
+            Effect::LoadLicense => self.spawn(api::load_license(sh)),
         }
     }
 
