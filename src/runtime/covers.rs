@@ -74,10 +74,8 @@ async fn bytes(
     book: &BookId,
     url: Option<&str>,
 ) -> Option<(Vec<u8>, bool)> {
-    let scope = sh.scope();
-    let cache = covers.cache.clone();
-    let key = scope.map(|s| CoverKey::new(&s, book));
-    if let Some(key) = key.clone() {
+    if let Some(key) = sh.scope().map(|s| CoverKey::new(&s, book)) {
+        let cache = covers.cache.clone();
         let hit = tokio::task::spawn_blocking(move || cache.read(&key)).await;
         if let Ok(Some(b)) = hit {
             return Some((b, false));

@@ -6,7 +6,6 @@
 
 use super::shared::Shared;
 use crate::api::ApiError;
-use crate::config::Session;
 use crate::domain::locks::read;
 use crate::domain::session::{Event, Said};
 use crate::domain::{Book, BookId, Manifest};
@@ -24,16 +23,14 @@ pub(super) fn book_screen(
     book: &Result<Book, ApiError>,
     manifest: &Result<Manifest, ApiError>,
 ) -> bool {
-    let scope = read(&sh.login).session.as_ref().map(Session::account);
-    let Some(d) = scope.and_then(|scope| Store::new(&sh.dirs.data).get(&scope, id).ok().flatten())
+    let store = Store::new(&sh.dirs.data);
+    let Some(d) = sh
+        .scope()
+        .and_then(|scope| store.get(&scope, id).ok().flatten())
     else {
         return false;
     };
-    let server = match manifest {
-        Ok(m) => Ok(m.clone()),
-        Err(e) => Err(e.clone()),
-    };
-    let said = match offline::choose(server, Some(&d)) {
+    let said = match offline::choose(manifest.clone(), Some(&d)) {
         Ok((offline::Source::Local(m), offline::Why::ServerUnreachable)) => {
             let book = match book {
                 Ok(b) => b.clone(),
