@@ -148,7 +148,7 @@ impl App {
             Said::DownloadOutdated { .. } => say(
                 "The server's chapters of this book changed since it was downloaded: it streams. Press D to update the download.".into(),
             ),
-            Said::Sleep(n) => self.sleep_words(n),
+            Said::Sleep(n) => say(sleep_words(n)),
             Said::Rewound { back, after } => {
                 let why = match after {
                     RewindAfter::Pause => "a pause",
@@ -220,27 +220,26 @@ impl App {
         };
         format!("{lead}: no next book ({why}).")
     }
+}
 
-    fn sleep_words(&self, n: SleepNews) -> Option<(String, bool)> {
-        let text = match n {
-            SleepNews::Set { choice, auto } => {
-                let set = match choice {
-                    SleepChoice::Minutes(m) => format!("Sleep timer: {m} min"),
-                    SleepChoice::Chapters(1) => "Sleep timer: end of chapter".into(),
-                    SleepChoice::Chapters(n) => format!("Sleep timer: end of {n} chapters"),
-                    SleepChoice::Off => "Sleep timer off".into(),
-                };
-                match auto {
-                    Some(w) => format!("{set} (automatic, {})", w.label()),
-                    None => set,
-                }
+fn sleep_words(n: SleepNews) -> String {
+    match n {
+        SleepNews::Set { choice, auto } => {
+            let set = match choice {
+                SleepChoice::Minutes(m) => format!("Sleep timer: {m} min"),
+                SleepChoice::Chapters(1) => "Sleep timer: end of chapter".into(),
+                SleepChoice::Chapters(n) => format!("Sleep timer: end of {n} chapters"),
+                SleepChoice::Off => "Sleep timer off".into(),
+            };
+            match auto {
+                Some(w) => format!("{set} (automatic, {})", w.label()),
+                None => set,
             }
-            SleepNews::Extended { left_ms } => {
-                format!("Sleep timer: {} left", fmt_time(left_ms as f64 / 1000.0))
-            }
-            SleepNews::Slept => "Sleep timer: paused (z adds 5 min)".into(),
-            SleepNews::SleptAtChapterEnd => "Sleep timer: paused at the end of the chapter".into(),
-        };
-        Some((text, false))
+        }
+        SleepNews::Extended { left_ms } => {
+            format!("Sleep timer: {} left", fmt_time(left_ms as f64 / 1000.0))
+        }
+        SleepNews::Slept => "Sleep timer: paused (z adds 5 min)".into(),
+        SleepNews::SleptAtChapterEnd => "Sleep timer: paused at the end of the chapter".into(),
     }
 }

@@ -84,10 +84,7 @@ impl Times {
             (Some(p), Some(d)) => Some(ClockTimes::new(p, d).elapsed as f64),
             (p, _) => p,
         };
-        let book_left = match (bpos, bdur) {
-            (Some(p), Some(d)) => Some(left(p, d)),
-            _ => None,
-        };
+        let book_left = bpos.zip(bdur).map(|(p, d)| left(p, d));
         Times {
             chapter: (cpos, cdur, cshown, cdur.map(|d| left(cpos, d))),
             book: (bpos, bdur, bshown, book_left),
@@ -205,10 +202,7 @@ fn bars(t: &Times, np: &NowPlaying, theme: &Theme, buf: &mut Buffer, r: Rect, y:
         (None, Some(d)) => format!("– / {}", fmt_time(d)),
         (None, None) => String::new(),
     };
-    let frac = match (bpos, bdur) {
-        (Some(p), Some(d)) if d > 0.0 => Some(p / d),
-        _ => None,
-    };
+    let frac = bpos.zip(bdur.filter(|d| *d > 0.0)).map(|(p, d)| p / d);
     let ticks = np.chapter_ticks();
     progress_line(
         buf,
