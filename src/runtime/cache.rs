@@ -21,12 +21,22 @@ const MAGIC: &str = "earmark-library-cache 3";
 pub use crate::domain::Account as Scope;
 
 pub fn path(dir: &Path, scope: &Scope) -> PathBuf {
+    let name = scope_digest(scope, None, 12);
+    dir.join(format!("library-{name}.tsv"))
+}
+
+/// The first `bytes` of the SHA-256 of the scope (and `book`), in hex: a
+/// cache file's name.
+pub fn scope_digest(scope: &Scope, book: Option<&str>, bytes: usize) -> String {
     let mut h = Sha256::new();
     h.update(scope.server_id.as_str().as_bytes());
     h.update([0]);
     h.update(scope.user_id.as_str().as_bytes());
-    let name = hex::encode(&h.finalize()[..12]);
-    dir.join(format!("library-{name}.tsv"))
+    if let Some(book) = book {
+        h.update([0]);
+        h.update(book.as_bytes());
+    }
+    hex::encode(&h.finalize()[..bytes])
 }
 
 // The format is one book per line, tab-separated, in title order (so the
@@ -139,32 +149,27 @@ fn encode(b: &Book, out: &mut String) {
     out.push('\n');
 }
 
+/// A list field's items; an empty field has none.
+fn items(s: &str) -> impl Iterator<Item = &str> {
+    s.split(US).filter(move |_| !s.is_empty())
+}
+
 fn decode(line: &str) -> Option<Book> {
     let f: Vec<&str> = line.split('\t').collect();
     if !(11..=12).contains(&f.len()) || f[0].is_empty() {
         return None;
     }
-    let list = |s: &str| -> Vec<String> {
-        if s.is_empty() {
-            Vec::new()
-        } else {
-            s.split(US).map(unesc).collect()
-        }
-    };
-    let categories = if f[8].is_empty() {
-        Vec::new()
-    } else {
-        f[8].split(US)
-            .filter_map(|c| {
-                let (id, name) = c.split_once(RS)?;
-                Some(Category {
-                    id: CategoryId::new(unesc(id)),
-                    name: unesc(name),
-                    book_count: None,
-                })
+    let list = |s: &str| -> Vec<String> { items(s).map(unesc).collect() };
+    let categories = items(f[8])
+        .filter_map(|c| {
+            let (id, name) = c.split_once(RS)?;
+            Some(Category {
+                id: CategoryId::new(unesc(id)),
+                name: unesc(name),
+                book_count: None,
             })
-            .collect()
-    };
+        })
+        .collect();
     let progress = if f[9].is_empty() {
         None
     } else {
@@ -186,16 +191,12 @@ fn decode(line: &str) -> Option<Book> {
         title: unesc(f[1]),
         authors: list(f[2]),
         narrators: list(f[3]),
-        series: match f.get(11) {
-            None | Some(&"") => Vec::new(),
-            Some(s) => s
-                .split(US)
-                .map(|one| {
-                    let (name, seq) = one.split_once(RS)?;
-                    SeriesRef::new(&unesc(name), Some(&unesc(seq)))
-                })
-                .collect::<Option<Vec<_>>>()?,
-        },
+        series: items(f.get(11).unwrap_or(&""))
+            .map(|one| {
+                let (name, seq) = one.split_once(RS)?;
+                SeriesRef::new(&unesc(name), Some(&unesc(seq)))
+            })
+            .collect::<Option<Vec<_>>>()?,
         description: None,
         duration: parse_opt(f[4]),
         chapter_count: parse_opt(f[5]),

@@ -12,7 +12,7 @@
 //! A 404 is "no cover"; bytes that are not a JPEG or PNG (a gateway's
 //! HTML page, a truncated file) are a broken cover: one line in the log.
 
-use super::cache::{CacheFile, Scope};
+use super::cache::{CacheFile, Scope, scope_digest};
 use super::shared::Shared;
 use crate::api::MAX_COVER_BYTES;
 use crate::domain::BookId;
@@ -23,7 +23,6 @@ use crate::ui::state::Answer;
 use crate::ui::views::cover::COVER_CELLS;
 use ratatui_image::picker::Picker;
 use ratatui_image::{FilterType, Resize};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
@@ -213,13 +212,7 @@ pub struct CoverKey(String);
 
 impl CoverKey {
     pub fn new(scope: &Scope, book: &BookId) -> CoverKey {
-        let mut h = Sha256::new();
-        h.update(scope.server_id.as_str().as_bytes());
-        h.update([0]);
-        h.update(scope.user_id.as_str().as_bytes());
-        h.update([0]);
-        h.update(book.as_str().as_bytes());
-        CoverKey(hex::encode(&h.finalize()[..16]))
+        CoverKey(scope_digest(scope, Some(book.as_str()), 16))
     }
 }
 
