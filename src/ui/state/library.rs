@@ -385,6 +385,13 @@ impl Library {
         self.passes_filter(b) && self.focus.as_ref().is_none_or(|f| f.passes(b))
     }
 
+    /// Of `books` (indices), those that pass.
+    fn passing(&self, books: impl Iterator<Item = u32>) -> Vec<u32> {
+        books
+            .filter(|&i| self.passes(&self.books[i as usize]))
+            .collect()
+    }
+
     /// Filter and category (not the focus): what the group list counts.
     fn passes_filter(&self, b: &Book) -> bool {
         let by_filter = match self.filter {
@@ -425,16 +432,7 @@ impl Library {
                 self.order = Some((self.sort, all));
                 self.arrival_order = false;
             }
-            let order = self
-                .order
-                .as_ref()
-                .map(|(_, o)| o.as_slice())
-                .unwrap_or(&[]);
-            self.view = order
-                .iter()
-                .copied()
-                .filter(|&i| self.passes(&self.books[i as usize]))
-                .collect();
+            self.view = self.passing(self.order.iter().flat_map(|(_, o)| o.iter().copied()));
             self.arrange_by_facet();
         } else {
             // Drop remembered views that this query does not extend.
@@ -468,9 +466,7 @@ impl Library {
                     c
                 }
                 (None, Some((_, v))) => v.clone(),
-                (None, None) => (0..self.books.len() as u32)
-                    .filter(|&i| self.passes(&self.books[i as usize]))
-                    .collect(),
+                (None, None) => self.passing(0..self.books.len() as u32),
             };
             let pattern = Pattern::parse(&query, CaseMatching::Smart, Normalization::Smart);
             self.scan = Some(Scan {

@@ -128,11 +128,7 @@ impl Library {
             }
             None => {}
         }
-        let passing: Vec<u32> = fresh
-            .iter()
-            .copied()
-            .filter(|&i| self.passes(&self.books[i as usize]))
-            .collect();
+        let passing = self.passing(fresh.iter().copied());
         if !self.has_query() {
             // Grouped or focused lists are re-counted or re-ordered whole.
             let plain = self.group.is_none() && self.focus.is_none();
