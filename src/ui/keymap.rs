@@ -520,32 +520,30 @@ mod tests {
     #[test]
     fn defaults_follow_the_issue() {
         let km = Keymap::default();
-        assert_eq!(km.action(Key::ch('j')), Some(Action::Down));
-        assert_eq!(km.action(Key::plain(KeyCode::Up)), Some(Action::Up));
-        assert_eq!(km.action(Key::ch(' ')), Some(Action::PlayPause));
-        assert_eq!(
-            km.action(Key::plain(KeyCode::Left)),
-            Some(Action::SkipBackShort)
-        );
-        assert_eq!(
-            km.action(Key::shift(KeyCode::Right)),
-            Some(Action::SkipForwardLong)
-        );
-        assert_eq!(km.action(Key::ch('h')), Some(Action::SkipBackLong));
-        assert_eq!(km.action(Key::ch('L')), Some(Action::SkipForwardLong));
-        assert_eq!(km.action(Key::ch('{')), Some(Action::SpeedDownBig));
-        assert_eq!(km.action(Key::ch('q')), Some(Action::Back));
-        assert_eq!(km.action(Key::ch('?')), Some(Action::Help));
-        assert_eq!(km.action(Key::ch('v')), Some(Action::Group));
-        assert_eq!(km.action(Key::ch('a')), Some(Action::AuthorBooks));
-        assert_eq!(km.action(Key::ch('w')), Some(Action::NarratorBooks));
-        assert_eq!(km.action(Key::ch('e')), Some(Action::SeriesBooks));
-        // A terminal that reports shift with an upper-case letter.
+        // The last: a terminal that reports shift with an upper-case letter.
         let shifted = Key {
             shift: true,
             ..Key::ch('G')
         };
-        assert_eq!(km.action(shifted), Some(Action::Bottom));
+        for (key, action) in [
+            (Key::ch('j'), Action::Down),
+            (Key::plain(KeyCode::Up), Action::Up),
+            (Key::ch(' '), Action::PlayPause),
+            (Key::plain(KeyCode::Left), Action::SkipBackShort),
+            (Key::shift(KeyCode::Right), Action::SkipForwardLong),
+            (Key::ch('h'), Action::SkipBackLong),
+            (Key::ch('L'), Action::SkipForwardLong),
+            (Key::ch('{'), Action::SpeedDownBig),
+            (Key::ch('q'), Action::Back),
+            (Key::ch('?'), Action::Help),
+            (Key::ch('v'), Action::Group),
+            (Key::ch('a'), Action::AuthorBooks),
+            (Key::ch('w'), Action::NarratorBooks),
+            (Key::ch('e'), Action::SeriesBooks),
+            (shifted, Action::Bottom),
+        ] {
+            assert_eq!(km.action(key), Some(action), "{key:?}");
+        }
     }
 
     #[test]

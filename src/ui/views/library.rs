@@ -77,13 +77,11 @@ pub fn render(app: &mut App, theme: &Theme, buf: &mut Buffer, areas: &Areas) -> 
         });
         // Its place in the up next list comes first, in signs or words.
         let queued = app.snap.up_next.list.iter().position(|q| q.id == book.id);
-        let lead = match (queued, place) {
-            (None, place) => place,
-            (Some(n), place) => Some(format!(
-                "{}{}",
-                queued_mark(n + 1, app.settings.accessible),
-                place.unwrap_or_default()
-            )),
+        let lead = match queued {
+            None => place,
+            Some(n) => {
+                Some(queued_mark(n + 1, app.settings.accessible) + &place.unwrap_or_default())
+            }
         };
         let bars = !app.settings.accessible;
         // The playing book's place is the player bar's.
