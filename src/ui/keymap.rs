@@ -188,7 +188,7 @@ pub struct KeyParseError {
 }
 
 macro_rules! actions {
-    ($($variant:ident = $name:literal, $group:literal, $help:literal;)*) => {
+    ($($variant:ident = $name:literal, $group:literal, $help:literal, [$($key:expr),*];)*) => {
         /// Everything a key can do.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Action { $($variant),* }
@@ -208,70 +208,83 @@ macro_rules! actions {
             pub fn from_name(name: &str) -> Option<Action> {
                 match name { $($name => Some(Action::$variant),)* _ => None }
             }
+            /// The keys it has unless `[keys]` says otherwise.
+            fn defaults(self) -> Vec<Key> {
+                match self { $(Action::$variant => vec![$($key),*]),* }
+            }
         }
     };
 }
 
+// The default keys' shorthands: a letter, a key without modifiers.
+const fn c(ch: char) -> Key {
+    Key::ch(ch)
+}
+const fn p(code: KeyCode) -> Key {
+    Key::plain(code)
+}
+use KeyCode as K;
+
 actions! {
-    Up = "up", "move", "move up";
-    Down = "down", "move", "move down";
-    Top = "top", "move", "first row";
-    Bottom = "bottom", "move", "last row";
-    PageUp = "page_up", "move", "page up";
-    PageDown = "page_down", "move", "page down";
-    Open = "open", "move", "open / choose";
-    Back = "back", "move", "back (quits from the library)";
-    Quit = "quit", "move", "quit";
-    LeavePlaying = "leave_playing", "move", "quit, leaving the book playing (earmark ctl reaches it)";
-    PlayPause = "play_pause", "playback", "play / pause";
-    SkipBackShort = "skip_back_short", "playback", "short skip back";
-    SkipForwardShort = "skip_forward_short", "playback", "short skip forward";
-    SkipBackLong = "skip_back_long", "playback", "long skip back";
-    SkipForwardLong = "skip_forward_long", "playback", "long skip forward";
-    SpeedDown = "speed_down", "playback", "speed -0.05";
-    SpeedUp = "speed_up", "playback", "speed +0.05";
-    SpeedDownBig = "speed_down_big", "playback", "speed -0.25";
-    SpeedUpBig = "speed_up_big", "playback", "speed +0.25";
-    VolumeDown = "volume_down", "playback", "volume down";
-    VolumeUp = "volume_up", "playback", "volume up";
-    BoostDown = "boost_down", "playback", "boost −1 dB (this book)";
-    BoostUp = "boost_up", "playback", "boost +1 dB, up to +12 (this book)";
-    Normalize = "normalize", "playback", "loudness normalisation on/off (this book)";
-    SkipSilence = "skip_silence", "playback", "skip silence on/off (this book)";
-    NextChapter = "next_chapter", "playback", "next chapter";
-    PrevChapter = "prev_chapter", "playback", "previous chapter (restart if >3 s in)";
-    SleepTimer = "sleep_timer", "playback", "sleep timer (type 25, 1:30 or 3ch for your own)";
-    TimeLeftMode = "time_left_mode", "playback", "times left: at your speed / in book time";
-    SleepExtend = "sleep_extend", "playback", "sleep timer: more time (also while it fades and after it stopped)";
-    Search = "search", "library", "search";
-    Favorite = "favorite", "library", "toggle favorite";
-    Filter = "filter", "library", "filter: all/favorites/in progress/finished";
-    Category = "category", "library", "next category";
-    Sort = "sort", "library", "sort: title/author/recent";
-    Group = "group", "library", "group by: none/author/narrator/series (Enter opens a group)";
-    AuthorBooks = "author_books", "library", "the author's books (again: the book's next author)";
-    NarratorBooks = "narrator_books", "library", "the narrator's books (again: the next narrator)";
-    SeriesBooks = "series_books", "library", "the series' books in order (again: the book's next series)";
-    Refresh = "refresh", "library", "refresh from the server";
-    NowPlaying = "now_playing", "library", "open the playing book";
-    Bookmark = "bookmark", "book", "add a bookmark here";
-    Bookmarks = "bookmarks", "book", "switch chapters / bookmarks";
-    Delete = "delete", "book", "delete the selected bookmark";
-    MarkFinished = "mark_finished", "book", "mark finished / unfinished";
-    Restart = "restart", "book", "restart the book from 0";
-    UndoJump = "undo_jump", "book", "undo the last jump (again: redo)";
-    History = "history", "book", "place history of the book (Enter jumps)";
-    Stats = "stats", "other", "listening statistics";
-    Download = "download", "book", "download for offline listening";
-    UpNextAdd = "up_next_add", "up next", "play the book next (again: take it off the list)";
-    UpNext = "up_next", "up next", "the up next list (Enter opens, d removes)";
-    MoveEarlier = "move_earlier", "up next", "up next list: move the book earlier";
-    MoveLater = "move_later", "up next", "up next list: move the book later";
-    License = "license", "other", "license status";
-    RetryRefused = "retry_refused", "other", "send the changes the server refused again";
-    DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)";
-    Profiles = "profiles", "other", "log in / switch profile";
-    Help = "help", "other", "this help";
+    Up = "up", "move", "move up", [c('k'), p(K::Up)];
+    Down = "down", "move", "move down", [c('j'), p(K::Down)];
+    Top = "top", "move", "first row", [c('g'), p(K::Home)];
+    Bottom = "bottom", "move", "last row", [c('G'), p(K::End)];
+    PageUp = "page_up", "move", "page up", [p(K::PageUp), Key::ctrl('u')];
+    PageDown = "page_down", "move", "page down", [p(K::PageDown), Key::ctrl('d')];
+    Open = "open", "move", "open / choose", [p(K::Enter)];
+    Back = "back", "move", "back (quits from the library)", [p(K::Esc), c('q')];
+    Quit = "quit", "move", "quit", [c('Q')];
+    LeavePlaying = "leave_playing", "move", "quit, leaving the book playing (earmark ctl reaches it)", [c('x')];
+    PlayPause = "play_pause", "playback", "play / pause", [c(' ')];
+    SkipBackShort = "skip_back_short", "playback", "short skip back", [p(K::Left)];
+    SkipForwardShort = "skip_forward_short", "playback", "short skip forward", [p(K::Right)];
+    SkipBackLong = "skip_back_long", "playback", "long skip back", [Key::shift(K::Left), c('h'), c('H')];
+    SkipForwardLong = "skip_forward_long", "playback", "long skip forward", [Key::shift(K::Right), c('l'), c('L')];
+    SpeedDown = "speed_down", "playback", "speed -0.05", [c('[')];
+    SpeedUp = "speed_up", "playback", "speed +0.05", [c(']')];
+    SpeedDownBig = "speed_down_big", "playback", "speed -0.25", [c('{')];
+    SpeedUpBig = "speed_up_big", "playback", "speed +0.25", [c('}')];
+    VolumeDown = "volume_down", "playback", "volume down", [c('-')];
+    VolumeUp = "volume_up", "playback", "volume up", [c('+'), c('=')];
+    BoostDown = "boost_down", "playback", "boost −1 dB (this book)", [c('(')];
+    BoostUp = "boost_up", "playback", "boost +1 dB, up to +12 (this book)", [c(')')];
+    Normalize = "normalize", "playback", "loudness normalisation on/off (this book)", [c('N')];
+    SkipSilence = "skip_silence", "playback", "skip silence on/off (this book)", [c('Z')];
+    NextChapter = "next_chapter", "playback", "next chapter", [c('n')];
+    PrevChapter = "prev_chapter", "playback", "previous chapter (restart if >3 s in)", [c('p')];
+    SleepTimer = "sleep_timer", "playback", "sleep timer (type 25, 1:30 or 3ch for your own)", [c('s')];
+    TimeLeftMode = "time_left_mode", "playback", "times left: at your speed / in book time", [c('T')];
+    SleepExtend = "sleep_extend", "playback", "sleep timer: more time (also while it fades and after it stopped)", [c('z')];
+    Search = "search", "library", "search", [c('/')];
+    Favorite = "favorite", "library", "toggle favorite", [c('f')];
+    Filter = "filter", "library", "filter: all/favorites/in progress/finished", [c('t')];
+    Category = "category", "library", "next category", [c('c')];
+    Sort = "sort", "library", "sort: title/author/recent", [c('o')];
+    Group = "group", "library", "group by: none/author/narrator/series (Enter opens a group)", [c('v')];
+    AuthorBooks = "author_books", "library", "the author's books (again: the book's next author)", [c('a')];
+    NarratorBooks = "narrator_books", "library", "the narrator's books (again: the next narrator)", [c('w')];
+    SeriesBooks = "series_books", "library", "the series' books in order (again: the book's next series)", [c('e')];
+    Refresh = "refresh", "library", "refresh from the server", [c('r')];
+    NowPlaying = "now_playing", "library", "open the playing book", [c('.')];
+    Bookmark = "bookmark", "book", "add a bookmark here", [c('b')];
+    Bookmarks = "bookmarks", "book", "switch chapters / bookmarks", [c('B'), p(K::Tab)];
+    Delete = "delete", "book", "delete the selected bookmark", [c('d'), p(K::Delete)];
+    MarkFinished = "mark_finished", "book", "mark finished / unfinished", [c('m')];
+    Restart = "restart", "book", "restart the book from 0", [c('R')];
+    UndoJump = "undo_jump", "book", "undo the last jump (again: redo)", [c('u')];
+    History = "history", "book", "place history of the book (Enter jumps)", [c('U')];
+    Stats = "stats", "other", "listening statistics", [c('S')];
+    Download = "download", "book", "download for offline listening", [c('D')];
+    UpNextAdd = "up_next_add", "up next", "play the book next (again: take it off the list)", [c('A')];
+    UpNext = "up_next", "up next", "the up next list (Enter opens, d removes)", [c('>')];
+    MoveEarlier = "move_earlier", "up next", "up next list: move the book earlier", [c('K')];
+    MoveLater = "move_later", "up next", "up next list: move the book later", [c('J')];
+    License = "license", "other", "license status", [c('i')];
+    RetryRefused = "retry_refused", "other", "send the changes the server refused again", [c('Y')];
+    DiscardRefused = "discard_refused", "other", "drop the changes the server refused (asks first)", [c('X')];
+    Profiles = "profiles", "other", "log in / switch profile", [c('P')];
+    Help = "help", "other", "this help", [c('?'), p(K::F(1))];
 }
 
 /// The active keymap: every key maps to at most one action.
@@ -296,76 +309,9 @@ pub enum KeymapError {
     Conflicts(Vec<String>),
 }
 
-fn defaults(action: Action) -> Vec<Key> {
-    use Action as A;
-    use KeyCode as K;
-    let c = Key::ch;
-    match action {
-        A::Up => vec![c('k'), Key::plain(K::Up)],
-        A::Down => vec![c('j'), Key::plain(K::Down)],
-        A::Top => vec![c('g'), Key::plain(K::Home)],
-        A::Bottom => vec![c('G'), Key::plain(K::End)],
-        A::PageUp => vec![Key::plain(K::PageUp), Key::ctrl('u')],
-        A::PageDown => vec![Key::plain(K::PageDown), Key::ctrl('d')],
-        A::Open => vec![Key::plain(K::Enter)],
-        A::Back => vec![Key::plain(K::Esc), c('q')],
-        A::Quit => vec![c('Q')],
-        A::LeavePlaying => vec![c('x')],
-        A::PlayPause => vec![c(' ')],
-        A::SkipBackShort => vec![Key::plain(K::Left)],
-        A::SkipForwardShort => vec![Key::plain(K::Right)],
-        A::SkipBackLong => vec![Key::shift(K::Left), c('h'), c('H')],
-        A::SkipForwardLong => vec![Key::shift(K::Right), c('l'), c('L')],
-        A::SpeedDown => vec![c('[')],
-        A::SpeedUp => vec![c(']')],
-        A::SpeedDownBig => vec![c('{')],
-        A::SpeedUpBig => vec![c('}')],
-        A::VolumeDown => vec![c('-')],
-        A::VolumeUp => vec![c('+'), c('=')],
-        A::BoostDown => vec![c('(')],
-        A::BoostUp => vec![c(')')],
-        A::Normalize => vec![c('N')],
-        A::SkipSilence => vec![c('Z')],
-        A::NextChapter => vec![c('n')],
-        A::PrevChapter => vec![c('p')],
-        A::SleepTimer => vec![c('s')],
-        A::SleepExtend => vec![c('z')],
-        A::TimeLeftMode => vec![c('T')],
-        A::Search => vec![c('/')],
-        A::Favorite => vec![c('f')],
-        A::Filter => vec![c('t')],
-        A::Category => vec![c('c')],
-        A::Sort => vec![c('o')],
-        A::Group => vec![c('v')],
-        A::AuthorBooks => vec![c('a')],
-        A::NarratorBooks => vec![c('w')],
-        A::SeriesBooks => vec![c('e')],
-        A::Refresh => vec![c('r')],
-        A::NowPlaying => vec![c('.')],
-        A::Bookmark => vec![c('b')],
-        A::Bookmarks => vec![c('B'), Key::plain(K::Tab)],
-        A::Delete => vec![c('d'), Key::plain(K::Delete)],
-        A::MarkFinished => vec![c('m')],
-        A::Restart => vec![c('R')],
-        A::UndoJump => vec![c('u')],
-        A::History => vec![c('U')],
-        A::Stats => vec![c('S')],
-        A::Download => vec![c('D')],
-        A::UpNextAdd => vec![c('A')],
-        A::UpNext => vec![c('>')],
-        A::MoveEarlier => vec![c('K')],
-        A::MoveLater => vec![c('J')],
-        A::License => vec![c('i')],
-        A::RetryRefused => vec![c('Y')],
-        A::DiscardRefused => vec![c('X')],
-        A::Profiles => vec![c('P')],
-        A::Help => vec![c('?'), Key::plain(K::F(1))],
-    }
-}
-
 impl Default for Keymap {
     fn default() -> Self {
-        let bindings = Action::ALL.iter().map(|&a| (a, defaults(a))).collect();
+        let bindings = Action::ALL.iter().map(|&a| (a, a.defaults())).collect();
         Self::build(bindings).expect("the default keymap has no conflicts")
     }
 }
@@ -398,7 +344,7 @@ impl Keymap {
     /// its default keys; conflicts are reported all at once.
     pub fn with_overrides(table: &toml::Table) -> Result<Self, KeymapError> {
         let mut bindings: BTreeMap<Action, Vec<Key>> =
-            Action::ALL.iter().map(|&a| (a, defaults(a))).collect();
+            Action::ALL.iter().map(|&a| (a, a.defaults())).collect();
         for (name, value) in table {
             let action = Action::from_name(name).ok_or_else(|| {
                 let known: Vec<&str> = Action::ALL.iter().map(|a| a.name()).collect();
