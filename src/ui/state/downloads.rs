@@ -36,16 +36,16 @@ impl DownloadMark {
                 } else {
                     (done as f64 / total as f64).clamp(0.0, 1.0)
                 };
-                let full = ((f * bar as f64).round() as usize).min(bar);
-                format!(
-                    "downloading {}{} {:.0}%",
-                    "█".repeat(full),
-                    "░".repeat(bar - full),
-                    f * 100.0
-                )
+                format!("downloading {} {:.0}%", gauge(f, bar), f * 100.0)
             }
         }
     }
+}
+
+/// `f` (0 to 1) of `cells` filled: "███░░░".
+pub fn gauge(f: f64, cells: usize) -> String {
+    let full = ((f * cells as f64).round() as usize).min(cells);
+    format!("{}{}", "█".repeat(full), "░".repeat(cells - full))
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -334,6 +334,5 @@ fn progress_text(book: &Book, done: Option<f64>, bar: usize) -> String {
     if bar == 0 {
         return pct;
     }
-    let done = ((f * bar as f64).round() as usize).min(bar);
-    format!("{}{} {pct}", "█".repeat(done), "░".repeat(bar - done))
+    format!("{} {pct}", crate::ui::state::downloads::gauge(f, bar))
 }
