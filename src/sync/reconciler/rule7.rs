@@ -9,16 +9,15 @@ use super::*;
 use proptest::prelude::*;
 
 fn server(r: &mut Reconciler, p: PlaybackId, at: Spot, stamp: i64, now: i64) -> Vec<Decision> {
-    r.handle(
-        Event::ServerProgress {
-            playback: p,
-            progress: Some(Progress {
-                chapter_id: at.chapter,
-                position: at.position,
-                client_updated_at: Some(stamp),
-                ..progress("a", 1, 0.0)
-            }),
-        },
+    answer(
+        r,
+        p,
+        Some(Progress {
+            chapter_id: at.chapter,
+            position: at.position,
+            client_updated_at: Some(stamp),
+            ..progress("a", 1, 0.0)
+        }),
         now,
     )
 }
@@ -122,13 +121,7 @@ fn a_resume_before_the_chosen_places_write_lands_does_not_ask_again() {
         d.iter().any(|d| matches!(d, Decision::Choose { .. })),
         "{d:?}"
     );
-    r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Local,
-        },
-        60_200,
-    );
+    chose(&mut r, P1, Side::Local, 60_200);
     // Space at once: the read still finds the other device's place (the
     // chosen write has not landed), which is older than the choice.
     let d = resume(&mut r, 60_300);
@@ -209,17 +202,8 @@ fn a_newer_place_far_away_asks_before_resuming_and_nothing_is_written() {
     pos(&mut r, P1, spot("a", 1, 12.0), true, 91_000);
     act(&mut r, P1, Action::Play, 91_100);
     assert!(reports(&r.handle(Event::Tick, 200_000)).is_empty());
-    let d = r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Server,
-        },
-        200_100,
-    );
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 3, 500.0)
-    }));
+    let d = chose(&mut r, P1, Side::Server, 200_100);
+    assert!(d.contains(&load(P1, spot("a", 3, 500.0))));
     assert!(resumes(&d), "the answer plays on: {d:?}");
 }
 
@@ -242,16 +226,15 @@ fn a_record_without_a_stamp_is_this_devices_only_when_it_is_its_last_report() {
         let mut r = Reconciler::new(ReconcilerConfig::default());
         paused_at(&mut r, spot("a", 1, 10.0));
         resume(&mut r, 90_000);
-        let d = r.handle(
-            Event::ServerProgress {
-                playback: P1,
-                progress: Some(Progress {
-                    chapter_id: at.chapter.clone(),
-                    position: at.position,
-                    client_updated_at: None,
-                    ..progress("a", 1, 0.0)
-                }),
-            },
+        let d = answer(
+            &mut r,
+            P1,
+            Some(Progress {
+                chapter_id: at.chapter.clone(),
+                position: at.position,
+                client_updated_at: None,
+                ..progress("a", 1, 0.0)
+            }),
             90_100,
         );
         let asked = d.iter().any(|d| matches!(d, Decision::Choose { .. }));
@@ -297,13 +280,7 @@ fn a_reconnect_that_finds_a_newer_place_pauses_and_asks() {
         ]
     );
     // This device's place, chosen: it goes back to the server.
-    let d = r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Local,
-        },
-        51_000,
-    );
+    let d = chose(&mut r, P1, Side::Local, 51_000);
     assert!(resumes(&d), "{d:?}");
     pos(&mut r, P1, spot("a", 1, 51.0), true, 52_000);
     let d = act(&mut r, P1, Action::Pause, 52_100);
@@ -329,10 +306,7 @@ fn a_write_the_server_kept_moves_the_player_there_and_says_so() {
         )
     };
     let d = kept(spot("a", 3, 30.0), false);
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 3, 30.0)
-    }));
+    assert!(d.contains(&load(P1, spot("a", 3, 30.0))));
     assert!(d.contains(&Decision::Followed {
         book: BookId::new("a"),
         spot: spot("a", 3, 30.0)
@@ -358,10 +332,7 @@ fn headless_a_newer_place_is_followed_on_resume() {
     let mine = paused_at(&mut r, spot("a", 1, 10.0));
     resume(&mut r, 90_000);
     let d = server(&mut r, P1, spot("a", 3, 500.0), mine + 1, 90_100);
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 3, 500.0)
-    }));
+    assert!(d.contains(&load(P1, spot("a", 3, 500.0))));
     assert!(resumes(&d));
     assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
 }
@@ -446,7 +417,7 @@ proptest! {
             9_000,
         );
         let far = distance(&manifest("a"), &here, &theirs).unwrap() > SAME_PLACE_SECS;
-        let moved = d.contains(&Decision::LoadAt { playback: P1, spot: theirs.clone() });
+        let moved = d.contains(&load(P1, theirs.clone()));
         prop_assert_eq!(moved, far, "{:?}", d);
         prop_assert!(reports(&d).is_empty());
     }
