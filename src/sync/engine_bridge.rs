@@ -256,6 +256,21 @@ mod tests {
         }
     }
 
+    fn act(p: u64, action: Action) -> Event {
+        Event::Action {
+            playback: PlaybackId(p),
+            action,
+        }
+    }
+
+    fn moved(p: u64, ch: &str, pos: f64) -> Vec<Event> {
+        vec![Event::EnginePosition {
+            playback: PlaybackId(p),
+            spot: Spot::new(ch, pos),
+            landed: false,
+        }]
+    }
+
     #[test]
     fn states_of_an_earlier_load_are_dropped() {
         let mut b = EngineBridge::new();
@@ -269,14 +284,7 @@ mod tests {
                 .is_empty()
         );
         let e = b.events(&state(2, "b", 30.0, false, PlayState::Buffering));
-        assert_eq!(
-            e,
-            vec![Event::EnginePosition {
-                playback: PlaybackId(7),
-                spot: Spot::new("b", 30.0),
-                landed: false
-            }]
-        );
+        assert_eq!(e, moved(7, "b", 30.0));
     }
 
     #[test]
@@ -290,14 +298,7 @@ mod tests {
                 .is_empty()
         );
         let e = b.events(&state(3, "b", 7.0, false, PlayState::Buffering));
-        assert_eq!(
-            e,
-            vec![Event::EnginePosition {
-                playback: PlaybackId(8),
-                spot: Spot::new("b", 7.0),
-                landed: false
-            }]
-        );
+        assert_eq!(e, moved(8, "b", 7.0));
     }
 
     #[test]
@@ -305,10 +306,7 @@ mod tests {
         let mut b = EngineBridge::new();
         b.loading_as(PlaybackId(1), LoadId(1));
         b.events(&state(1, "a", 30.0, true, PlayState::Paused));
-        let seek = |to: f64| Event::Action {
-            playback: PlaybackId(1),
-            action: Action::Seek(Spot::new("a", to)),
-        };
+        let seek = |to: f64| act(1, Action::Seek(Spot::new("a", to)));
         // Paused and offline: the engine publishes each target, never lands.
         assert!(
             b.events(&state(1, "a", 20.0, false, PlayState::Paused))
@@ -368,33 +366,15 @@ mod tests {
                     playback: PlaybackId(1),
                     spot: Spot::new("a", 30.0)
                 },
-                Event::Action {
-                    playback: PlaybackId(1),
-                    action: Action::Play
-                }
+                act(1, Action::Play)
             ]
         );
         let e = b.events(&state(1, "a", 90.0, false, PlayState::Playing));
-        assert_eq!(
-            e[0],
-            Event::Action {
-                playback: PlaybackId(1),
-                action: Action::Seek(Spot::new("a", 90.0))
-            }
-        );
+        assert_eq!(e[0], act(1, Action::Seek(Spot::new("a", 90.0))));
         b.events(&state(1, "a", 90.0, true, PlayState::Playing));
         let e = b.events(&state(1, "b", 0.0, true, PlayState::Playing));
-        assert_eq!(
-            e[0],
-            Event::Action {
-                playback: PlaybackId(1),
-                action: Action::ChapterChange(Spot::new("b", 0.0))
-            }
-        );
+        assert_eq!(e[0], act(1, Action::ChapterChange(Spot::new("b", 0.0))));
         let e = b.events(&state(1, "b", 1.0, true, PlayState::Paused));
-        assert!(e.contains(&Event::Action {
-            playback: PlaybackId(1),
-            action: Action::Pause
-        }));
+        assert!(e.contains(&act(1, Action::Pause)));
     }
 }
