@@ -1,21 +1,8 @@
 use super::*;
 use crate::domain::session::{Landing, LengthFrom, PlayState};
-use crate::domain::{Book, BookId, ChapterId, Manifest, ManifestItem, StopReason};
+use crate::domain::{Book, BookId, ChapterId, Manifest, StopReason};
+use crate::offline::fixture::item;
 use std::sync::Arc;
-
-fn item(id: &str, secs: f64) -> ManifestItem {
-    ManifestItem {
-        chapter_id: ChapterId::new(id),
-        title: format!("Part {id}"),
-        duration: Some(secs),
-        duration_source: Default::default(),
-        url: None,
-        mime_type: None,
-        size_bytes: None,
-        start: 0.0,
-        end: None,
-    }
-}
 
 fn playing(chapter: &str, position: f64) -> Snapshot {
     let book = Book {
@@ -26,7 +13,10 @@ fn playing(chapter: &str, position: f64) -> Snapshot {
     };
     let manifest = Manifest {
         book_id: BookId::new("b1"),
-        items: vec![item("c1", 1300.0), item("c2", 200.0)],
+        items: vec![
+            item("c1", "Part c1", Some(1300.0)),
+            item("c2", "Part c2", Some(200.0)),
+        ],
     };
     Snapshot {
         listening: Some(Listening {

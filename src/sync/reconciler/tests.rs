@@ -1,21 +1,12 @@
 use super::*;
-use crate::domain::{ManifestItem, Progress};
+use crate::domain::Progress;
+use crate::offline::fixture::item;
 
 pub(super) fn manifest(book: &str) -> Manifest {
     Manifest {
         book_id: BookId::new(book),
         items: (1..=3)
-            .map(|i| ManifestItem {
-                chapter_id: ChapterId::new(format!("{book}_c{i}")),
-                title: format!("Chapter {i}"),
-                duration: Some(2000.0),
-                duration_source: Default::default(),
-                url: None,
-                mime_type: None,
-                size_bytes: None,
-                start: 0.0,
-                end: None,
-            })
+            .map(|i| item(format!("{book}_c{i}"), format!("Chapter {i}"), Some(2000.0)))
             .collect(),
     }
 }
