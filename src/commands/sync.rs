@@ -8,7 +8,7 @@ use super::Invocation;
 use crate::config::{Profile, Session};
 use crate::domain::now_millis;
 use crate::durable::{Durability, Fault};
-use crate::sync::{Link, Pending, Records, SyncConfig, SyncSession};
+use crate::sync::{JournalOp, Link, Pending, Records, SyncConfig, SyncSession};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -53,30 +53,19 @@ pub fn run(global: &Invocation, args: SyncArgs) -> ExitCode {
         },
         SyncCommand::Discard { all, refused } => {
             let what = match (all, refused) {
-                (true, _) => Discard::All,
-                (false, true) => Discard::Refused,
-                (false, false) => Discard::Held,
+                (true, _) => JournalOp::DiscardAll,
+                (false, true) => JournalOp::DiscardRefused,
+                (false, false) => JournalOp::DiscardHeld,
             };
             discard(&dir, client, what)
         }
     }
 }
 
-/// Which changes `discard` drops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Discard {
-    /// Those of another server instance or account.
-    Held,
-    /// The current login's, set aside after the server refused them.
-    Refused,
-    /// Every queued change.
-    All,
-}
-
 /// Drops changes through the front door, in a session that never talks
 /// to the server (nothing is sent by discarding).
-fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Discard) -> ExitCode {
-    if client.is_none() && what != Discard::All {
+fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: JournalOp) -> ExitCode {
+    if client.is_none() && what != JournalOp::DiscardAll {
         return fail(
             "not logged in, so no change counts as held; log in, or use `earmark sync discard --all`",
         );
@@ -93,11 +82,7 @@ fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Disc
             sync.quit(Duration::ZERO).await;
             return fail(&unusable(&why));
         }
-        let n = match what {
-            Discard::Held => sync.discard_held().await,
-            Discard::Refused => sync.discard_refused().await,
-            Discard::All => sync.discard_all().await,
-        };
+        let n = sync.journal(what).await;
         sync.quit(Duration::ZERO).await;
         println!("Dropped {n} change(s).");
         ExitCode::SUCCESS
@@ -210,11 +195,12 @@ fn push(dir: &std::path::Path, client: crate::api::Client, refused: bool) -> Exi
             sync.quit(Duration::ZERO).await;
             return fail(&unusable(&why));
         }
-        let moved = if refused {
-            sync.retry_refused().await
-        } else {
-            sync.push_held().await
-        };
+        let moved = sync
+            .journal(match refused {
+                true => JournalOp::RetryRefused,
+                false => JournalOp::PushHeld,
+            })
+            .await;
         let summary = sync.quit(Duration::from_secs(20)).await;
         let status = sync.status();
         if moved > 0 && refused {

@@ -3,7 +3,7 @@
 //! history (`earmark history`) and the listening statistics (`earmark
 //! stats`) without a worker and without taking the journal's lock, so a
 //! running player is not disturbed. Every change to the journal goes
-//! through [`super::SyncSession`] (`push_held`, `discard_*`, …).
+//! through [`super::SyncSession`] (`journal`).
 //!
 //! What it hands out are public types designed for the CLI's text and
 //! JSON ([`Pending`], [`PendingChange`]), never the journal's own records.
