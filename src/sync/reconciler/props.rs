@@ -372,10 +372,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
         if chose {
             m.choosing.insert(cur, false);
         }
-        if decisions
-            .iter()
-            .any(|d| matches!(d, Decision::Choose { .. }))
-        {
+        if asks(&decisions) {
             m.choosing.insert(cur, true);
         }
         for w in reports(&decisions) {

@@ -13,10 +13,8 @@ fn server(r: &mut Reconciler, p: PlaybackId, at: Spot, stamp: i64, now: i64) -> 
         r,
         p,
         Some(Progress {
-            chapter_id: at.chapter,
-            position: at.position,
             client_updated_at: Some(stamp),
-            ..progress("a", 1, 0.0)
+            ..progress_at(&at)
         }),
         now,
     )
@@ -85,10 +83,7 @@ fn a_resume_right_after_a_read_reads_again_and_asks_for_a_newer_place() {
     let d = r.handle(Event::ResumeAsked { playback: P1 }, 61_000);
     assert!(fetches(&d), "{d:?}");
     let d = server(&mut r, P1, spot("a", 2, 300.0), 60_900, 61_200);
-    assert!(
-        d.iter().any(|d| matches!(d, Decision::Choose { .. })),
-        "the listener is asked: {d:?}"
-    );
+    assert!(asks(&d), "the listener is asked: {d:?}");
 }
 
 #[test]
@@ -117,20 +112,14 @@ fn a_resume_before_the_chosen_places_write_lands_does_not_ask_again() {
     // Another device's place, far: the listener is asked, and keeps this
     // device's.
     let d = server(&mut r, P1, spot("a", 2, 300.0), mine + 10, 60_100);
-    assert!(
-        d.iter().any(|d| matches!(d, Decision::Choose { .. })),
-        "{d:?}"
-    );
+    assert!(asks(&d), "{d:?}");
     chose(&mut r, P1, Side::Local, 60_200);
     // Space at once: the read still finds the other device's place (the
     // chosen write has not landed), which is older than the choice.
     let d = resume(&mut r, 60_300);
     assert!(fetches(&d), "{d:?}");
     let d = server(&mut r, P1, spot("a", 2, 300.0), mine + 10, 60_400);
-    assert!(
-        !d.iter().any(|d| matches!(d, Decision::Choose { .. })),
-        "{d:?}"
-    );
+    assert!(!asks(&d), "{d:?}");
 }
 
 #[test]
@@ -216,13 +205,13 @@ fn a_newer_place_close_by_or_an_older_one_resumes_without_asking() {
         let stamp = if newer { mine + 1 } else { mine - 1 };
         let d = server(&mut r, P1, at, stamp, 90_100);
         assert!(resumes(&d), "{d:?}");
-        assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+        assert!(!asks(&d));
     }
 }
 
 #[test]
 fn a_record_without_a_stamp_is_this_devices_only_when_it_is_its_last_report() {
-    for (at, asks) in [(spot("a", 1, 10.0), false), (spot("a", 3, 500.0), true)] {
+    for (at, want) in [(spot("a", 1, 10.0), false), (spot("a", 3, 500.0), true)] {
         let mut r = Reconciler::new(ReconcilerConfig::default());
         paused_at(&mut r, spot("a", 1, 10.0));
         resume(&mut r, 90_000);
@@ -230,16 +219,13 @@ fn a_record_without_a_stamp_is_this_devices_only_when_it_is_its_last_report() {
             &mut r,
             P1,
             Some(Progress {
-                chapter_id: at.chapter.clone(),
-                position: at.position,
                 client_updated_at: None,
-                ..progress("a", 1, 0.0)
+                ..progress_at(&at)
             }),
             90_100,
         );
-        let asked = d.iter().any(|d| matches!(d, Decision::Choose { .. }));
-        assert_eq!(asked, asks, "{at:?}: {d:?}");
-        assert_eq!(resumes(&d), !asks);
+        assert_eq!(asks(&d), want, "{at:?}: {d:?}");
+        assert_eq!(resumes(&d), !want);
     }
 }
 
@@ -295,11 +281,7 @@ fn a_write_the_server_kept_moves_the_player_there_and_says_so() {
         r.handle(
             Event::WriteAnswered {
                 playback: P1,
-                progress: Progress {
-                    chapter_id: at.chapter,
-                    position: at.position,
-                    ..progress("a", 1, 0.0)
-                },
+                progress: progress_at(&at),
                 applied,
             },
             9_000,
@@ -334,7 +316,7 @@ fn headless_a_newer_place_is_followed_on_resume() {
     let d = server(&mut r, P1, spot("a", 3, 500.0), mine + 1, 90_100);
     assert!(d.contains(&load(P1, spot("a", 3, 500.0))));
     assert!(resumes(&d));
-    assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+    assert!(!asks(&d));
 }
 
 fn any_spot() -> impl Strategy<Value = Spot> {
@@ -407,11 +389,7 @@ proptest! {
         let d = r.handle(
             Event::WriteAnswered {
                 playback: P1,
-                progress: Progress {
-                    chapter_id: theirs.chapter.clone(),
-                    position: theirs.position,
-                    ..progress("a", 1, 0.0)
-                },
+                progress: progress_at(&theirs),
                 applied: false,
             },
             9_000,

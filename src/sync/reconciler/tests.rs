@@ -20,9 +20,13 @@ pub(super) fn spot(book: &str, i: u32, pos: f64) -> Spot {
 }
 
 pub(super) fn progress(book: &str, i: u32, pos: f64) -> Progress {
+    progress_at(&spot(book, i, pos))
+}
+
+pub(super) fn progress_at(at: &Spot) -> Progress {
     Progress {
-        chapter_id: ch(book, i),
-        position: pos,
+        chapter_id: at.chapter.clone(),
+        position: at.position,
         book_position: None,
         finished: false,
         client_updated_at: Some(1),
@@ -123,6 +127,10 @@ pub(super) fn intent(r: &mut Reconciler, p: PlaybackId, intent: Intent, now: i64
     )
 }
 
+pub(super) fn asks(d: &[Decision]) -> bool {
+    d.iter().any(|d| matches!(d, Decision::Choose { .. }))
+}
+
 pub(super) fn load(playback: PlaybackId, spot: Spot) -> Decision {
     Decision::LoadAt { playback, spot }
 }
@@ -130,12 +138,7 @@ pub(super) fn load(playback: PlaybackId, spot: Spot) -> Decision {
 /// Opens `book`, gets the server's answer and lands on `at`.
 pub(super) fn live_at(r: &mut Reconciler, p: PlaybackId, book: &str, at: Spot) {
     open(r, p, book, None);
-    let prog = Progress {
-        chapter_id: at.chapter.clone(),
-        position: at.position,
-        ..progress(book, 1, 0.0)
-    };
-    let d = answer(r, p, Some(prog), 1100);
+    let d = answer(r, p, Some(progress_at(&at)), 1100);
     assert!(d.contains(&load(p, at.clone())));
     pos(r, p, at, true, 1200);
     assert!(r.is_live());
@@ -310,7 +313,7 @@ pub(super) fn small_disagreement_follows_the_server_and_headless_never_asks() {
     });
     open(&mut r, P1, "a", Some(local("a", 3, 1900.0)));
     let d = answer(&mut r, P1, Some(progress("a", 1, 10.0)), 1100);
-    assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+    assert!(!asks(&d));
     assert!(d.contains(&load(P1, spot("a", 1, 10.0))));
 }
 
@@ -426,7 +429,7 @@ pub(super) fn offline_guess_headless_follows_the_server_and_never_writes_the_gue
 #[test]
 pub(super) fn offline_guess_close_to_the_server_or_with_no_record_is_reported() {
     let (mut r, d) = offline_guess_then_server(false, Some(progress("a", 1, 280.0)));
-    assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+    assert!(!asks(&d));
     let w = act(&mut r, P1, Action::Play, 999_000);
     assert!(reports(&w).is_empty());
     let d = act(&mut r, P1, Action::Pause, 999_100);
