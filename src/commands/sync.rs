@@ -70,7 +70,7 @@ fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Jour
             "not logged in, so no change counts as held; log in, or use `earmark sync discard --all`",
         );
     }
-    let Some(rt) = runtime() else {
+    let Ok(rt) = super::runtime() else {
         return fail("cannot start");
     };
     rt.block_on(async move {
@@ -96,13 +96,6 @@ fn unusable(why: &Fault) -> String {
         Fault::Locked => "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first".into(),
         why => format!("the sync journal on this device cannot be changed ({why}); nothing was sent or dropped"),
     }
-}
-
-fn runtime() -> Option<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()
 }
 
 fn fail(msg: &str) -> ExitCode {
@@ -185,7 +178,7 @@ fn ago(now: i64, then: i64) -> String {
 /// `push`: held changes go to the current login; `retry`: refused ones
 /// are sent again. Either way everything queued is sent.
 fn push(dir: &std::path::Path, client: crate::api::Client, refused: bool) -> ExitCode {
-    let Some(rt) = runtime() else {
+    let Ok(rt) = super::runtime() else {
         return fail("cannot start");
     };
     rt.block_on(async move {

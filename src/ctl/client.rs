@@ -63,7 +63,8 @@ pub fn run(select: &ProfileSelector, json: bool, args: CtlArgs) -> ExitCode {
     }
 }
 
-fn sentence(m: &str) -> String {
+/// `m` ending as a sentence does.
+pub fn sentence(m: &str) -> String {
     match m.trim().ends_with(['.', '!', '?']) {
         true => m.trim().to_owned(),
         false => format!("{}.", m.trim()),
