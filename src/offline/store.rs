@@ -467,36 +467,16 @@ mod tests {
     #[test]
     fn only_every_file_at_its_announced_length_is_complete() {
         use DownloadState::*;
+        let partial = |have, want| Partial { have, want };
         assert_eq!(state_of(&[(Some(10), Some(10), None)]), Complete);
         assert_eq!(
             state_of(&[(Some(10), Some(10), None), (Some(5), None, Some(3))]),
-            Partial {
-                have: 13,
-                want: Some(15)
-            }
+            partial(13, Some(15))
         );
         // A complete file of the wrong length is not complete.
-        assert_eq!(
-            state_of(&[(Some(10), Some(9), None)]),
-            Partial {
-                have: 0,
-                want: Some(10)
-            }
-        );
+        assert_eq!(state_of(&[(Some(10), Some(9), None)]), partial(0, Some(10)));
         // Never asked: the length is unknown, so it cannot be complete.
-        assert_eq!(
-            state_of(&[(None, Some(9), None)]),
-            Partial {
-                have: 0,
-                want: None
-            }
-        );
-        assert_eq!(
-            state_of(&[]),
-            Partial {
-                have: 0,
-                want: Some(0)
-            }
-        );
+        assert_eq!(state_of(&[(None, Some(9), None)]), partial(0, None));
+        assert_eq!(state_of(&[]), partial(0, Some(0)));
     }
 }
