@@ -1,6 +1,7 @@
-//! A manifest entry for the tests of the modules that read manifests.
+//! A manifest entry and an account for the tests of the modules that
+//! keep them.
 
-use crate::domain::{ChapterId, ManifestItem};
+use crate::domain::{Account, ChapterId, ManifestItem, ServerId, UserId};
 
 /// Chapter `id`, a whole stream with no URL of its own.
 pub(crate) fn item(
@@ -18,5 +19,13 @@ pub(crate) fn item(
         size_bytes: None,
         start: 0.0,
         end: None,
+    }
+}
+
+/// User `user` of server `server`.
+pub(crate) fn account(server: &str, user: u64) -> Account {
+    Account {
+        server_id: ServerId::new(server),
+        user_id: UserId::from(user),
     }
 }

@@ -171,7 +171,6 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ServerId, UserId};
 
     #[test]
     fn a_place_kept_under_an_address_is_read_for_the_server_and_account() {
@@ -183,10 +182,7 @@ mod tests {
             "https://vpn.example/nas/api/v1|s|1|b1": place(20.0, 2),
         });
         std::fs::write(&path, old.to_string()).unwrap();
-        let scope = Scope {
-            server_id: ServerId::new("s"),
-            user_id: UserId::from(1),
-        };
+        let scope = crate::offline::fixture::account("s", 1);
         let p = Cache::load(&path)
             .progress(&scope, &BookId::new("b1"))
             .unwrap();

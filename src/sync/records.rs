@@ -228,16 +228,12 @@ impl Records {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ServerId, UserId};
-    use crate::sync::outbox::{QueuedProgress, QueuedSettings, Rejection, Scope};
+    use crate::sync::outbox::{QueuedProgress, QueuedSettings, Rejection};
 
     fn entry(op: Op, rejected: Option<Rejection>) -> Entry {
         Entry {
             seq: 7,
-            scope: Scope {
-                server_id: ServerId::new("srv_1"),
-                user_id: UserId::from(3),
-            },
+            scope: crate::offline::fixture::account("srv_1", 3),
             book: BookId::new("b1"),
             op,
             queued_at: 1_700_000_000_000,

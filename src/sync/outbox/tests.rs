@@ -2,10 +2,7 @@ use super::*;
 use crate::domain::ChapterId;
 
 fn scope(server: &str) -> Scope {
-    Scope {
-        server_id: ServerId::new(server),
-        user_id: UserId::from(1),
-    }
+    crate::offline::fixture::account(server, 1)
 }
 
 fn write(pos: f64, at: EpochMillis) -> Op {
