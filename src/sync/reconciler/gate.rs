@@ -156,10 +156,14 @@ impl Reconciler {
         cur.waiting.seek = Some(target);
     }
 
-    /// The server could not be read (offline, a failure): what waited goes
-    /// on from this device's place, marked unconfirmed.
+    /// The server's place could not be read (offline, a failure, an
+    /// unreadable answer): a restore loads without it; else what waited
+    /// goes on from this device's place, marked unconfirmed.
     pub(super) fn unanswered(&mut self, now: EpochMillis, out: &mut Vec<Decision>) {
         let cur = self.current.as_mut().expect("owned");
+        if cur.phase == Phase::Restoring {
+            return out.push(cur.load_without_server());
+        }
         cur.checked_at = None;
         if cur.waiting.is_empty() {
             return;

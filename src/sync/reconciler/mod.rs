@@ -249,29 +249,17 @@ impl Reconciler {
                 }
             }
             Event::ServerUnreadable { playback } => {
-                if let Some(cur) = self.owned(playback) {
-                    let restoring = cur.phase == Phase::Restoring;
-                    let cur = self.current.as_mut().expect("owned");
+                if let Some(cur) = self.current.as_mut().filter(|c| c.playback == playback) {
                     cur.server_unreadable = true;
                     // It answered: asking again gives the same shape.
                     cur.server_checked = true;
-                    if restoring {
-                        out.push(cur.load_without_server());
-                    } else {
-                        // Its place is unknown: what waited goes on.
-                        self.unanswered(now, &mut out);
-                    }
+                    self.unanswered(now, &mut out);
                 }
             }
             Event::ServerFetchFailed { playback } => {
-                if let Some(restoring) = self.owned(playback).map(|c| c.phase == Phase::Restoring) {
+                if self.owned(playback).is_some() {
                     self.online = false;
-                    if restoring {
-                        let cur = self.current.as_mut().expect("owned");
-                        out.push(cur.load_without_server());
-                    } else {
-                        self.unanswered(now, &mut out);
-                    }
+                    self.unanswered(now, &mut out);
                 }
             }
             Event::ResumeAsked { playback } => {
