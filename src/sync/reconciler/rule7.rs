@@ -33,18 +33,6 @@ fn fetches(d: &[Decision]) -> bool {
         .any(|d| matches!(d, Decision::FlushThenFetch { .. }))
 }
 
-fn unconfirmed(d: &[Decision]) -> bool {
-    d.iter().any(|d| {
-        matches!(
-            d,
-            Decision::Display {
-                source: Source::LocalUnconfirmed,
-                ..
-            }
-        )
-    })
-}
-
 /// Playing at `at`, then paused there (reported); returns the pause's stamp.
 fn paused_at(r: &mut Reconciler, at: Spot) -> i64 {
     live_at(r, P1, "a", at);
