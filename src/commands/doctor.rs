@@ -141,20 +141,15 @@ async fn login_checks(
     let v = match &a.body {
         Ok(v) if (200..300).contains(&a.status) => v.clone(),
         _ => {
-            let e = match &a.body {
+            let (code, message) = match &a.body {
                 Ok(v) => {
                     let b = wire::error_body(v);
-                    crate::api::ApiError::from_status(
-                        a.status,
-                        b.code,
-                        b.message,
-                        client.base().as_str(),
-                    )
+                    (b.code, b.message)
                 }
-                Err(_) => {
-                    crate::api::ApiError::from_status(a.status, None, None, client.base().as_str())
-                }
+                Err(_) => (None, None),
             };
+            let base = client.base();
+            let e = crate::api::ApiError::from_status(a.status, code, message, base.as_str());
             r.fail("login", format!("HTTP {}: {e}", a.status));
             return Err(e.into());
         }
