@@ -456,10 +456,7 @@ async fn identity_check(client: &Client, r: &mut Report) -> Result<(), CommandEr
         .probe(Method::POST, &segs, &[], Some(body), true)
         .await?;
     let prefix = client.options().identity_header_prefix.clone();
-    let text = match &a.body {
-        Ok(v) => v.to_string(),
-        Err(_) => String::new(),
-    };
+    let text = a.body.as_ref().map(Value::to_string).unwrap_or_default();
     if let Ok(v) = &a.body
         && a.status >= 400
     {
