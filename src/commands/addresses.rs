@@ -71,21 +71,14 @@ impl AddressState {
 
 /// Every address of `client`, each knocked at once (all together).
 pub(super) async fn knocked(client: &Client) -> Vec<AddressState> {
-    let in_use = client.base();
     let addresses: Vec<Address> = client.addresses();
     let knocks = addresses.iter().map(|a| client.knock(&a.base));
     let answers = futures_util::future::join_all(knocks).await;
-    addresses
-        .into_iter()
-        .zip(answers)
-        .map(|(a, r)| AddressState {
-            in_use: a.base == in_use,
-            base: a.base,
-            said: a.server_id,
-            reach: Some(r.map_err(|e| reason(&e))),
-            speaks: a.speaks,
-        })
-        .collect()
+    let mut states = known(&addresses, &client.base());
+    for (s, r) in states.iter_mut().zip(answers) {
+        s.reach = Some(r.map_err(|e| reason(&e)));
+    }
+    states
 }
 
 /// What the session knows of each address (none is asked).

@@ -36,6 +36,14 @@ impl Report {
             detail: detail.into(),
         });
     }
+
+    fn pass(&mut self, name: &'static str, detail: impl Into<String>) {
+        self.add(name, Some(true), detail);
+    }
+
+    fn fail(&mut self, name: &'static str, detail: impl Into<String>) {
+        self.add(name, Some(false), detail);
+    }
 }
 
 pub async fn run(
@@ -133,21 +141,16 @@ async fn login_checks(
     let v = match &a.body {
         Ok(v) if (200..300).contains(&a.status) => v.clone(),
         _ => {
-            let e = match &a.body {
+            let (code, message) = match &a.body {
                 Ok(v) => {
                     let b = wire::error_body(v);
-                    crate::api::ApiError::from_status(
-                        a.status,
-                        b.code,
-                        b.message,
-                        client.base().as_str(),
-                    )
+                    (b.code, b.message)
                 }
-                Err(_) => {
-                    crate::api::ApiError::from_status(a.status, None, None, client.base().as_str())
-                }
+                Err(_) => (None, None),
             };
-            r.add("login", Some(false), format!("HTTP {}: {e}", a.status));
+            let base = client.base();
+            let e = crate::api::ApiError::from_status(a.status, code, message, base.as_str());
+            r.fail("login", format!("HTTP {}: {e}", a.status));
             return Err(e.into());
         }
     };
@@ -155,7 +158,7 @@ async fn login_checks(
         .into_iter()
         .find(|k| v.get(k).is_some_and(Value::is_object))
         .unwrap_or("none (fields at the top)");
-    r.add("envelope", Some(true), envelope);
+    r.pass("envelope", envelope);
     let token = find_path(
         &v,
         &|k, x| wire::TOKEN_KEYS.contains(&k) && x.is_string(),
@@ -163,13 +166,12 @@ async fn login_checks(
     );
     match wire::decode_login(&v, "POST /auth/login") {
         Ok(l) => {
-            r.add("token key", Some(true), token.unwrap_or_default());
+            r.pass("token key", token.unwrap_or_default());
             let uid = find_path(&v, &|k, x| k == "id" && !x.is_object(), 3).unwrap_or_default();
             let sid = find_path(&v, &|k, _| k.to_ascii_lowercase().contains("serverid"), 3)
                 .unwrap_or_default();
-            r.add(
+            r.pass(
                 "login ids",
-                Some(true),
                 format!("serverId at {sid}; user id at {uid} = {}", l.user_id),
             );
             client.set_auth(Some(Auth {
@@ -180,9 +182,8 @@ async fn login_checks(
             Ok(())
         }
         Err(e) => {
-            r.add(
+            r.fail(
                 "token key",
-                Some(false),
                 format!("{e}; the answer was {}", wire::describe_shape(&v)),
             );
             Err(e.into())
@@ -244,9 +245,8 @@ async fn license_check(client: &Client, r: &mut Report) -> Result<(), CommandErr
                         1,
                     )
                     .and_then(|p| c.pointer(&format!("/{}", p.replace('.', "/"))).cloned());
-                    r.add(
+                    r.pass(
                         "license words",
-                        Some(true),
                         format!(
                             "{} → {}",
                             word.map(|w| w.to_string())
@@ -255,12 +255,11 @@ async fn license_check(client: &Client, r: &mut Report) -> Result<(), CommandErr
                         ),
                     );
                 }
-                Err(e) => r.add("license words", Some(false), e.to_string()),
+                Err(e) => r.fail("license words", e.to_string()),
             }
         }
-        other => r.add(
+        other => r.fail(
             "license words",
-            Some(false),
             format!("HTTP {}: {}", a.status, describe(other)),
         ),
     }
@@ -277,9 +276,8 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
         .probe(Method::GET, &["books"], &q, None, true)
         .await?;
     let Ok(v) = a.body.as_ref().map_err(|k| k.to_string()) else {
-        r.add(
+        r.fail(
             "list key",
-            Some(false),
             format!("HTTP {}: {}", a.status, describe(&a.body)),
         );
         return Ok(None);
@@ -304,7 +302,7 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
                 })
                 .map(kind)
                 .unwrap_or("unknown (empty list)");
-            r.add("list key", Some(true), format!("{key}; ids are {ids}s"));
+            r.pass("list key", format!("{key}; ids are {ids}s"));
             let i = &list.info;
             let style = if i.next_url.is_some() {
                 "next URL"
@@ -326,18 +324,10 @@ async fn books_checks(client: &Client, r: &mut Report) -> Result<Option<BookId>,
             } else {
                 ""
             };
-            r.add(
-                "paging style",
-                Some(true),
-                format!("{style}{total}{numbering}"),
-            );
+            r.pass("paging style", format!("{style}{total}{numbering}"));
         }
         Err(e) => {
-            r.add(
-                "list key",
-                Some(false),
-                format!("{e}: {}", wire::describe_shape(v)),
-            );
+            r.fail("list key", format!("{e}: {}", wire::describe_shape(v)));
             return Ok(None);
         }
     }
@@ -388,21 +378,17 @@ async fn lengths_check(client: &Client, m: &mut Manifest, r: &mut Report) {
 /// The first book's details and manifest; the manifest, when it decodes.
 async fn book_checks(client: &Client, book: &BookId, r: &mut Report) -> Option<Manifest> {
     match client.book(book).await {
-        Ok(_) => r.add("book details", Some(true), format!("book {book}")),
-        Err(e) => r.add("book details", Some(false), e.to_string()),
+        Ok(_) => r.pass("book details", format!("book {book}")),
+        Err(e) => r.fail("book details", e.to_string()),
     }
     match client.manifest(book).await {
         Ok(mut m) => {
-            r.add(
-                "manifest",
-                Some(true),
-                format!("{} chapters", m.items.len()),
-            );
+            r.pass("manifest", format!("{} chapters", m.items.len()));
             lengths_check(client, &mut m, r).await;
             Some(m)
         }
         Err(e) => {
-            r.add("manifest", Some(false), e.to_string());
+            r.fail("manifest", e.to_string());
             None
         }
     }
@@ -470,10 +456,7 @@ async fn identity_check(client: &Client, r: &mut Report) -> Result<(), CommandEr
         .probe(Method::POST, &segs, &[], Some(body), true)
         .await?;
     let prefix = client.options().identity_header_prefix.clone();
-    let text = match &a.body {
-        Ok(v) => v.to_string(),
-        Err(_) => String::new(),
-    };
+    let text = a.body.as_ref().map(Value::to_string).unwrap_or_default();
     if let Ok(v) = &a.body
         && a.status >= 400
     {

@@ -78,18 +78,13 @@ fn finish(json_out: bool, r: Result<Value, CommandError>) -> ExitCode {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, CommandError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
+pub fn run_download(global: &Invocation, args: DownloadArgs) -> ExitCode {
+    let r = super::runtime()
         .map_err(|e| CommandError {
             code: 1,
             message: format!("cannot start: {e}"),
         })
-}
-
-pub fn run_download(global: &Invocation, args: DownloadArgs) -> ExitCode {
-    let r = runtime().and_then(|rt| rt.block_on(download(global, args)));
+        .and_then(|rt| rt.block_on(download(global, args)));
     finish(global.json, r)
 }
 

@@ -232,10 +232,7 @@ pub(super) fn read_book(
 ) -> Result<(Book, Manifest), String> {
     let session = Session::load(profile).map_err(|e| e.to_string())?;
     let client = session.client(profile).map_err(|e| e.to_string())?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = super::runtime().map_err(|e| e.to_string())?;
     let read = async {
         let b = client.book(book).await?;
         let m = client.manifest(book).await?;

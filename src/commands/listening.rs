@@ -14,24 +14,17 @@ use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::Duration;
 
-fn fail(out: &mut Out, msg: &str) -> ExitCode {
-    eprintln!("earmark: {msg}");
-    out.error(1, msg);
-    out.finish();
-    ExitCode::from(1)
-}
-
 /// `earmark history BOOK_ID`: the place before each jump, newest first.
 pub fn history(global: &Invocation, book: String) -> ExitCode {
     let mut out = Out::new(global.json);
     let profile = match Profile::resolve(&global.select) {
         Ok(p) => p,
-        Err(e) => return fail(&mut out, &e.to_string()),
+        Err(e) => return out.fail(1, &e.to_string()),
     };
     let book = BookId::new(book);
     let marks = match Records::new(profile.sync_dir()).history(&book) {
         Ok(m) => m,
-        Err(e) => return fail(&mut out, &e),
+        Err(e) => return out.fail(1, &e),
     };
     let chapters = match marks.is_empty() {
         true => None,
@@ -102,11 +95,11 @@ pub fn stats(global: &Invocation) -> ExitCode {
     let mut out = Out::new(global.json);
     let profile = match Profile::resolve(&global.select) {
         Ok(p) => p,
-        Err(e) => return fail(&mut out, &e.to_string()),
+        Err(e) => return out.fail(1, &e.to_string()),
     };
     let s = match Records::new(profile.sync_dir()).stats(now_millis()) {
         Ok(s) => s,
-        Err(e) => return fail(&mut out, &e),
+        Err(e) => return out.fail(1, &e),
     };
     let days: Vec<_> = s
         .last_30

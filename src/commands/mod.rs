@@ -19,6 +19,7 @@ pub mod sync;
 
 use crate::api::ApiError;
 use crate::config::{Profile, ProfileSelector, Session, SessionError, read_record};
+use crate::ctl::client::sentence;
 use crate::domain::*;
 use output::Out;
 use serde_json::json;
@@ -175,11 +176,15 @@ impl From<crate::config::ConfigError> for CommandError {
     }
 }
 
-pub fn run(global: &Invocation, cmd: ClientCommand) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
+/// The one-thread runtime a client command runs on.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
+}
+
+pub fn run(global: &Invocation, cmd: ClientCommand) -> ExitCode {
+    let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("earmark: cannot start: {e}");
@@ -198,15 +203,6 @@ pub fn run(global: &Invocation, cmd: ClientCommand) -> ExitCode {
             eprintln!("earmark: {}", sentence(&e.message));
             ExitCode::from(e.code)
         }
-    }
-}
-
-fn sentence(m: &str) -> String {
-    let m = m.trim();
-    if m.ends_with(['.', '!', '?']) {
-        m.to_owned()
-    } else {
-        format!("{m}.")
     }
 }
 

@@ -55,6 +55,14 @@ impl Out {
         }
     }
 
+    /// Says `message` on stderr and in the document; exits with `code`.
+    pub fn fail(&mut self, code: u8, message: &str) -> std::process::ExitCode {
+        eprintln!("earmark: {message}");
+        self.error(code, message);
+        self.finish();
+        std::process::ExitCode::from(code)
+    }
+
     pub fn finish(&mut self) {
         if let Some(d) = self.doc.take() {
             println!(

@@ -26,20 +26,14 @@ pub struct SoundArgs {
 
 pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
     let mut out = Out::new(global.json);
-    let fail = |out: &mut Out, code: u8, msg: &str| {
-        eprintln!("earmark: {msg}");
-        out.error(code, msg);
-        out.finish();
-        ExitCode::from(code)
-    };
     let profile = match Profile::resolve(&global.select) {
         Ok(p) => p,
-        Err(e) => return fail(&mut out, EXIT_USAGE, &e.to_string()),
+        Err(e) => return out.fail(EXIT_USAGE, &e.to_string()),
     };
     // The key the player uses: the logged-in server and user, if any.
     let record = match read_record(&profile) {
         Ok(r) => r,
-        Err(e) => return fail(&mut out, 1, &e.to_string()),
+        Err(e) => return out.fail(1, &e.to_string()),
     };
     let owner = SoundOwner {
         login: record.as_ref().map(|r| r.sound_login()),
@@ -68,7 +62,7 @@ pub fn run(global: &Invocation, args: SoundArgs) -> ExitCode {
     if settings != before {
         store.set(key.clone(), settings);
         if let Err(e) = store.save() {
-            return fail(&mut out, 1, &e);
+            return out.fail(1, &e);
         }
     }
     let (saved_book, saved_total) = store.saved(&key);

@@ -8,7 +8,7 @@ use super::Invocation;
 use crate::config::{Profile, Session};
 use crate::domain::now_millis;
 use crate::durable::{Durability, Fault};
-use crate::sync::{Link, Pending, Records, SyncConfig, SyncSession};
+use crate::sync::{JournalOp, Link, Pending, Records, SyncConfig, SyncSession};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -53,35 +53,24 @@ pub fn run(global: &Invocation, args: SyncArgs) -> ExitCode {
         },
         SyncCommand::Discard { all, refused } => {
             let what = match (all, refused) {
-                (true, _) => Discard::All,
-                (false, true) => Discard::Refused,
-                (false, false) => Discard::Held,
+                (true, _) => JournalOp::DiscardAll,
+                (false, true) => JournalOp::DiscardRefused,
+                (false, false) => JournalOp::DiscardHeld,
             };
             discard(&dir, client, what)
         }
     }
 }
 
-/// Which changes `discard` drops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Discard {
-    /// Those of another server instance or account.
-    Held,
-    /// The current login's, set aside after the server refused them.
-    Refused,
-    /// Every queued change.
-    All,
-}
-
 /// Drops changes through the front door, in a session that never talks
 /// to the server (nothing is sent by discarding).
-fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Discard) -> ExitCode {
-    if client.is_none() && what != Discard::All {
+fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: JournalOp) -> ExitCode {
+    if client.is_none() && what != JournalOp::DiscardAll {
         return fail(
             "not logged in, so no change counts as held; log in, or use `earmark sync discard --all`",
         );
     }
-    let Some(rt) = runtime() else {
+    let Ok(rt) = super::runtime() else {
         return fail("cannot start");
     };
     rt.block_on(async move {
@@ -93,11 +82,7 @@ fn discard(dir: &std::path::Path, client: Option<crate::api::Client>, what: Disc
             sync.quit(Duration::ZERO).await;
             return fail(&unusable(&why));
         }
-        let n = match what {
-            Discard::Held => sync.discard_held().await,
-            Discard::Refused => sync.discard_refused().await,
-            Discard::All => sync.discard_all().await,
-        };
+        let n = sync.journal(what).await;
         sync.quit(Duration::ZERO).await;
         println!("Dropped {n} change(s).");
         ExitCode::SUCCESS
@@ -111,13 +96,6 @@ fn unusable(why: &Fault) -> String {
         Fault::Locked => "the sync outbox is in use by another earmark process; quit the player (or `earmark play`) first".into(),
         why => format!("the sync journal on this device cannot be changed ({why}); nothing was sent or dropped"),
     }
-}
-
-fn runtime() -> Option<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()
 }
 
 fn fail(msg: &str) -> ExitCode {
@@ -200,7 +178,7 @@ fn ago(now: i64, then: i64) -> String {
 /// `push`: held changes go to the current login; `retry`: refused ones
 /// are sent again. Either way everything queued is sent.
 fn push(dir: &std::path::Path, client: crate::api::Client, refused: bool) -> ExitCode {
-    let Some(rt) = runtime() else {
+    let Ok(rt) = super::runtime() else {
         return fail("cannot start");
     };
     rt.block_on(async move {
@@ -210,11 +188,12 @@ fn push(dir: &std::path::Path, client: crate::api::Client, refused: bool) -> Exi
             sync.quit(Duration::ZERO).await;
             return fail(&unusable(&why));
         }
-        let moved = if refused {
-            sync.retry_refused().await
-        } else {
-            sync.push_held().await
-        };
+        let moved = sync
+            .journal(match refused {
+                true => JournalOp::RetryRefused,
+                false => JournalOp::PushHeld,
+            })
+            .await;
         let summary = sync.quit(Duration::from_secs(20)).await;
         let status = sync.status();
         if moved > 0 && refused {

@@ -79,12 +79,7 @@ fn seconds(v: &Value) -> Result<(Option<f64>, f64), Refusal> {
             }
         }
         Value::String(s) => {
-            let s = s.trim();
-            let (sign, body) = match s.as_bytes().first() {
-                Some(b'+') => (Some(1.0), &s[1..]),
-                Some(b'-') => (Some(-1.0), &s[1..]),
-                _ => (None, s),
-            };
+            let (sign, body) = signed(s);
             (sign, clock(body).ok_or_else(bad_place)?)
         }
         _ => return Err(bad_place()),
@@ -93,6 +88,16 @@ fn seconds(v: &Value) -> Result<(Option<f64>, f64), Refusal> {
         return Err(bad_place());
     }
     Ok((sign, secs))
+}
+
+/// A string's leading `+` or `-` as ±1, and the rest.
+fn signed(s: &str) -> (Option<f64>, &str) {
+    let s = s.trim();
+    match s.as_bytes().first() {
+        Some(b'+') => (Some(1.0), &s[1..]),
+        Some(b'-') => (Some(-1.0), &s[1..]),
+        _ => (None, s),
+    }
 }
 
 /// `95.5`, `1:35`, `1:02:03.5` as seconds.
@@ -138,12 +143,7 @@ pub(super) fn speed(v: &Value) -> Result<Speed, Refusal> {
     let (sign, x) = match v {
         Value::Number(n) => (None, n.as_f64().ok_or_else(bad_speed)?),
         Value::String(s) => {
-            let s = s.trim();
-            let (sign, body) = match s.as_bytes().first() {
-                Some(b'+') => (Some(1.0), &s[1..]),
-                Some(b'-') => (Some(-1.0), &s[1..]),
-                _ => (None, s),
-            };
+            let (sign, body) = signed(s);
             let ok = !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit() || b == b'.');
             let x = ok.then(|| body.parse::<f64>().ok()).flatten();
             (sign, x.ok_or_else(bad_speed)?)

@@ -35,12 +35,16 @@ struct Failure {
 }
 
 impl Failure {
-    fn of(r: Refusal) -> Failure {
+    fn new(code: u8, error: &'static str, message: impl Into<String>) -> Failure {
         Failure {
-            code: r.code.exit_code(),
-            error: r.code.as_str(),
-            message: r.message,
+            code,
+            error,
+            message: message.into(),
         }
+    }
+
+    fn of(r: Refusal) -> Failure {
+        Failure::new(r.code.exit_code(), r.code.as_str(), r.message)
     }
 }
 
@@ -59,7 +63,8 @@ pub fn run(select: &ProfileSelector, json: bool, args: CtlArgs) -> ExitCode {
     }
 }
 
-fn sentence(m: &str) -> String {
+/// `m` ending as a sentence does.
+pub fn sentence(m: &str) -> String {
     match m.trim().ends_with(['.', '!', '?']) {
         true => m.trim().to_owned(),
         false => format!("{}.", m.trim()),
@@ -75,24 +80,20 @@ fn place(
     if let Some(s) = socket {
         return Ok((s.clone(), None));
     }
-    let profile = Profile::resolve(select).map_err(|e| Failure {
-        code: 2,
-        error: "usage",
-        message: e.to_string(),
-    })?;
+    let profile = Profile::resolve(select).map_err(|e| Failure::new(2, "usage", e.to_string()))?;
     let place = Place::of(&profile);
     Ok((place.socket.clone(), Some(place)))
 }
 
 fn no_session(profile: &str, socket: &std::path::Path, why: &str) -> Failure {
-    Failure {
-        code: EXIT_NO_SESSION,
-        error: "no_session",
-        message: format!(
+    Failure::new(
+        EXIT_NO_SESSION,
+        "no_session",
+        format!(
             "no session is running for profile {profile} ({why} at {}); `earmark play BOOK --detach` starts one",
             socket.display()
         ),
-    }
+    )
 }
 
 fn connect(
@@ -104,25 +105,17 @@ fn connect(
     let stream = UnixStream::connect(&socket).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => no_session(&profile, &socket, "no socket"),
         std::io::ErrorKind::ConnectionRefused => no_session(&profile, &socket, "nobody answers"),
-        std::io::ErrorKind::PermissionDenied => Failure {
-            code: 3,
-            error: "forbidden",
-            message: format!("{}: {e}", socket.display()),
-        },
-        _ => Failure {
-            code: 1,
-            error: "local",
-            message: format!("{}: {e}", socket.display()),
-        },
+        std::io::ErrorKind::PermissionDenied => {
+            Failure::new(3, "forbidden", format!("{}: {e}", socket.display()))
+        }
+        _ => Failure::new(1, "local", format!("{}: {e}", socket.display())),
     })?;
     let timeout = Some(Duration::from_secs(15));
     let _ = stream.set_read_timeout(timeout);
     let _ = stream.set_write_timeout(timeout);
-    let reader = stream.try_clone().map_err(|e| Failure {
-        code: 1,
-        error: "local",
-        message: e.to_string(),
-    })?;
+    let reader = stream
+        .try_clone()
+        .map_err(|e| Failure::new(1, "local", e.to_string()))?;
     let mut reader = BufReader::new(reader);
     match next(&mut reader)? {
         Incoming::Hello(h) => {
@@ -143,11 +136,7 @@ fn connect(
 }
 
 fn lost(why: &str) -> Failure {
-    Failure {
-        code: 1,
-        error: "internal",
-        message: why.to_owned(),
-    }
+    Failure::new(1, "internal", why)
 }
 
 /// The next line the session sends.

@@ -11,6 +11,7 @@ use crate::config::Profile;
 use crate::domain::session::{Command, Event, Listening, Said, Snapshot, Start};
 use crate::domain::{JumpCause, now_millis};
 use crate::playback::{Login, Playback};
+use crate::sync::JournalOp;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -339,8 +340,8 @@ pub(super) async fn asked(pb: &Playback, p: PlayerAsk) -> Result<Value, Refusal>
     match p {
         PlayerAsk::History(book) => json(serde_json::to_value(pb.sync().history(book).await)),
         PlayerAsk::Stats => json(serde_json::to_value(pb.sync().stats().await)),
-        PlayerAsk::RetryRefused => Ok(json!(pb.sync().retry_refused().await)),
-        PlayerAsk::DiscardRefused => Ok(json!(pb.sync().discard_refused().await)),
+        PlayerAsk::RetryRefused => Ok(json!(pb.sync().journal(JournalOp::RetryRefused).await)),
+        PlayerAsk::DiscardRefused => Ok(json!(pb.sync().journal(JournalOp::DiscardRefused).await)),
         p => {
             told(pb, p);
             Ok(Value::Null)

@@ -359,35 +359,27 @@ pub fn encode(id: u64, ask: &Ask) -> String {
             serde_json::to_value(p).unwrap_or(Value::Null),
         ],
     };
-    let mut line = json!({"id": id, "command": command}).to_string();
-    line.push('\n');
-    line
+    format!("{}\n", json!({"id": id, "command": command}))
 }
 
 /// A result line.
 pub fn result(id: &Value, result: Value) -> String {
-    let mut line = json!({"id": id, "result": result}).to_string();
-    line.push('\n');
-    line
+    format!("{}\n", json!({"id": id, "result": result}))
 }
 
 /// An error line.
 pub fn error(id: &Value, r: &Refusal) -> String {
-    let mut line =
-        json!({"id": id, "error": {"code": r.code.as_str(), "message": r.message}}).to_string();
-    line.push('\n');
-    line
+    let error = json!({"code": r.code.as_str(), "message": r.message});
+    format!("{}\n", json!({"id": id, "error": error}))
 }
 
 /// What the session says first on each connection.
 pub fn hello(profile: &str, data: &std::path::Path) -> String {
-    let mut line = json!({"hello": {
+    let hello = json!({
         "protocol": VERSION, "pid": std::process::id(),
         "profile": profile, "data": data.display().to_string(),
-    }})
-    .to_string();
-    line.push('\n');
-    line
+    });
+    format!("{}\n", json!({ "hello": hello }))
 }
 
 /// One line the session sends, as a client reads it.

@@ -16,83 +16,70 @@ fn the_examples_of_the_docs_decode() {
     assert_eq!(r.ask, Ask::Seek(Seek::By(30.0)));
     let r = req(r#"{"id": "a", "command": ["seek", "1:30"]}"#).unwrap();
     assert_eq!((r.id, r.ask), (json!("a"), Ask::Seek(Seek::To(90.0))));
-    assert_eq!(
-        req(r#"{"command":["seek",-5]}"#).unwrap().ask,
-        Ask::Seek(Seek::By(-5.0))
-    );
-    assert_eq!(
-        req(r#"{"command":["seek","-0:05"]}"#).unwrap().ask,
-        Ask::Seek(Seek::By(-5.0))
-    );
-    assert_eq!(
-        req(r#"{"command":["speed","1.5"]}"#).unwrap().ask,
-        Ask::Speed(Speed::To(1.5))
-    );
-    assert_eq!(
-        req(r#"{"command":["speed","-0.25"]}"#).unwrap().ask,
-        Ask::Speed(Speed::By(-0.25))
-    );
-    assert_eq!(
-        req(r#"{"command":["sleep",25]}"#).unwrap().ask,
-        Ask::Sleep(SleepChoice::Minutes(25))
-    );
-    assert_eq!(
-        req(r#"{"command":["sleep","chapter"]}"#).unwrap().ask,
-        Ask::Sleep(SleepChoice::Chapters(1))
-    );
-    assert_eq!(
-        req(r#"{"command":["sleep","off"]}"#).unwrap().ask,
-        Ask::Sleep(SleepChoice::Off)
-    );
-    assert_eq!(req(r#"{"command":["play"]}"#).unwrap().ask, Ask::Play(None));
-    assert_eq!(
-        req(r#"{"command":["play","b1",null,12]}"#).unwrap().ask,
-        Ask::Play(Some(Open {
-            book: BookId::new("b1"),
-            chapter: None,
-            at: Some(12.0)
-        }))
-    );
-    assert_eq!(
-        req(r#"{"version":1,"command":["watch"]}"#).unwrap().ask,
-        Ask::Watch(Watch::Events)
-    );
+    for (line, ask) in [
+        (r#"{"command":["seek",-5]}"#, Ask::Seek(Seek::By(-5.0))),
+        (r#"{"command":["seek","-0:05"]}"#, Ask::Seek(Seek::By(-5.0))),
+        (r#"{"command":["speed","1.5"]}"#, Ask::Speed(Speed::To(1.5))),
+        (
+            r#"{"command":["speed","-0.25"]}"#,
+            Ask::Speed(Speed::By(-0.25)),
+        ),
+        (
+            r#"{"command":["sleep",25]}"#,
+            Ask::Sleep(SleepChoice::Minutes(25)),
+        ),
+        (
+            r#"{"command":["sleep","chapter"]}"#,
+            Ask::Sleep(SleepChoice::Chapters(1)),
+        ),
+        (
+            r#"{"command":["sleep","off"]}"#,
+            Ask::Sleep(SleepChoice::Off),
+        ),
+        (r#"{"command":["play"]}"#, Ask::Play(None)),
+        (
+            r#"{"command":["play","b1",null,12]}"#,
+            Ask::Play(Some(Open {
+                book: BookId::new("b1"),
+                chapter: None,
+                at: Some(12.0),
+            })),
+        ),
+        (
+            r#"{"version":1,"command":["watch"]}"#,
+            Ask::Watch(Watch::Events),
+        ),
+    ] {
+        assert_eq!(req(line).unwrap().ask, ask, "{line}");
+    }
 }
 
 #[test]
 fn each_bad_request_names_its_code() {
-    assert_eq!(code("{"), Code::BadJson);
-    assert_eq!(code("\u{fffd}"), Code::BadJson);
-    assert_eq!(code("[1]"), Code::BadRequest);
-    assert_eq!(code(r#"{"id":1}"#), Code::BadRequest);
-    assert_eq!(code(r#"{"id":1,"command":[]}"#), Code::BadRequest);
-    assert_eq!(code(r#"{"id":[1],"command":["status"]}"#), Code::BadRequest);
-    assert_eq!(
-        code(r#"{"id":1,"command":["dance"]}"#),
-        Code::UnknownCommand
-    );
-    assert_eq!(
-        code(r#"{"id":1,"command":["status", 1]}"#),
-        Code::BadArgument
-    );
-    assert_eq!(
-        code(r#"{"id":1,"command":["seek","soon"]}"#),
-        Code::BadArgument
-    );
-    assert_eq!(
-        code(r#"{"id":1,"command":["seek","1:75"]}"#),
-        Code::BadArgument
-    );
-    assert_eq!(code(r#"{"id":1,"command":["speed",9]}"#), Code::BadArgument);
-    assert_eq!(code(r#"{"id":1,"command":["sleep",0]}"#), Code::BadArgument);
-    assert_eq!(
-        code(r#"{"id":1,"command":["play",null,"c1"]}"#),
-        Code::BadArgument
-    );
-    assert_eq!(
-        code(r#"{"version":2,"command":["status"]}"#),
-        Code::UnsupportedVersion
-    );
+    for (line, want) in [
+        ("{", Code::BadJson),
+        ("\u{fffd}", Code::BadJson),
+        ("[1]", Code::BadRequest),
+        (r#"{"id":1}"#, Code::BadRequest),
+        (r#"{"id":1,"command":[]}"#, Code::BadRequest),
+        (r#"{"id":[1],"command":["status"]}"#, Code::BadRequest),
+        (r#"{"id":1,"command":["dance"]}"#, Code::UnknownCommand),
+        (r#"{"id":1,"command":["status", 1]}"#, Code::BadArgument),
+        (r#"{"id":1,"command":["seek","soon"]}"#, Code::BadArgument),
+        (r#"{"id":1,"command":["seek","1:75"]}"#, Code::BadArgument),
+        (r#"{"id":1,"command":["speed",9]}"#, Code::BadArgument),
+        (r#"{"id":1,"command":["sleep",0]}"#, Code::BadArgument),
+        (
+            r#"{"id":1,"command":["play",null,"c1"]}"#,
+            Code::BadArgument,
+        ),
+        (
+            r#"{"version":2,"command":["status"]}"#,
+            Code::UnsupportedVersion,
+        ),
+    ] {
+        assert_eq!(code(line), want, "{line}");
+    }
     let long = format!(r#"{{"command":["bookmark","{}"]}}"#, "a".repeat(MAX_LINE));
     assert_eq!(code(&long), Code::TooLong);
     // The id is echoed whenever it was read.

@@ -64,7 +64,7 @@ pub struct ChapterNow {
 }
 
 /// The sleep timer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SleepNow {
     /// timed, chapters, fading, stopped.
@@ -110,30 +110,26 @@ pub fn link_name(l: &Link) -> &'static str {
 }
 
 pub fn sleep_now(t: &SleepTimer, now: i64) -> SleepNow {
-    let mut s = SleepNow {
-        kind: String::new(),
-        left_sec: None,
-        counting: None,
-        chapters: None,
-        at: None,
+    let kind = |kind: &str| SleepNow {
+        kind: kind.into(),
+        ..SleepNow::default()
     };
     match *t {
-        SleepTimer::Timed { since, .. } => {
-            s.kind = "timed".into();
-            s.left_sec = t.left_ms(now).map(|ms| ms as f64 / 1000.0);
-            s.counting = Some(since.is_some());
-        }
-        SleepTimer::Chapters { left } => {
-            s.kind = "chapters".into();
-            s.chapters = Some(left);
-        }
-        SleepTimer::Fading { .. } => s.kind = "fading".into(),
-        SleepTimer::Stopped { at } => {
-            s.kind = "stopped".into();
-            s.at = Some(at);
-        }
+        SleepTimer::Timed { since, .. } => SleepNow {
+            left_sec: t.left_ms(now).map(|ms| ms as f64 / 1000.0),
+            counting: Some(since.is_some()),
+            ..kind("timed")
+        },
+        SleepTimer::Chapters { left } => SleepNow {
+            chapters: Some(left),
+            ..kind("chapters")
+        },
+        SleepTimer::Fading { .. } => kind("fading"),
+        SleepTimer::Stopped { at } => SleepNow {
+            at: Some(at),
+            ..kind("stopped")
+        },
     }
-    s
 }
 
 fn round(x: f64) -> f64 {

@@ -1,21 +1,8 @@
 use super::*;
 use crate::domain::session::{Landing, LengthFrom, PlayState};
-use crate::domain::{Book, BookId, ChapterId, Manifest, ManifestItem, StopReason};
+use crate::domain::{Book, BookId, ChapterId, Manifest, StopReason};
+use crate::offline::fixture::item;
 use std::sync::Arc;
-
-fn item(id: &str, secs: f64) -> ManifestItem {
-    ManifestItem {
-        chapter_id: ChapterId::new(id),
-        title: format!("Part {id}"),
-        duration: Some(secs),
-        duration_source: Default::default(),
-        url: None,
-        mime_type: None,
-        size_bytes: None,
-        start: 0.0,
-        end: None,
-    }
-}
 
 fn playing(chapter: &str, position: f64) -> Snapshot {
     let book = Book {
@@ -26,7 +13,10 @@ fn playing(chapter: &str, position: f64) -> Snapshot {
     };
     let manifest = Manifest {
         book_id: BookId::new("b1"),
-        items: vec![item("c1", 1300.0), item("c2", 200.0)],
+        items: vec![
+            item("c1", "Part c1", Some(1300.0)),
+            item("c2", "Part c2", Some(200.0)),
+        ],
     };
     Snapshot {
         listening: Some(Listening {
@@ -99,36 +89,29 @@ fn nothing_playing_is_state_none_with_no_book() {
 #[test]
 fn a_watcher_hears_each_change_once_and_the_place_by_the_second() {
     let mut w = Watched::default();
-    let kinds = |v: Vec<Value>| -> Vec<String> {
+    // The kinds of event a watcher hears of `snap` at `now`.
+    let mut hear = |snap: &Snapshot, now: i64| -> Vec<String> {
+        let v = w.changes(&status(snap, "p", now));
         v.iter()
             .map(|e| e["event"].as_str().unwrap().to_owned())
             .collect()
     };
-    let first = w.changes(&status(&playing("c1", 10.0), "p", 0));
-    assert_eq!(kinds(first), ["chapter", "state", "place", "sleep", "link"]);
-    assert!(w.changes(&status(&playing("c1", 10.4), "p", 0)).is_empty());
-    assert_eq!(
-        kinds(w.changes(&status(&playing("c1", 11.0), "p", 0))),
-        ["place"]
-    );
+    let first = hear(&playing("c1", 10.0), 0);
+    assert_eq!(first, ["chapter", "state", "place", "sleep", "link"]);
+    assert!(hear(&playing("c1", 10.4), 0).is_empty());
+    assert_eq!(hear(&playing("c1", 11.0), 0), ["place"]);
     let mut paused = playing("c1", 11.2);
     paused.listening.as_mut().unwrap().state = PlayState::Paused;
-    assert_eq!(
-        kinds(w.changes(&status(&paused, "p", 0))),
-        ["state", "place"]
-    );
-    assert_eq!(
-        kinds(w.changes(&status(&playing("c2", 0.0), "p", 0))),
-        ["chapter", "state", "place"]
-    );
+    assert_eq!(hear(&paused, 0), ["state", "place"]);
+    assert_eq!(hear(&playing("c2", 0.0), 0), ["chapter", "state", "place"]);
     // A timed timer running down is no news; set, or held, it is.
     let mut timed = playing("c2", 0.2);
     timed.sleep = Some(SleepTimer::Timed {
         left_ms: 60_000,
         since: Some(0),
     });
-    assert_eq!(kinds(w.changes(&status(&timed, "p", 0))), ["sleep"]);
-    assert!(w.changes(&status(&timed, "p", 5_000)).is_empty());
+    assert_eq!(hear(&timed, 0), ["sleep"]);
+    assert!(hear(&timed, 5_000).is_empty());
     timed.link = Link::Offline;
-    assert_eq!(kinds(w.changes(&status(&timed, "p", 6_000))), ["link"]);
+    assert_eq!(hear(&timed, 6_000), ["link"]);
 }

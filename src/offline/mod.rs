@@ -17,6 +17,8 @@
 //! sync's front door like any other.
 
 pub mod fetch;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod plan;
 pub mod store;
 
@@ -74,7 +76,7 @@ pub fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{BookId, ChapterId, ManifestItem};
+    use crate::domain::{BookId, ChapterId};
     use store::FileEntry;
 
     fn manifest(ids: &[&str]) -> Manifest {
@@ -82,17 +84,7 @@ mod tests {
             book_id: BookId::new("b"),
             items: ids
                 .iter()
-                .map(|id| ManifestItem {
-                    chapter_id: ChapterId::new(*id),
-                    title: id.to_string(),
-                    duration: Some(10.0),
-                    duration_source: Default::default(),
-                    url: None,
-                    mime_type: None,
-                    size_bytes: None,
-                    start: 0.0,
-                    end: None,
-                })
+                .map(|id| fixture::item(*id, *id, Some(10.0)))
                 .collect(),
         }
     }

@@ -129,15 +129,8 @@ mod tests {
     #[test]
     fn embedded_chapters_share_one_file_in_server_order() {
         let item = |id: &str, url: &str| ManifestItem {
-            chapter_id: ChapterId::new(id),
-            title: id.into(),
-            duration: None,
-            duration_source: Default::default(),
             url: Some(url.into()),
-            mime_type: None,
-            size_bytes: None,
-            start: 0.0,
-            end: None,
+            ..crate::offline::fixture::item(id, id, None)
         };
         let m = Manifest {
             book_id: BookId::new("b"),

@@ -32,14 +32,8 @@ use std::path::{Path, PathBuf};
 pub use crate::domain::Account as Scope;
 
 /// A scope's directory name.
-trait Key {
-    fn key(&self) -> String;
-}
-
-impl Key for Scope {
-    fn key(&self) -> String {
-        short_hash(&format!("{}\n{}", self.server_id.as_str(), self.user_id))
-    }
+fn key(scope: &Scope) -> String {
+    short_hash(&format!("{}\n{}", scope.server_id.as_str(), scope.user_id))
 }
 
 fn short_hash(s: &str) -> String {
@@ -177,7 +171,7 @@ impl Store {
     }
 
     pub fn book_dir(&self, scope: &Scope, book: &BookId) -> PathBuf {
-        self.root.join(scope.key()).join(short_hash(book.as_str()))
+        self.root.join(key(scope)).join(short_hash(book.as_str()))
     }
 
     /// Moves the books of `scope`'s directories from before addresses
@@ -187,7 +181,7 @@ impl Store {
         let Ok(entries) = std::fs::read_dir(&self.root) else {
             return;
         };
-        let key = scope.key();
+        let key = key(scope);
         for old in entries.flatten().map(|e| e.path()) {
             if old.file_name().is_some_and(|n| n == key.as_str()) || !old.is_dir() {
                 continue;
@@ -205,7 +199,7 @@ impl Store {
     }
 
     fn move_books(&self, old: &Path, scope: &Scope) -> Result<(), StoreError> {
-        let new = self.root.join(scope.key());
+        let new = self.root.join(key(scope));
         self.prepare_scope(scope)?;
         for book in std::fs::read_dir(old).map_err(io(old))?.flatten() {
             let to = new.join(book.file_name());
@@ -225,7 +219,7 @@ impl Store {
 
     /// The scope's directory and its scope file.
     fn prepare_scope(&self, scope: &Scope) -> Result<(), StoreError> {
-        let dir = self.root.join(scope.key());
+        let dir = self.root.join(key(scope));
         std::fs::create_dir_all(&dir).map_err(|e| DiskError::new(&dir, e))?;
         let scope_file = dir.join("scope.json");
         if !scope_file.exists() {
@@ -273,7 +267,7 @@ impl Store {
     /// Every download of `scope`, by title.
     pub fn list(&self, scope: &Scope) -> Result<Vec<Download>, StoreError> {
         self.adopt_older(scope);
-        let dir = self.root.join(scope.key());
+        let dir = self.root.join(key(scope));
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -420,16 +414,12 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ServerId, UserId};
 
     #[test]
     fn downloads_kept_per_address_move_under_the_server_and_account() {
         let data = tempfile::tempdir().unwrap();
         let store = Store::new(data.path());
-        let scope = Scope {
-            server_id: ServerId::new("s"),
-            user_id: UserId::from(1),
-        };
+        let scope = crate::offline::fixture::account("s", 1);
         // Two directories from before addresses (home and away), and one of
         // another server.
         let older = |name: &str, server: &str, id: &str, books: &[&str]| {
@@ -461,42 +451,22 @@ mod tests {
             .collect();
         // One copy of b2 moved; the other stays where it was (never lost).
         assert_eq!(left.len(), 3, "{left:?}");
-        assert!(left.contains(&"other".to_owned()) && left.contains(&scope.key()));
+        assert!(left.contains(&"other".to_owned()) && left.contains(&key(&scope)));
     }
 
     #[test]
     fn only_every_file_at_its_announced_length_is_complete() {
         use DownloadState::*;
+        let partial = |have, want| Partial { have, want };
         assert_eq!(state_of(&[(Some(10), Some(10), None)]), Complete);
         assert_eq!(
             state_of(&[(Some(10), Some(10), None), (Some(5), None, Some(3))]),
-            Partial {
-                have: 13,
-                want: Some(15)
-            }
+            partial(13, Some(15))
         );
         // A complete file of the wrong length is not complete.
-        assert_eq!(
-            state_of(&[(Some(10), Some(9), None)]),
-            Partial {
-                have: 0,
-                want: Some(10)
-            }
-        );
+        assert_eq!(state_of(&[(Some(10), Some(9), None)]), partial(0, Some(10)));
         // Never asked: the length is unknown, so it cannot be complete.
-        assert_eq!(
-            state_of(&[(None, Some(9), None)]),
-            Partial {
-                have: 0,
-                want: None
-            }
-        );
-        assert_eq!(
-            state_of(&[]),
-            Partial {
-                have: 0,
-                want: Some(0)
-            }
-        );
+        assert_eq!(state_of(&[(None, Some(9), None)]), partial(0, None));
+        assert_eq!(state_of(&[]), partial(0, Some(0)));
     }
 }

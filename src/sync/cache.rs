@@ -46,11 +46,11 @@ fn migrate(books: BTreeMap<String, CachedBook>) -> BTreeMap<String, CachedBook> 
             Some((address, rest)) if address.starts_with("http") => rest.to_owned(),
             _ => k,
         };
-        match out.get(&k) {
-            Some(have) if have.updated_at >= b.updated_at => {}
-            _ => {
-                out.insert(k, b);
-            }
+        if out
+            .get(&k)
+            .is_none_or(|have| have.updated_at < b.updated_at)
+        {
+            out.insert(k, b);
         }
     }
     out
@@ -155,12 +155,9 @@ impl Cache {
     /// Writes the cache if it changed, atomically; a failure leaves the
     /// old file and keeps the change for the next save.
     pub fn save(&mut self) -> Result<(), DiskError> {
-        let Some(path) = &self.path else {
+        let (Some(path), true) = (&self.path, self.dirty) else {
             return Ok(());
         };
-        if !self.dirty {
-            return Ok(());
-        }
         let bytes = serde_json::to_vec(&self.books).expect("the cache serializes");
         write_atomic(path, &bytes)?;
         self.dirty = false;
@@ -171,7 +168,6 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ServerId, UserId};
 
     #[test]
     fn a_place_kept_under_an_address_is_read_for_the_server_and_account() {
@@ -183,10 +179,7 @@ mod tests {
             "https://vpn.example/nas/api/v1|s|1|b1": place(20.0, 2),
         });
         std::fs::write(&path, old.to_string()).unwrap();
-        let scope = Scope {
-            server_id: ServerId::new("s"),
-            user_id: UserId::from(1),
-        };
+        let scope = crate::offline::fixture::account("s", 1);
         let p = Cache::load(&path)
             .progress(&scope, &BookId::new("b1"))
             .unwrap();

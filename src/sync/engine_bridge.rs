@@ -256,27 +256,35 @@ mod tests {
         }
     }
 
+    impl EngineBridge {
+        fn heard(&mut self, id: u64, ch: &str, pos: f64, landed: bool, s: PlayState) -> Vec<Event> {
+            self.events(&state(id, ch, pos, landed, s))
+        }
+    }
+
+    fn act(p: u64, action: Action) -> Event {
+        Event::Action {
+            playback: PlaybackId(p),
+            action,
+        }
+    }
+
+    fn moved(p: u64, ch: &str, pos: f64) -> Vec<Event> {
+        vec![Event::EnginePosition {
+            playback: PlaybackId(p),
+            spot: Spot::new(ch, pos),
+            landed: false,
+        }]
+    }
+
     #[test]
     fn states_of_an_earlier_load_are_dropped() {
         let mut b = EngineBridge::new();
-        assert!(
-            b.events(&state(1, "a", 5.0, true, PlayState::Playing))
-                .is_empty()
-        );
+        assert!(b.heard(1, "a", 5.0, true, PlayState::Playing).is_empty());
         b.loading_as(PlaybackId(7), LoadId(2));
-        assert!(
-            b.events(&state(1, "a", 6.0, true, PlayState::Playing))
-                .is_empty()
-        );
-        let e = b.events(&state(2, "b", 30.0, false, PlayState::Buffering));
-        assert_eq!(
-            e,
-            vec![Event::EnginePosition {
-                playback: PlaybackId(7),
-                spot: Spot::new("b", 30.0),
-                landed: false
-            }]
-        );
+        assert!(b.heard(1, "a", 6.0, true, PlayState::Playing).is_empty());
+        let e = b.heard(2, "b", 30.0, false, PlayState::Buffering);
+        assert_eq!(e, moved(7, "b", 30.0));
     }
 
     #[test]
@@ -285,37 +293,24 @@ mod tests {
         // id 1 when B's load (id 3) is sent: states of 2 are A's.
         let mut b = EngineBridge::new();
         b.loading_as(PlaybackId(8), LoadId(3));
-        assert!(
-            b.events(&state(2, "a", 40.0, true, PlayState::Playing))
-                .is_empty()
-        );
-        let e = b.events(&state(3, "b", 7.0, false, PlayState::Buffering));
-        assert_eq!(
-            e,
-            vec![Event::EnginePosition {
-                playback: PlaybackId(8),
-                spot: Spot::new("b", 7.0),
-                landed: false
-            }]
-        );
+        assert!(b.heard(2, "a", 40.0, true, PlayState::Playing).is_empty());
+        let e = b.heard(3, "b", 7.0, false, PlayState::Buffering);
+        assert_eq!(e, moved(8, "b", 7.0));
     }
 
     #[test]
     fn a_second_seek_before_the_first_landed_is_a_seek_too() {
         let mut b = EngineBridge::new();
         b.loading_as(PlaybackId(1), LoadId(1));
-        b.events(&state(1, "a", 30.0, true, PlayState::Paused));
-        let seek = |to: f64| Event::Action {
-            playback: PlaybackId(1),
-            action: Action::Seek(Spot::new("a", to)),
-        };
+        b.heard(1, "a", 30.0, true, PlayState::Paused);
+        let seek = |to: f64| act(1, Action::Seek(Spot::new("a", to)));
         // Paused and offline: the engine publishes each target, never lands.
         assert!(
-            b.events(&state(1, "a", 20.0, false, PlayState::Paused))
+            b.heard(1, "a", 20.0, false, PlayState::Paused)
                 .contains(&seek(20.0))
         );
         assert!(
-            b.events(&state(1, "a", 10.0, false, PlayState::Paused))
+            b.heard(1, "a", 10.0, false, PlayState::Paused)
                 .contains(&seek(10.0))
         );
         // The same target again is no new seek.
@@ -323,9 +318,9 @@ mod tests {
         again.version += 1;
         assert!(!b.events(&again).contains(&seek(10.0)));
         // Landed at once, its target never seen: a paused move is a seek.
-        b.events(&state(1, "a", 10.0, true, PlayState::Paused));
+        b.heard(1, "a", 10.0, true, PlayState::Paused);
         assert!(
-            b.events(&state(1, "a", 40.0, true, PlayState::Paused))
+            b.heard(1, "a", 40.0, true, PlayState::Paused)
                 .contains(&seek(40.0))
         );
     }
@@ -359,8 +354,8 @@ mod tests {
     fn landing_seek_chapter_change_and_status_become_events() {
         let mut b = EngineBridge::new();
         b.loading_as(PlaybackId(1), LoadId(1));
-        b.events(&state(1, "a", 30.0, false, PlayState::Buffering));
-        let e = b.events(&state(1, "a", 30.0, true, PlayState::Playing));
+        b.heard(1, "a", 30.0, false, PlayState::Buffering);
+        let e = b.heard(1, "a", 30.0, true, PlayState::Playing);
         assert_eq!(
             e,
             vec![
@@ -368,33 +363,15 @@ mod tests {
                     playback: PlaybackId(1),
                     spot: Spot::new("a", 30.0)
                 },
-                Event::Action {
-                    playback: PlaybackId(1),
-                    action: Action::Play
-                }
+                act(1, Action::Play)
             ]
         );
-        let e = b.events(&state(1, "a", 90.0, false, PlayState::Playing));
-        assert_eq!(
-            e[0],
-            Event::Action {
-                playback: PlaybackId(1),
-                action: Action::Seek(Spot::new("a", 90.0))
-            }
-        );
-        b.events(&state(1, "a", 90.0, true, PlayState::Playing));
-        let e = b.events(&state(1, "b", 0.0, true, PlayState::Playing));
-        assert_eq!(
-            e[0],
-            Event::Action {
-                playback: PlaybackId(1),
-                action: Action::ChapterChange(Spot::new("b", 0.0))
-            }
-        );
-        let e = b.events(&state(1, "b", 1.0, true, PlayState::Paused));
-        assert!(e.contains(&Event::Action {
-            playback: PlaybackId(1),
-            action: Action::Pause
-        }));
+        let e = b.heard(1, "a", 90.0, false, PlayState::Playing);
+        assert_eq!(e[0], act(1, Action::Seek(Spot::new("a", 90.0))));
+        b.heard(1, "a", 90.0, true, PlayState::Playing);
+        let e = b.heard(1, "b", 0.0, true, PlayState::Playing);
+        assert_eq!(e[0], act(1, Action::ChapterChange(Spot::new("b", 0.0))));
+        let e = b.heard(1, "b", 1.0, true, PlayState::Paused);
+        assert!(e.contains(&act(1, Action::Pause)));
     }
 }

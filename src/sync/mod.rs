@@ -36,6 +36,6 @@ mod worker;
 pub use listening::{day_name, local_clock, local_day};
 pub use records::{Change, ChangeScope, Pending, PendingChange, Records, Refusals};
 pub use session::{
-    Choice, EngineAsk, EngineLink, Heard, Link, LoadId, Notices, Playing, QuitSummary, Shown,
-    Source, Spot, StartAt, SyncConfig, SyncNews, SyncSession, SyncStatus,
+    Choice, EngineAsk, EngineLink, Heard, JournalOp, Link, LoadId, Notices, Playing, QuitSummary,
+    Shown, Source, Spot, StartAt, SyncConfig, SyncNews, SyncSession, SyncStatus,
 };

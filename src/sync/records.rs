@@ -3,7 +3,7 @@
 //! history (`earmark history`) and the listening statistics (`earmark
 //! stats`) without a worker and without taking the journal's lock, so a
 //! running player is not disturbed. Every change to the journal goes
-//! through [`super::SyncSession`] (`push_held`, `discard_*`, …).
+//! through [`super::SyncSession`] (`journal`).
 //!
 //! What it hands out are public types designed for the CLI's text and
 //! JSON ([`Pending`], [`PendingChange`]), never the journal's own records.
@@ -228,16 +228,12 @@ impl Records {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ServerId, UserId};
-    use crate::sync::outbox::{QueuedProgress, QueuedSettings, Rejection, Scope};
+    use crate::sync::outbox::{QueuedProgress, QueuedSettings, Rejection};
 
     fn entry(op: Op, rejected: Option<Rejection>) -> Entry {
         Entry {
             seq: 7,
-            scope: Scope {
-                server_id: ServerId::new("srv_1"),
-                user_id: UserId::from(3),
-            },
+            scope: crate::offline::fixture::account("srv_1", 3),
             book: BookId::new("b1"),
             op,
             queued_at: 1_700_000_000_000,

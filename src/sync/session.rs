@@ -250,8 +250,8 @@ pub(super) enum Command {
 
 /// `earmark sync push | retry | discard` and the player's retry and
 /// discard of refused changes.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum JournalOp {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalOp {
     /// Held entries move to the current scope and are sent.
     PushHeld,
     DiscardHeld,
@@ -308,7 +308,8 @@ impl SyncSession {
         rx.await.ok()
     }
 
-    async fn journal(&self, op: JournalOp) -> usize {
+    /// Changes the journal; returns how many changes it moved or dropped.
+    pub async fn journal(&self, op: JournalOp) -> usize {
         let n = self.ask(|reply| Command::Journal { op, reply }).await;
         n.unwrap_or(0)
     }
@@ -440,31 +441,6 @@ impl SyncSession {
     /// A receiver that wakes when the status changes.
     pub fn watch(&self) -> watch::Receiver<SyncStatus> {
         self.status.clone()
-    }
-
-    /// Moves held entries to the current scope and sends them.
-    pub async fn push_held(&self) -> usize {
-        self.journal(JournalOp::PushHeld).await
-    }
-
-    /// Sends the refused (set aside) entries again; returns how many.
-    pub async fn retry_refused(&self) -> usize {
-        self.journal(JournalOp::RetryRefused).await
-    }
-
-    /// Drops the refused (set aside) entries; returns how many.
-    pub async fn discard_refused(&self) -> usize {
-        self.journal(JournalOp::DiscardRefused).await
-    }
-
-    /// Drops held entries.
-    pub async fn discard_held(&self) -> usize {
-        self.journal(JournalOp::DiscardHeld).await
-    }
-
-    /// Drops every queued change, of any scope; returns how many.
-    pub async fn discard_all(&self) -> usize {
-        self.journal(JournalOp::DiscardAll).await
     }
 
     /// Waits until every command sent before was handled (and what it

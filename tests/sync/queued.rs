@@ -6,7 +6,7 @@ use crate::support::*;
 use earmark::domain::session::{Event, Said};
 use earmark::domain::{ChapterId, Manifest};
 use earmark::player::Command as EngineCommand;
-use earmark::sync::Link;
+use earmark::sync::{JournalOp, Link};
 use std::time::Duration;
 
 fn ch(m: &Manifest, i: usize) -> ChapterId {
@@ -215,7 +215,7 @@ async fn a_refused_write_backs_off_then_is_set_aside_until_retried() {
         "the refusals are journaled"
     );
     env.proxy.set_mode(Mode::Forward);
-    assert_eq!(p.sync.retry_refused().await, 1);
+    assert_eq!(p.sync.journal(JournalOp::RetryRefused).await, 1);
     p.until("sent", |s| s.queued == 0 && s.refused == 0).await;
     let favs = env.direct().await.favorites().await.unwrap();
     assert!(favs.iter().any(|b| b.id == book));

@@ -5,7 +5,7 @@ use earmark::domain::session::{Event, Said};
 use earmark::domain::{BookId, ChapterId, Manifest, now_millis};
 use earmark::domain::{Stop, StopReason};
 use earmark::server::LicenseSetting;
-use earmark::sync::{Link, Source, Spot};
+use earmark::sync::{JournalOp, Link, Source, Spot};
 use std::time::Duration;
 
 fn ch(m: &Manifest, i: usize) -> ChapterId {
@@ -361,7 +361,7 @@ async fn s4_rebuilt_server_holds_old_writes_until_pushed() {
     // `earmark sync push`: the user sends them to the new instance. The
     // rebuilt library has new book ids, so the server answers 404 and the
     // entry is dropped with a notice.
-    assert_eq!(p.sync.push_held().await, 1);
+    assert_eq!(p.sync.journal(JournalOp::PushHeld).await, 1);
     let n = p
         .notice(|n| matches!(n, Event::Said(Said::Dropped { .. })))
         .await;

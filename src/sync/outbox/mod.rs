@@ -358,8 +358,6 @@ fn apply_to(live: &mut BTreeMap<(Scope, BookId, Slot), Entry>, r: Record) {
 }
 
 #[cfg(test)]
-use crate::domain::{ServerId, UserId};
-#[cfg(test)]
 use crate::durable::HEADER;
 
 #[cfg(test)]

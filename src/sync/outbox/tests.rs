@@ -2,10 +2,7 @@ use super::*;
 use crate::domain::ChapterId;
 
 fn scope(server: &str) -> Scope {
-    Scope {
-        server_id: ServerId::new(server),
-        user_id: UserId::from(1),
-    }
+    crate::offline::fixture::account(server, 1)
 }
 
 fn write(pos: f64, at: EpochMillis) -> Op {
@@ -22,10 +19,30 @@ fn book(b: &str) -> BookId {
     BookId::new(b)
 }
 
+/// A journal's path in a fresh directory (kept while the guard lives).
+fn journal() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j");
+    (dir, path)
+}
+
+/// Books a, b and c queued (at 10, 20 and 30 s), the journal closed; the
+/// length of the file after each record.
+fn three_books(path: &std::path::Path) -> Vec<usize> {
+    let mut o = Outbox::open(path).unwrap();
+    let mut ends = Vec::new();
+    for (i, b) in ["a", "b", "c"].into_iter().enumerate() {
+        let n = i as i64 + 1;
+        o.push(scope("s"), book(b), write(10.0 * n as f64, n), n)
+            .unwrap();
+        ends.push(std::fs::metadata(path).unwrap().len() as usize);
+    }
+    ends
+}
+
 #[test]
 fn push_coalesces_per_scope_book_and_slot() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("outbox.journal");
+    let (_dir, path) = journal();
     let mut o = Outbox::open(&path).unwrap();
     o.push(scope("s1"), book("a"), write(1.0, 1), 1).unwrap();
     o.push(scope("s1"), book("a"), write(2.0, 2), 2).unwrap();
@@ -60,8 +77,7 @@ fn push_coalesces_per_scope_book_and_slot() {
 
 #[test]
 fn complete_removes_only_that_entry_not_a_newer_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     let mut o = Outbox::open(&path).unwrap();
     let s1 = o.push(scope("s"), book("a"), write(1.0, 1), 1).unwrap();
     // A newer write arrives while the first is in flight.
@@ -76,8 +92,7 @@ fn complete_removes_only_that_entry_not_a_newer_one() {
 
 #[test]
 fn sequence_numbers_keep_increasing_across_restarts() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     let mut o = Outbox::open(&path).unwrap();
     let s = o.push(scope("s"), book("a"), write(1.0, 1), 1).unwrap();
     o.complete(s).unwrap();
@@ -89,8 +104,7 @@ fn sequence_numbers_keep_increasing_across_restarts() {
 
 #[test]
 fn a_second_opener_is_refused_while_locked() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     let _o = Outbox::open(&path).unwrap();
     assert!(matches!(Outbox::open(&path), Err(OutboxError::Locked(_))));
     // Reading without the lock still works.
@@ -99,14 +113,8 @@ fn a_second_opener_is_refused_while_locked() {
 
 #[test]
 fn truncation_at_every_byte_of_the_last_record_keeps_the_whole_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    let mut o = Outbox::open(&path).unwrap();
-    o.push(scope("s"), book("a"), write(10.0, 1), 1).unwrap();
-    o.push(scope("s"), book("b"), write(20.0, 2), 2).unwrap();
-    let before_last = std::fs::metadata(&path).unwrap().len();
-    o.push(scope("s"), book("c"), write(30.0, 3), 3).unwrap();
-    drop(o);
+    let (_dir, path) = journal();
+    let before_last = three_books(&path)[1] as u64;
     let full = std::fs::read(&path).unwrap();
     for cut in before_last..full.len() as u64 {
         std::fs::write(&path, &full[..cut as usize]).unwrap();
@@ -126,14 +134,8 @@ fn truncation_at_every_byte_of_the_last_record_keeps_the_whole_ones() {
 
 #[test]
 fn a_corrupt_middle_record_is_skipped_and_counted() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    let mut o = Outbox::open(&path).unwrap();
-    o.push(scope("s"), book("a"), write(10.0, 1), 1).unwrap();
-    let a_end = std::fs::metadata(&path).unwrap().len() as usize;
-    o.push(scope("s"), book("b"), write(20.0, 2), 2).unwrap();
-    o.push(scope("s"), book("c"), write(30.0, 3), 3).unwrap();
-    drop(o);
+    let (_dir, path) = journal();
+    let a_end = three_books(&path)[0];
     let mut bytes = std::fs::read(&path).unwrap();
     // Flip a byte in b's payload, then separately a length of c... first b.
     bytes[a_end + HEADER + 5] ^= 0xff;
@@ -151,14 +153,8 @@ fn a_corrupt_middle_record_is_skipped_and_counted() {
 
 #[test]
 fn a_damaged_length_field_resyncs_at_the_next_record() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    let mut o = Outbox::open(&path).unwrap();
-    o.push(scope("s"), book("a"), write(10.0, 1), 1).unwrap();
-    let a_end = std::fs::metadata(&path).unwrap().len() as usize;
-    o.push(scope("s"), book("b"), write(20.0, 2), 2).unwrap();
-    o.push(scope("s"), book("c"), write(30.0, 3), 3).unwrap();
-    drop(o);
+    let (_dir, path) = journal();
+    let a_end = three_books(&path)[0];
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[a_end + 6] = 0x7f; // b's length now points far past the end
     std::fs::write(&path, &bytes).unwrap();
@@ -170,8 +166,7 @@ fn a_damaged_length_field_resyncs_at_the_next_record() {
 
 #[test]
 fn garbage_file_is_not_fatal() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     std::fs::write(&path, b"<html>502 Bad Gateway</html> not a journal").unwrap();
     let mut o = Outbox::open(&path).unwrap();
     assert!(o.is_empty());
@@ -182,8 +177,7 @@ fn garbage_file_is_not_fatal() {
 
 #[test]
 fn compaction_bounds_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     let mut o = Outbox::open(&path).unwrap();
     for i in 0..600 {
         let s = o
@@ -203,8 +197,7 @@ fn compaction_bounds_the_file() {
 
 #[test]
 fn adopt_moves_held_entries_to_the_new_scope() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     let mut o = Outbox::open(&path).unwrap();
     o.push(scope("old"), book("a"), write(1.0, 1), 1).unwrap();
     o.push(scope("old"), book("b"), write(2.0, 2), 2).unwrap();
@@ -223,8 +216,7 @@ fn adopt_moves_held_entries_to_the_new_scope() {
 
 #[test]
 fn every_op_round_trips() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     let ops = vec![
         write(1.5, 1),
         Op::ProgressDelete,
@@ -259,8 +251,7 @@ fn every_op_round_trips() {
 
 #[test]
 fn a_journal_that_named_addresses_is_one_queue_per_server_and_account() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
+    let (_dir, path) = journal();
     // Records from before addresses: each names the address it was queued for.
     let put = |seq: u64, base: &str, pos: f64| {
         let record = serde_json::json!({"put": {

@@ -81,18 +81,12 @@ impl Reconciler {
                 let target = start_of(&cur.manifest);
                 cur.finished = false;
                 cur.known = Some(target.clone());
-                cur.phase = Phase::Landing {
-                    target: target.clone(),
-                };
+                let load = cur.land(target.clone());
                 cur.position = None;
                 cur.reset_pending = false;
-                let playback = cur.playback;
-                let write = self.stamp(target.clone(), false, true, now);
+                let write = self.stamp(target, false, true, now);
                 out.push(Decision::Report(write));
-                out.push(Decision::LoadAt {
-                    playback,
-                    spot: target,
-                });
+                out.push(load);
             }
             Intent::MarkFinished | Intent::MarkUnfinished => {
                 let finished = intent == Intent::MarkFinished;

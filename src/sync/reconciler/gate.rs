@@ -74,10 +74,7 @@ impl Current {
     }
 
     fn far(&self, a: &Spot, b: &Spot) -> bool {
-        match distance(&self.manifest, a, b) {
-            Some(d) => d > SAME_PLACE_SECS,
-            None => a.chapter != b.chapter,
-        }
+        self.apart(a, b, SAME_PLACE_SECS)
     }
 
     /// This device's place, shown as not confirmed by the server.
@@ -159,10 +156,14 @@ impl Reconciler {
         cur.waiting.seek = Some(target);
     }
 
-    /// The server could not be read (offline, a failure): what waited goes
-    /// on from this device's place, marked unconfirmed.
+    /// The server's place could not be read (offline, a failure, an
+    /// unreadable answer): a restore loads without it; else what waited
+    /// goes on from this device's place, marked unconfirmed.
     pub(super) fn unanswered(&mut self, now: EpochMillis, out: &mut Vec<Decision>) {
         let cur = self.current.as_mut().expect("owned");
+        if cur.phase == Phase::Restoring {
+            return out.push(cur.load_without_server());
+        }
         cur.checked_at = None;
         if cur.waiting.is_empty() {
             return;
@@ -221,12 +222,8 @@ impl Reconciler {
         let playback = cur.playback;
         if headless {
             // `earmark play` follows the server.
-            cur.phase = Phase::Landing { target: s.clone() };
+            out.push(cur.land(s.clone()));
             cur.position = None;
-            out.push(Decision::LoadAt {
-                playback,
-                spot: s.clone(),
-            });
             out.push(Decision::Followed {
                 book: cur.book.clone(),
                 spot: s,
@@ -240,16 +237,8 @@ impl Reconciler {
         if cur.playing {
             out.push(Decision::Pause { playback });
         }
-        out.push(Decision::Choose {
-            book: cur.book.clone(),
-            server: s.clone(),
-            local: here.clone(),
-        });
-        cur.phase = Phase::Choosing {
-            server: s,
-            local: here,
-            resume: waiting.resume || cur.playing,
-        };
+        let resume = waiting.resume || cur.playing;
+        out.push(cur.ask(s, here, resume));
     }
 
     /// The server answered one of this playback's writes.
@@ -291,13 +280,9 @@ impl Reconciler {
             return;
         }
         // The server kept a newer place (another device's): follow it.
-        cur.phase = Phase::Landing { target: s.clone() };
+        out.push(cur.land(s.clone()));
         cur.position = None;
         cur.waiting.seek = None;
-        out.push(Decision::LoadAt {
-            playback: cur.playback,
-            spot: s.clone(),
-        });
         out.push(Decision::Followed {
             book: cur.book.clone(),
             spot: s,

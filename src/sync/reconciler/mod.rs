@@ -97,12 +97,39 @@ impl Current {
             .known
             .clone()
             .unwrap_or_else(|| start_of(&self.manifest));
+        self.land(target)
+    }
+
+    /// The engine goes to `target`; nothing reports before it lands.
+    fn land(&mut self, target: Spot) -> Decision {
         self.phase = Phase::Landing {
             target: target.clone(),
         };
         Decision::LoadAt {
             playback: self.playback,
             spot: target,
+        }
+    }
+
+    /// The listener is asked which place wins; `resume`: play on after.
+    fn ask(&mut self, server: Spot, local: Spot, resume: bool) -> Decision {
+        self.phase = Phase::Choosing {
+            server: server.clone(),
+            local: local.clone(),
+            resume,
+        };
+        Decision::Choose {
+            book: self.book.clone(),
+            server,
+            local,
+        }
+    }
+
+    /// Further apart than `limit` seconds (another chapter, when unknown).
+    fn apart(&self, a: &Spot, b: &Spot, limit: f64) -> bool {
+        match distance(&self.manifest, a, b) {
+            Some(d) => d > limit,
+            None => a.chapter != b.chapter,
         }
     }
 
@@ -222,29 +249,17 @@ impl Reconciler {
                 }
             }
             Event::ServerUnreadable { playback } => {
-                if let Some(cur) = self.owned(playback) {
-                    let restoring = cur.phase == Phase::Restoring;
-                    let cur = self.current.as_mut().expect("owned");
+                if let Some(cur) = self.current.as_mut().filter(|c| c.playback == playback) {
                     cur.server_unreadable = true;
                     // It answered: asking again gives the same shape.
                     cur.server_checked = true;
-                    if restoring {
-                        out.push(cur.load_without_server());
-                    } else {
-                        // Its place is unknown: what waited goes on.
-                        self.unanswered(now, &mut out);
-                    }
+                    self.unanswered(now, &mut out);
                 }
             }
             Event::ServerFetchFailed { playback } => {
-                if let Some(restoring) = self.owned(playback).map(|c| c.phase == Phase::Restoring) {
+                if self.owned(playback).is_some() {
                     self.online = false;
-                    if restoring {
-                        let cur = self.current.as_mut().expect("owned");
-                        out.push(cur.load_without_server());
-                    } else {
-                        self.unanswered(now, &mut out);
-                    }
+                    self.unanswered(now, &mut out);
                 }
             }
             Event::ResumeAsked { playback } => {
@@ -300,13 +315,7 @@ impl Reconciler {
                         Side::Local => local,
                     };
                     cur.known = Some(target.clone());
-                    cur.phase = Phase::Landing {
-                        target: target.clone(),
-                    };
-                    out.push(Decision::LoadAt {
-                        playback,
-                        spot: target,
-                    });
+                    out.push(cur.land(target));
                     // The listener answered: the server's place is settled.
                     cur.checked_at = Some(now);
                     if resume {

@@ -254,27 +254,19 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
                     m.landed.entry(cur).or_default().push(s.clone());
                     sought = Some(s.clone());
                 }
-                if matches!(a, Action::Seek(_) | Action::ChapterChange(_))
+                // A move to the start is marked after the action's own
+                // report (of the old place).
+                let to_start = matches!(a, Action::Seek(_) | Action::ChapterChange(_))
                     && is_start(&manifest(&book), &s)
-                    && p.0 == cur
-                {
-                    // Marked after the action's own report (of the old place).
-                    (
-                        Event::Action {
-                            playback: p,
-                            action: a,
-                        },
-                        u64::MAX,
-                    )
-                } else {
-                    (
-                        Event::Action {
-                            playback: p,
-                            action: a,
-                        },
-                        p.0,
-                    )
-                }
+                    && p.0 == cur;
+                let target = if to_start { u64::MAX } else { p.0 };
+                (
+                    Event::Action {
+                        playback: p,
+                        action: a,
+                    },
+                    target,
+                )
             }
             Op::Intent { stale, intent } => {
                 let p = pick(stale);
@@ -372,10 +364,7 @@ fn run(ops: Vec<Op>, headless: bool) -> Result<(), TestCaseError> {
         if chose {
             m.choosing.insert(cur, false);
         }
-        if decisions
-            .iter()
-            .any(|d| matches!(d, Decision::Choose { .. }))
-        {
+        if asks(&decisions) {
             m.choosing.insert(cur, true);
         }
         for w in reports(&decisions) {

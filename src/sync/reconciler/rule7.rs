@@ -9,16 +9,13 @@ use super::*;
 use proptest::prelude::*;
 
 fn server(r: &mut Reconciler, p: PlaybackId, at: Spot, stamp: i64, now: i64) -> Vec<Decision> {
-    r.handle(
-        Event::ServerProgress {
-            playback: p,
-            progress: Some(Progress {
-                chapter_id: at.chapter,
-                position: at.position,
-                client_updated_at: Some(stamp),
-                ..progress("a", 1, 0.0)
-            }),
-        },
+    answer(
+        r,
+        p,
+        Some(Progress {
+            client_updated_at: Some(stamp),
+            ..progress_at(&at)
+        }),
         now,
     )
 }
@@ -34,18 +31,6 @@ fn resumes(d: &[Decision]) -> bool {
 fn fetches(d: &[Decision]) -> bool {
     d.iter()
         .any(|d| matches!(d, Decision::FlushThenFetch { .. }))
-}
-
-fn unconfirmed(d: &[Decision]) -> bool {
-    d.iter().any(|d| {
-        matches!(
-            d,
-            Decision::Display {
-                source: Source::LocalUnconfirmed,
-                ..
-            }
-        )
-    })
 }
 
 /// Playing at `at`, then paused there (reported); returns the pause's stamp.
@@ -86,10 +71,7 @@ fn a_resume_right_after_a_read_reads_again_and_asks_for_a_newer_place() {
     let d = r.handle(Event::ResumeAsked { playback: P1 }, 61_000);
     assert!(fetches(&d), "{d:?}");
     let d = server(&mut r, P1, spot("a", 2, 300.0), 60_900, 61_200);
-    assert!(
-        d.iter().any(|d| matches!(d, Decision::Choose { .. })),
-        "the listener is asked: {d:?}"
-    );
+    assert!(asks(&d), "the listener is asked: {d:?}");
 }
 
 #[test]
@@ -118,26 +100,14 @@ fn a_resume_before_the_chosen_places_write_lands_does_not_ask_again() {
     // Another device's place, far: the listener is asked, and keeps this
     // device's.
     let d = server(&mut r, P1, spot("a", 2, 300.0), mine + 10, 60_100);
-    assert!(
-        d.iter().any(|d| matches!(d, Decision::Choose { .. })),
-        "{d:?}"
-    );
-    r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Local,
-        },
-        60_200,
-    );
+    assert!(asks(&d), "{d:?}");
+    chose(&mut r, P1, Side::Local, 60_200);
     // Space at once: the read still finds the other device's place (the
     // chosen write has not landed), which is older than the choice.
     let d = resume(&mut r, 60_300);
     assert!(fetches(&d), "{d:?}");
     let d = server(&mut r, P1, spot("a", 2, 300.0), mine + 10, 60_400);
-    assert!(
-        !d.iter().any(|d| matches!(d, Decision::Choose { .. })),
-        "{d:?}"
-    );
+    assert!(!asks(&d), "{d:?}");
 }
 
 #[test]
@@ -209,17 +179,8 @@ fn a_newer_place_far_away_asks_before_resuming_and_nothing_is_written() {
     pos(&mut r, P1, spot("a", 1, 12.0), true, 91_000);
     act(&mut r, P1, Action::Play, 91_100);
     assert!(reports(&r.handle(Event::Tick, 200_000)).is_empty());
-    let d = r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Server,
-        },
-        200_100,
-    );
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 3, 500.0)
-    }));
+    let d = chose(&mut r, P1, Side::Server, 200_100);
+    assert!(d.contains(&load(P1, spot("a", 3, 500.0))));
     assert!(resumes(&d), "the answer plays on: {d:?}");
 }
 
@@ -232,31 +193,27 @@ fn a_newer_place_close_by_or_an_older_one_resumes_without_asking() {
         let stamp = if newer { mine + 1 } else { mine - 1 };
         let d = server(&mut r, P1, at, stamp, 90_100);
         assert!(resumes(&d), "{d:?}");
-        assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+        assert!(!asks(&d));
     }
 }
 
 #[test]
 fn a_record_without_a_stamp_is_this_devices_only_when_it_is_its_last_report() {
-    for (at, asks) in [(spot("a", 1, 10.0), false), (spot("a", 3, 500.0), true)] {
+    for (at, want) in [(spot("a", 1, 10.0), false), (spot("a", 3, 500.0), true)] {
         let mut r = Reconciler::new(ReconcilerConfig::default());
         paused_at(&mut r, spot("a", 1, 10.0));
         resume(&mut r, 90_000);
-        let d = r.handle(
-            Event::ServerProgress {
-                playback: P1,
-                progress: Some(Progress {
-                    chapter_id: at.chapter.clone(),
-                    position: at.position,
-                    client_updated_at: None,
-                    ..progress("a", 1, 0.0)
-                }),
-            },
+        let d = answer(
+            &mut r,
+            P1,
+            Some(Progress {
+                client_updated_at: None,
+                ..progress_at(&at)
+            }),
             90_100,
         );
-        let asked = d.iter().any(|d| matches!(d, Decision::Choose { .. }));
-        assert_eq!(asked, asks, "{at:?}: {d:?}");
-        assert_eq!(resumes(&d), !asks);
+        assert_eq!(asks(&d), want, "{at:?}: {d:?}");
+        assert_eq!(resumes(&d), !want);
     }
 }
 
@@ -297,13 +254,7 @@ fn a_reconnect_that_finds_a_newer_place_pauses_and_asks() {
         ]
     );
     // This device's place, chosen: it goes back to the server.
-    let d = r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Local,
-        },
-        51_000,
-    );
+    let d = chose(&mut r, P1, Side::Local, 51_000);
     assert!(resumes(&d), "{d:?}");
     pos(&mut r, P1, spot("a", 1, 51.0), true, 52_000);
     let d = act(&mut r, P1, Action::Pause, 52_100);
@@ -318,21 +269,14 @@ fn a_write_the_server_kept_moves_the_player_there_and_says_so() {
         r.handle(
             Event::WriteAnswered {
                 playback: P1,
-                progress: Progress {
-                    chapter_id: at.chapter,
-                    position: at.position,
-                    ..progress("a", 1, 0.0)
-                },
+                progress: progress_at(&at),
                 applied,
             },
             9_000,
         )
     };
     let d = kept(spot("a", 3, 30.0), false);
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 3, 30.0)
-    }));
+    assert!(d.contains(&load(P1, spot("a", 3, 30.0))));
     assert!(d.contains(&Decision::Followed {
         book: BookId::new("a"),
         spot: spot("a", 3, 30.0)
@@ -358,12 +302,9 @@ fn headless_a_newer_place_is_followed_on_resume() {
     let mine = paused_at(&mut r, spot("a", 1, 10.0));
     resume(&mut r, 90_000);
     let d = server(&mut r, P1, spot("a", 3, 500.0), mine + 1, 90_100);
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 3, 500.0)
-    }));
+    assert!(d.contains(&load(P1, spot("a", 3, 500.0))));
     assert!(resumes(&d));
-    assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+    assert!(!asks(&d));
 }
 
 fn any_spot() -> impl Strategy<Value = Spot> {
@@ -436,17 +377,13 @@ proptest! {
         let d = r.handle(
             Event::WriteAnswered {
                 playback: P1,
-                progress: Progress {
-                    chapter_id: theirs.chapter.clone(),
-                    position: theirs.position,
-                    ..progress("a", 1, 0.0)
-                },
+                progress: progress_at(&theirs),
                 applied: false,
             },
             9_000,
         );
         let far = distance(&manifest("a"), &here, &theirs).unwrap() > SAME_PLACE_SECS;
-        let moved = d.contains(&Decision::LoadAt { playback: P1, spot: theirs.clone() });
+        let moved = d.contains(&load(P1, theirs.clone()));
         prop_assert_eq!(moved, far, "{:?}", d);
         prop_assert!(reports(&d).is_empty());
     }

@@ -55,22 +55,9 @@ impl Reconciler {
         }
         let target = match (server_spot, local_spot) {
             (Some(s), Some(l)) => {
-                let far = match distance(&cur.manifest, &s, &l) {
-                    Some(d) => d > threshold,
-                    None => s.chapter != l.chapter,
-                };
+                let far = cur.apart(&s, &l, threshold);
                 if far && !headless {
-                    out.push(Decision::Choose {
-                        book: cur.book.clone(),
-                        server: s.clone(),
-                        local: l.clone(),
-                    });
-                    cur.phase = Phase::Choosing {
-                        server: s,
-                        local: l,
-                        resume: false,
-                    };
-                    return;
+                    return out.push(cur.ask(s, l, false));
                 }
                 if far {
                     // Headless: the server's newer place wins; say so
@@ -88,13 +75,7 @@ impl Reconciler {
             (None, None) => start_of(&cur.manifest),
         };
         cur.known = Some(target.clone());
-        cur.phase = Phase::Landing {
-            target: target.clone(),
-        };
-        out.push(Decision::LoadAt {
-            playback: cur.playback,
-            spot: target,
-        });
+        out.push(cur.land(target));
     }
 
     /// The server answered for a playback that started offline from a
@@ -124,38 +105,18 @@ impl Reconciler {
             (Phase::Live, Some(here)) => Some(here),
             _ => None,
         };
-        let far = here
-            .as_ref()
-            .is_none_or(|h| match distance(&cur.manifest, &s, h) {
-                Some(d) => d > threshold,
-                None => s.chapter != h.chapter,
-            });
+        let far = here.as_ref().is_none_or(|h| cur.apart(&s, h, threshold));
         cur.known = Some(s.clone());
         match here {
-            Some(here) if far && !headless => {
-                out.push(Decision::Choose {
-                    book: cur.book.clone(),
-                    server: s.clone(),
-                    local: here.clone(),
-                });
-                cur.phase = Phase::Choosing {
-                    server: s,
-                    local: here,
-                    resume: false,
-                };
-            }
+            Some(here) if far && !headless => out.push(cur.ask(s, here, false)),
             Some(_) if !far => {
                 // Close: the held place goes out; the server merges.
                 cur.last_reported = None;
             }
             _ => {
                 // Not landed yet, or headless: follow the server.
-                cur.phase = Phase::Landing { target: s.clone() };
+                out.push(cur.land(s));
                 cur.position = None;
-                out.push(Decision::LoadAt {
-                    playback: cur.playback,
-                    spot: s,
-                });
             }
         }
     }

@@ -1,21 +1,12 @@
 use super::*;
-use crate::domain::{ManifestItem, Progress};
+use crate::domain::Progress;
+use crate::offline::fixture::item;
 
 pub(super) fn manifest(book: &str) -> Manifest {
     Manifest {
         book_id: BookId::new(book),
         items: (1..=3)
-            .map(|i| ManifestItem {
-                chapter_id: ChapterId::new(format!("{book}_c{i}")),
-                title: format!("Chapter {i}"),
-                duration: Some(2000.0),
-                duration_source: Default::default(),
-                url: None,
-                mime_type: None,
-                size_bytes: None,
-                start: 0.0,
-                end: None,
-            })
+            .map(|i| item(format!("{book}_c{i}"), format!("Chapter {i}"), Some(2000.0)))
             .collect(),
     }
 }
@@ -29,9 +20,13 @@ pub(super) fn spot(book: &str, i: u32, pos: f64) -> Spot {
 }
 
 pub(super) fn progress(book: &str, i: u32, pos: f64) -> Progress {
+    progress_at(&spot(book, i, pos))
+}
+
+pub(super) fn progress_at(at: &Spot) -> Progress {
     Progress {
-        chapter_id: ch(book, i),
-        position: pos,
+        chapter_id: at.chapter.clone(),
+        position: at.position,
         book_position: None,
         finished: false,
         client_updated_at: Some(1),
@@ -103,25 +98,61 @@ pub(super) fn act(r: &mut Reconciler, p: PlaybackId, a: Action, now: i64) -> Vec
     )
 }
 
+pub(super) fn answer(
+    r: &mut Reconciler,
+    p: PlaybackId,
+    progress: Option<Progress>,
+    now: i64,
+) -> Vec<Decision> {
+    r.handle(
+        Event::ServerProgress {
+            playback: p,
+            progress,
+        },
+        now,
+    )
+}
+
+pub(super) fn chose(r: &mut Reconciler, p: PlaybackId, side: Side, now: i64) -> Vec<Decision> {
+    r.handle(Event::Chose { playback: p, side }, now)
+}
+
+pub(super) fn intent(r: &mut Reconciler, p: PlaybackId, intent: Intent, now: i64) -> Vec<Decision> {
+    r.handle(
+        Event::Intent {
+            playback: p,
+            intent,
+        },
+        now,
+    )
+}
+
+/// This device's place is shown, not confirmed by the server.
+pub(super) fn unconfirmed(d: &[Decision]) -> bool {
+    d.iter().any(|d| {
+        matches!(
+            d,
+            Decision::Display {
+                source: Source::LocalUnconfirmed,
+                ..
+            }
+        )
+    })
+}
+
+pub(super) fn asks(d: &[Decision]) -> bool {
+    d.iter().any(|d| matches!(d, Decision::Choose { .. }))
+}
+
+pub(super) fn load(playback: PlaybackId, spot: Spot) -> Decision {
+    Decision::LoadAt { playback, spot }
+}
+
 /// Opens `book`, gets the server's answer and lands on `at`.
 pub(super) fn live_at(r: &mut Reconciler, p: PlaybackId, book: &str, at: Spot) {
     open(r, p, book, None);
-    let prog = Progress {
-        chapter_id: at.chapter.clone(),
-        position: at.position,
-        ..progress(book, 1, 0.0)
-    };
-    let d = r.handle(
-        Event::ServerProgress {
-            playback: p,
-            progress: Some(prog),
-        },
-        1100,
-    );
-    assert!(d.contains(&Decision::LoadAt {
-        playback: p,
-        spot: at.clone()
-    }));
+    let d = answer(r, p, Some(progress_at(&at)), 1100);
+    assert!(d.contains(&load(p, at.clone())));
     pos(r, p, at, true, 1200);
     assert!(r.is_live());
     act(r, p, Action::Play, 1200);
@@ -131,13 +162,7 @@ pub(super) fn live_at(r: &mut Reconciler, p: PlaybackId, book: &str, at: Spot) {
 pub(super) fn restore_reports_nothing_before_landing_and_never_the_transient_zero() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", None);
-    r.handle(
-        Event::ServerProgress {
-            playback: P1,
-            progress: Some(progress("a", 1, 1234.0)),
-        },
-        1100,
-    );
+    answer(&mut r, P1, Some(progress("a", 1, 1234.0)), 1100);
     act(&mut r, P1, Action::Play, 1100);
     // The engine reads 0 while loading, even claims to be landed at 0.
     assert!(reports(&pos(&mut r, P1, spot("a", 1, 0.0), false, 2000)).is_empty());
@@ -234,35 +259,14 @@ pub(super) fn transient_zero_while_live_is_ignored_but_explicit_seek_to_zero_wri
 pub(super) fn restart_and_mark_unfinished_are_resets() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     live_at(&mut r, P1, "a", spot("a", 3, 700.0));
-    let d = r.handle(
-        Event::Intent {
-            playback: P1,
-            intent: Intent::RestartBook,
-        },
-        3000,
-    );
+    let d = intent(&mut r, P1, Intent::RestartBook, 3000);
     let w = reports(&d);
     assert_eq!(w[0].spot, spot("a", 1, 0.0));
     assert!(w[0].reset && !w[0].finished);
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 1, 0.0)
-    }));
-    let d = r.handle(
-        Event::Intent {
-            playback: P1,
-            intent: Intent::MarkFinished,
-        },
-        3100,
-    );
+    assert!(d.contains(&load(P1, spot("a", 1, 0.0))));
+    let d = intent(&mut r, P1, Intent::MarkFinished, 3100);
     assert!(reports(&d)[0].finished && !reports(&d)[0].reset);
-    let d = r.handle(
-        Event::Intent {
-            playback: P1,
-            intent: Intent::MarkUnfinished,
-        },
-        3200,
-    );
+    let d = intent(&mut r, P1, Intent::MarkUnfinished, 3200);
     assert!(!reports(&d)[0].finished && reports(&d)[0].reset);
 }
 
@@ -288,37 +292,16 @@ pub(super) fn only_the_current_playback_reports() {
 pub(super) fn large_disagreement_asks_the_user() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     let d = open(&mut r, P1, "a", Some(local("a", 3, 190.0)));
-    assert!(matches!(
-        d[0],
-        Decision::Display {
-            source: Source::LocalUnconfirmed,
-            ..
-        }
-    ));
-    let d = r.handle(
-        Event::ServerProgress {
-            playback: P1,
-            progress: Some(progress("a", 2, 751.0)),
-        },
-        1100,
-    );
+    assert!(unconfirmed(&d[..1]));
+    let d = answer(&mut r, P1, Some(progress("a", 2, 751.0)), 1100);
     assert!(d.contains(&Decision::Choose {
         book: BookId::new("a"),
         server: spot("a", 2, 751.0),
         local: spot("a", 3, 190.0),
     }));
     assert!(!d.iter().any(|d| matches!(d, Decision::LoadAt { .. })));
-    let d = r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Local,
-        },
-        1200,
-    );
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 3, 190.0)
-    }));
+    let d = chose(&mut r, P1, Side::Local, 1200);
+    assert!(d.contains(&load(P1, spot("a", 3, 190.0))));
     pos(&mut r, P1, spot("a", 3, 191.0), true, 1300);
     let w = act(&mut r, P1, Action::Pause, 1400);
     assert_eq!(reports(&w)[0].spot, spot("a", 3, 191.0));
@@ -328,35 +311,17 @@ pub(super) fn large_disagreement_asks_the_user() {
 pub(super) fn small_disagreement_follows_the_server_and_headless_never_asks() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", Some(local("a", 2, 700.0)));
-    let d = r.handle(
-        Event::ServerProgress {
-            playback: P1,
-            progress: Some(progress("a", 2, 730.0)),
-        },
-        1100,
-    );
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 2, 730.0)
-    }));
+    let d = answer(&mut r, P1, Some(progress("a", 2, 730.0)), 1100);
+    assert!(d.contains(&load(P1, spot("a", 2, 730.0))));
 
     let mut r = Reconciler::new(ReconcilerConfig {
         headless: true,
         ..Default::default()
     });
     open(&mut r, P1, "a", Some(local("a", 3, 1900.0)));
-    let d = r.handle(
-        Event::ServerProgress {
-            playback: P1,
-            progress: Some(progress("a", 1, 10.0)),
-        },
-        1100,
-    );
-    assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 1, 10.0)
-    }));
+    let d = answer(&mut r, P1, Some(progress("a", 1, 10.0)), 1100);
+    assert!(!asks(&d));
+    assert!(d.contains(&load(P1, spot("a", 1, 10.0))));
 }
 
 #[test]
@@ -364,10 +329,7 @@ pub(super) fn offline_open_restores_local_and_reconnect_flushes_then_fetches() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", Some(local("a", 2, 300.0)));
     let d = r.handle(Event::ServerFetchFailed { playback: P1 }, 1100);
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 2, 300.0)
-    }));
+    assert!(d.contains(&load(P1, spot("a", 2, 300.0))));
     assert!(!r.is_online());
     pos(&mut r, P1, spot("a", 2, 300.0), true, 1200);
     act(&mut r, P1, Action::Play, 1200);
@@ -381,13 +343,7 @@ pub(super) fn offline_open_restores_local_and_reconnect_flushes_then_fetches() {
             book: BookId::new("a")
         }]
     );
-    let d = r.handle(
-        Event::ServerProgress {
-            playback: P1,
-            progress: Some(progress("a", 2, 900.0)),
-        },
-        12_100,
-    );
+    let d = answer(&mut r, P1, Some(progress("a", 2, 900.0)), 12_100);
     assert!(d.contains(&Decision::Display {
         book: BookId::new("a"),
         spot: spot("a", 2, 900.0),
@@ -445,13 +401,7 @@ pub(super) fn offline_guess_then_server(
             .iter()
             .all(|d| !matches!(d, Decision::Report(_)))
     );
-    let d = r.handle(
-        Event::ServerProgress {
-            playback: P1,
-            progress: server,
-        },
-        now + 3,
-    );
+    let d = answer(&mut r, P1, server, now + 3);
     assert!(r.awaiting_server().is_none());
     (r, d)
 }
@@ -468,26 +418,14 @@ pub(super) fn offline_guess_far_from_the_server_asks_instead_of_overwriting() {
     // Nothing is written while the prompt waits.
     pos(&mut r, P1, spot("a", 1, 305.0), true, 999_000);
     assert!(reports(&act(&mut r, P1, Action::Pause, 999_001)).is_empty());
-    let d = r.handle(
-        Event::Chose {
-            playback: P1,
-            side: Side::Server,
-        },
-        999_002,
-    );
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 2, 900.0)
-    }));
+    let d = chose(&mut r, P1, Side::Server, 999_002);
+    assert!(d.contains(&load(P1, spot("a", 2, 900.0))));
 }
 
 #[test]
 pub(super) fn offline_guess_headless_follows_the_server_and_never_writes_the_guess() {
     let (mut r, d) = offline_guess_then_server(true, Some(progress("a", 2, 900.0)));
-    assert!(d.contains(&Decision::LoadAt {
-        playback: P1,
-        spot: spot("a", 2, 900.0)
-    }));
+    assert!(d.contains(&load(P1, spot("a", 2, 900.0))));
     // A player that cannot move keeps playing from its guess: not reported.
     act(&mut r, P1, Action::Play, 999_000);
     pos(&mut r, P1, spot("a", 1, 310.0), true, 999_000);
@@ -498,7 +436,7 @@ pub(super) fn offline_guess_headless_follows_the_server_and_never_writes_the_gue
 #[test]
 pub(super) fn offline_guess_close_to_the_server_or_with_no_record_is_reported() {
     let (mut r, d) = offline_guess_then_server(false, Some(progress("a", 1, 280.0)));
-    assert!(!d.iter().any(|d| matches!(d, Decision::Choose { .. })));
+    assert!(!asks(&d));
     let w = act(&mut r, P1, Action::Play, 999_000);
     assert!(reports(&w).is_empty());
     let d = act(&mut r, P1, Action::Pause, 999_100);
@@ -511,13 +449,7 @@ pub(super) fn offline_guess_close_to_the_server_or_with_no_record_is_reported() 
 pub(super) fn a_fresh_book_confirmed_empty_may_report_its_start() {
     let mut r = Reconciler::new(ReconcilerConfig::default());
     open(&mut r, P1, "a", None);
-    r.handle(
-        Event::ServerProgress {
-            playback: P1,
-            progress: None,
-        },
-        1100,
-    );
+    answer(&mut r, P1, None, 1100);
     pos(&mut r, P1, spot("a", 1, 0.0), true, 1200);
     act(&mut r, P1, Action::Play, 1200);
     pos(&mut r, P1, spot("a", 1, 0.6), true, 1800);

@@ -64,11 +64,11 @@ pub(super) fn spawn(
         Err(e) => {
             tracing::error!("sync: {e}; using an in-memory journal");
             let _ = news(local::open_failed(&e));
-            let memory = (
+            (
                 Outbox::in_memory(e.fault()),
                 Cache::in_memory(&config.cache_path),
-            );
-            (memory.0, memory.1, Listening::open_in(None))
+                Listening::open_in(None),
+            )
         }
     };
     let (tx, rx) = mpsc::unbounded_channel();

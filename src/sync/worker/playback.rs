@@ -102,25 +102,14 @@ impl Worker {
             return;
         };
         let first_load = !opened.loaded;
-        let mut user_seek = None;
-        let start: (ChapterId, f64) = match &opened.start {
-            StartAt::At(c, p) if first_load => {
-                user_seek = Some(Spot::new(c.clone(), *p));
-                (c.clone(), *p)
-            }
-            StartAt::First(p) if first_load => match opened.manifest.items.first() {
-                Some(first) => {
-                    user_seek = Some(Spot::new(first.chapter_id.clone(), *p));
-                    (first.chapter_id.clone(), *p)
-                }
-                None => (spot.chapter, spot.position),
-            },
-            StartAt::Restart if first_load => match opened.manifest.items.first() {
-                Some(first) => (first.chapter_id.clone(), 0.0),
-                None => (spot.chapter, spot.position),
-            },
-            _ => (spot.chapter, spot.position),
+        let first = opened.manifest.items.first().map(|i| i.chapter_id.clone());
+        let (start, picked): ((ChapterId, f64), bool) = match (&opened.start, first) {
+            (StartAt::At(c, p), _) if first_load => ((c.clone(), *p), true),
+            (StartAt::First(p), Some(first)) if first_load => ((first, *p), true),
+            (StartAt::Restart, Some(first)) if first_load => ((first, 0.0), false),
+            _ => ((spot.chapter, spot.position), false),
         };
+        let user_seek = picked.then(|| Spot::new(start.0.clone(), start.1));
         if !first_load {
             // A conflict choice (or a restore after an offline open) moves
             // the place under the listener: where they were goes to history.
