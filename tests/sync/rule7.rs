@@ -66,6 +66,9 @@ async fn paused(env: &Env, dir: &std::path::Path) -> (Player, BookId, Manifest) 
     // Every state is seen (a watch keeps only the latest).
     p.sync.settle().await;
     p.action(1, Action::Pause);
+    // The pause is seen before the caller's next state replaces it (a
+    // report made while playing may already have put 101 s there).
+    p.sync.settle().await;
     server_holds(env, &book, &Spot::new(ch(&m, 0), 101.0)).await;
     (p, book, m)
 }
