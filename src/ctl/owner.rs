@@ -108,12 +108,19 @@ impl Owner {
     }
 
     /// A player's ask, answered as `T` by the own session or the attached
-    /// one (its default when the session could not answer: said in the log).
-    pub async fn ask<T: serde::de::DeserializeOwned + Default>(&self, p: PlayerAsk) -> T {
-        read(match &self.0 {
+    /// one; `Err` says why it was not (never a made-up answer).
+    pub async fn ask<T: serde::de::DeserializeOwned>(&self, p: PlayerAsk) -> Result<T, String> {
+        let answer = match &self.0 {
             Inner::Own { playback, .. } => super::host::asked(playback, p).await,
             Inner::Attached(r) => r.ask(p).await,
-        })
+        };
+        let read = answer.map_err(|r| r.message).and_then(|v| {
+            serde_json::from_value(v).map_err(|e| format!("an unreadable answer: {e}"))
+        });
+        if let Err(e) = &read {
+            tracing::warn!("the session could not answer: {e}");
+        }
+        read
     }
 
     /// A new login: the own session takes it; an attached one reads the
@@ -191,24 +198,6 @@ impl Owner {
             started.pid,
             started.socket.display()
         ))
-    }
-}
-
-/// A player's reply read as `T` (its default when the session could not
-/// answer: said in the log).
-fn read<T: serde::de::DeserializeOwned + Default>(
-    answer: Result<serde_json::Value, super::protocol::Refusal>,
-) -> T {
-    match answer.map(serde_json::from_value) {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => {
-            tracing::warn!("an unreadable answer of the session: {e}");
-            T::default()
-        }
-        Err(r) => {
-            tracing::warn!("the session could not answer: {}", r.message);
-            T::default()
-        }
     }
 }
 

@@ -123,10 +123,15 @@ impl Live {
     /// A question to the owner, its reply handed to the UI as `answer`.
     fn ask<T>(&self, ask: PlayerAsk, answer: impl FnOnce(T) -> Answer + Send + 'static)
     where
-        T: serde::de::DeserializeOwned + Default + Send,
+        T: serde::de::DeserializeOwned + Send,
     {
         let sh = self.shared.clone();
-        self.spawn(async move { sh.ui.send(answer(sh.playback.ask(ask).await)) });
+        self.spawn(async move {
+            sh.ui.send(match sh.playback.ask(ask).await {
+                Ok(v) => answer(v),
+                Err(e) => Answer::Failed(format!("The listening session did not answer: {e}")),
+            })
+        });
     }
 }
 
