@@ -43,7 +43,7 @@ struct StoredBook {
     chapters: Vec<StoredChapter>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Category {
     pub id: String,
     pub name: String,
