@@ -455,13 +455,7 @@ impl Client {
         manifest: &Manifest,
     ) -> Result<ProgressRead, ApiError> {
         let v = self.progress_answer(book).await?;
-        let read = wire::decode_progress_read(&v, book, manifest);
-        if let ProgressRead::Unreadable { shape } = &read {
-            tracing::warn!(
-                "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
-            );
-        }
-        Ok(read)
+        Ok(logged(book, wire::decode_progress_read(&v, book, manifest)))
     }
 
     /// [`Client::progress_read`] for a caller without the manifest: it is
@@ -473,21 +467,18 @@ impl Client {
     ) -> Result<ProgressRead, ApiError> {
         let (answer, manifest) = tokio::join!(self.progress_answer(book), self.manifest(book));
         let v = answer?;
-        let read = if wire::says_nothing(&v) {
-            let none = Manifest {
+        let manifest = if wire::says_nothing(&v) {
+            Manifest {
                 book_id: book.clone(),
                 items: Vec::new(),
-            };
-            wire::decode_progress_read(&v, book, &none)
+            }
         } else {
-            wire::decode_progress_read(&v, book, &manifest?)
+            manifest?
         };
-        if let ProgressRead::Unreadable { shape } = &read {
-            tracing::warn!(
-                "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
-            );
-        }
-        Ok(read)
+        Ok(logged(
+            book,
+            wire::decode_progress_read(&v, book, &manifest),
+        ))
     }
 
     /// The progress read as two values (see
@@ -585,4 +576,14 @@ impl Client {
                 .unwrap_or(true),
         )
     }
+}
+
+/// `read`, logged when it could not be read.
+fn logged(book: &BookId, read: ProgressRead) -> ProgressRead {
+    if let ProgressRead::Unreadable { shape } = &read {
+        tracing::warn!(
+            "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
+        );
+    }
+    read
 }

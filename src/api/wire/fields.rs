@@ -84,19 +84,28 @@ pub fn unsigned(obj: &Obj, keys: &[&str]) -> Option<u64> {
     number(obj, keys).filter(|f| *f >= 0.0).map(|f| f as u64)
 }
 
+pub fn unsigned_value(v: &Value) -> Option<u64> {
+    number_value(v).filter(|f| *f >= 0.0).map(|f| f as u64)
+}
+
+/// A flag: a boolean, a number (0 is false) or a word (`true`, `no`).
+pub fn boolean_value(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_i64().map(|i| i != 0),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Some(true),
+            "false" | "0" | "no" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub fn boolean(obj: &Obj, keys: &[&str]) -> Option<bool> {
     keys.iter()
         .filter_map(|k| obj.get(*k))
-        .find_map(|v| match v {
-            Value::Bool(b) => Some(*b),
-            Value::Number(n) => n.as_i64().map(|i| i != 0),
-            Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-                "true" | "1" | "yes" => Some(true),
-                "false" | "0" | "no" => Some(false),
-                _ => None,
-            },
-            _ => None,
-        })
+        .find_map(boolean_value)
 }
 
 /// `HH:MM:SS(.fff)`, `MM:SS` or a plain number of seconds.

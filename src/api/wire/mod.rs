@@ -179,6 +179,17 @@ pub struct LoginData {
     pub user_name: Option<String>,
 }
 
+impl LoginData {
+    /// What the calls of this login carry.
+    pub fn auth(&self) -> crate::api::Auth {
+        crate::api::Auth {
+            token: self.token.clone(),
+            server_id: self.server_id.clone(),
+            user_id: self.user_id.clone(),
+        }
+    }
+}
+
 /// Keys that may carry the token of a login answer.
 pub const TOKEN_KEYS: &[&str] = &["token", "accessToken", "access_token", "jwt", "authToken"];
 
