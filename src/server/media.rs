@@ -260,7 +260,7 @@ fn mp3_duration(path: &Path) -> anyhow::Result<f64> {
 }
 
 /// Up to `len` bytes of `file` at `at` (fewer at its end).
-fn read_at(file: &mut File, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
+pub(super) fn read_at(file: &mut File, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     file.seek(SeekFrom::Start(at))?;
     let mut buf = Vec::with_capacity(len);
