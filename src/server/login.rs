@@ -328,12 +328,10 @@ impl Attempt<'_> {
         let Ok(Ok(_permit)) =
             tokio::time::timeout(guard.limits.hash_wait, guard.slots.acquire()).await
         else {
-            guard.rejected_busy.fetch_add(1, Ordering::SeqCst);
-            return Err(Refusal::Busy);
+            return Err(guard.count(Refusal::Busy));
         };
         if let Some(wait) = guard.ledger().locked_for(&self.keys, Instant::now()) {
-            guard.rejected_backoff.fetch_add(1, Ordering::SeqCst);
-            return Err(Refusal::BackOff(wait));
+            return Err(guard.count(Refusal::BackOff(wait)));
         }
         let now_running = guard.running.fetch_add(1, Ordering::SeqCst) + 1;
         guard.peak.fetch_max(now_running, Ordering::SeqCst);

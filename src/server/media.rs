@@ -15,8 +15,7 @@ use symphonia::core::meta::{ChapterGroup, ChapterGroupItem, MetadataOptions, Sta
 
 /// Audio file extensions the scanner serves, with their MIME types.
 pub fn mime_for(path: &Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    Some(match ext.as_str() {
+    Some(match ext(path).as_str() {
         "mp3" => "audio/mpeg",
         "m4a" | "m4b" | "mp4" | "aac" => "audio/mp4",
         "flac" => "audio/flac",
