@@ -423,15 +423,11 @@ impl Db {
     }
 }
 
-fn argon2() -> Argon2<'static> {
-    Argon2::default()
-}
-
 pub fn hash_password(password: &str) -> anyhow::Result<String> {
     let mut salt = [0u8; 16];
     rand::rng().fill_bytes(&mut salt);
     let salt = SaltString::encode_b64(&salt).map_err(|e| anyhow::anyhow!("salt: {e}"))?;
-    argon2()
+    Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
         .map_err(|e| anyhow::anyhow!("cannot hash the password: {e}"))
@@ -440,7 +436,7 @@ pub fn hash_password(password: &str) -> anyhow::Result<String> {
 pub fn verify_password(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)
         .map(|parsed| {
-            argon2()
+            Argon2::default()
                 .verify_password(password.as_bytes(), &parsed)
                 .is_ok()
         })
