@@ -381,21 +381,15 @@ impl Client {
 }
 
 /// Every address missed: one error naming each (the last one's reason).
-fn unreachable(mut missed: Vec<(BaseUrl, ApiError)>) -> ApiError {
-    match missed.len() {
-        0 => ApiError::NotLoggedIn,
-        1 => missed.remove(0).1,
-        _ => {
-            let names: Vec<String> = missed.iter().map(|(b, _)| b.to_string()).collect();
-            match missed.pop().map(|(_, e)| e) {
-                Some(ApiError::Network { message, .. }) => ApiError::Network {
-                    address: names.join(" or "),
-                    message,
-                },
-                Some(other) => other,
-                None => ApiError::NotLoggedIn,
-            }
-        }
+fn unreachable(missed: Vec<(BaseUrl, ApiError)>) -> ApiError {
+    let names: Vec<String> = missed.iter().map(|(b, _)| b.to_string()).collect();
+    match missed.into_iter().last() {
+        Some((_, ApiError::Network { message, .. })) if names.len() > 1 => ApiError::Network {
+            address: names.join(" or "),
+            message,
+        },
+        Some((_, last)) => last,
+        None => ApiError::NotLoggedIn,
     }
 }
 

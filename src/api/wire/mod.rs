@@ -381,12 +381,7 @@ pub fn decode_book_and_length(
 fn decode_category_refs(v: &Value) -> Vec<Category> {
     match v {
         Value::Array(a) => a.iter().flat_map(decode_category_refs).collect(),
-        Value::String(s) if !s.trim().is_empty() => vec![Category {
-            id: CategoryId::new(s.clone()),
-            name: s.clone(),
-            book_count: None,
-        }],
-        Value::Object(_) => decode_category(v, "").ok().into_iter().collect(),
+        Value::String(_) | Value::Object(_) => decode_category(v, "").ok().into_iter().collect(),
         _ => Vec::new(),
     }
 }

@@ -36,13 +36,10 @@ pub(super) const POSITION_MS: &[&str] = &["positionMs", "position_ms", "currentT
 
 /// A progress object; `Ok(None)` for an empty object.
 pub fn decode_progress_object(v: &Value, endpoint: &str) -> Result<Option<Progress>, ApiError> {
-    let Some(obj) = v.as_object() else {
-        return if v.is_null() {
-            Ok(None)
-        } else {
-            Err(object(v, endpoint, "progress").unwrap_err())
-        };
-    };
+    if v.is_null() {
+        return Ok(None);
+    }
+    let obj = object(v, endpoint, "progress")?;
     if obj.is_empty() {
         return Ok(None);
     }

@@ -31,18 +31,11 @@ pub(super) fn chapters(items: &[(&str, f64)]) -> Manifest {
 fn bodies_html_empty_garbage_bom() {
     assert_eq!(parse_body(None, b""), Err(BodyKind::Empty));
     assert_eq!(parse_body(None, b"  \n"), Err(BodyKind::Empty));
-    assert_eq!(
-        parse_body(
-            Some("text/html"),
-            b"<!DOCTYPE html><html>502 Bad Gateway</html>"
-        ),
-        Err(BodyKind::Html)
-    );
+    let html = |b: &[u8]| parse_body(Some("text/html"), b);
+    let page = html(b"<!DOCTYPE html><html>502 Bad Gateway</html>");
+    assert_eq!(page, Err(BodyKind::Html));
     assert_eq!(parse_body(None, b"\n <html>"), Err(BodyKind::Html));
-    assert_eq!(
-        parse_body(Some("text/html"), b"Bad gateway"),
-        Err(BodyKind::Html)
-    );
+    assert_eq!(html(b"Bad gateway"), Err(BodyKind::Html));
     assert_eq!(parse_body(None, b"Bad gateway"), Err(BodyKind::Garbage));
     assert_eq!(parse_body(None, b"{\"a\":"), Err(BodyKind::Garbage));
     assert_eq!(
@@ -381,14 +374,10 @@ fn progress_variants() {
     assert_eq!(r.settings().unwrap().speed, 1.25);
 
     let none = json!({"data": {"bookId": "b", "progress": null, "playbackSettings": null}});
-    assert_eq!(
-        decode_progress_read(&none, &b, &m),
-        ProgressRead::NoProgress { settings: None }
-    );
-    assert_eq!(
-        decode_progress_read(&json!({"data": null}), &b, &m),
-        ProgressRead::NoProgress { settings: None }
-    );
+    for v in [none, json!({"data": null})] {
+        let read = decode_progress_read(&v, &b, &m);
+        assert_eq!(read, ProgressRead::NoProgress { settings: None }, "{v}");
+    }
 
     let bare = json!({"chapter_id": 4, "positionMs": 90500, "isFinished": "true"});
     let p = decode_progress_read(&bare, &b, &m)
