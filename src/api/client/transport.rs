@@ -80,7 +80,7 @@ impl Client {
         if method != Method::GET {
             let _one = self.inner.limits.writing.lock().await;
             self.inner.limits.wrote();
-            self.open_for(base, kind, false).await?;
+            self.open_to(base.as_url(), kind, false).await?;
             let req = Req {
                 method: &method,
                 kind,
@@ -114,7 +114,7 @@ impl Client {
             if let Some(until) = unanswered.until() {
                 tokio::time::sleep_until(until.into()).await;
             }
-            self.open_for(base, Kind::Read, true).await?;
+            self.open_to(base.as_url(), Kind::Read, true).await?;
             let req = Req {
                 method: &Method::GET,
                 kind: Kind::Read,

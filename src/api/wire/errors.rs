@@ -30,13 +30,9 @@ pub const CONTRACT_CODES: &[&str] = &[
     "listening_scope_invalid",
 ];
 
-/// Codes the client acts on: the contract's, then generic ones that count
-/// only where an answer names its code.
-pub const KNOWN_CODES: &[&str] = &[
-    "license_required",
-    "listening_scope_mismatch",
-    "listening_scope_required",
-    "listening_scope_invalid",
+/// Codes the client acts on besides the contract's: they count only where
+/// an answer names its code.
+const GENERIC_CODES: &[&str] = &[
     "invalid_credentials",
     "too_many_requests",
     "unauthorized",
@@ -262,7 +258,9 @@ pub fn error_body(v: &Value) -> ErrorBody {
                 .iter()
                 .chain(texts.iter())
                 .filter_map(|s| code_of_text(s))
-                .find(|c| KNOWN_CODES.contains(&c.as_str()))
+                .find(|c| {
+                    CONTRACT_CODES.contains(&c.as_str()) || GENERIC_CODES.contains(&c.as_str())
+                })
         })
         .or_else(|| named.iter().find_map(|s| code_of_text(s)));
     let top_message = string(
