@@ -256,16 +256,9 @@ impl Client {
         let mut body = serde_json::Map::new();
         body.insert(p.login_user_field.clone(), json!(user));
         body.insert(p.login_password_field.clone(), json!(password));
-        let url = base.endpoint(["auth", "login"]);
+        let (url, body) = (base.endpoint(["auth", "login"]), Value::Object(body));
         let v = self
-            .once(
-                base,
-                &Method::POST,
-                &url,
-                Some(&Value::Object(body)),
-                None,
-                false,
-            )
+            .once(base, &Method::POST, &url, Some(&body), None, false)
             .await
             .map_err(Miss::into_error)?;
         wire::decode_login(&v, "POST /auth/login")

@@ -126,8 +126,7 @@ pub async fn list_bookmarks(
         (ch, v["positionSec"].as_f64().unwrap_or(0.0))
     };
     items.sort_by(|a, b| {
-        let (ca, pa) = order(a);
-        let (cb, pb) = order(b);
+        let ((ca, pa), (cb, pb)) = (order(a), order(b));
         ca.cmp(&cb).then(pa.total_cmp(&pb))
     });
     Ok(data(Page::whole(items)))

@@ -110,12 +110,8 @@ pub(super) fn scan_book(
     cache: &mut ProbeCache<'_>,
 ) -> Option<ScannedBook> {
     let folder_book = others.is_some();
-    let book_path = if folder_book {
-        dir.to_owned()
-    } else {
-        files[0].clone()
-    };
-    let rel_path = rel(root, &book_path);
+    let book_path = if folder_book { dir } else { &files[0] };
+    let rel_path = rel(root, book_path);
     let toml = match others.and_then(|o| o.get("book.toml")) {
         Some(path) => read_book_toml(path),
         None => BookToml::default(),
