@@ -230,37 +230,35 @@ mod tests {
 
     #[test]
     fn normalizes_every_accepted_form() {
-        assert_eq!(n("nas.local"), "http://nas.local:8686/api/v1");
-        assert_eq!(n("nas.local:9000"), "http://nas.local:9000/api/v1");
-        assert_eq!(n("http://nas.local"), "http://nas.local:8686/api/v1");
-        assert_eq!(n("http://nas.local:80"), "http://nas.local:80/api/v1");
-        assert_eq!(n("http://nas.local:80/gw"), "http://nas.local:80/gw/api/v1");
+        for (given, want) in [
+            ("nas.local", "http://nas.local:8686/api/v1"),
+            ("nas.local:9000", "http://nas.local:9000/api/v1"),
+            ("http://nas.local", "http://nas.local:8686/api/v1"),
+            ("http://nas.local:80", "http://nas.local:80/api/v1"),
+            ("http://nas.local:80/gw", "http://nas.local:80/gw/api/v1"),
+            ("https://nas.local", "https://nas.local/api/v1"),
+            ("https://nas.local:8443/", "https://nas.local:8443/api/v1"),
+            (
+                "https://nas.local/apps/earmark/",
+                "https://nas.local/apps/earmark/api/v1",
+            ),
+            ("http://10.0.0.2:8686/api/v1", "http://10.0.0.2:8686/api/v1"),
+            (
+                "http://10.0.0.2:8686/api/v1/",
+                "http://10.0.0.2:8686/api/v1",
+            ),
+            ("  127.0.0.1:5000  ", "http://127.0.0.1:5000/api/v1"),
+            ("HTTP://Host", "http://host:8686/api/v1"),
+            ("[::1]:9", "http://[::1]:9/api/v1"),
+            ("[::1]", "http://[::1]:8686/api/v1"),
+            ("http://h/x?y=1#z", "http://h:8686/x/api/v1"),
+        ] {
+            assert_eq!(n(given), want, "{given}");
+        }
         assert_eq!(n(&n("http://nas:80/gw")), "http://nas:80/gw/api/v1");
         let b = BaseUrl::parse("http://nas:80/gw").unwrap();
         let back: BaseUrl = serde_json::from_str(&serde_json::to_string(&b).unwrap()).unwrap();
         assert_eq!(back.as_url().port_or_known_default(), Some(80));
-        assert_eq!(n("https://nas.local"), "https://nas.local/api/v1");
-        assert_eq!(
-            n("https://nas.local:8443/"),
-            "https://nas.local:8443/api/v1"
-        );
-        assert_eq!(
-            n("https://nas.local/apps/earmark/"),
-            "https://nas.local/apps/earmark/api/v1"
-        );
-        assert_eq!(
-            n("http://10.0.0.2:8686/api/v1"),
-            "http://10.0.0.2:8686/api/v1"
-        );
-        assert_eq!(
-            n("http://10.0.0.2:8686/api/v1/"),
-            "http://10.0.0.2:8686/api/v1"
-        );
-        assert_eq!(n("  127.0.0.1:5000  "), "http://127.0.0.1:5000/api/v1");
-        assert_eq!(n("HTTP://Host"), "http://host:8686/api/v1");
-        assert_eq!(n("[::1]:9"), "http://[::1]:9/api/v1");
-        assert_eq!(n("[::1]"), "http://[::1]:8686/api/v1");
-        assert_eq!(n("http://h/x?y=1#z"), "http://h:8686/x/api/v1");
     }
 
     #[test]
@@ -283,37 +281,33 @@ mod tests {
     #[test]
     fn resolves_server_urls() {
         let b = BaseUrl::parse("http://h:1/gw").unwrap();
-        let r = |s: &str| b.resolve(s).unwrap().to_string();
-        assert_eq!(
-            r("/chapters/c1/play?raw=1"),
-            "http://h:1/gw/api/v1/chapters/c1/play?raw=1"
-        );
-        assert_eq!(
-            r("chapters/c1/play"),
-            "http://h:1/gw/api/v1/chapters/c1/play"
-        );
-        assert_eq!(
-            r("/gw/api/v1/chapters/c1/play"),
-            "http://h:1/gw/api/v1/chapters/c1/play"
-        );
-        assert_eq!(r("http://cdn/x.mp3"), "http://cdn/x.mp3");
-        // Root-relative from a server behind a gateway: not prefixed twice.
-        assert_eq!(
-            r("/api/v1/chapters/c1/play?raw=1"),
-            "http://h:1/gw/api/v1/chapters/c1/play?raw=1"
-        );
+        let played = "http://h:1/gw/api/v1/chapters/c1/play";
+        for (given, want) in [
+            ("/chapters/c1/play?raw=1", format!("{played}?raw=1")),
+            ("chapters/c1/play", played.into()),
+            ("/gw/api/v1/chapters/c1/play", played.into()),
+            ("http://cdn/x.mp3", "http://cdn/x.mp3".into()),
+            // Root-relative from a server behind a gateway: not prefixed twice.
+            ("/api/v1/chapters/c1/play?raw=1", format!("{played}?raw=1")),
+        ] {
+            assert_eq!(b.resolve(given).unwrap().as_str(), want, "{given}");
+        }
         let cur = b.endpoint(["books"]);
-        let n = |s: &str| b.resolve_next(&cur, s).unwrap().to_string();
-        assert_eq!(n("?page=2"), "http://h:1/gw/api/v1/books?page=2");
-        assert_eq!(n("books?page=2"), "http://h:1/gw/api/v1/books?page=2");
-        assert_eq!(
-            n("/api/v1/books?page=2"),
-            "http://h:1/gw/api/v1/books?page=2"
-        );
-        assert_eq!(
-            n("http://h:1/gw/api/v1/books?c=x"),
-            "http://h:1/gw/api/v1/books?c=x"
-        );
+        for (given, want) in [
+            ("?page=2", "http://h:1/gw/api/v1/books?page=2"),
+            ("books?page=2", "http://h:1/gw/api/v1/books?page=2"),
+            ("/api/v1/books?page=2", "http://h:1/gw/api/v1/books?page=2"),
+            (
+                "http://h:1/gw/api/v1/books?c=x",
+                "http://h:1/gw/api/v1/books?c=x",
+            ),
+        ] {
+            assert_eq!(
+                b.resolve_next(&cur, given).unwrap().as_str(),
+                want,
+                "{given}"
+            );
+        }
         assert!(b.same_origin(&b.resolve("/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("http://h:2/x").unwrap()));
         assert!(!b.same_origin(&b.resolve("https://h:1/x").unwrap()));

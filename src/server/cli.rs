@@ -114,10 +114,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
 }
 
 fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
-    let data = match args.data.clone() {
-        Some(d) => d,
-        None => default_data_dir()?,
-    };
+    let data = args.data.clone().map_or_else(default_data_dir, Ok)?;
     match args.command {
         Some(ServeCommand::User {
             command: UserCommand::Add { name, .. },

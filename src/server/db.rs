@@ -146,19 +146,17 @@ CREATE UNIQUE INDEX IF NOT EXISTS bookmarks_client ON bookmarks(user_id, client_
 /// Creates the tables and brings an older database up to date.
 fn migrate(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(SCHEMA)?;
-    let has_sig = conn
-        .prepare("SELECT 1 FROM pragma_table_info('books') WHERE name = 'sig'")?
-        .exists([])?;
-    if !has_sig {
-        // '' never equals a computed signature: the next scan rewrites the row.
-        conn.execute_batch("ALTER TABLE books ADD COLUMN sig TEXT NOT NULL DEFAULT ''")?;
-    }
-    let has_stamp = conn
-        .prepare("SELECT 1 FROM pragma_table_info('books') WHERE name = 'stamp'")?
-        .exists([])?;
-    if !has_stamp {
-        // '' never equals a stamp: the next scan reads the book.
-        conn.execute_batch("ALTER TABLE books ADD COLUMN stamp TEXT NOT NULL DEFAULT ''")?;
+    // '' never equals a computed signature or a stamp: the next scan
+    // reads the book and rewrites its row.
+    for column in ["sig", "stamp"] {
+        let has = conn
+            .prepare("SELECT 1 FROM pragma_table_info('books') WHERE name = ?1")?
+            .exists([column])?;
+        if !has {
+            conn.execute_batch(&format!(
+                "ALTER TABLE books ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
+            ))?;
+        }
     }
     Ok(())
 }
@@ -247,16 +245,9 @@ impl Db {
             conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
         migrate(&conn)?;
         conn.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('server_id', ?1)",
+            "INSERT OR IGNORE INTO meta(key, value)
+             VALUES ('server_id', ?1), ('license', 'valid'), ('catalog_generation', '0')",
             [format!("srv_{}", random_hex(16))],
-        )?;
-        conn.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('license', 'valid')",
-            [],
-        )?;
-        conn.execute(
-            "INSERT OR IGNORE INTO meta(key, value) VALUES ('catalog_generation', '0')",
-            [],
         )?;
         // WAL and SHM exist now; SQLite gives them the database's mode,
         // but an older installation may have left them readable.
@@ -297,16 +288,11 @@ impl Db {
             if state.1 < pool.max {
                 state.1 += 1;
                 drop(state);
-                return match open_connection(&pool.path) {
-                    Ok(conn) => Ok(Conn {
-                        conn: Some(conn),
-                        pool,
-                    }),
-                    Err(err) => {
-                        lock(&pool.state).1 -= 1;
-                        Err(err)
-                    }
-                };
+                let conn = open_connection(&pool.path).inspect_err(|_| lock(&pool.state).1 -= 1)?;
+                return Ok(Conn {
+                    conn: Some(conn),
+                    pool,
+                });
             }
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
@@ -437,15 +423,11 @@ impl Db {
     }
 }
 
-fn argon2() -> Argon2<'static> {
-    Argon2::default()
-}
-
 pub fn hash_password(password: &str) -> anyhow::Result<String> {
     let mut salt = [0u8; 16];
     rand::rng().fill_bytes(&mut salt);
     let salt = SaltString::encode_b64(&salt).map_err(|e| anyhow::anyhow!("salt: {e}"))?;
-    argon2()
+    Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
         .map_err(|e| anyhow::anyhow!("cannot hash the password: {e}"))
@@ -454,7 +436,7 @@ pub fn hash_password(password: &str) -> anyhow::Result<String> {
 pub fn verify_password(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)
         .map(|parsed| {
-            argon2()
+            Argon2::default()
                 .verify_password(password.as_bytes(), &parsed)
                 .is_ok()
         })

@@ -269,21 +269,21 @@ impl LoginGuard {
             // A flood of distinct names: refuse rather than remember more.
             return Check::Refused(Refusal::Busy);
         }
+        Check::Admitted(self.enter(&mut ledger, keys))
+    }
+
+    /// An attempt for `keys`, counted in flight.
+    fn enter(&self, ledger: &mut Ledger, keys: Vec<Key>) -> Attempt<'_> {
         for key in &keys {
             *ledger.in_flight.entry(key.clone()).or_insert(0) += 1;
         }
-        Check::Admitted(Attempt { guard: self, keys })
+        Attempt { guard: self, keys }
     }
 
     /// An attempt counted in flight without the checks (tests only).
     #[cfg(test)]
     fn admit_unchecked(&self, addr: Option<IpAddr>, user: &str) -> Attempt<'_> {
-        let keys = Self::keys(addr, user);
-        let mut ledger = self.ledger();
-        for key in &keys {
-            *ledger.in_flight.entry(key.clone()).or_insert(0) += 1;
-        }
-        Attempt { guard: self, keys }
+        self.enter(&mut self.ledger(), Self::keys(addr, user))
     }
 
     fn record_failure(&self, ledger: &mut Ledger, keys: &[Key]) {
@@ -328,12 +328,10 @@ impl Attempt<'_> {
         let Ok(Ok(_permit)) =
             tokio::time::timeout(guard.limits.hash_wait, guard.slots.acquire()).await
         else {
-            guard.rejected_busy.fetch_add(1, Ordering::SeqCst);
-            return Err(Refusal::Busy);
+            return Err(guard.count(Refusal::Busy));
         };
         if let Some(wait) = guard.ledger().locked_for(&self.keys, Instant::now()) {
-            guard.rejected_backoff.fetch_add(1, Ordering::SeqCst);
-            return Err(Refusal::BackOff(wait));
+            return Err(guard.count(Refusal::BackOff(wait)));
         }
         let now_running = guard.running.fetch_add(1, Ordering::SeqCst) + 1;
         guard.peak.fetch_max(now_running, Ordering::SeqCst);

@@ -15,8 +15,7 @@ use symphonia::core::meta::{ChapterGroup, ChapterGroupItem, MetadataOptions, Sta
 
 /// Audio file extensions the scanner serves, with their MIME types.
 pub fn mime_for(path: &Path) -> Option<&'static str> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    Some(match ext.as_str() {
+    Some(match ext(path).as_str() {
         "mp3" => "audio/mpeg",
         "m4a" | "m4b" | "mp4" | "aac" => "audio/mp4",
         "flac" => "audio/flac",
@@ -260,7 +259,7 @@ fn mp3_duration(path: &Path) -> anyhow::Result<f64> {
 }
 
 /// Up to `len` bytes of `file` at `at` (fewer at its end).
-fn read_at(file: &mut File, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
+pub(super) fn read_at(file: &mut File, at: u64, len: usize) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     file.seek(SeekFrom::Start(at))?;
     let mut buf = Vec::with_capacity(len);

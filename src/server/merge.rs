@@ -77,18 +77,10 @@ mod tests {
     #[test]
     fn first_write_applies_and_newer_wins() {
         assert_eq!(decide(None, &write(0, 0.0, 1)), Outcome::Applied);
-        assert_eq!(
-            decide(Some(&stored(50.0, 10)), &write(0, 20.0, 11)),
-            Outcome::Applied
-        );
-        assert_eq!(
-            decide(Some(&stored(50.0, 10)), &write(1, 70.0, 9)),
-            Outcome::Stale
-        );
-        assert_eq!(
-            decide(Some(&stored(50.0, 10)), &write(1, 70.0, 10)),
-            Outcome::Stale
-        );
+        let over = |w: Incoming| decide(Some(&stored(50.0, 10)), &w);
+        assert_eq!(over(write(0, 20.0, 11)), Outcome::Applied);
+        assert_eq!(over(write(1, 70.0, 9)), Outcome::Stale);
+        assert_eq!(over(write(1, 70.0, 10)), Outcome::Stale);
     }
 
     #[test]

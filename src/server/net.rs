@@ -174,9 +174,7 @@ impl AsyncRead for KillableStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if let Err(e) = this.check(cx) {
-            return Poll::Ready(Err(e));
-        }
+        this.check(cx)?;
         Pin::new(&mut this.inner).poll_read(cx, buf)
     }
 }
@@ -188,17 +186,13 @@ impl AsyncWrite for KillableStream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        if let Err(e) = this.check(cx) {
-            return Poll::Ready(Err(e));
-        }
+        this.check(cx)?;
         Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if let Err(e) = this.check(cx) {
-            return Poll::Ready(Err(e));
-        }
+        this.check(cx)?;
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 

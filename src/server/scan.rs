@@ -24,7 +24,6 @@ use crate::domain::SeriesRef;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -266,26 +265,12 @@ pub fn fingerprint(path: &Path, size: u64) -> std::io::Result<String> {
     let mut f = File::open(path)?;
     let mut hasher = Sha256::new();
     hasher.update(size.to_le_bytes());
-    let mut buf = vec![0u8; CHUNK as usize];
-    let n = read_full(&mut f, &mut buf)?;
-    hasher.update(&buf[..n]);
+    hasher.update(media::read_at(&mut f, 0, CHUNK as usize)?);
     if size > CHUNK {
-        f.seek(SeekFrom::Start(size.saturating_sub(CHUNK).max(CHUNK)))?;
-        let n = read_full(&mut f, &mut buf)?;
-        hasher.update(&buf[..n]);
+        let tail = size.saturating_sub(CHUNK).max(CHUNK);
+        hasher.update(media::read_at(&mut f, tail, CHUNK as usize)?);
     }
     Ok(hex::encode(&hasher.finalize()[..16]))
-}
-
-fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut total = 0;
-    while total < buf.len() {
-        match f.read(&mut buf[total..])? {
-            0 => break,
-            n => total += n,
-        }
-    }
-    Ok(total)
 }
 
 /// Natural order: digit runs compare by value, the rest case-insensitively.

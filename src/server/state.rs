@@ -87,6 +87,17 @@ impl AppState {
             .map_err(ApiError::internal)?
     }
 
+    /// One SQL statement, run as [`AppState::run`] runs work: the number
+    /// of rows it changed.
+    pub async fn execute(
+        &self,
+        sql: &'static str,
+        params: impl rusqlite::Params + Send + 'static,
+    ) -> ApiResult<usize> {
+        self.run(move |state| Ok(state.db.conn()?.execute(sql, params)?))
+            .await
+    }
+
     fn cached(&self, generation: i64) -> Option<Arc<Library>> {
         let guard = read(&self.library);
         (guard.0 == generation).then(|| guard.1.clone())

@@ -256,16 +256,9 @@ impl Client {
         let mut body = serde_json::Map::new();
         body.insert(p.login_user_field.clone(), json!(user));
         body.insert(p.login_password_field.clone(), json!(password));
-        let url = base.endpoint(["auth", "login"]);
+        let (url, body) = (base.endpoint(["auth", "login"]), Value::Object(body));
         let v = self
-            .once(
-                base,
-                &Method::POST,
-                &url,
-                Some(&Value::Object(body)),
-                None,
-                false,
-            )
+            .once(base, &Method::POST, &url, Some(&body), None, false)
             .await
             .map_err(Miss::into_error)?;
         wire::decode_login(&v, "POST /auth/login")
@@ -275,11 +268,7 @@ impl Client {
     /// its token and ids, and that address in use.
     pub fn adopt(&self, i: usize, data: &LoginData) {
         self.learned(i, &data.server_id);
-        *super::write(&self.inner.auth) = Some(Auth {
-            token: data.token.clone(),
-            server_id: data.server_id.clone(),
-            user_id: data.user_id.clone(),
-        });
+        *super::write(&self.inner.auth) = Some(data.auth());
         self.answered_at(i);
     }
 
@@ -292,13 +281,8 @@ impl Client {
         };
         let segs = super::paths::segments(&self.inner.opts.paths.logout, None);
         let url = base.endpoint(segs.iter().copied());
-        let auth = Auth {
-            token: login.token.clone(),
-            server_id: login.server_id.clone(),
-            user_id: login.user_id.clone(),
-        };
         let sent = self
-            .once(&base, &Method::POST, &url, None, Some(&auth), false)
+            .once(&base, &Method::POST, &url, None, Some(&login.auth()), false)
             .await;
         if let Err(m) = sent {
             tracing::debug!("revoking a second login at {base}: {}", m.into_error());
@@ -311,11 +295,7 @@ impl Client {
     pub async fn knock(&self, base: &BaseUrl) -> Result<u16, ApiError> {
         let url = base.endpoint(["license", "status"]);
         let resp = self
-            .send_on(&url, |http| {
-                http.get(url.clone())
-                    .timeout(self.inner.opts.connect_timeout * 2)
-                    .header(reqwest::header::ACCEPT, "application/json")
-            })
+            .send_on(&url, |http| self.knock_request(http, base))
             .await
             .map_err(|e| self.network_error(base, &e))?;
         let status = resp.status();
@@ -332,6 +312,17 @@ impl Client {
             }),
             _ => Ok(status.as_u16()),
         }
+    }
+
+    /// `GET /license/status` at `base` on `http`, without the token.
+    pub(super) fn knock_request(
+        &self,
+        http: &reqwest::Client,
+        base: &BaseUrl,
+    ) -> reqwest::RequestBuilder {
+        http.get(base.endpoint(["license", "status"]))
+            .timeout(self.inner.opts.connect_timeout * 2)
+            .header(reqwest::header::ACCEPT, "application/json")
     }
 
     /// Playback stalled: when the address in use does not answer a knock,
@@ -357,7 +348,7 @@ impl Client {
 mod tests {
     use super::*;
 
-    fn address(host: &str, server: Option<&str>) -> Address {
+    pub(super) fn address(host: &str, server: Option<&str>) -> Address {
         Address {
             base: BaseUrl::parse(host).unwrap(),
             server_id: server.map(ServerId::new),
@@ -405,22 +396,17 @@ mod streams {
 
     #[test]
     fn a_stream_url_of_another_address_is_taken_below_the_one_in_use() {
-        let s1 = ServerId::new("s1");
-        let at = |b: &str, s: Option<&ServerId>| Address {
-            base: BaseUrl::parse(b).unwrap(),
-            server_id: s.cloned(),
-            speaks: None,
-        };
+        let at = super::tests::address;
         let auth = Auth {
             token: Token::new("t"),
-            server_id: s1.clone(),
+            server_id: ServerId::new("s1"),
             user_id: UserId::from(1),
         };
         let away = BaseUrl::parse("https://vpn.example/nas").unwrap();
         let c = Client::with_addresses(
             vec![
-                at("nas.local", Some(&s1)),
-                at("https://vpn.example/nas", Some(&s1)),
+                at("nas.local", Some("s1")),
+                at("https://vpn.example/nas", Some("s1")),
             ],
             Some(&away),
             ClientOptions::default(),
@@ -443,7 +429,7 @@ mod streams {
         // An address that no login checked is never in use with the token.
         let c = Client::with_addresses(
             vec![
-                at("nas.local", Some(&s1)),
+                at("nas.local", Some("s1")),
                 at("https://vpn.example/nas", None),
             ],
             Some(&away),

@@ -191,6 +191,15 @@ impl Client {
         };
         let address = self.base().to_string();
         let f = field("book", &u.key);
+        let unknown = |why| {
+            let (key, value) = (u.key.clone(), u.value);
+            Some(UnknownLengths {
+                key,
+                value,
+                why,
+                count: 1,
+            })
+        };
         if self.inner.units.get(&address, &f).is_none() {
             let total = match self.manifest(id).await {
                 Ok(mut m) => match self.check_lengths(&mut m).await {
@@ -209,15 +218,7 @@ impl Client {
                         .map_or(Learned::NoUnitFits { measured: secs }, Learned::In);
                     self.remember(&address, &f, learned, &u);
                 }
-                Err(why) => {
-                    let unknown = UnknownLengths {
-                        key: u.key,
-                        value: u.value,
-                        why,
-                        count: 1,
-                    };
-                    return Ok((book, source, Some(unknown)));
-                }
+                Err(why) => return Ok((book, source, unknown(why))),
             }
         }
         match self.inner.units.get(&address, &f) {
@@ -226,13 +227,7 @@ impl Client {
                 Ok((book, DurationSource::Server, None))
             }
             Some(Learned::NoUnitFits { measured }) => {
-                let unknown = UnknownLengths {
-                    key: u.key.clone(),
-                    value: u.value,
-                    why: WhyUnknown::NoUnitFits { measured },
-                    count: 1,
-                };
-                Ok((book, source, Some(unknown)))
+                Ok((book, source, unknown(WhyUnknown::NoUnitFits { measured })))
             }
             None => Ok((book, source, None)),
         }

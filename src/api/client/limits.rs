@@ -112,15 +112,6 @@ impl Client {
         })
     }
 
-    pub(super) async fn open_for(
-        &self,
-        base: &BaseUrl,
-        kind: Kind,
-        may_wait: bool,
-    ) -> Result<(), ApiError> {
-        self.open_to(base.as_url(), kind, may_wait).await
-    }
-
     /// What an answer of `kind` from `url`'s origin says of its load: a
     /// 429 or 503 closes its back-off, any other answer opens it; no
     /// answer says nothing (that is the link's business).

@@ -355,9 +355,8 @@ impl Client {
 
     /// The complete, ordered playback queue; server order is kept.
     pub async fn manifest(&self, id: &BookId) -> Result<Manifest, ApiError> {
-        let v = self
-            .get(&["books", id.as_str(), "download-manifest"], &[])
-            .await?;
+        let segs = ["books", id.as_str(), "download-manifest"];
+        let v = self.get(&segs, &[]).await?;
         let mut m = wire::decode_manifest(&v, id, "GET /books/{bookId}/download-manifest")?;
         self.read_known_lengths(&mut m);
         Ok(m)
@@ -436,10 +435,8 @@ impl Client {
     }
 
     async fn progress_answer_now(&self, book: &BookId) -> Result<Value, ApiError> {
-        match self
-            .get(&["auth", "reading-progress", book.as_str()], &[])
-            .await
-        {
+        let segs = ["auth", "reading-progress", book.as_str()];
+        match self.get(&segs, &[]).await {
             Err(ApiError::NotFound { .. }) => Ok(Value::Null),
             other => other,
         }
@@ -455,13 +452,7 @@ impl Client {
         manifest: &Manifest,
     ) -> Result<ProgressRead, ApiError> {
         let v = self.progress_answer(book).await?;
-        let read = wire::decode_progress_read(&v, book, manifest);
-        if let ProgressRead::Unreadable { shape } = &read {
-            tracing::warn!(
-                "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
-            );
-        }
-        Ok(read)
+        Ok(logged(book, wire::decode_progress_read(&v, book, manifest)))
     }
 
     /// [`Client::progress_read`] for a caller without the manifest: it is
@@ -473,21 +464,18 @@ impl Client {
     ) -> Result<ProgressRead, ApiError> {
         let (answer, manifest) = tokio::join!(self.progress_answer(book), self.manifest(book));
         let v = answer?;
-        let read = if wire::says_nothing(&v) {
-            let none = Manifest {
+        let manifest = if wire::says_nothing(&v) {
+            Manifest {
                 book_id: book.clone(),
                 items: Vec::new(),
-            };
-            wire::decode_progress_read(&v, book, &none)
+            }
         } else {
-            wire::decode_progress_read(&v, book, &manifest?)
+            manifest?
         };
-        if let ProgressRead::Unreadable { shape } = &read {
-            tracing::warn!(
-                "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
-            );
-        }
-        Ok(read)
+        Ok(logged(
+            book,
+            wire::decode_progress_read(&v, book, &manifest),
+        ))
     }
 
     /// The progress read as two values (see
@@ -511,13 +499,9 @@ impl Client {
         book: &BookId,
         w: &ProgressWrite,
     ) -> Result<WriteOutcome<Progress>, ApiError> {
-        let v = self
-            .write(
-                Method::POST,
-                &["auth", "reading-progress", book.as_str()],
-                Some(self.progress_body(w)),
-            )
-            .await?;
+        let body = self.progress_body(w);
+        let segs = ["auth", "reading-progress", book.as_str()];
+        let v = self.write(Method::POST, &segs, Some(body)).await?;
         wire::decode_progress_write(&v, "POST /auth/reading-progress/{bookId}")
     }
 
@@ -535,18 +519,11 @@ impl Client {
             .iter()
             .map(|(b, w)| f.batch_item(b, self.progress_body(w)))
             .collect();
-        let v = self
-            .write(
-                Method::POST,
-                &["auth", "reading-progress", "batch"],
-                Some(f.batch(items)),
-            )
-            .await?;
-        wire::decode_batch(
-            &v,
-            "POST /auth/reading-progress/batch",
-            self.base().as_str(),
-        )
+        let segs = ["auth", "reading-progress", "batch"];
+        let body = f.batch(items);
+        let v = self.write(Method::POST, &segs, Some(body)).await?;
+        let endpoint = "POST /auth/reading-progress/batch";
+        wire::decode_batch(&v, endpoint, self.base().as_str())
     }
 
     pub async fn post_playback_settings(
@@ -554,18 +531,10 @@ impl Client {
         book: &BookId,
         s: &SettingsWrite,
     ) -> Result<WriteOutcome<PlaybackSettings>, ApiError> {
-        let body = self
-            .inner
-            .opts
-            .fields
-            .settings(s.speed, s.volume, s.client_updated_at);
-        let v = self
-            .write(
-                Method::POST,
-                &["auth", "playback-settings", book.as_str()],
-                Some(body),
-            )
-            .await?;
+        let f = &self.inner.opts.fields;
+        let body = f.settings(s.speed, s.volume, s.client_updated_at);
+        let segs = ["auth", "playback-settings", book.as_str()];
+        let v = self.write(Method::POST, &segs, Some(body)).await?;
         wire::decode_settings_write(&v, "POST /auth/playback-settings/{bookId}")
     }
 
@@ -576,13 +545,22 @@ impl Client {
     /// Deletes `book`'s record of `what`: whether the server had one
     /// (`true` if it does not say).
     async fn delete_record(&self, what: &str, book: &BookId) -> Result<bool, ApiError> {
-        let v = self
-            .write(Method::DELETE, &["auth", what, book.as_str()], None)
-            .await?;
+        let segs = ["auth", what, book.as_str()];
+        let v = self.write(Method::DELETE, &segs, None).await?;
         let o = wire::content(&v).as_object();
         Ok(
             o.and_then(|o| wire::fields::boolean(o, &["deleted", "removed"]))
                 .unwrap_or(true),
         )
     }
+}
+
+/// `read`, logged when it could not be read.
+fn logged(book: &BookId, read: ProgressRead) -> ProgressRead {
+    if let ProgressRead::Unreadable { shape } = &read {
+        tracing::warn!(
+            "the progress of book {book} could not be read (it is unknown, not empty): {shape}"
+        );
+    }
+    read
 }

@@ -484,15 +484,13 @@ impl Client {
         endpoint: &str,
         decode: ItemDecoder<T>,
     ) -> Pager<T> {
-        Pager::new(
-            self.clone(),
-            ListRequest {
-                segs: segs.iter().map(|s| (*s).to_owned()).collect(),
-                query,
-                endpoint: endpoint.to_owned(),
-                decode,
-            },
-        )
+        let req = ListRequest {
+            segs: segs.iter().map(|s| (*s).to_owned()).collect(),
+            query,
+            endpoint: endpoint.to_owned(),
+            decode,
+        };
+        Pager::new(self.clone(), req)
     }
 
     /// One page at `at`, without the pager's memory of earlier pages.
@@ -504,12 +502,7 @@ impl Client {
         endpoint: &str,
         decode: ItemDecoder<T>,
     ) -> Result<ListPage<T>, ApiError> {
-        let req = ListRequest {
-            segs: segs.iter().map(|s| (*s).to_owned()).collect(),
-            query,
-            endpoint: endpoint.to_owned(),
-            decode,
-        };
+        let req = self.pager(segs, query, endpoint, decode).req;
         let raw = self.fetch_raw_page(&req, at, 0).await?;
         let mut page = ListPage {
             items: Vec::with_capacity(raw.entries.len()),

@@ -14,6 +14,7 @@
 //! changed) forgets the flag; a read goes again at once over HTTP/1.1.
 
 use super::Client;
+use super::limits::origin;
 use crate::api::BaseUrl;
 use crate::domain::locks::lock;
 use reqwest::Version;
@@ -150,12 +151,7 @@ impl Client {
             return Some(Speaks::Http1);
         }
         let h2c = self.h2c_pool()?;
-        let sent = h2c
-            .get(base.endpoint(["license", "status"]))
-            .timeout(self.inner.opts.connect_timeout * 2)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await;
+        let sent = self.knock_request(&h2c, base).send().await;
         let speaks = match sent {
             Ok(resp) if resp.version() == Version::HTTP_2 => Speaks::H2c,
             Ok(_) => Speaks::Http1,
@@ -184,11 +180,7 @@ impl Client {
             return Some(*a);
         }
         let resp = self
-            .inner
-            .http
-            .get(base.endpoint(["license", "status"]))
-            .timeout(self.inner.opts.connect_timeout * 2)
-            .header(reqwest::header::ACCEPT, "application/json")
+            .knock_request(&self.inner.http, base)
             .send()
             .await
             .ok()?;
@@ -324,8 +316,4 @@ impl Client {
 /// time-out), which `learn_protocol` too takes as telling nothing.
 fn tells_of_protocol(e: &reqwest::Error) -> bool {
     !e.is_timeout() && !e.is_connect()
-}
-
-fn origin(u: &Url) -> String {
-    u.origin().ascii_serialization()
 }

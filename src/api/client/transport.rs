@@ -80,7 +80,7 @@ impl Client {
         if method != Method::GET {
             let _one = self.inner.limits.writing.lock().await;
             self.inner.limits.wrote();
-            self.open_for(base, kind, false).await?;
+            self.open_to(base.as_url(), kind, false).await?;
             let req = Req {
                 method: &method,
                 kind,
@@ -114,7 +114,7 @@ impl Client {
             if let Some(until) = unanswered.until() {
                 tokio::time::sleep_until(until.into()).await;
             }
-            self.open_for(base, Kind::Read, true).await?;
+            self.open_to(base.as_url(), Kind::Read, true).await?;
             let req = Req {
                 method: &Method::GET,
                 kind: Kind::Read,
@@ -190,29 +190,12 @@ impl Client {
         auth: Option<&Auth>,
         identity: bool,
     ) -> Result<Value, Miss> {
-        let prefix = &self.inner.opts.identity_header_prefix;
         let mut url = url.clone();
         for _ in 0..=MAX_REDIRECTS {
             let same_origin = base.same_origin(&url);
             let identity_sent = auth.is_some() && same_origin && identity;
-            let build = |http: &reqwest::Client| {
-                let mut rb = http
-                    .request(method.clone(), url.clone())
-                    .timeout(self.inner.opts.request_timeout)
-                    .header(header::ACCEPT, "application/json");
-                if let (Some(a), true) = (auth, same_origin) {
-                    rb = rb.bearer_auth(a.token.expose());
-                    if identity_sent {
-                        rb = rb
-                            .header(format!("{prefix}-Expected-Server-Id"), a.server_id.as_str())
-                            .header(format!("{prefix}-Expected-User-Id"), a.user_id.to_string());
-                    }
-                }
-                if let Some(b) = body {
-                    rb = rb.json(b);
-                }
-                rb
-            };
+            let token = auth.filter(|_| same_origin);
+            let build = |http: &_| self.request(http, method, &url, token, identity_sent, body);
             let resp = self.send_on(&url, build).await.map_err(|e| {
                 let error = self.network_error(base, &e);
                 if e.is_connect() {
@@ -280,6 +263,36 @@ impl Client {
             return Ok(v);
         }
         Err(Miss::Answered(self.bad_redirect(base, &url)))
+    }
+
+    /// A request for JSON: with the token of `auth`, if given, and with
+    /// the identity headers too when `identity`.
+    fn request(
+        &self,
+        http: &reqwest::Client,
+        method: &Method,
+        url: &Url,
+        auth: Option<&Auth>,
+        identity: bool,
+        body: Option<&Value>,
+    ) -> reqwest::RequestBuilder {
+        let prefix = &self.inner.opts.identity_header_prefix;
+        let mut rb = http
+            .request(method.clone(), url.clone())
+            .timeout(self.inner.opts.request_timeout)
+            .header(header::ACCEPT, "application/json");
+        if let Some(a) = auth {
+            rb = rb.bearer_auth(a.token.expose());
+            if identity {
+                rb = rb
+                    .header(format!("{prefix}-Expected-Server-Id"), a.server_id.as_str())
+                    .header(format!("{prefix}-Expected-User-Id"), a.user_id.to_string());
+            }
+        }
+        if let Some(b) = body {
+            rb = rb.json(b);
+        }
+        rb
     }
 
     pub(super) fn error_from_body(
@@ -368,21 +381,15 @@ impl Client {
 }
 
 /// Every address missed: one error naming each (the last one's reason).
-fn unreachable(mut missed: Vec<(BaseUrl, ApiError)>) -> ApiError {
-    match missed.len() {
-        0 => ApiError::NotLoggedIn,
-        1 => missed.remove(0).1,
-        _ => {
-            let names: Vec<String> = missed.iter().map(|(b, _)| b.to_string()).collect();
-            match missed.pop().map(|(_, e)| e) {
-                Some(ApiError::Network { message, .. }) => ApiError::Network {
-                    address: names.join(" or "),
-                    message,
-                },
-                Some(other) => other,
-                None => ApiError::NotLoggedIn,
-            }
-        }
+fn unreachable(missed: Vec<(BaseUrl, ApiError)>) -> ApiError {
+    let names: Vec<String> = missed.iter().map(|(b, _)| b.to_string()).collect();
+    match missed.into_iter().last() {
+        Some((_, ApiError::Network { message, .. })) if names.len() > 1 => ApiError::Network {
+            address: names.join(" or "),
+            message,
+        },
+        Some((_, last)) => last,
+        None => ApiError::NotLoggedIn,
     }
 }
 
@@ -402,14 +409,7 @@ pub(super) fn is_problem(content_type: &str) -> bool {
 }
 
 pub(super) fn content_type(resp: &reqwest::Response) -> Option<String> {
-    resp.headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-}
-
-pub(super) fn retry_after(resp: &reqwest::Response) -> Option<String> {
-    header_text(resp, header::RETRY_AFTER)
+    header_text(resp, header::CONTENT_TYPE)
 }
 
 fn header_text(resp: &reqwest::Response, name: header::HeaderName) -> Option<String> {
@@ -430,7 +430,7 @@ pub(super) struct Said {
 impl Said {
     pub(super) fn of(resp: &reqwest::Response) -> Said {
         Said {
-            retry_after: retry_after(resp),
+            retry_after: header_text(resp, header::RETRY_AFTER),
             date: header_text(resp, header::DATE),
         }
     }
@@ -484,26 +484,15 @@ impl Client {
             url.query_pairs_mut().extend_pairs(query);
         }
         let auth = self.auth().filter(|_| with_token);
-        let build = |http: &reqwest::Client| {
-            let mut rb = http
-                .request(method.clone(), url.clone())
-                .timeout(self.inner.opts.request_timeout)
-                .header(header::ACCEPT, "application/json");
-            if let Some(a) = &auth {
-                rb = rb.bearer_auth(a.token.expose());
-            }
-            if let Some(b) = &body {
-                rb = rb.json(b);
-            }
-            rb
-        };
+        let build =
+            |http: &_| self.request(http, &method, &url, auth.as_ref(), false, body.as_ref());
         let resp = self
             .send_on(&url, build)
             .await
             .map_err(|e| self.network_error(&base, &e))?;
         let status = resp.status().as_u16();
         let ct = content_type(&resp);
-        let retry_after = retry_after(&resp);
+        let retry_after = header_text(&resp, header::RETRY_AFTER);
         let bytes = resp
             .bytes()
             .await

@@ -9,6 +9,7 @@
 //! stream tells nothing: `Unknown`.
 
 use crate::domain::Measure;
+use crate::domain::mpeg_audio::{FrameHeader, id3v2_len};
 
 /// What the bytes read so far say about a stream's length.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +62,7 @@ pub fn stream_length(head: &[u8], total: Option<u64>) -> HeadSays {
     if head.get(4..8).is_some_and(|t| t == b"ftyp") {
         return mp4(head, 0, total);
     }
-    let start = id3v2_len(head);
+    let start = id3v2_len(head) as usize;
     if start + 4 > head.len() && start > 0 {
         return HeadSays::NeedsBytes {
             from: start as u64,
@@ -160,100 +161,21 @@ fn flac(b: &[u8]) -> HeadSays {
 
 // ---------------------------------------------------------------- MP3
 
-/// Bytes of an ID3v2 tag at the start (0 without one).
-fn id3v2_len(b: &[u8]) -> usize {
-    if !b.starts_with(b"ID3") || b.len() < 10 {
-        return 0;
-    }
-    let size = b[6..10]
-        .iter()
-        .fold(0usize, |n, x| (n << 7) | usize::from(x & 0x7f));
-    let footer = if b[5] & 0x10 != 0 { 10 } else { 0 };
-    10 + size + footer
-}
-
-/// An MPEG audio frame header.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Frame {
-    len: usize,
-    samples: u32,
-    rate: u32,
-    /// MPEG-1 (not 2 or 2.5).
-    mpeg1: bool,
-    mono: bool,
-}
-
-fn frame_at(b: &[u8], at: usize) -> Option<Frame> {
-    let h = u32_be(b, at)?;
-    if h >> 21 != 0x7ff {
-        return None;
-    }
-    let version = (h >> 19) & 3; // 0: 2.5, 2: 2, 3: 1
-    let layer = (h >> 17) & 3; // 1: III, 2: II, 3: I
-    let bitrate_i = ((h >> 12) & 15) as usize;
-    let rate_i = ((h >> 10) & 3) as usize;
-    if version == 1 || layer == 0 || bitrate_i == 0 || bitrate_i == 15 || rate_i == 3 {
-        return None;
-    }
-    let mpeg1 = version == 3;
-    const RATES: [u32; 3] = [44_100, 48_000, 32_000];
-    let rate = RATES[rate_i]
-        >> if mpeg1 {
-            0
-        } else if version == 2 {
-            1
-        } else {
-            2
-        };
-    // MPEG-1 layers III, II, I; MPEG-2/2.5 layers II and III, then I.
-    const V1: [[u32; 15]; 3] = [
-        [
-            0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320,
-        ],
-        [
-            0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384,
-        ],
-        [
-            0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448,
-        ],
-    ];
-    const V2: [[u32; 15]; 2] = [
-        [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
-        [
-            0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256,
-        ],
-    ];
-    // Layer bits 1, 2, 3: III, II, I.
-    let kbps = match (mpeg1, layer) {
-        (true, l) => V1[(l - 1) as usize][bitrate_i],
-        (false, 3) => V2[1][bitrate_i],
-        (false, _) => V2[0][bitrate_i],
-    };
-    let padding = (h >> 9) & 1;
-    let (samples, len) = match layer {
-        3 => (384, (12 * kbps * 1000 / rate + padding) * 4),
-        2 => (1152, 144 * kbps * 1000 / rate + padding),
-        _ if mpeg1 => (1152, 144 * kbps * 1000 / rate + padding),
-        _ => (576, 72 * kbps * 1000 / rate + padding),
-    };
-    Some(Frame {
-        len: len as usize,
-        samples,
-        rate,
-        mpeg1,
-        mono: (h >> 6) & 3 == 3,
-    })
+/// The MPEG audio frame header at `at`, as the player reads one.
+fn frame_at(b: &[u8], at: usize) -> Option<FrameHeader> {
+    FrameHeader::parse(b.get(at..at + 4)?.try_into().ok()?)
 }
 
 /// The first frame from `from` on that another frame follows (a sync
 /// word inside a tag or the data is not a frame).
-fn first_frame(b: &[u8], from: usize) -> Option<(usize, Frame)> {
+fn first_frame(b: &[u8], from: usize) -> Option<(usize, FrameHeader)> {
     let end = b.len().saturating_sub(4).min(from + 16 * 1024);
     (from..end).find_map(|at| {
         let f = frame_at(b, at)?;
-        let next = frame_at(b, at + f.len);
-        let ends_here = at + f.len >= b.len();
-        (f.len >= 4 && (ends_here || next.is_some_and(|n| n.rate == f.rate))).then_some((at, f))
+        let next = frame_at(b, at + f.size);
+        let ends_here = at + f.size >= b.len();
+        let chained = next.is_some_and(|n| n.sample_rate == f.sample_rate);
+        (f.size >= 4 && (ends_here || chained)).then_some((at, f))
     })
 }
 
@@ -263,7 +185,7 @@ fn mp3(b: &[u8], from: u64, total: Option<u64>) -> HeadSays {
         return HeadSays::Unknown("no MPEG audio frame in the stream's head");
     };
     // Xing/Info sits after the side information; VBRI 32 bytes in.
-    let side = match (first.mpeg1, first.mono) {
+    let side = match (first.version == 1, first.mono) {
         (true, false) => 32,
         (true, true) | (false, false) => 17,
         (false, true) => 9,
@@ -274,28 +196,32 @@ fn mp3(b: &[u8], from: u64, total: Option<u64>) -> HeadSays {
         && flags & 1 != 0
         && let Some(frames) = u32_be(b, x + 8)
     {
-        return counted(f64::from(frames) * f64::from(first.samples) / f64::from(first.rate));
+        return counted(
+            f64::from(frames) * f64::from(first.samples) / f64::from(first.sample_rate),
+        );
     }
     if b.get(at + 36..at + 40) == Some(b"VBRI")
         && let Some(frames) = u32_be(b, at + 36 + 14)
     {
-        return counted(f64::from(frames) * f64::from(first.samples) / f64::from(first.rate));
+        return counted(
+            f64::from(frames) * f64::from(first.samples) / f64::from(first.sample_rate),
+        );
     }
     let Some(total) = total else {
         return HeadSays::Unknown("an MP3 stream of unknown size without a Xing or VBRI header");
     };
     // The bit rate of the frames in the head, over the rest of the file.
     let (mut pos, mut bytes, mut samples) = (at, 0u64, 0u64);
-    while let Some(f) = frame_at(b, pos).filter(|f| f.rate == first.rate && pos + f.len <= b.len())
-    {
-        bytes += f.len as u64;
+    let same = |f: &FrameHeader| f.sample_rate == first.sample_rate;
+    while let Some(f) = frame_at(b, pos).filter(|f| same(f) && pos + f.size <= b.len()) {
+        bytes += f.size as u64;
         samples += u64::from(f.samples);
-        pos += f.len;
+        pos += f.size;
     }
     if bytes == 0 || samples == 0 {
         return HeadSays::Unknown("no whole MPEG audio frame in the stream's head");
     }
-    let bytes_per_sec = bytes as f64 * f64::from(first.rate) / samples as f64;
+    let bytes_per_sec = bytes as f64 * f64::from(first.sample_rate) / samples as f64;
     let audio = total.saturating_sub(from + at as u64);
     HeadSays::Length(Measure {
         secs: audio as f64 / bytes_per_sec,
@@ -473,10 +399,10 @@ mod tests {
     #[test]
     fn an_mp3_without_xing_is_estimated_from_its_bit_rate() {
         let file = fixture("tone.mp3");
-        let start = id3v2_len(&file);
+        let start = id3v2_len(&file) as usize;
         let (at, info) = first_frame(&file, start).unwrap();
         // The file without its Info frame: a bare CBR stream.
-        let bare: Vec<u8> = [&file[..at], &file[at + info.len..]].concat();
+        let bare: Vec<u8> = [&file[..at], &file[at + info.size..]].concat();
         let (got, exact) = secs(measure(&bare));
         assert!(!exact);
         assert!((got - 3.056).abs() < 0.1, "{got}");

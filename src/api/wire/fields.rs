@@ -84,19 +84,28 @@ pub fn unsigned(obj: &Obj, keys: &[&str]) -> Option<u64> {
     number(obj, keys).filter(|f| *f >= 0.0).map(|f| f as u64)
 }
 
+pub fn unsigned_value(v: &Value) -> Option<u64> {
+    number_value(v).filter(|f| *f >= 0.0).map(|f| f as u64)
+}
+
+/// A flag: a boolean, a number (0 is false) or a word (`true`, `no`).
+pub fn boolean_value(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_i64().map(|i| i != 0),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Some(true),
+            "false" | "0" | "no" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub fn boolean(obj: &Obj, keys: &[&str]) -> Option<bool> {
     keys.iter()
         .filter_map(|k| obj.get(*k))
-        .find_map(|v| match v {
-            Value::Bool(b) => Some(*b),
-            Value::Number(n) => n.as_i64().map(|i| i != 0),
-            Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-                "true" | "1" | "yes" => Some(true),
-                "false" | "0" | "no" => Some(false),
-                _ => None,
-            },
-            _ => None,
-        })
+        .find_map(boolean_value)
 }
 
 /// `HH:MM:SS(.fff)`, `MM:SS` or a plain number of seconds.
@@ -273,45 +282,24 @@ mod tests {
 
     #[test]
     fn seconds_from_every_unit() {
-        let sk = ["durationSec", "duration"];
-        let mk = ["durationMs"];
-        assert_eq!(
-            seconds(&obj(json!({"durationSec": 61.2})), &sk, &mk),
-            Some(61.2)
-        );
-        assert_eq!(
-            seconds(&obj(json!({"durationMs": 61200})), &sk, &mk),
-            Some(61.2)
-        );
-        assert_eq!(
-            seconds(&obj(json!({"duration": "00:01:01"})), &sk, &mk),
-            Some(61.0)
-        );
-        assert_eq!(
-            seconds(&obj(json!({"duration": "61"})), &sk, &mk),
-            Some(61.0)
-        );
-        assert_eq!(seconds(&obj(json!({"duration": null})), &sk, &mk), None);
-        assert_eq!(seconds(&obj(json!({"duration": -1})), &sk, &mk), None);
+        let s = |v: Value| seconds(&obj(v), &["durationSec", "duration"], &["durationMs"]);
+        assert_eq!(s(json!({"durationSec": 61.2})), Some(61.2));
+        assert_eq!(s(json!({"durationMs": 61200})), Some(61.2));
+        assert_eq!(s(json!({"duration": "00:01:01"})), Some(61.0));
+        assert_eq!(s(json!({"duration": "61"})), Some(61.0));
+        assert_eq!(s(json!({"duration": null})), None);
+        assert_eq!(s(json!({"duration": -1})), None);
     }
 
     #[test]
     fn a_length_is_read_in_the_unit_its_key_names_or_left_unchecked() {
         let keys = ["durationSec", "durationMs", "runtimeMinutes", "duration"];
         let l = |v: Value| length(&obj(v), &keys);
-        assert_eq!(
-            l(json!({"durationMs": 90000})),
-            (Some(90.0), DurationSource::Server)
-        );
-        assert_eq!(
-            l(json!({"runtimeMinutes": 1.5})),
-            (Some(90.0), DurationSource::Server)
-        );
-        assert_eq!(
-            l(json!({"duration": "0:01:30"})),
-            (Some(90.0), DurationSource::Server),
-            "a clock names its units"
-        );
+        let server = |secs: Option<f64>| (secs, DurationSource::Server);
+        assert_eq!(l(json!({"durationMs": 90000})), server(Some(90.0)));
+        assert_eq!(l(json!({"runtimeMinutes": 1.5})), server(Some(90.0)));
+        let clock = l(json!({"duration": "0:01:30"}));
+        assert_eq!(clock, server(Some(90.0)), "a clock names its units");
         for v in [json!(90000), json!("90000")] {
             assert_eq!(
                 l(json!({"duration": v})),
@@ -326,12 +314,10 @@ mod tests {
             );
         }
         // A key that names its unit is taken before one that does not.
-        assert_eq!(
-            l(json!({"duration": 90000, "durationSec": 90})),
-            (Some(90.0), DurationSource::Server)
-        );
-        assert_eq!(l(json!({"duration": -1})), (None, DurationSource::Server));
-        assert_eq!(l(json!({"duration": null})), (None, DurationSource::Server));
+        let both = l(json!({"duration": 90000, "durationSec": 90}));
+        assert_eq!(both, server(Some(90.0)));
+        assert_eq!(l(json!({"duration": -1})), server(None));
+        assert_eq!(l(json!({"duration": null})), server(None));
         assert_eq!(unit_named("length_ms"), Some(Unit::Millis));
         assert_eq!(unit_named("lengthSeconds"), Some(Unit::Seconds));
         assert_eq!(unit_named("length"), None);
@@ -355,14 +341,9 @@ mod tests {
         assert_eq!(who(json!({"narrator": 5})), None, "unreadable, not nobody");
         assert_eq!(who(json!({"narrator": {"id": 3}})), None);
         assert_eq!(who(json!({"narrator": [{"id": 3}]})), None);
-        assert_eq!(
-            instant_millis(&obj(json!({"t": 1795000000})), &["t"]),
-            Some(1795000000000)
-        );
-        assert_eq!(
-            instant_millis(&obj(json!({"t": 1795000000123i64})), &["t"]),
-            Some(1795000000123)
-        );
+        let at = |v: Value| instant_millis(&obj(json!({ "t": v })), &["t"]);
+        assert_eq!(at(json!(1795000000)), Some(1795000000000));
+        assert_eq!(at(json!(1795000000123i64)), Some(1795000000123));
         assert_eq!(boolean(&obj(json!({"b": "true"})), &["b"]), Some(true));
     }
 }

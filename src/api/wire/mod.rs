@@ -179,6 +179,17 @@ pub struct LoginData {
     pub user_name: Option<String>,
 }
 
+impl LoginData {
+    /// What the calls of this login carry.
+    pub fn auth(&self) -> crate::api::Auth {
+        crate::api::Auth {
+            token: self.token.clone(),
+            server_id: self.server_id.clone(),
+            user_id: self.user_id.clone(),
+        }
+    }
+}
+
 /// Keys that may carry the token of a login answer.
 pub const TOKEN_KEYS: &[&str] = &["token", "accessToken", "access_token", "jwt", "authToken"];
 
@@ -370,12 +381,7 @@ pub fn decode_book_and_length(
 fn decode_category_refs(v: &Value) -> Vec<Category> {
     match v {
         Value::Array(a) => a.iter().flat_map(decode_category_refs).collect(),
-        Value::String(s) if !s.trim().is_empty() => vec![Category {
-            id: CategoryId::new(s.clone()),
-            name: s.clone(),
-            book_count: None,
-        }],
-        Value::Object(_) => decode_category(v, "").ok().into_iter().collect(),
+        Value::String(_) | Value::Object(_) => decode_category(v, "").ok().into_iter().collect(),
         _ => Vec::new(),
     }
 }

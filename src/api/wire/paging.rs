@@ -161,16 +161,7 @@ impl PageInfo {
     /// first is kept.
     fn absorb(&mut self, o: &Obj, depth: u8) {
         let mut total: Option<(u8, u64)> = None;
-        let number = |v: &Value| {
-            let mut one = Obj::new();
-            one.insert("n".into(), v.clone());
-            unsigned(&one, &["n"])
-        };
-        let flag = |v: &Value| {
-            let mut one = Obj::new();
-            one.insert("b".into(), v.clone());
-            boolean(&one, &["b"])
-        };
+        let (number, flag) = (unsigned_value, boolean_value);
         for (k, v) in o {
             let Some(f) = fact(k) else { continue };
             match f {

@@ -36,13 +36,10 @@ pub(super) const POSITION_MS: &[&str] = &["positionMs", "position_ms", "currentT
 
 /// A progress object; `Ok(None)` for an empty object.
 pub fn decode_progress_object(v: &Value, endpoint: &str) -> Result<Option<Progress>, ApiError> {
-    let Some(obj) = v.as_object() else {
-        return if v.is_null() {
-            Ok(None)
-        } else {
-            Err(object(v, endpoint, "progress").unwrap_err())
-        };
-    };
+    if v.is_null() {
+        return Ok(None);
+    }
+    let obj = object(v, endpoint, "progress")?;
     if obj.is_empty() {
         return Ok(None);
     }
@@ -50,15 +47,23 @@ pub fn decode_progress_object(v: &Value, endpoint: &str) -> Result<Option<Progre
         .ok_or_else(|| missing(endpoint, "progress.chapterId"))?;
     let position = seconds(obj, POSITION_SEC, POSITION_MS)
         .ok_or_else(|| missing(endpoint, "progress.positionSec"))?;
-    Ok(Some(Progress {
-        chapter_id: ChapterId::new(cid),
+    Ok(Some(progress_at(obj, ChapterId::new(cid), position)))
+}
+
+pub(super) const FINISHED_KEYS: &[&str] = &["finished", "isFinished", "completed", "done"];
+
+/// The record of a place (`chapter`, `position`) found in `obj`: the rest
+/// of its fields as `obj` has them.
+pub(super) fn progress_at(obj: &Obj, chapter: ChapterId, position: f64) -> Progress {
+    Progress {
+        chapter_id: chapter,
         position,
         book_position: seconds(
             obj,
             &["bookPositionSec", "book_position_sec", "bookPosition"],
             &["bookPositionMs"],
         ),
-        finished: boolean(obj, &["finished", "isFinished", "completed", "done"]).unwrap_or(false),
+        finished: boolean(obj, FINISHED_KEYS).unwrap_or(false),
         client_updated_at: instant_millis(
             obj,
             &[
@@ -69,7 +74,7 @@ pub fn decode_progress_object(v: &Value, endpoint: &str) -> Result<Option<Progre
             ],
         ),
         server_updated_at: instant_millis(obj, &["serverUpdatedAt", "server_updated_at"]),
-    }))
+    }
 }
 
 pub fn decode_settings_object(
@@ -95,12 +100,12 @@ pub fn decode_settings_object(
     }))
 }
 
-/// The answer to a progress write: `{applied, progress}`, a bare progress
-/// object, or an empty body.
-pub fn decode_progress_write(
+/// The answer to a write: `{applied, …record}`, a bare record, or an
+/// empty body; `applied` is `true` when it does not say.
+fn decode_write<T>(
     v: &Value,
-    _endpoint: &str,
-) -> Result<WriteOutcome<Progress>, ApiError> {
+    record: impl FnOnce(&Value, &Obj) -> Result<Option<T>, ApiError>,
+) -> Result<WriteOutcome<T>, ApiError> {
     let c = content(v);
     let Some(obj) = c.as_object() else {
         return Ok(WriteOutcome {
@@ -109,28 +114,26 @@ pub fn decode_progress_write(
         });
     };
     let applied = boolean(obj, &["applied", "accepted", "updated"]).unwrap_or(true);
-    // The write went through; a record we cannot read is "not said".
-    let record = super::progress_in_answer(c);
+    let record = record(c, obj)?;
     Ok(WriteOutcome { applied, record })
+}
+
+pub fn decode_progress_write(
+    v: &Value,
+    _endpoint: &str,
+) -> Result<WriteOutcome<Progress>, ApiError> {
+    // The write went through; a record we cannot read is "not said".
+    decode_write(v, |c, _| Ok(super::progress_in_answer(c)))
 }
 
 pub fn decode_settings_write(
     v: &Value,
     endpoint: &str,
 ) -> Result<WriteOutcome<PlaybackSettings>, ApiError> {
-    let c = content(v);
-    let Some(obj) = c.as_object() else {
-        return Ok(WriteOutcome {
-            applied: true,
-            record: None,
-        });
-    };
-    let applied = boolean(obj, &["applied", "accepted", "updated"]).unwrap_or(true);
-    let record = match get(obj, &["playbackSettings", "playback_settings", "settings"]) {
-        Some(s) => decode_settings_object(s, endpoint)?,
-        None => decode_settings_object(c, endpoint)?,
-    };
-    Ok(WriteOutcome { applied, record })
+    decode_write(v, |c, obj| {
+        let settings = get(obj, &["playbackSettings", "playback_settings", "settings"]);
+        decode_settings_object(settings.unwrap_or(c), endpoint)
+    })
 }
 
 /// One result of a batch progress write.

@@ -17,7 +17,7 @@
 
 use super::ENVELOPE_KEYS;
 use super::fields::*;
-use super::progress::decode_settings_object;
+use super::progress::{FINISHED_KEYS, decode_settings_object, progress_at};
 use crate::domain::{BookId, ChapterId, Manifest, ManifestItem, PlaybackSettings, Progress};
 use serde_json::Value;
 
@@ -124,7 +124,6 @@ const NOT_A_PLACE: &[&str] = &[
 ];
 const MS_WORDS: &[&str] = &["ms", "millis", "milliseconds", "msec", "msecs"];
 const SEC_WORDS: &[&str] = &["s", "sec", "secs", "second", "seconds"];
-const FINISHED_KEYS: &[&str] = &["finished", "isFinished", "completed", "done"];
 /// Words of keys that say nothing about a place: ids, envelope and status
 /// fields, bookkeeping, the paging facts of a list.
 const QUIET_WORDS: &[&str] = &[
@@ -190,6 +189,7 @@ fn position_key(w: &[String]) -> bool {
 }
 
 /// What the answer is read against.
+#[derive(Default)]
 struct Ctx<'a> {
     book: Option<&'a BookId>,
     /// The chapters (and lengths) of the book; `None`: not known here.
@@ -225,29 +225,12 @@ pub fn decode_progress_read(v: &Value, book: &BookId, manifest: &Manifest) -> Pr
 /// The place a write's answer holds, when it holds exactly one: read
 /// without the manifest (any chapter id counts, lengths unchecked).
 pub fn progress_in_answer(v: &Value) -> Option<Progress> {
-    read(
-        v,
-        &Ctx {
-            book: None,
-            manifest: None,
-        },
-    )
-    .progress()
-    .cloned()
+    read(v, &Ctx::default()).progress().cloned()
 }
 
 /// True when the answer says nothing at all: no record can be in it.
 pub fn says_nothing(v: &Value) -> bool {
-    matches!(
-        read(
-            v,
-            &Ctx {
-                book: None,
-                manifest: None
-            }
-        ),
-        ProgressRead::NoProgress { .. }
-    )
+    matches!(read(v, &Ctx::default()), ProgressRead::NoProgress { .. })
 }
 
 fn read(v: &Value, ctx: &Ctx<'_>) -> ProgressRead {
@@ -368,12 +351,6 @@ fn quiet_or_not(key: &str, v: &Value, found: &mut Found) {
     }
 }
 
-fn boolean_value(v: &Value) -> Option<bool> {
-    let mut o = Obj::new();
-    o.insert("b".into(), v.clone());
-    boolean(&o, &["b"])
-}
-
 /// The reason an object is another book's, when it names one.
 fn other_book(o: &Obj, ctx: &Ctx<'_>) -> Option<&'static str> {
     let book = ctx.book?;
@@ -468,11 +445,9 @@ fn positions(o: &Obj, length: Length) -> Result<Vec<f64>, &'static str> {
 /// `Ok(Some)`: this object is a candidate; `Ok(None)`: it names no place
 /// of this book; `Err`: it names one that cannot be read safely.
 fn candidate(o: &Obj, ctx: &Ctx<'_>) -> Result<Option<Progress>, &'static str> {
-    let (chapter, inner) = match chapter_of(o, ctx) {
-        Ok(Some(c)) => c,
-        // Reported by the scalars it holds (a position without a chapter).
-        Ok(None) => return Ok(None),
-        Err(why) => return Err(why),
+    // None: reported by the scalars it holds (a position without a chapter).
+    let Some((chapter, inner)) = chapter_of(o, ctx)? else {
+        return Ok(None);
     };
     let length = match ctx.manifest.and_then(|m| m.item(&chapter)) {
         Some(i) if i.duration_source.unchecked().is_some() => Length::Unread,
@@ -492,26 +467,7 @@ fn candidate(o: &Obj, ctx: &Ctx<'_>) -> Result<Option<Progress>, &'static str> {
     if places.iter().any(|p| (p - position).abs() > 1.0) {
         return Err("positions that disagree");
     }
-    Ok(Some(Progress {
-        chapter_id: chapter,
-        position,
-        book_position: seconds(
-            o,
-            &["bookPositionSec", "book_position_sec", "bookPosition"],
-            &["bookPositionMs"],
-        ),
-        finished: boolean(o, FINISHED_KEYS).unwrap_or(false),
-        client_updated_at: instant_millis(
-            o,
-            &[
-                "clientUpdatedAt",
-                "client_updated_at",
-                "updatedAt",
-                "updated_at",
-            ],
-        ),
-        server_updated_at: instant_millis(o, &["serverUpdatedAt", "server_updated_at"]),
-    }))
+    Ok(Some(progress_at(o, chapter, position)))
 }
 
 /// Playback settings under a settings key, at the top or in envelopes.

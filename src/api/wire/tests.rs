@@ -31,18 +31,11 @@ pub(super) fn chapters(items: &[(&str, f64)]) -> Manifest {
 fn bodies_html_empty_garbage_bom() {
     assert_eq!(parse_body(None, b""), Err(BodyKind::Empty));
     assert_eq!(parse_body(None, b"  \n"), Err(BodyKind::Empty));
-    assert_eq!(
-        parse_body(
-            Some("text/html"),
-            b"<!DOCTYPE html><html>502 Bad Gateway</html>"
-        ),
-        Err(BodyKind::Html)
-    );
+    let html = |b: &[u8]| parse_body(Some("text/html"), b);
+    let page = html(b"<!DOCTYPE html><html>502 Bad Gateway</html>");
+    assert_eq!(page, Err(BodyKind::Html));
     assert_eq!(parse_body(None, b"\n <html>"), Err(BodyKind::Html));
-    assert_eq!(
-        parse_body(Some("text/html"), b"Bad gateway"),
-        Err(BodyKind::Html)
-    );
+    assert_eq!(html(b"Bad gateway"), Err(BodyKind::Html));
     assert_eq!(parse_body(None, b"Bad gateway"), Err(BodyKind::Garbage));
     assert_eq!(parse_body(None, b"{\"a\":"), Err(BodyKind::Garbage));
     assert_eq!(
@@ -332,9 +325,10 @@ fn manifest_variants_keep_server_order() {
     assert_eq!(m.items[0].mime_type.as_deref(), Some("audio/mpeg"));
     assert_eq!(m.items[1].url, None);
 
+    let manifest = |v: Value| decode_manifest(&v, &BookId::new("b"), EP);
     let numeric =
         json!([{"id": 3, "name": "c", "durationMs": 1500, "startMs": 500, "endMs": 2000}]);
-    let m = decode_manifest(&numeric, &BookId::new("b"), EP).unwrap();
+    let m = manifest(numeric).unwrap();
     assert_eq!(m.book_id.as_str(), "b");
     assert_eq!(m.items[0].chapter_id.as_str(), "3");
     assert_eq!(
@@ -344,7 +338,7 @@ fn manifest_variants_keep_server_order() {
 
     // `"duration": 90000` names no unit: not a length until checked, never 25 h.
     let unitless = json!({"items": [{"chapterId": "c1", "duration": 90000}]});
-    let m = decode_manifest(&unitless, &BookId::new("b"), EP).unwrap();
+    let m = manifest(unitless).unwrap();
     assert_eq!(m.items[0].duration, None);
     assert_eq!(
         m.items[0]
@@ -356,31 +350,15 @@ fn manifest_variants_keep_server_order() {
     assert_eq!(m.total_duration(), None);
 
     let tracks = json!({"manifest": {"tracks": [{"chapter_id": "x", "playUrl": "http://cdn/x"}]}});
-    assert_eq!(
-        decode_manifest(&tracks, &BookId::new("b"), EP)
-            .unwrap()
-            .items[0]
-            .url
-            .as_deref(),
-        Some("http://cdn/x")
-    );
+    let m = manifest(tracks).unwrap();
+    assert_eq!(m.items[0].url.as_deref(), Some("http://cdn/x"));
 
-    let e = decode_manifest(
-        &json!({"items": [{"chapterId": "a"}, {"title": "no id"}]}),
-        &BookId::new("b"),
-        EP,
-    )
-    .unwrap_err();
+    let e = manifest(json!({"items": [{"chapterId": "a"}, {"title": "no id"}]})).unwrap_err();
     assert!(
         e.to_string().contains("items[1]") && e.to_string().contains("chapterId"),
         "{e}"
     );
-    let e = decode_manifest(
-        &json!({"items": [{"chapterId": "a"}, {"chapterId": "a"}]}),
-        &BookId::new("b"),
-        EP,
-    )
-    .unwrap_err();
+    let e = manifest(json!({"items": [{"chapterId": "a"}, {"chapterId": "a"}]})).unwrap_err();
     assert!(e.to_string().contains("repeats"), "{e}");
 }
 
@@ -396,14 +374,10 @@ fn progress_variants() {
     assert_eq!(r.settings().unwrap().speed, 1.25);
 
     let none = json!({"data": {"bookId": "b", "progress": null, "playbackSettings": null}});
-    assert_eq!(
-        decode_progress_read(&none, &b, &m),
-        ProgressRead::NoProgress { settings: None }
-    );
-    assert_eq!(
-        decode_progress_read(&json!({"data": null}), &b, &m),
-        ProgressRead::NoProgress { settings: None }
-    );
+    for v in [none, json!({"data": null})] {
+        let read = decode_progress_read(&v, &b, &m);
+        assert_eq!(read, ProgressRead::NoProgress { settings: None }, "{v}");
+    }
 
     let bare = json!({"chapter_id": 4, "positionMs": 90500, "isFinished": "true"});
     let p = decode_progress_read(&bare, &b, &m)

@@ -43,7 +43,7 @@ struct StoredBook {
     chapters: Vec<StoredChapter>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Category {
     pub id: String,
     pub name: String,
@@ -225,17 +225,10 @@ impl Library {
 fn present_books(db: &Db) -> anyhow::Result<Vec<Book>> {
     let conn = db.conn()?;
     let mut stmt = conn.prepare("SELECT id, path, added_at, data FROM books WHERE present = 1")?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, String>(3)?,
-        ))
-    })?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     let mut books = Vec::new();
     for row in rows {
-        let (id, path, added_at, data) = row?;
+        let (id, path, added_at, data): (String, String, i64, String) = row?;
         match serde_json::from_str::<StoredBook>(&data) {
             Ok(stored) => books.push(stored.into_book(id, path, added_at)),
             Err(err) => tracing::warn!("book {id} has unreadable catalog data, skipped: {err}"),

@@ -380,25 +380,20 @@ fn store_book(
     let mut chapters = Vec::new();
     let mut used: HashSet<String> = HashSet::new();
     for c in &book.chapters {
-        let by_key: Option<String> = tx
-            .prepare_cached("SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND key = ?2")?
-            .query_row(params![book_id, c.key], |r| r.get(0))
-            .optional()?
-            .filter(|id| !used.contains(id));
-        // Else the same file position in the book (a re-tagged file).
-        let by_place = || -> rusqlite::Result<Option<String>> {
-            Ok(tx
-                .query_row(
-                    "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND place = ?2",
-                    params![book_id, c.place],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .filter(|id| !used.contains(id)))
+        // A chapter id of this book not taken yet, by `sql` with `value`.
+        let unused = |sql: &str, value: &str| -> rusqlite::Result<Option<String>> {
+            let id: Option<String> = tx
+                .prepare_cached(sql)?
+                .query_row(params![book_id, value], |r| r.get(0))
+                .optional()?;
+            Ok(id.filter(|id| !used.contains(id)))
         };
-        let id = match by_key {
+        let by_key = "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND key = ?2";
+        // Else the same file position in the book (a re-tagged file).
+        let by_place = "SELECT chapter_id FROM chapter_keys WHERE book_id = ?1 AND place = ?2";
+        let id = match unused(by_key, &c.key)? {
             Some(id) => id,
-            None => match by_place()? {
+            None => match unused(by_place, &c.place)? {
                 Some(id) => {
                     tx.execute(
                         "UPDATE OR IGNORE chapter_keys SET key = ?2 WHERE chapter_id = ?1",

@@ -2,9 +2,10 @@
 //! categories. None of these is license-gated.
 
 use super::progress::{PROGRESS_COLUMNS, ProgressRow, row_to_progress};
-use super::{AppState, Data, Page, Paging, data};
-use crate::server::auth::Authed;
-use crate::server::catalog::{Book, Filter, Library, Sort};
+use super::{AppState, Data, Page, Paging, book, data};
+use crate::domain::SeriesRef;
+use crate::server::auth::{Authed, Caller};
+use crate::server::catalog::{Book, Category, Filter, Library, Sort};
 use crate::server::error::{ApiError, ApiPath, ApiQuery, ApiResult};
 use axum::extract::State;
 use axum::http::header;
@@ -94,27 +95,16 @@ pub struct BookView<'a> {
     title: &'a str,
     author: &'a str,
     narrator: Option<&'a str>,
-    series: Vec<SeriesView<'a>>,
+    /// `{name, sequence}`, the sequence as written.
+    series: &'a [SeriesRef],
     description: Option<&'a str>,
     duration_sec: f64,
     chapter_count: usize,
-    categories: Vec<CategoryView<'a>>,
+    categories: &'a [Category],
     cover_url: Option<String>,
     favorite: bool,
     added_at: i64,
     progress: Option<Value>,
-}
-
-#[derive(Serialize)]
-struct SeriesView<'a> {
-    name: &'a str,
-    sequence: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct CategoryView<'a> {
-    id: &'a str,
-    name: &'a str,
 }
 
 pub fn book_view<'a>(lib: &Library, book: &'a Book, personal: &Personal) -> BookView<'a> {
@@ -123,25 +113,11 @@ pub fn book_view<'a>(lib: &Library, book: &'a Book, personal: &Personal) -> Book
         title: &book.title,
         author: &book.author,
         narrator: book.narrator.as_deref(),
-        series: book
-            .series
-            .iter()
-            .map(|s| SeriesView {
-                name: &s.name,
-                sequence: s.sequence.as_ref().map(|q| q.as_str()),
-            })
-            .collect(),
+        series: &book.series,
         description: book.description.as_deref(),
         duration_sec: book.duration_sec,
         chapter_count: book.chapters.len(),
-        categories: book
-            .categories
-            .iter()
-            .map(|c| CategoryView {
-                id: &c.id,
-                name: &c.name,
-            })
-            .collect(),
+        categories: &book.categories,
         cover_url: book
             .cover
             .as_ref()
@@ -234,8 +210,17 @@ fn query_books(
     serde_json::to_vec(&page).map_err(ApiError::internal)
 }
 
-fn json_body(body: Vec<u8>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], body)
+/// `GET /books` and (`search`) `GET /books/search`.
+async fn books_page(
+    state: AppState,
+    caller: Caller,
+    query: ListQuery,
+    search: bool,
+) -> ApiResult<impl IntoResponse> {
+    let body = state
+        .run(move |state| query_books(state, caller.user_id, query, search))
+        .await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body))
 }
 
 pub async fn list(
@@ -243,10 +228,7 @@ pub async fn list(
     Authed(caller): Authed,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
-    let body = state
-        .run(move |state| query_books(state, caller.user_id, query, false))
-        .await?;
-    Ok(json_body(body))
+    books_page(state, caller, query, false).await
 }
 
 pub async fn search(
@@ -254,10 +236,7 @@ pub async fn search(
     Authed(caller): Authed,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<impl IntoResponse> {
-    let body = state
-        .run(move |state| query_books(state, caller.user_id, query, true))
-        .await?;
-    Ok(json_body(body))
+    books_page(state, caller, query, true).await
 }
 
 /// The current catalog and the position of a book in it (404 if absent).
@@ -281,9 +260,7 @@ pub async fn details(
     let book = state
         .run(move |state| {
             let lib = state.current_library()?;
-            let book = lib
-                .book(&book_id)
-                .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+            let book = book(&lib, &book_id)?;
             let personal = Personal::of(state, caller.user_id, [book.id.as_str()])?;
             Ok(book_json(&lib, book, &personal))
         })

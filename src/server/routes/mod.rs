@@ -9,11 +9,13 @@ mod social;
 
 pub use super::state::AppState;
 
+use super::catalog::{Book, Chapter, Library};
 use super::error::{ApiError, ApiResult, BODY_LIMIT};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use serde::Serialize;
+use std::sync::Arc;
 
 /// `{"data": …}`
 #[derive(Serialize)]
@@ -75,32 +77,45 @@ pub struct Paging {
 
 impl Paging {
     pub fn parse(page: Option<&str>, page_size: Option<&str>) -> ApiResult<Self> {
-        let page = match page {
-            None => 1,
-            Some(p) => p
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&p| p >= 1)
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!("page must be an integer ≥ 1, got {p:?}"))
-                })?,
+        let number = |value: Option<&str>, default, ok: &dyn Fn(usize) -> bool, want: &str| {
+            let Some(v) = value else { return Ok(default) };
+            let parsed = v.trim().parse::<usize>().ok().filter(|n| ok(*n));
+            parsed.ok_or_else(|| ApiError::bad_request(format!("{want}, got {v:?}")))
         };
-        let page_size = match page_size {
-            None => 50,
-            Some(p) => p
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|p| (1..=500).contains(p))
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "pageSize must be an integer from 1 to 500, got {p:?}"
-                    ))
-                })?,
-        };
-        Ok(Self { page, page_size })
+        Ok(Self {
+            page: number(page, 1, &|p| p >= 1, "page must be an integer ≥ 1")?,
+            page_size: number(
+                page_size,
+                50,
+                &|p| (1..=500).contains(&p),
+                "pageSize must be an integer from 1 to 500",
+            )?,
+        })
     }
+}
+
+/// The book `id` of the catalog, else 404.
+pub fn book<'a>(lib: &'a Library, id: &str) -> ApiResult<&'a Arc<Book>> {
+    lib.book(id).ok_or_else(|| ApiError::book_not_found(id))
+}
+
+/// A chapter of book `book_id` (404 / 400 `unknown_chapter`), and
+/// `position` clamped to its length when that is known.
+pub fn chapter_at<'a>(
+    lib: &'a Library,
+    book_id: &str,
+    chapter_id: &str,
+    position: f64,
+) -> ApiResult<(&'a Chapter, f64)> {
+    let chapter = book(lib, book_id)?
+        .chapter(chapter_id)
+        .ok_or_else(|| ApiError::unknown_chapter(chapter_id))?;
+    let clamped = if chapter.duration_sec > 0.0 {
+        position.min(chapter.duration_sec)
+    } else {
+        position
+    };
+    Ok((chapter, clamped))
 }
 
 pub fn router(state: AppState, prefix: &str) -> Router {

@@ -4,7 +4,7 @@
 //! their canonical path is inside the library (or, for extracted cover
 //! art, the data dir's covers folder).
 
-use super::AppState;
+use super::{AppState, book};
 use crate::server::auth::{caller_of, licensed, presented_token};
 use crate::server::error::{ApiError, ApiPath, ApiResult};
 use axum::body::Body;
@@ -15,18 +15,29 @@ use std::path::{Path, PathBuf};
 use tower::ServiceExt;
 use tower_http::services::ServeFile;
 
-/// Serves a file already checked by [`contained`].
-async fn serve_file(path: &Path, mime: &str, req: Request) -> ApiResult<Response> {
+/// Checks the token, then serves the file that `find` (blocking) names
+/// and checked by [`contained`], with its MIME type.
+async fn serve(
+    state: AppState,
+    req: Request,
+    find: impl FnOnce(&AppState) -> ApiResult<(PathBuf, String)> + Send + 'static,
+) -> ApiResult<Response> {
     // Only what ServeFile needs: method and Range/conditional headers.
     let (parts, _) = req.into_parts();
-    let req = Request::from_parts(parts, Body::empty());
-    let mut res = ServeFile::new(path)
-        .oneshot(req)
+    let token = presented_token(&parts, true)?;
+    let (file, mime) = state
+        .run(move |state| {
+            caller_of(state, token)?;
+            find(state)
+        })
+        .await?;
+    let mut res = ServeFile::new(file)
+        .oneshot(Request::from_parts(parts, Body::empty()))
         .await
         .map_err(ApiError::internal)?
         .map(Body::new);
     let headers = res.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(mime) {
+    if let Ok(v) = HeaderValue::from_str(&mime) {
         headers.insert(CONTENT_TYPE, v);
     }
     headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
@@ -60,21 +71,16 @@ pub async fn play(
     ApiPath(chapter_id): ApiPath<String>,
     req: Request,
 ) -> ApiResult<Response> {
-    let (parts, body) = req.into_parts();
-    let token = presented_token(&parts, true)?;
-    let (file, mime) = state
-        .run(move |state| {
-            caller_of(state, token)?;
-            let lib = licensed(state)?;
-            let (_, chapter) = lib
-                .chapter(&chapter_id)
-                .ok_or_else(|| ApiError::not_found(format!("no chapter with id {chapter_id:?}")))?;
-            // A symlink changed since the scan must not lead out of the library.
-            let roots: Vec<PathBuf> = lib.root.iter().cloned().collect();
-            Ok((contained(&chapter.file, &roots)?, chapter.mime.clone()))
-        })
-        .await?;
-    serve_file(&file, &mime, Request::from_parts(parts, body)).await
+    serve(state, req, move |state| {
+        let lib = licensed(state)?;
+        let (_, chapter) = lib
+            .chapter(&chapter_id)
+            .ok_or_else(|| ApiError::not_found(format!("no chapter with id {chapter_id:?}")))?;
+        // A symlink changed since the scan must not lead out of the library.
+        let roots: Vec<PathBuf> = lib.root.iter().cloned().collect();
+        Ok((contained(&chapter.file, &roots)?, chapter.mime.clone()))
+    })
+    .await
 }
 
 pub async fn cover(
@@ -82,34 +88,26 @@ pub async fn cover(
     ApiPath(book_id): ApiPath<String>,
     req: Request,
 ) -> ApiResult<Response> {
-    let (parts, body) = req.into_parts();
-    let token = presented_token(&parts, true)?;
-    let (file, mime) = state
-        .run(move |state| {
-            caller_of(state, token)?;
-            let lib = state.current_library()?;
-            let book = lib
-                .book(&book_id)
-                .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-            let Some(cover) = &book.cover else {
-                return Err(ApiError::not_found("this book has no cover"));
-            };
-            // A cover file of the library, or embedded art extracted into
-            // the data dir's covers folder: nothing else.
-            let mut roots: Vec<PathBuf> = lib.root.iter().cloned().collect();
-            roots.extend(std::fs::canonicalize(state.db.data_dir().join("covers")).ok());
-            let mime = match cover
-                .extension()
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .as_deref()
-            {
-                Some("png") => "image/png",
-                Some("bmp") => "image/bmp",
-                _ => "image/jpeg",
-            };
-            Ok((contained(cover, &roots)?, mime))
-        })
-        .await?;
-    serve_file(&file, mime, Request::from_parts(parts, body)).await
+    serve(state, req, move |state| {
+        let lib = state.current_library()?;
+        let Some(cover) = &book(&lib, &book_id)?.cover else {
+            return Err(ApiError::not_found("this book has no cover"));
+        };
+        // A cover file of the library, or embedded art extracted into
+        // the data dir's covers folder: nothing else.
+        let mut roots: Vec<PathBuf> = lib.root.iter().cloned().collect();
+        roots.extend(std::fs::canonicalize(state.db.data_dir().join("covers")).ok());
+        let mime = match cover
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("png") => "image/png",
+            Some("bmp") => "image/bmp",
+            _ => "image/jpeg",
+        };
+        Ok((contained(cover, &roots)?, mime.to_owned()))
+    })
+    .await
 }

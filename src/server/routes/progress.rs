@@ -1,7 +1,7 @@
 //! Reading progress and playback settings: per user and book, merged by
 //! the server (`merge`), identity headers on every write.
 
-use super::{AppState, data};
+use super::{AppState, book, chapter_at, data};
 use crate::server::auth::{Gated, Writer};
 use crate::server::catalog::Library;
 use crate::server::db::write_clock_ms;
@@ -108,8 +108,7 @@ pub async fn read(
     Gated(caller, lib): Gated,
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    lib.book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+    book(&lib, &book_id)?;
     let body = state
         .run(move |state| {
             let progress = load_progress(state, caller.user_id, Some(&book_id))?;
@@ -137,7 +136,6 @@ pub struct ProgressWrite {
     reset: bool,
 }
 
-/// Validates, merges and stores one write. Returns (applied, merged record).
 /// A write's fields, checked before anything is read or stored.
 fn check_write(w: &ProgressWrite) -> ApiResult<()> {
     if !w.position_sec.is_finite() || w.position_sec < 0.0 {
@@ -161,6 +159,7 @@ fn check_write(w: &ProgressWrite) -> ApiResult<()> {
     Ok(())
 }
 
+/// Validates, merges and stores one write. Returns (applied, merged record).
 fn apply_write(
     state: &AppState,
     lib: &Library,
@@ -168,19 +167,9 @@ fn apply_write(
     book_id: &str,
     w: ProgressWrite,
 ) -> ApiResult<(bool, Value)> {
-    let book = lib
-        .book(book_id)
-        .ok_or_else(|| ApiError::book_not_found(book_id))?;
-    let chapter = book
-        .chapter(&w.chapter_id)
-        .ok_or_else(|| ApiError::unknown_chapter(&w.chapter_id))?;
+    let (chapter, position) = chapter_at(lib, book_id, &w.chapter_id, w.position_sec)?;
     check_write(&w)?;
     let now = write_clock_ms();
-    let position = if chapter.duration_sec > 0.0 {
-        w.position_sec.min(chapter.duration_sec)
-    } else {
-        w.position_sec
-    };
     let incoming = Incoming {
         chapter_index: chapter.index,
         position_sec: position,
@@ -275,16 +264,20 @@ pub async fn delete(
     Writer(caller, lib): Writer,
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    lib.book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let n = state
-        .run(move |state| {
-            Ok(state.db.conn()?.execute(
-                "DELETE FROM progress WHERE user_id = ?1 AND book_id = ?2",
-                params![caller.user_id as i64, book_id],
-            )?)
-        })
-        .await?;
+    let sql = "DELETE FROM progress WHERE user_id = ?1 AND book_id = ?2";
+    delete_row(&state, &lib, sql, caller.user_id, book_id).await
+}
+
+/// Deletes the caller's row of a book: `{"deleted": …}`.
+async fn delete_row(
+    state: &AppState,
+    lib: &Library,
+    sql: &'static str,
+    user_id: u64,
+    book_id: String,
+) -> ApiResult<impl IntoResponse + use<>> {
+    book(lib, &book_id)?;
+    let n = state.execute(sql, (user_id as i64, book_id)).await?;
     Ok(data(json!({"deleted": n > 0})))
 }
 
@@ -349,8 +342,7 @@ pub async fn write_settings(
     ApiPath(book_id): ApiPath<String>,
     ApiJson(w): ApiJson<SettingsWrite>,
 ) -> ApiResult<impl IntoResponse> {
-    lib.book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+    book(&lib, &book_id)?;
     if !(0.5..=3.0).contains(&w.speed) {
         return Err(ApiError::bad_request(format!(
             "speed must be from 0.5 to 3.0, got {}",
@@ -408,15 +400,6 @@ pub async fn delete_settings(
     Writer(caller, lib): Writer,
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    lib.book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let n = state
-        .run(move |state| {
-            Ok(state.db.conn()?.execute(
-                "DELETE FROM settings WHERE user_id = ?1 AND book_id = ?2",
-                params![caller.user_id as i64, book_id],
-            )?)
-        })
-        .await?;
-    Ok(data(json!({"deleted": n > 0})))
+    let sql = "DELETE FROM settings WHERE user_id = ?1 AND book_id = ?2";
+    delete_row(&state, &lib, sql, caller.user_id, book_id).await
 }

@@ -38,13 +38,11 @@ impl<S: Send + Sync> FromRequestParts<S> for PeerAddr {
 
 fn refused(refusal: Refusal) -> ApiError {
     match refusal {
-        Refusal::BackOff(wait) => ApiError::too_many_requests(
-            wait.as_secs_f64().ceil() as u64,
-            format!(
-                "too many failed logins; try again in {} s",
-                wait.as_secs_f64().ceil() as u64
-            ),
-        ),
+        Refusal::BackOff(wait) => {
+            let secs = wait.as_secs_f64().ceil() as u64;
+            let message = format!("too many failed logins; try again in {secs} s");
+            ApiError::too_many_requests(secs, message)
+        }
         Refusal::Busy => ApiError::too_many_requests(
             1,
             "the server is busy checking other logins; try again in 1 s",
@@ -72,19 +70,10 @@ pub async fn login(
             .await?
     };
     // Verify even for an unknown user, so timing does not reveal names.
-    let (user_id, hash) = match creds {
-        Some((id, hash)) => (Some(id), Some(hash)),
-        None => (None, None),
-    };
+    let (user_id, hash) = creds.unzip();
     let password = req.password;
     let ok = attempt
-        .hash(move || {
-            let hash: &str = match &hash {
-                Some(hash) => hash,
-                None => dummy_hash(),
-            };
-            verify_password(&password, hash)
-        })
+        .hash(move || verify_password(&password, hash.as_deref().unwrap_or_else(|| dummy_hash())))
         .await
         .map_err(refused)?;
     let user_id = match (ok, user_id) {

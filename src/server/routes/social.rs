@@ -2,7 +2,7 @@
 //! capabilities only). License-gated; writes need the identity headers.
 
 use super::books::{Personal, book_json};
-use super::{AppState, Page, Paging, data};
+use super::{AppState, Page, Paging, book, chapter_at, data};
 use crate::server::auth::{Gated, Writer};
 use crate::server::db::{now_ms, random_hex};
 use crate::server::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult};
@@ -56,17 +56,10 @@ pub async fn add_favorite(
     Writer(caller, lib): Writer,
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    lib.book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
-    let id = book_id.clone();
-    state
-        .run(move |state| {
-            Ok(state.db.conn()?.execute(
-                "INSERT OR IGNORE INTO favorites(user_id, book_id, created_at) VALUES (?1, ?2, ?3)",
-                params![caller.user_id as i64, id, now_ms()],
-            )?)
-        })
-        .await?;
+    book(&lib, &book_id)?;
+    let sql = "INSERT OR IGNORE INTO favorites(user_id, book_id, created_at) VALUES (?1, ?2, ?3)";
+    let row = (caller.user_id as i64, book_id.clone(), now_ms());
+    state.execute(sql, row).await?;
     Ok(data(json!({"bookId": book_id, "favorite": true})))
 }
 
@@ -76,14 +69,9 @@ pub async fn remove_favorite(
     ApiPath(book_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
     // No existence check: removing a favorite of a vanished book must work.
-    let id = book_id.clone();
+    let sql = "DELETE FROM favorites WHERE user_id = ?1 AND book_id = ?2";
     state
-        .run(move |state| {
-            Ok(state.db.conn()?.execute(
-                "DELETE FROM favorites WHERE user_id = ?1 AND book_id = ?2",
-                params![caller.user_id as i64, id],
-            )?)
-        })
+        .execute(sql, (caller.user_id as i64, book_id.clone()))
         .await?;
     Ok(data(json!({"bookId": book_id, "favorite": false})))
 }
@@ -117,9 +105,7 @@ pub async fn list_bookmarks(
         .book_id
         .filter(|b| !b.trim().is_empty())
         .ok_or_else(|| ApiError::bad_request("the bookId query parameter is required"))?;
-    let book = lib
-        .book(&book_id)
-        .ok_or_else(|| ApiError::book_not_found(&book_id))?;
+    let book = book(&lib, &book_id)?;
     let mut items: Vec<Value> = state
         .run(move |state| {
             let conn = state.db.conn()?;
@@ -140,8 +126,7 @@ pub async fn list_bookmarks(
         (ch, v["positionSec"].as_f64().unwrap_or(0.0))
     };
     items.sort_by(|a, b| {
-        let (ca, pa) = order(a);
-        let (cb, pb) = order(b);
+        let ((ca, pa), (cb, pb)) = (order(a), order(b));
         ca.cmp(&cb).then(pa.total_cmp(&pb))
     });
     Ok(data(Page::whole(items)))
@@ -180,17 +165,7 @@ pub async fn add_bookmark(
             "clientId must be 1 to 200 characters",
         ));
     }
-    let book = lib
-        .book(&b.book_id)
-        .ok_or_else(|| ApiError::book_not_found(&b.book_id))?;
-    let chapter = book
-        .chapter(&b.chapter_id)
-        .ok_or_else(|| ApiError::unknown_chapter(&b.chapter_id))?;
-    let position = if chapter.duration_sec > 0.0 {
-        b.position_sec.min(chapter.duration_sec)
-    } else {
-        b.position_sec
-    };
+    let (chapter, position) = chapter_at(&lib, &b.book_id, &b.chapter_id, b.position_sec)?;
     let chapter_id = chapter.id.clone();
     let (status, bookmark) = state
         .run(move |state| {
@@ -234,14 +209,9 @@ pub async fn delete_bookmark(
     Writer(caller, _lib): Writer,
     ApiPath(bookmark_id): ApiPath<String>,
 ) -> ApiResult<impl IntoResponse> {
-    let id = bookmark_id.clone();
+    let sql = "DELETE FROM bookmarks WHERE id = ?1 AND user_id = ?2";
     let n = state
-        .run(move |state| {
-            Ok(state.db.conn()?.execute(
-                "DELETE FROM bookmarks WHERE id = ?1 AND user_id = ?2",
-                params![id, caller.user_id as i64],
-            )?)
-        })
+        .execute(sql, (bookmark_id.clone(), caller.user_id as i64))
         .await?;
     if n == 0 {
         return Err(ApiError::not_found(format!(

@@ -110,12 +110,8 @@ pub(super) fn scan_book(
     cache: &mut ProbeCache<'_>,
 ) -> Option<ScannedBook> {
     let folder_book = others.is_some();
-    let book_path = if folder_book {
-        dir.to_owned()
-    } else {
-        files[0].clone()
-    };
-    let rel_path = rel(root, &book_path);
+    let book_path = if folder_book { dir } else { &files[0] };
+    let rel_path = rel(root, book_path);
     let toml = match others.and_then(|o| o.get("book.toml")) {
         Some(path) => read_book_toml(path),
         None => BookToml::default(),
@@ -320,14 +316,11 @@ fn categories(toml: &BookToml, rel_path: &str) -> Vec<String> {
             .map(|c| c.trim().to_owned())
             .filter(|c| !c.is_empty())
             .collect(),
-        None => {
-            let parts: Vec<&str> = rel_path.split('/').collect();
-            if parts.len() >= 2 {
-                vec![parts[0].to_owned()]
-            } else {
-                Vec::new()
-            }
-        }
+        None => rel_path
+            .split_once('/')
+            .map(|(top, _)| top.to_owned())
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -342,14 +335,8 @@ fn book_fingerprint(fingerprints: &[String]) -> String {
 
 /// Reads a `book.toml` already checked to be inside the library.
 fn read_book_toml(path: &Path) -> BookToml {
-    let text = match fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) => {
-            tracing::warn!("ignoring {}: {err}", path.display());
-            return BookToml::default();
-        }
-    };
-    match toml::from_str::<BookToml>(&text) {
+    let read = fs::read_to_string(path).map_err(|e| e.to_string());
+    match read.and_then(|text| toml::from_str::<BookToml>(&text).map_err(|e| e.to_string())) {
         Ok(mut t) => {
             t.series = toml_series(t.series_raw.as_ref(), t.sequence_raw.as_ref(), path);
             t

@@ -18,11 +18,9 @@ fn settled(v: Value) -> PageInfo {
 
 #[test]
 fn next_urls_links_and_meta() {
-    let i = settled(json!({"data": [1], "next": "http://h/api/v1/books?page=2"}));
-    assert_eq!(
-        next_page(&i, 1, 1, 1, 50),
-        Some(NextPage::Url("http://h/api/v1/books?page=2".into()))
-    );
+    let link = "http://h/api/v1/books?page=2";
+    let i = settled(json!({"data": [1], "next": link}));
+    assert_eq!(next_page(&i, 1, 1, 1, 50), Some(NextPage::Url(link.into())));
     let i =
         info(json!({"data": [1], "links": {"next": "/api/v1/books?page=2"}, "meta": {"total": 9}}));
     assert_eq!(i.total, Some(9));
@@ -76,10 +74,11 @@ fn a_bare_next_is_a_link_only_when_it_addresses_this_list() {
         assert_eq!(i.next_url, None, "{cursor}");
     }
     // Unsettled, a bare `next` is sent back, never followed.
-    let i = info(json!({"items": [1], "next": "/api/v1/books?p=2"}));
+    let link = "/api/v1/books?p=2";
+    let i = info(json!({"items": [1], "next": link}));
     assert_eq!(
         next_page(&i, 1, 1, 1, 50),
-        Some(NextPage::Cursor("/api/v1/books?p=2".into()))
+        Some(NextPage::Cursor(link.into()))
     );
 }
 

@@ -121,14 +121,9 @@ fn anything_else_is_unknown_never_none() {
 
 #[test]
 fn milliseconds_by_key_and_no_bare_number_beyond_the_chapter() {
-    assert_eq!(
-        place(json!({"chapterId": "c", "positionMillis": 61500})),
-        ("c".into(), 61.5)
-    );
-    assert_eq!(
-        place(json!({"chapterId": "c", "position_ms": 500})),
-        ("c".into(), 0.5)
-    );
+    let in_c = |key: &str, n: Value| place(json!({"chapterId": "c", key: n}));
+    assert_eq!(in_c("positionMillis", json!(61500)), ("c".into(), 61.5));
+    assert_eq!(in_c("position_ms", json!(500)), ("c".into(), 0.5));
     // 90500 "seconds" in a 120 s chapter: not trusted (milliseconds? unsaid).
     let r = read(json!({"chapterId": "c", "position": 90500}));
     let ProgressRead::Unreadable { shape } = &r else {
@@ -137,10 +132,7 @@ fn milliseconds_by_key_and_no_bare_number_beyond_the_chapter() {
     assert!(shape.contains("beyond the chapter"), "{shape}");
     assert!(read(json!({"chapterId": "c", "currentTime": 121.0 * 60.0})).is_unreadable());
     // A unit in the key says what the number is.
-    assert_eq!(
-        place(json!({"chapterId": "c", "positionSec": 121})),
-        ("c".into(), 121.0)
-    );
+    assert_eq!(in_c("positionSec", json!(121)), ("c".into(), 121.0));
 }
 
 #[test]
@@ -151,17 +143,15 @@ fn a_bare_position_in_a_chapter_whose_length_names_no_unit_is_not_trusted() {
         key: "duration".into(),
         value: 120_000.0,
     });
-    let v = json!({"chapterId": "c", "position": 30000});
-    let r = decode_progress_read(&v, &BookId::new("b"), &m);
+    let read = |v: Value, m: &Manifest| decode_progress_read(&v, &BookId::new("b"), m);
+    let r = read(json!({"chapterId": "c", "position": 30000}), &m);
     assert!(r.is_unreadable(), "{r:?}");
     // A position that names its unit is read as it says.
-    let v = json!({"chapterId": "c", "positionMs": 30000});
-    let r = decode_progress_read(&v, &BookId::new("b"), &m);
+    let r = read(json!({"chapterId": "c", "positionMs": 30000}), &m);
     assert_eq!(r.progress().map(|p| p.position), Some(30.0));
     // A server that gives no length at all: a bare position is seconds.
     m.items[0].duration_source = DurationSource::Server;
-    let v = json!({"chapterId": "c", "position": 30});
-    let r = decode_progress_read(&v, &BookId::new("b"), &m);
+    let r = read(json!({"chapterId": "c", "position": 30}), &m);
     assert_eq!(r.progress().map(|p| p.position), Some(30.0));
 }
 
