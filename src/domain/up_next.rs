@@ -220,6 +220,17 @@ mod tests {
         }
     }
 
+    fn progress(finished: bool) -> Progress {
+        Progress {
+            chapter_id: crate::domain::ChapterId::new("c9"),
+            position: 30.0,
+            book_position: None,
+            finished,
+            client_updated_at: None,
+            server_updated_at: None,
+        }
+    }
+
     fn next_id(mode: UpNextMode, finished: &str, list: &[Queued], lib: &[Book]) -> Option<String> {
         next_after(mode, &BookId::new(finished), list, lib).map(|n| n.book.to_string())
     }
@@ -280,14 +291,7 @@ mod tests {
             book("two", &[("Saga", Some("2"))]),
             book("three", &[("Saga", Some("3"))]),
         ];
-        lib[1].progress = Some(crate::domain::Progress {
-            chapter_id: crate::domain::ChapterId::new("c"),
-            position: 10.0,
-            book_position: None,
-            finished: true,
-            client_updated_at: None,
-            server_updated_at: None,
-        });
+        lib[1].progress = Some(progress(true));
         assert_eq!(
             next_id(UpNextMode::Series, "one", &[], &lib).as_deref(),
             Some("three")
@@ -406,14 +410,7 @@ mod tests {
         ) {
             let mut lib = lib;
             for (b, d) in lib.iter_mut().zip(&done) {
-                b.progress = Some(Progress {
-                    chapter_id: crate::domain::ChapterId::new("c9"),
-                    position: 30.0,
-                    book_position: None,
-                    finished: *d,
-                    client_updated_at: None,
-                    server_updated_at: None,
-                });
+                b.progress = Some(progress(*d));
             }
             let ended = BookId::new(format!("b{}", i % lib.len()));
             let list: Vec<Queued> = listed.iter().map(|j| queued(&format!("b{j}"))).collect();

@@ -216,12 +216,19 @@ async fn open_file(shared: &Shared, url: &str, offset: u64) -> Result<Body, Outc
     f.seek(SeekFrom::Start(offset.min(total)))
         .await
         .map_err(fatal)?;
+    headers_came(shared, Some(total), true);
+    Ok(Body::File(f))
+}
+
+/// The stream's length (when known) and whether it answers ranges.
+fn headers_came(shared: &Shared, total: Option<u64>, ranges: bool) {
     let mut w = shared.lock();
-    w.total = Some(total);
-    w.ranges = true;
+    if total.is_some() {
+        w.total = total;
+    }
+    w.ranges = ranges;
     w.headers_seen = true;
     shared.data_ready.notify_all();
-    Ok(Body::File(f))
 }
 
 async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generation: u64) -> Outcome {
@@ -272,41 +279,22 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
     } else {
         (resp, None)
     };
+    let range_total = || {
+        resp.headers()
+            .get("content-range")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_content_range_total)
+    };
     match status {
-        206 => {
-            let total = resp
-                .headers()
-                .get("content-range")
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_content_range_total);
-            let mut w = shared.lock();
-            if total.is_some() {
-                w.total = total;
-            }
-            w.ranges = true;
-            w.headers_seen = true;
-            shared.data_ready.notify_all();
-        }
+        206 => headers_came(shared, range_total(), true),
         200 => {
             // Range ignored: the body starts at byte 0.
-            let total = length;
-            let mut w = shared.lock();
-            if total.is_some() {
-                w.total = total;
-            }
-            w.ranges = false;
-            w.headers_seen = true;
+            headers_came(shared, length, false);
             skip = offset;
-            shared.data_ready.notify_all();
         }
         416 => {
-            let total = resp
-                .headers()
-                .get("content-range")
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_content_range_total);
             let mut w = shared.lock();
-            w.total = total.or(Some(offset));
+            w.total = range_total().or(Some(offset));
             w.headers_seen = true;
             shared.data_ready.notify_all();
             return Outcome::Done;
