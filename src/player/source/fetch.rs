@@ -11,7 +11,7 @@ use super::{
     CHUNK_TIMEOUT, DROP_BEHIND_STEP, KEEP_BEHIND, Shared, SourceError, StreamRequest, heads,
     request,
 };
-use crate::domain::backoff::{self, Backoff, Kind, Ladder};
+use crate::domain::backoff::{Backoff, Kind, Ladder};
 use std::io::SeekFrom;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -238,9 +238,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             Err(o) => o,
         };
     }
-    let origin = url::Url::parse(&req.url)
-        .map(|u| u.origin().ascii_serialization())
-        .unwrap_or_default();
+    let origin = request::origin(&req.url);
     let throttles = shared.http.throttles();
     if let Some(t) = throttles.closed(&origin, Kind::Audio, Instant::now()) {
         return Outcome::Wait(t.until);
@@ -258,14 +256,11 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
         };
     let status = resp.status().as_u16();
     if matches!(status, 429 | 503) {
-        let header = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok());
-        let asked = header("retry-after")
-            .and_then(|v| backoff::retry_after(v, header("date"), std::time::SystemTime::now()));
-        let t = throttles.refused(&origin, Kind::Audio, asked, Instant::now());
+        let (asked, until) = request::slow_down(&throttles, &origin, &resp);
         tracing::info!(
             "the stream's server answered {status}: no request before {asked:?} (or ours)"
         );
-        return Outcome::Wait(t.until);
+        return Outcome::Wait(until);
     }
     throttles.passed(&origin, Kind::Audio);
     let mut skip: u64 = 0;
