@@ -67,12 +67,7 @@ fn player(library: Option<PathBuf>, audio: AudioMode, accessible: bool) -> ExitC
     };
     let prepared = rt.block_on(async {
         let demo = server::demo::start(library).await?;
-        let root = demo.data_dir.path().join("client");
-        let dirs = Dirs {
-            config: root.join("config"),
-            data: root.join("data"),
-            cache: root.join("cache"),
-        };
+        let dirs = Dirs::under(&demo.data_dir.path().join("client"));
         let global = ProfileSelector {
             profile: Some("demo".into()),
             server: Some(demo.base_url()),

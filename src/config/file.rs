@@ -208,6 +208,15 @@ impl Dirs {
         })
     }
 
+    /// `config`, `data` and `cache` under one folder (the demo's, tests').
+    pub fn under(root: &Path) -> Dirs {
+        Dirs {
+            config: root.join("config"),
+            data: root.join("data"),
+            cache: root.join("cache"),
+        }
+    }
+
     pub fn config_file(&self) -> PathBuf {
         self.config.join("config.toml")
     }
@@ -483,11 +492,7 @@ categories = "/genres"
     }
 
     fn dirs_in(dir: &Path) -> Dirs {
-        let dirs = Dirs {
-            config: dir.join("c"),
-            data: dir.join("d"),
-            cache: dir.join("k"),
-        };
+        let dirs = Dirs::under(dir);
         std::fs::create_dir_all(&dirs.config).unwrap();
         dirs
     }

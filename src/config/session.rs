@@ -261,16 +261,14 @@ pub(super) fn remember_speaks(
     base: &BaseUrl,
     speaks: Option<crate::api::Speaks>,
 ) {
-    let _lock = record_lock(profile);
-    let Ok(Some(mut record)) = read_record(profile) else {
-        return;
-    };
-    if record.addresses.is_empty() {
-        if record.server != *base || record.speaks == speaks {
-            return;
+    update_record(profile, &format!("what {base} speaks"), |record| {
+        if record.addresses.is_empty() {
+            let changed = record.server == *base && record.speaks != speaks;
+            if changed {
+                record.speaks = speaks;
+            }
+            return changed;
         }
-        record.speaks = speaks;
-    } else {
         let mut changed = false;
         for a in record.addresses.iter_mut() {
             if a.base == *base && a.speaks != speaks {
@@ -278,28 +276,31 @@ pub(super) fn remember_speaks(
                 changed = true;
             }
         }
-        if !changed {
-            return;
-        }
-    }
-    if let Err(e) = write_record(profile, &record) {
-        tracing::warn!("cannot remember what {base} speaks: {e}");
-    }
+        changed
+    });
 }
 
 /// Keeps `base` as the address that answered last (best effort: the next
 /// start only begins elsewhere when this is lost).
 pub(super) fn remember_in_use(profile: &Profile, base: &BaseUrl) {
+    update_record(profile, "the address in use", |record| {
+        let changed = record.in_use.as_ref() != Some(base);
+        record.in_use = Some(base.clone());
+        changed
+    });
+}
+
+/// Reads the record under its lock and writes it back when `change` says
+/// it changed it; a failure is only said in the log.
+fn update_record(profile: &Profile, what: &str, change: impl FnOnce(&mut SessionRecord) -> bool) {
     let _lock = record_lock(profile);
     let Ok(Some(mut record)) = read_record(profile) else {
         return;
     };
-    if record.in_use.as_ref() == Some(base) {
-        return;
-    }
-    record.in_use = Some(base.clone());
-    if let Err(e) = write_record(profile, &record) {
-        tracing::warn!("cannot remember the address in use: {e}");
+    if change(&mut record)
+        && let Err(e) = write_record(profile, &record)
+    {
+        tracing::warn!("cannot remember {what}: {e}");
     }
 }
 
@@ -348,16 +349,12 @@ pub fn logout_local(profile: &Profile) -> Result<Option<SessionRecord>, SessionE
             .unwrap_or(TokenStoreKind::File),
     )?;
     match std::fs::remove_file(record_path(profile)) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(SessionError::Record {
-                path: record_path(profile),
-                message: e.to_string(),
-            });
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SessionError::Record {
+            path: record_path(profile),
+            message: e.to_string(),
+        }),
+        _ => Ok(record),
     }
-    Ok(record)
 }
 
 #[cfg(test)]
@@ -370,11 +367,7 @@ mod tests {
     }
 
     fn profile(dir: &std::path::Path, config: &str) -> Profile {
-        let dirs = Dirs {
-            config: dir.join("c"),
-            data: dir.join("d"),
-            cache: dir.join("k"),
-        };
+        let dirs = Dirs::under(dir);
         std::fs::create_dir_all(&dirs.config).unwrap();
         std::fs::write(dirs.config_file(), config).unwrap();
         Profile::resolve_in(&ProfileSelector::named("home"), dirs).unwrap()

@@ -63,15 +63,8 @@ impl UpNextStore {
 
     /// Replaces the list.
     pub fn save(&self, books: &[Queued]) -> Result<(), String> {
-        let _lock = self.lock()?;
-        self.write(books)
-    }
-
-    fn lock(&self) -> Result<LockFile, String> {
-        LockFile::take(&self.path.with_extension("lock"), Wait::Yes).map_err(|e| e.to_string())
-    }
-
-    fn write(&self, books: &[Queued]) -> Result<(), String> {
+        let lock_path = self.path.with_extension("lock");
+        let _lock = LockFile::take(&lock_path, Wait::Yes).map_err(|e| e.to_string())?;
         let file = File {
             server_id: self.account.server_id.to_string(),
             user_id: self.account.user_id.to_string(),
