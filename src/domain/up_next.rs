@@ -108,23 +108,18 @@ fn next_in_series(name: &str, book: &Book, library: &[Book]) -> Option<Next> {
             .and_then(|s| s.sequence.clone());
         (seq, b.title.clone())
     };
-    let here = key(book);
-    let after = |b: &Book| {
-        let k = key(b);
-        let order = series_order((k.0.as_ref(), &k.1), (here.0.as_ref(), &here.1));
-        // Equal keys: the library's order decides, as a stable sort would.
-        order.then_with(|| position(library, &b.id).cmp(&position(library, &book.id)))
+    let order = |a: &Book, b: &Book| {
+        let (ka, kb) = (key(a), key(b));
+        series_order((ka.0.as_ref(), &ka.1), (kb.0.as_ref(), &kb.1))
+            // Equal keys: the library's order decides, as a stable sort would.
+            .then_with(|| position(library, &a.id).cmp(&position(library, &b.id)))
     };
     library
         .iter()
         .filter(|b| b.id != book.id && b.series.iter().any(|s| s.name == name))
         .filter(|b| !b.progress.as_ref().is_some_and(|p| p.finished))
-        .filter(|b| after(b).is_gt())
-        .min_by(|a, b| {
-            let (ka, kb) = (key(a), key(b));
-            series_order((ka.0.as_ref(), &ka.1), (kb.0.as_ref(), &kb.1))
-                .then_with(|| position(library, &a.id).cmp(&position(library, &b.id)))
-        })
+        .filter(|b| order(b, book).is_gt())
+        .min_by(|a, b| order(a, b))
         .map(|b| Next {
             book: b.id.clone(),
             title: b.title.clone(),
