@@ -239,14 +239,10 @@ impl SoundBooks {
             Read::Unreadable(e) => return Err(format!("{e}; not overwriting it")),
         };
         let (set, added, moved) = {
-            let mut s = lock(&self.stored);
+            let s = &mut *lock(&self.stored);
             s.unsaved = 0.0;
-            let taken = std::mem::take(&mut s.moved);
-            (
-                std::mem::take(&mut s.set),
-                std::mem::take(&mut s.added),
-                taken,
-            )
+            use std::mem::take;
+            (take(&mut s.set), take(&mut s.added), take(&mut s.moved))
         };
         move_keys(&mut books, &moved);
         apply(&mut books, &set, &added);
