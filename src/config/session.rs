@@ -16,6 +16,7 @@ use super::file::{ConfigError, Profile};
 use super::tokens::{self, StoreError, TokenStore, TokenStoreKind};
 use crate::api::{Address, ApiError, Auth, BaseUrl, Client, Token};
 use crate::domain::{EpochMillis, ServerId, UserId};
+use crate::durable::{LockFile, Wait};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -308,17 +309,12 @@ fn update_record(profile: &Profile, what: &str, change: impl FnOnce(&mut Session
 /// address in use, what an address speaks): one writer at a time, across
 /// processes too, so a late probe never writes back a record a login or
 /// a logout just replaced. `None` (said in the log) when it can't be had.
-pub(super) fn record_lock(profile: &Profile) -> Option<crate::durable::LockFile> {
+pub(super) fn record_lock(profile: &Profile) -> Option<LockFile> {
     let dir = profile.dirs.sessions_dir();
+    let path = dir.join(format!("{}.lock", profile.name));
     let taken = tokens::create_private_dir(&dir)
         .map_err(|e| e.to_string())
-        .and_then(|()| {
-            crate::durable::LockFile::take(
-                &dir.join(format!("{}.lock", profile.name)),
-                crate::durable::Wait::Yes,
-            )
-            .map_err(|e| e.to_string())
-        });
+        .and_then(|()| LockFile::take(&path, Wait::Yes).map_err(|e| e.to_string()));
     taken
         .map_err(|e| tracing::warn!("cannot lock the session record: {e}"))
         .ok()
@@ -341,13 +337,10 @@ pub fn logout_local(profile: &Profile) -> Result<Option<SessionRecord>, SessionE
     let _lock = record_lock(profile);
     let record = read_record(profile).ok().flatten();
     let store = TokenStore::new(profile.dirs.tokens_dir())?;
-    store.delete(
-        &profile.name,
-        record
-            .as_ref()
-            .map(|r| r.token_store)
-            .unwrap_or(TokenStoreKind::File),
-    )?;
+    let kind = record
+        .as_ref()
+        .map_or(TokenStoreKind::File, |r| r.token_store);
+    store.delete(&profile.name, kind)?;
     match std::fs::remove_file(record_path(profile)) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SessionError::Record {
             path: record_path(profile),

@@ -122,10 +122,10 @@ impl TokenStore {
 
     pub fn delete(&self, profile: &str, kind: TokenStoreKind) -> Result<(), StoreError> {
         let path = self.file_path(profile);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(StoreError::File { path, source }),
+        if let Err(source) = std::fs::remove_file(&path)
+            && source.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(StoreError::File { path, source });
         }
         if kind == TokenStoreKind::Keyring {
             keyring_op(profile, KeyringOp::Delete)?;
