@@ -234,14 +234,11 @@ impl Config {
     /// The config file, or an empty config when there is none.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.to_owned(),
-                    source,
-                });
-            }
+            read => read.map_err(|source| ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            })?,
         };
         toml::from_str(&text).map_err(|e| ConfigError::Invalid {
             path: path.to_owned(),
