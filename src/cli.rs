@@ -119,11 +119,20 @@ pub fn main() -> ExitCode {
     let started = std::time::Instant::now();
     let cli = Cli::parse();
     let global = cli.global.invocation();
+    if let Some(
+        Command::Client(_)
+        | Command::Ctl(_)
+        | Command::Sync(_)
+        | Command::History { .. }
+        | Command::Stats
+        | Command::Sound(_)
+        | Command::Downloads(_),
+    ) = &cli.command
+    {
+        quiet_on_closed_pipe();
+    }
     match cli.command {
-        Some(Command::Client(cmd)) => {
-            quiet_on_closed_pipe();
-            crate::commands::run(&global, cmd.into())
-        }
+        Some(Command::Client(cmd)) => crate::commands::run(&global, cmd.into()),
         Some(Command::Play(args)) if args.detach => play::detach(&global, args, cli.audio),
         Some(Command::Play(args)) => {
             let args = crate::commands::play::PlayArgs {
@@ -132,40 +141,24 @@ pub fn main() -> ExitCode {
             };
             crate::commands::play::run(&global, args, started)
         }
-        Some(Command::Ctl(flags)) => {
-            quiet_on_closed_pipe();
-            match crate::ctl::CtlArgs::try_from(flags) {
-                Ok(args) => crate::ctl::client::run(&global.select, global.json, args),
-                Err(m) => {
-                    eprintln!("earmark ctl: {m}");
-                    ExitCode::from(2)
-                }
+        Some(Command::Ctl(flags)) => match crate::ctl::CtlArgs::try_from(flags) {
+            Ok(args) => crate::ctl::client::run(&global.select, global.json, args),
+            Err(m) => {
+                eprintln!("earmark ctl: {m}");
+                ExitCode::from(2)
             }
-        }
-        Some(Command::Sync(args)) => {
-            quiet_on_closed_pipe();
-            crate::commands::sync::run(&global, args.into())
-        }
-        Some(Command::History { book_id, export }) => {
-            quiet_on_closed_pipe();
-            match export {
-                Some(f) => crate::commands::export::history(&global, book_id, f.into()),
-                None => crate::commands::listening::history(&global, book_id),
-            }
-        }
-        Some(Command::Stats) => {
-            quiet_on_closed_pipe();
-            crate::commands::listening::stats(&global)
-        }
-        Some(Command::Sound(args)) => {
-            quiet_on_closed_pipe();
-            crate::commands::sound::run(&global, args.into())
-        }
+        },
+        Some(Command::Sync(args)) => crate::commands::sync::run(&global, args.into()),
+        Some(Command::History { book_id, export }) => match export {
+            Some(f) => crate::commands::export::history(&global, book_id, f.into()),
+            None => crate::commands::listening::history(&global, book_id),
+        },
+        Some(Command::Stats) => crate::commands::listening::stats(&global),
+        Some(Command::Sound(args)) => crate::commands::sound::run(&global, args.into()),
         Some(Command::Download(args)) => {
             crate::commands::downloads::run_download(&global, args.into())
         }
         Some(Command::Downloads(args)) => {
-            quiet_on_closed_pipe();
             crate::commands::downloads::run_downloads(&global, args.into())
         }
         Some(Command::Serve(args)) => crate::server::cli::run(args.into()),

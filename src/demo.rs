@@ -21,58 +21,50 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: DemoArgs) -> ExitCode {
-    if !args.server_only {
+    let result = if args.server_only {
+        server_only(args.library)
+    } else {
         // The player: signals are blocked before any thread starts, and the
         // server's log must not reach the terminal.
         crate::ui::terminal::block_signals();
-        return player(args.library, args.audio, args.accessible);
-    }
+        player(args.library, args.audio, args.accessible)
+    };
+    result.unwrap_or_else(|err| {
+        eprintln!("earmark demo: {err:#}");
+        ExitCode::FAILURE
+    })
+}
+
+/// `earmark demo --server-only`: the server until Ctrl-C.
+fn server_only(library: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     server::cli::init_logging();
-    let result = tokio::runtime::Runtime::new()
-        .map_err(anyhow::Error::from)
-        .and_then(|rt| {
-            rt.block_on(async {
-                let stop = server::cli::shutdown_signal()?;
-                let demo = server::demo::start(args.library).await?;
-                server::cli::say(&format!(
-                    "earmark demo server\n  address:  {}\n  user:     {}\n  password: {}\nPress Ctrl-C to stop.",
-                    demo.base_url(),
-                    demo.username,
-                    demo.password
-                ));
-                stop.await;
-                demo.shutdown().await;
-                anyhow::Ok(())
-            })
-        });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("earmark demo: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    tokio::runtime::Runtime::new()?.block_on(async {
+        let stop = server::cli::shutdown_signal()?;
+        let demo = server::demo::start(library).await?;
+        server::cli::say(&format!(
+            "earmark demo server\n  address:  {}\n  user:     {}\n  password: {}\nPress Ctrl-C to stop.",
+            demo.base_url(),
+            demo.username,
+            demo.password
+        ));
+        stop.await;
+        demo.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// `earmark demo`: the demo server on a loopback port, a throw-away
 /// profile in its data dir (nothing of the user's config is touched), a
 /// login as the demo user, then the player.
-fn player(library: Option<PathBuf>, audio: AudioMode, accessible: bool) -> ExitCode {
-    let rt = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("earmark demo: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let prepared = rt.block_on(async {
+fn player(
+    library: Option<PathBuf>,
+    audio: AudioMode,
+    accessible: bool,
+) -> anyhow::Result<ExitCode> {
+    let rt = tokio::runtime::Runtime::new()?;
+    let (demo, profile, session) = rt.block_on(async {
         let demo = server::demo::start(library).await?;
-        let root = demo.data_dir.path().join("client");
-        let dirs = Dirs {
-            config: root.join("config"),
-            data: root.join("data"),
-            cache: root.join("cache"),
-        };
+        let dirs = Dirs::under(&demo.data_dir.path().join("client"));
         let global = ProfileSelector {
             profile: Some("demo".into()),
             server: Some(demo.base_url()),
@@ -81,24 +73,12 @@ fn player(library: Option<PathBuf>, audio: AudioMode, accessible: bool) -> ExitC
         let profile = Profile::resolve_in(&global, dirs)?;
         let done = crate::config::login(&profile, None, &demo.password).await?;
         anyhow::Ok((demo, profile, done.session))
-    });
-    let (demo, profile, session) = match prepared {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("earmark demo: {e:#}");
-            return ExitCode::FAILURE;
-        }
-    };
+    })?;
     let no_color = crate::ui::theme::Theme::no_color_env();
-    let config = match crate::ui::UiConfig::from_toml("", no_color, accessible) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("earmark demo: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let config =
+        crate::ui::UiConfig::from_toml("", no_color, accessible).map_err(anyhow::Error::msg)?;
     let rules = crate::config::ListeningRules::default();
     let code = crate::runtime::run(config, rules, profile, Some(session), audio);
     rt.block_on(demo.shutdown());
-    code
+    Ok(code)
 }

@@ -56,9 +56,10 @@ fn roff(text: &str) -> String {
 }
 
 /// `.TP` paragraphs: a bold term, then its text.
-fn items(out: &mut String, rows: impl IntoIterator<Item = (String, String)>) {
+fn items(out: &mut String, rows: impl IntoIterator<Item = (impl AsRef<str>, impl AsRef<str>)>) {
     for (term, text) in rows {
-        out.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(&term), roff(&text)));
+        let (term, text) = (roff(term.as_ref()), roff(text.as_ref()));
+        out.push_str(&format!(".TP\n\\fB{term}\\fR\n{text}\n"));
     }
 }
 
@@ -179,16 +180,11 @@ fn sections(cmd: &clap::Command) -> String {
             }),
     );
     out.push_str(".SH EXIT STATUS\n");
-    let table = |t: &[(&str, &str)]| -> Vec<(String, String)> {
-        t.iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    };
-    items(&mut out, table(EXIT_STATUS));
+    items(&mut out, EXIT_STATUS.iter().copied());
     out.push_str(".SH FILES\n");
-    items(&mut out, table(FILES));
+    items(&mut out, FILES.iter().copied());
     out.push_str(".SH ENVIRONMENT\n");
-    items(&mut out, table(ENVIRONMENT));
+    items(&mut out, ENVIRONMENT.iter().copied());
     out.push_str(".SH KEYS\nThe player's default keys; [keys] in config.toml changes them. Ctrl\\-C always quits.\n");
     let keymap = crate::ui::keymap::Keymap::default();
     items(

@@ -76,7 +76,7 @@ impl Default for SoundConfig {
 impl SoundConfig {
     /// Names the first value out of range.
     pub fn check(&self) -> Result<(), String> {
-        let bad = |what: &str, v: String, range: &str| {
+        let bad = |what: &str, v: &dyn std::fmt::Display, range: &str| {
             Err(format!(
                 "[sound] in config.toml: {what} = {v} is not {range}"
             ))
@@ -84,28 +84,24 @@ impl SoundConfig {
         if !(-30.0..=-10.0).contains(&self.loudness_target) {
             return bad(
                 "loudness_target",
-                self.loudness_target.to_string(),
+                &self.loudness_target,
                 "from -30 to -10 (LUFS)",
             );
         }
         if !(-70.0..=-20.0).contains(&self.silence_threshold_db) {
             return bad(
                 "silence_threshold_db",
-                self.silence_threshold_db.to_string(),
+                &self.silence_threshold_db,
                 "from -70 to -20 (dBFS)",
             );
         }
         if !(200..=10_000).contains(&self.silence_min_ms) {
-            return bad(
-                "silence_min_ms",
-                self.silence_min_ms.to_string(),
-                "from 200 to 10000",
-            );
+            return bad("silence_min_ms", &self.silence_min_ms, "from 200 to 10000");
         }
         if self.silence_gap_ms > self.silence_min_ms {
             return bad(
                 "silence_gap_ms",
-                self.silence_gap_ms.to_string(),
+                &self.silence_gap_ms,
                 "at most silence_min_ms",
             );
         }
@@ -212,6 +208,15 @@ impl Dirs {
         })
     }
 
+    /// `config`, `data` and `cache` under one folder (the demo's, tests').
+    pub fn under(root: &Path) -> Dirs {
+        Dirs {
+            config: root.join("config"),
+            data: root.join("data"),
+            cache: root.join("cache"),
+        }
+    }
+
     pub fn config_file(&self) -> PathBuf {
         self.config.join("config.toml")
     }
@@ -229,14 +234,11 @@ impl Config {
     /// The config file, or an empty config when there is none.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.to_owned(),
-                    source,
-                });
-            }
+            read => read.map_err(|source| ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            })?,
         };
         toml::from_str(&text).map_err(|e| ConfigError::Invalid {
             path: path.to_owned(),
@@ -372,13 +374,15 @@ impl Profile {
             // A dead address must not hold up the next one for long.
             options.connect_timeout = options.connect_timeout.min(ADDRESS_TIMEOUT);
         }
-        let download_limit = match config.downloads.and_then(|d| d.max_size) {
-            Some(size) => Some(size.bytes().map_err(|message| ConfigError::Invalid {
+        let download_limit = config
+            .downloads
+            .and_then(|d| d.max_size)
+            .map(|size| size.bytes())
+            .transpose()
+            .map_err(|message| ConfigError::Invalid {
                 path: dirs.config_file(),
                 message: format!("downloads.max_size: {message}"),
-            })?),
-            None => None,
-        };
+            })?;
         Ok(Profile {
             name,
             dirs,
@@ -484,15 +488,16 @@ categories = "/genres"
         }
     }
 
+    fn dirs_in(dir: &Path) -> Dirs {
+        let dirs = Dirs::under(dir);
+        std::fs::create_dir_all(&dirs.config).unwrap();
+        dirs
+    }
+
     #[test]
     fn resolve_prefers_flags_and_reads_overrides() {
         let dir = tempfile::tempdir().unwrap();
-        let dirs = Dirs {
-            config: dir.path().join("c"),
-            data: dir.path().join("d"),
-            cache: dir.path().join("k"),
-        };
-        std::fs::create_dir_all(&dirs.config).unwrap();
+        let dirs = dirs_in(dir.path());
         std::fs::write(
             dirs.config_file(),
             "default_profile = \"home\"\n[profiles.home]\nserver = \"nas\"\nuser = \"alice\"\nidentity_header_prefix = \"X-Acme\"\n",
@@ -520,12 +525,7 @@ categories = "/genres"
     #[test]
     fn a_profile_lists_several_addresses_after_its_server() {
         let dir = tempfile::tempdir().unwrap();
-        let dirs = Dirs {
-            config: dir.path().join("c"),
-            data: dir.path().join("d"),
-            cache: dir.path().join("k"),
-        };
-        std::fs::create_dir_all(&dirs.config).unwrap();
+        let dirs = dirs_in(dir.path());
         let write = |text: &str| std::fs::write(dirs.config_file(), text).unwrap();
         let resolve = || Profile::resolve_in(&ProfileSelector::named("home"), dirs.clone());
         let shown =

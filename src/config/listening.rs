@@ -41,25 +41,14 @@ fn secs(v: &toml::Value) -> Option<f64> {
 
 /// `[player] key`, a number of `unit` from `lo` to `hi`.
 fn ranged(p: &toml::Table, key: &str, lo: f64, hi: f64, unit: &str) -> Result<Option<f64>, String> {
-    match p.get(key) {
-        None => Ok(None),
-        Some(v) => match secs(v) {
-            Some(x) if (lo..=hi).contains(&x) => Ok(Some(x)),
-            _ => Err(format!(
-                "[player] in config.toml: `{key}` must be {unit} between {lo} and {hi}"
-            )),
-        },
-    }
+    let bad = || format!("[player] in config.toml: `{key}` must be {unit} between {lo} and {hi}");
+    let read = |v| secs(v).filter(|x| (lo..=hi).contains(x)).ok_or_else(bad);
+    p.get(key).map(read).transpose()
 }
 
 fn flag(p: &toml::Table, key: &str) -> Result<Option<bool>, String> {
-    match p.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
-        Some(_) => Err(format!(
-            "[player] in config.toml: `{key}` must be true or false"
-        )),
-    }
+    let bad = || format!("[player] in config.toml: `{key}` must be true or false");
+    p.get(key).map(|v| v.as_bool().ok_or_else(bad)).transpose()
 }
 
 impl ListeningRules {

@@ -16,6 +16,7 @@ use super::file::{ConfigError, Profile};
 use super::tokens::{self, StoreError, TokenStore, TokenStoreKind};
 use crate::api::{Address, ApiError, Auth, BaseUrl, Client, Token};
 use crate::domain::{EpochMillis, ServerId, UserId};
+use crate::durable::{LockFile, Wait};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -261,16 +262,14 @@ pub(super) fn remember_speaks(
     base: &BaseUrl,
     speaks: Option<crate::api::Speaks>,
 ) {
-    let _lock = record_lock(profile);
-    let Ok(Some(mut record)) = read_record(profile) else {
-        return;
-    };
-    if record.addresses.is_empty() {
-        if record.server != *base || record.speaks == speaks {
-            return;
+    update_record(profile, &format!("what {base} speaks"), |record| {
+        if record.addresses.is_empty() {
+            let changed = record.server == *base && record.speaks != speaks;
+            if changed {
+                record.speaks = speaks;
+            }
+            return changed;
         }
-        record.speaks = speaks;
-    } else {
         let mut changed = false;
         for a in record.addresses.iter_mut() {
             if a.base == *base && a.speaks != speaks {
@@ -278,28 +277,31 @@ pub(super) fn remember_speaks(
                 changed = true;
             }
         }
-        if !changed {
-            return;
-        }
-    }
-    if let Err(e) = write_record(profile, &record) {
-        tracing::warn!("cannot remember what {base} speaks: {e}");
-    }
+        changed
+    });
 }
 
 /// Keeps `base` as the address that answered last (best effort: the next
 /// start only begins elsewhere when this is lost).
 pub(super) fn remember_in_use(profile: &Profile, base: &BaseUrl) {
+    update_record(profile, "the address in use", |record| {
+        let changed = record.in_use.as_ref() != Some(base);
+        record.in_use = Some(base.clone());
+        changed
+    });
+}
+
+/// Reads the record under its lock and writes it back when `change` says
+/// it changed it; a failure is only said in the log.
+fn update_record(profile: &Profile, what: &str, change: impl FnOnce(&mut SessionRecord) -> bool) {
     let _lock = record_lock(profile);
     let Ok(Some(mut record)) = read_record(profile) else {
         return;
     };
-    if record.in_use.as_ref() == Some(base) {
-        return;
-    }
-    record.in_use = Some(base.clone());
-    if let Err(e) = write_record(profile, &record) {
-        tracing::warn!("cannot remember the address in use: {e}");
+    if change(&mut record)
+        && let Err(e) = write_record(profile, &record)
+    {
+        tracing::warn!("cannot remember {what}: {e}");
     }
 }
 
@@ -307,17 +309,12 @@ pub(super) fn remember_in_use(profile: &Profile, base: &BaseUrl) {
 /// address in use, what an address speaks): one writer at a time, across
 /// processes too, so a late probe never writes back a record a login or
 /// a logout just replaced. `None` (said in the log) when it can't be had.
-pub(super) fn record_lock(profile: &Profile) -> Option<crate::durable::LockFile> {
+pub(super) fn record_lock(profile: &Profile) -> Option<LockFile> {
     let dir = profile.dirs.sessions_dir();
+    let path = dir.join(format!("{}.lock", profile.name));
     let taken = tokens::create_private_dir(&dir)
         .map_err(|e| e.to_string())
-        .and_then(|()| {
-            crate::durable::LockFile::take(
-                &dir.join(format!("{}.lock", profile.name)),
-                crate::durable::Wait::Yes,
-            )
-            .map_err(|e| e.to_string())
-        });
+        .and_then(|()| LockFile::take(&path, Wait::Yes).map_err(|e| e.to_string()));
     taken
         .map_err(|e| tracing::warn!("cannot lock the session record: {e}"))
         .ok()
@@ -340,24 +337,17 @@ pub fn logout_local(profile: &Profile) -> Result<Option<SessionRecord>, SessionE
     let _lock = record_lock(profile);
     let record = read_record(profile).ok().flatten();
     let store = TokenStore::new(profile.dirs.tokens_dir())?;
-    store.delete(
-        &profile.name,
-        record
-            .as_ref()
-            .map(|r| r.token_store)
-            .unwrap_or(TokenStoreKind::File),
-    )?;
+    let kind = record
+        .as_ref()
+        .map_or(TokenStoreKind::File, |r| r.token_store);
+    store.delete(&profile.name, kind)?;
     match std::fs::remove_file(record_path(profile)) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(SessionError::Record {
-                path: record_path(profile),
-                message: e.to_string(),
-            });
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SessionError::Record {
+            path: record_path(profile),
+            message: e.to_string(),
+        }),
+        _ => Ok(record),
     }
-    Ok(record)
 }
 
 #[cfg(test)]
@@ -370,11 +360,7 @@ mod tests {
     }
 
     fn profile(dir: &std::path::Path, config: &str) -> Profile {
-        let dirs = Dirs {
-            config: dir.join("c"),
-            data: dir.join("d"),
-            cache: dir.join("k"),
-        };
+        let dirs = Dirs::under(dir);
         std::fs::create_dir_all(&dirs.config).unwrap();
         std::fs::write(dirs.config_file(), config).unwrap();
         Profile::resolve_in(&ProfileSelector::named("home"), dirs).unwrap()

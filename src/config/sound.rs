@@ -141,21 +141,15 @@ impl SoundBooks {
     /// can't be read at all is left alone and never overwritten (`save`
     /// refuses).
     pub fn load(path: PathBuf) -> Self {
-        let mut damaged = None;
-        let mut unreadable = None;
-        let books = match read_books(&path) {
-            Read::Books(b) => b,
-            Read::Damaged(why) => {
-                match move_aside(&path, &why) {
-                    Ok(aside) => damaged = Some(aside),
-                    Err(e) => unreadable = Some(e),
-                }
-                BTreeMap::new()
-            }
+        let (books, damaged, unreadable) = match read_books(&path) {
+            Read::Books(b) => (b, None, None),
+            Read::Damaged(why) => match move_aside(&path, &why) {
+                Ok(aside) => (BTreeMap::new(), Some(aside), None),
+                Err(e) => (BTreeMap::new(), None, Some(e)),
+            },
             Read::Unreadable(e) => {
                 tracing::warn!("{e}");
-                unreadable = Some(e);
-                BTreeMap::new()
+                (BTreeMap::new(), None, Some(e))
             }
         };
         Self {
@@ -239,14 +233,10 @@ impl SoundBooks {
             Read::Unreadable(e) => return Err(format!("{e}; not overwriting it")),
         };
         let (set, added, moved) = {
-            let mut s = lock(&self.stored);
+            let s = &mut *lock(&self.stored);
             s.unsaved = 0.0;
-            let taken = std::mem::take(&mut s.moved);
-            (
-                std::mem::take(&mut s.set),
-                std::mem::take(&mut s.added),
-                taken,
-            )
+            use std::mem::take;
+            (take(&mut s.set), take(&mut s.added), take(&mut s.moved))
         };
         move_keys(&mut books, &moved);
         apply(&mut books, &set, &added);

@@ -83,6 +83,7 @@ impl TokenStore {
     }
 
     pub fn save(&self, profile: &str, token: &Token) -> Result<Saved, StoreError> {
+        let mut keyring_failed = None;
         if self.forced != Some(TokenStoreKind::File) {
             match keyring_op(profile, KeyringOp::Set(token.expose().to_owned())) {
                 Ok(_) => {
@@ -94,19 +95,13 @@ impl TokenStore {
                     });
                 }
                 Err(e) if self.forced == Some(TokenStoreKind::Keyring) => return Err(e),
-                Err(e) => {
-                    self.write_file(profile, token)?;
-                    return Ok(Saved {
-                        kind: TokenStoreKind::File,
-                        warning: self.warn_once(&e),
-                    });
-                }
+                Err(e) => keyring_failed = Some(e),
             }
         }
         self.write_file(profile, token)?;
         Ok(Saved {
             kind: TokenStoreKind::File,
-            warning: None,
+            warning: keyring_failed.and_then(|e| self.warn_once(&e)),
         })
     }
 
@@ -127,10 +122,10 @@ impl TokenStore {
 
     pub fn delete(&self, profile: &str, kind: TokenStoreKind) -> Result<(), StoreError> {
         let path = self.file_path(profile);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(StoreError::File { path, source }),
+        if let Err(source) = std::fs::remove_file(&path)
+            && source.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(StoreError::File { path, source });
         }
         if kind == TokenStoreKind::Keyring {
             keyring_op(profile, KeyringOp::Delete)?;

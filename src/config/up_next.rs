@@ -45,14 +45,11 @@ impl UpNextStore {
     /// aside and the error says so and where to.
     pub fn load(&self) -> Result<Vec<Queued>, String> {
         let bytes = match std::fs::read(&self.path) {
-            Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
+            read => read.map_err(|e| format!("cannot read {}: {e}", self.path.display()))?,
         };
-        let file: File = match serde_json::from_slice(&bytes) {
-            Ok(f) => f,
-            Err(e) => return Err(self.move_aside(&e.to_string())),
-        };
+        let file: File =
+            serde_json::from_slice(&bytes).map_err(|e| self.move_aside(&e.to_string()))?;
         if file.server_id != self.account.server_id.as_str()
             || file.user_id != self.account.user_id.as_str()
         {
@@ -63,15 +60,8 @@ impl UpNextStore {
 
     /// Replaces the list.
     pub fn save(&self, books: &[Queued]) -> Result<(), String> {
-        let _lock = self.lock()?;
-        self.write(books)
-    }
-
-    fn lock(&self) -> Result<LockFile, String> {
-        LockFile::take(&self.path.with_extension("lock"), Wait::Yes).map_err(|e| e.to_string())
-    }
-
-    fn write(&self, books: &[Queued]) -> Result<(), String> {
+        let lock_path = self.path.with_extension("lock");
+        let _lock = LockFile::take(&lock_path, Wait::Yes).map_err(|e| e.to_string())?;
         let file = File {
             server_id: self.account.server_id.to_string(),
             user_id: self.account.user_id.to_string(),

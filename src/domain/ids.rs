@@ -41,7 +41,8 @@ macro_rules! opaque_id {
 }
 
 opaque_id!(
-    /// A book, as the server names it.
+    /// A book, as the server names it (the empty id: `Book::default`).
+    #[derive(Default)]
     BookId
 );
 opaque_id!(
@@ -124,14 +125,6 @@ impl<'de> Deserialize<'de> for UserId {
             }
         }
         d.deserialize_any(Digits)
-    }
-}
-
-// Written out: the id macro derives no Default for the other ids.
-#[allow(clippy::derivable_impls)]
-impl Default for BookId {
-    fn default() -> Self {
-        Self(String::new())
     }
 }
 

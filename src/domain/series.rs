@@ -157,12 +157,8 @@ impl Eq for Sequence {}
 /// Order of two books in one series: by sequence (unknown last), then by
 /// title (case-insensitive).
 pub fn series_order(a: (Option<&Sequence>, &str), b: (Option<&Sequence>, &str)) -> Ordering {
-    let seq = match (a.0, b.0) {
-        (Some(x), Some(y)) => x.cmp(y),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => Ordering::Equal,
-    };
+    // `false` (a sequence) before `true` (none), then by sequence.
+    let seq = (a.0.is_none(), a.0).cmp(&(b.0.is_none(), b.0));
     seq.then_with(|| {
         a.1.chars()
             .flat_map(char::to_lowercase)

@@ -349,23 +349,15 @@ impl Snapshot {
     /// changed, or the place moved by `step` seconds (the player and an
     /// attached player thin the place's ticks with it).
     pub fn differs_from(&self, old: &Snapshot, step: f64) -> bool {
-        match (&old.listening, &self.listening) {
-            (Some(a), Some(b)) => {
-                let mut moved = a.clone();
-                moved.position = b.position;
-                moved.book_position = b.book_position;
-                let same_else = moved == *b
-                    && old.link == self.link
-                    && old.queue == self.queue
-                    && old.sleep == self.sleep
-                    && old.up_next == self.up_next
-                    && old.downloads == self.downloads
-                    && old.stop == self.stop
-                    && old.no_audio == self.no_audio;
-                !same_else || (a.position - b.position).abs() >= step
-            }
-            _ => old != self,
+        let (Some(a), Some(b)) = (&old.listening, &self.listening) else {
+            return old != self;
+        };
+        let mut moved = old.clone();
+        if let Some(m) = &mut moved.listening {
+            m.position = b.position;
+            m.book_position = b.book_position;
         }
+        moved != *self || (a.position - b.position).abs() >= step
     }
 
     /// Worth drawing after `last` (none: the first): anything but the

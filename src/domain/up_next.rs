@@ -108,23 +108,18 @@ fn next_in_series(name: &str, book: &Book, library: &[Book]) -> Option<Next> {
             .and_then(|s| s.sequence.clone());
         (seq, b.title.clone())
     };
-    let here = key(book);
-    let after = |b: &Book| {
-        let k = key(b);
-        let order = series_order((k.0.as_ref(), &k.1), (here.0.as_ref(), &here.1));
-        // Equal keys: the library's order decides, as a stable sort would.
-        order.then_with(|| position(library, &b.id).cmp(&position(library, &book.id)))
+    let order = |a: &Book, b: &Book| {
+        let (ka, kb) = (key(a), key(b));
+        series_order((ka.0.as_ref(), &ka.1), (kb.0.as_ref(), &kb.1))
+            // Equal keys: the library's order decides, as a stable sort would.
+            .then_with(|| position(library, &a.id).cmp(&position(library, &b.id)))
     };
     library
         .iter()
         .filter(|b| b.id != book.id && b.series.iter().any(|s| s.name == name))
         .filter(|b| !b.progress.as_ref().is_some_and(|p| p.finished))
-        .filter(|b| after(b).is_gt())
-        .min_by(|a, b| {
-            let (ka, kb) = (key(a), key(b));
-            series_order((ka.0.as_ref(), &ka.1), (kb.0.as_ref(), &kb.1))
-                .then_with(|| position(library, &a.id).cmp(&position(library, &b.id)))
-        })
+        .filter(|b| order(b, book).is_gt())
+        .min_by(|a, b| order(a, b))
         .map(|b| Next {
             book: b.id.clone(),
             title: b.title.clone(),
@@ -220,6 +215,17 @@ mod tests {
         }
     }
 
+    fn progress(finished: bool) -> Progress {
+        Progress {
+            chapter_id: crate::domain::ChapterId::new("c9"),
+            position: 30.0,
+            book_position: None,
+            finished,
+            client_updated_at: None,
+            server_updated_at: None,
+        }
+    }
+
     fn next_id(mode: UpNextMode, finished: &str, list: &[Queued], lib: &[Book]) -> Option<String> {
         next_after(mode, &BookId::new(finished), list, lib).map(|n| n.book.to_string())
     }
@@ -280,14 +286,7 @@ mod tests {
             book("two", &[("Saga", Some("2"))]),
             book("three", &[("Saga", Some("3"))]),
         ];
-        lib[1].progress = Some(crate::domain::Progress {
-            chapter_id: crate::domain::ChapterId::new("c"),
-            position: 10.0,
-            book_position: None,
-            finished: true,
-            client_updated_at: None,
-            server_updated_at: None,
-        });
+        lib[1].progress = Some(progress(true));
         assert_eq!(
             next_id(UpNextMode::Series, "one", &[], &lib).as_deref(),
             Some("three")
@@ -406,14 +405,7 @@ mod tests {
         ) {
             let mut lib = lib;
             for (b, d) in lib.iter_mut().zip(&done) {
-                b.progress = Some(Progress {
-                    chapter_id: crate::domain::ChapterId::new("c9"),
-                    position: 30.0,
-                    book_position: None,
-                    finished: *d,
-                    client_updated_at: None,
-                    server_updated_at: None,
-                });
+                b.progress = Some(progress(*d));
             }
             let ended = BookId::new(format!("b{}", i % lib.len()));
             let list: Vec<Queued> = listed.iter().map(|j| queued(&format!("b{j}"))).collect();

@@ -2,7 +2,6 @@
 //! (free some space, make the directory writable, quit the other earmark)
 //! are told apart; anything else keeps the system's message.
 
-use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +39,8 @@ impl Fault {
 }
 
 /// A file that could not be written (or opened to be written), and why.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{}", said(.path, .fault))]
 pub struct DiskError {
     pub path: PathBuf,
     pub fault: Fault,
@@ -57,21 +57,13 @@ impl DiskError {
     }
 }
 
-impl fmt::Display for DiskError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = self.path.display();
-        match &self.fault {
-            Fault::DiskFull | Fault::ReadOnly => write!(f, "{}: cannot write {path}", self.fault),
-            Fault::NoPermission => write!(f, "no permission to write {path}"),
-            Fault::Locked => write!(f, "{path} is in use by another earmark"),
-            Fault::Other(m) => write!(f, "{path}: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for DiskError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+fn said(path: &Path, fault: &Fault) -> String {
+    let path = path.display();
+    match fault {
+        Fault::DiskFull | Fault::ReadOnly => format!("{fault}: cannot write {path}"),
+        Fault::NoPermission => format!("no permission to write {path}"),
+        Fault::Locked => format!("{path} is in use by another earmark"),
+        Fault::Other(m) => format!("{path}: {m}"),
     }
 }
 

@@ -341,6 +341,10 @@ mod tests {
         RecordLog::open(path, MAGIC, false).unwrap()
     }
 
+    fn read(path: &Path) -> Vec<u32> {
+        RecordLog::<u32>::read(path, MAGIC).unwrap().0
+    }
+
     #[test]
     fn a_torn_tail_is_cut_and_whole_records_are_kept() {
         let dir = tempfile::tempdir().unwrap();
@@ -360,10 +364,7 @@ mod tests {
         assert_eq!(report.torn_tail_bytes, 7);
         assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, whole);
         log.write(&3, Vec::new).unwrap();
-        assert_eq!(
-            RecordLog::<u32>::read(&path, MAGIC).unwrap().0,
-            vec![0, 1, 2, 3]
-        );
+        assert_eq!(read(&path), vec![0, 1, 2, 3]);
     }
 
     #[test]
@@ -434,10 +435,7 @@ mod tests {
         log.write(&1, Vec::new).unwrap();
         log.rewrite(&[7, 8]).unwrap();
         log.write(&9, Vec::new).unwrap();
-        assert_eq!(
-            RecordLog::<u32>::read(&path, MAGIC).unwrap().0,
-            vec![7, 8, 9]
-        );
+        assert_eq!(read(&path), vec![7, 8, 9]);
         assert_eq!(log.records_in_file(), 3);
     }
 
@@ -458,10 +456,7 @@ mod tests {
         log.write(&3, || vec![1, 3]).unwrap();
         assert_eq!(log.durability(), Durability::Durable);
         log.write(&4, Vec::new).unwrap();
-        assert_eq!(
-            RecordLog::<u32>::read(&path, MAGIC).unwrap().0,
-            vec![1, 3, 4]
-        );
+        assert_eq!(read(&path), vec![1, 3, 4]);
     }
 
     #[test]

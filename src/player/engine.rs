@@ -363,11 +363,8 @@ impl EngineLoop {
             }
             Command::PrevChapter => {
                 if let Some((i, pos)) = self.current_index() {
-                    if pos > RESTART_THRESHOLD || i == 0 {
-                        self.start_at(i, 0.0);
-                    } else {
-                        self.start_at(i - 1, 0.0);
-                    }
+                    let back = pos <= RESTART_THRESHOLD && i > 0;
+                    self.start_at(i - usize::from(back), 0.0);
                 }
             }
             Command::SetSpeed(s) => {
@@ -466,20 +463,12 @@ impl EngineLoop {
         }
         let mut pos = pos + delta;
         while pos < 0.0 {
-            if i == 0 {
+            let Some(d) = i.checked_sub(1).and_then(|p| self.length(p)) else {
                 pos = 0.0;
                 break;
-            }
-            match self.length(i - 1) {
-                Some(d) => {
-                    i -= 1;
-                    pos += d;
-                }
-                None => {
-                    pos = 0.0;
-                    break;
-                }
-            }
+            };
+            i -= 1;
+            pos += d;
         }
         while let Some(d) = self.length(i) {
             if pos < d {

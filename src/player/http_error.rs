@@ -89,6 +89,7 @@ fn audio_signature(b: &[u8]) -> bool {
 
 fn judge(r: &Refusal) -> Judgement {
     let body = String::from_utf8_lossy(&r.body);
+    let m = message_of(&body, r.status);
     if (200..300).contains(&r.status) {
         let kind = if says_license_required(&body) {
             ErrorKind::LicenseRequired
@@ -99,33 +100,22 @@ fn judge(r: &Refusal) -> Judgement {
         return Judgement {
             kind,
             message: format!(
-                "the server answered HTTP {} ({what}) instead of audio: {}",
-                r.status,
-                message_of(&body, r.status)
+                "the server answered HTTP {} ({what}) instead of audio: {m}",
+                r.status
             ),
         };
     }
     let (kind, message) = match r.status {
-        401 => (
-            ErrorKind::Unauthorized,
-            format!("not authorized: {}", message_of(&body, r.status)),
-        ),
+        401 => (ErrorKind::Unauthorized, format!("not authorized: {m}")),
         403 => match classify_forbidden(&body) {
             SourceError::Refused { kind, message } => (kind, message),
             other => (ErrorKind::Forbidden, other.to_string()),
         },
-        404 => (
-            ErrorKind::NotFound,
-            format!("HTTP 404: {}", message_of(&body, 404)),
-        ),
-        s if (400..500).contains(&s) && s != 408 && s != 429 => (
-            ErrorKind::Rejected,
-            format!("HTTP {s}: {}", message_of(&body, s)),
-        ),
-        s => (
-            ErrorKind::Http,
-            format!("HTTP {s}: {}", message_of(&body, s)),
-        ),
+        404 => (ErrorKind::NotFound, format!("HTTP 404: {m}")),
+        s if (400..500).contains(&s) && s != 408 && s != 429 => {
+            (ErrorKind::Rejected, format!("HTTP {s}: {m}"))
+        }
+        s => (ErrorKind::Http, format!("HTTP {s}: {m}")),
     };
     Judgement { kind, message }
 }

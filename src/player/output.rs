@@ -91,26 +91,8 @@ fn open_device(_renderer: Arc<Renderer>) -> Result<Output, String> {
 /// reaches the terminal (errors are returned, and logged by the caller).
 #[cfg(feature = "device-audio")]
 fn with_stderr_silenced<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: plain fd juggling; fd 2 is restored before returning.
-    unsafe {
-        let saved = libc::dup(2);
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
-        if saved < 0 || null < 0 {
-            if saved >= 0 {
-                libc::close(saved);
-            }
-            if null >= 0 {
-                libc::close(null);
-            }
-            return f();
-        }
-        libc::dup2(null, 2);
-        libc::close(null);
-        let out = f();
-        libc::dup2(saved, 2);
-        libc::close(saved);
-        out
-    }
+    let _restored_when_dropped = redirect_stderr_to(std::path::Path::new("/dev/null"));
+    f()
 }
 
 /// Where fd 2 pointed before [`redirect_stderr_to`]; dropping this puts it
@@ -202,11 +184,7 @@ impl RendererSource {
             chunk: Chunk {
                 rate: 44_100,
                 channels: 2,
-                samples: Vec::new(),
-                audible: false,
-                waiting: false,
-                chapter: None,
-                seen: 0,
+                ..Chunk::default()
             },
             idx: 0,
         };

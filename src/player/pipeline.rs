@@ -260,7 +260,7 @@ impl Pipeline {
         let mut dec = match catch_panics(|| StreamDecoder::open(Box::new(src), hints)) {
             Ok(d) => d,
             Err(e) => {
-                self.fail(e, &monitor, item);
+                self.fail(e, Some(&monitor), item);
                 return None;
             }
         };
@@ -273,7 +273,7 @@ impl Pipeline {
         if target > 0.0
             && let Err(e) = catch_panics(|| dec.seek(target))
         {
-            self.fail(e, &monitor, item);
+            self.fail(e, Some(&monitor), item);
             return None;
         }
         // Before any audio of this stream is queued.
@@ -304,7 +304,8 @@ impl Pipeline {
                     Ok(Some(d)) => d,
                     Ok(None) => break ItemEnd::Eof { last_end },
                     Err(e) => {
-                        self.decode_failed(e, item);
+                        let monitor = self.shared.lock_monitor().clone();
+                        self.fail(e, monitor.as_ref(), item);
                         return ItemEnd::Stop;
                     }
                 },
@@ -384,21 +385,6 @@ impl Pipeline {
         true
     }
 
-    /// A decode failed: reported as the stream's failure when it has one.
-    fn decode_failed(&self, e: DecodeError, item: &ManifestItem) {
-        if self.shared.is_cancelled() {
-            return;
-        }
-        let monitor = self.shared.lock_monitor().clone();
-        match monitor {
-            Some(m) => self.fail(e, &m, item),
-            None => {
-                self.renderer
-                    .push_error(self.generation, decode_error(e, item));
-            }
-        }
-    }
-
     /// Queue decoded audio of `item` (`None`: its end), through the
     /// silence trimmer while skip silence is on. False when the generation
     /// moved on.
@@ -451,11 +437,12 @@ impl Pipeline {
         true
     }
 
-    fn fail(&self, e: DecodeError, monitor: &SourceMonitor, item: &ManifestItem) {
+    /// A decode failed: reported as the stream's failure when it has one.
+    fn fail(&self, e: DecodeError, monitor: Option<&SourceMonitor>, item: &ManifestItem) {
         if self.shared.is_cancelled() {
             return;
         }
-        let err = match monitor.fatal() {
+        let err = match monitor.and_then(SourceMonitor::fatal) {
             Some(f) => source_error(f, item),
             None => decode_error(e, item),
         };

@@ -82,19 +82,26 @@ fn the_minute_of_the_day_follows_the_given_clock_and_offset() {
     assert_eq!(minute_of_day(-60_000, 0), 23 * 60 + 59);
 }
 
-fn night() -> Sleep {
+fn auto(window: &str, choice: SleepChoice) -> Sleep {
     Sleep::new(SleepSettings {
         auto: Some(AutoSleep {
-            window: w("22:00-06:00"),
-            choice: SleepChoice::Minutes(30),
+            window: w(window),
+            choice,
         }),
         ..SleepSettings::default()
     })
 }
 
+/// A timer set at 0 while playing, with the default settings.
+fn timer(choice: SleepChoice) -> Sleep {
+    let mut s = Sleep::new(SleepSettings::default());
+    s.set(choice, &look(0, true, false));
+    s
+}
+
 #[test]
 fn the_first_play_inside_the_automatic_hours_sets_the_timer() {
-    let mut s = night();
+    let mut s = auto("22:00-06:00", SleepChoice::Minutes(30));
     // Nothing plays yet: nothing is set.
     assert!(s.follow(&look(0, false, false)).is_empty());
     let acts = s.follow(&look(1_000, true, true));
@@ -113,7 +120,7 @@ fn the_first_play_inside_the_automatic_hours_sets_the_timer() {
 
 #[test]
 fn an_automatic_timer_turned_off_stays_off_until_playback_starts_again() {
-    let mut s = night();
+    let mut s = auto("22:00-06:00", SleepChoice::Minutes(30));
     s.follow(&look(0, true, true));
     s.set(SleepChoice::Off, &look(1_000, true, false));
     s.follow(&look(2_000, true, false));
@@ -125,8 +132,7 @@ fn an_automatic_timer_turned_off_stays_off_until_playback_starts_again() {
 
 #[test]
 fn a_timed_timer_fades_then_pauses_and_the_extend_key_resumes() {
-    let mut s = Sleep::new(SleepSettings::default());
-    s.set(SleepChoice::Minutes(1), &look(0, true, false));
+    let mut s = timer(SleepChoice::Minutes(1));
     assert!(s.follow(&look(30_000, true, false)).is_empty());
     s.follow(&look(60_000, true, false));
     assert!(matches!(s.timer, Some(SleepTimer::Fading { .. })));
@@ -141,8 +147,7 @@ fn a_timed_timer_fades_then_pauses_and_the_extend_key_resumes() {
 
 #[test]
 fn a_held_timer_waits_while_paused() {
-    let mut s = Sleep::new(SleepSettings::default());
-    s.set(SleepChoice::Minutes(1), &look(0, true, false));
+    let mut s = timer(SleepChoice::Minutes(1));
     s.follow(&look(10_000, false, false));
     s.follow(&look(500_000, false, false));
     assert_eq!(s.timer.and_then(|t| t.left_ms(500_000)), Some(50_000));
@@ -152,8 +157,7 @@ fn a_held_timer_waits_while_paused() {
 
 #[test]
 fn the_end_of_chapter_timer_pauses_at_a_short_chapters_end() {
-    let mut s = Sleep::new(SleepSettings::default());
-    s.set(SleepChoice::Chapters(2), &look(0, true, false));
+    let mut s = timer(SleepChoice::Chapters(2));
     let mut p = look(1_000, true, false);
     p.chapter_changed = true;
     s.follow(&p);
@@ -195,8 +199,7 @@ fn five_minutes_fade_out_then_pause_and_write_the_place() {
 
 #[test]
 fn the_end_of_two_chapters_fades_near_the_end_of_the_second_at_the_speed() {
-    let mut s = Sleep::new(SleepSettings::default());
-    s.set(SleepChoice::Chapters(2), &look(0, true, false));
+    let mut s = timer(SleepChoice::Chapters(2));
     // 4 s of listening left in the first: not this one.
     let mut p = look(1_000, true, false);
     p.chapter_left = Some(4.0);
@@ -298,24 +301,13 @@ fn a_headset_play_after_the_stop_resumes_and_extends_for_two_minutes() {
 
 #[test]
 fn a_headset_play_without_a_fading_timer_only_plays() {
-    let mut s = Sleep::new(SleepSettings::default());
-    s.set(SleepChoice::Minutes(10), &look(0, true, false));
+    let mut s = timer(SleepChoice::Minutes(10));
     assert_eq!(s.remote_play(&look(1_000, true, false)), None);
     assert_eq!(
         s.timer.and_then(|t| t.left_ms(0)),
         Some(600_000),
         "not extended"
     );
-}
-
-fn auto(window: &str, choice: SleepChoice) -> Sleep {
-    Sleep::new(SleepSettings {
-        auto: Some(AutoSleep {
-            window: w(window),
-            choice,
-        }),
-        ..SleepSettings::default()
-    })
 }
 
 #[test]

@@ -22,11 +22,11 @@ impl EngineLoop {
     fn book_position(&self, i: usize, position: f64) -> Option<f64> {
         let before: Option<f64> = (0..i)
             .map(|j| {
-                let measured = self.item(j).and_then(|item| {
-                    let l = lock(&self.lengths);
-                    l.get(&item.chapter_id).copied()
-                });
-                measured.or_else(|| self.item(j)?.duration)
+                let item = self.item(j)?;
+                lock(&self.lengths)
+                    .get(&item.chapter_id)
+                    .copied()
+                    .or(item.duration)
             })
             .sum();
         Some(before? + position)
@@ -79,10 +79,10 @@ impl EngineLoop {
         } else {
             Status::Playing
         };
-        let buffered_to = match (&r.buffered_to, same_gen) {
-            (Some(b), true) => b.max(position),
-            _ => position,
-        };
+        let buffered_to = r
+            .buffered_to
+            .filter(|_| same_gen)
+            .map_or(position, |b| b.max(position));
         PlayerState {
             playback_id: PlaybackId(self.playback_id),
             version: self.version,

@@ -24,8 +24,8 @@ pub fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
         match r.read(&mut buf[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted && n == 0 => return Err(e),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // Interrupted after some bytes: read on (before any, say so).
+            Err(e) if e.kind() == io::ErrorKind::Interrupted && n > 0 => continue,
             Err(e) => return Err(e),
         }
     }
@@ -54,14 +54,7 @@ impl<R: Read + Seek> Cached<R> {
         if at < self.start || at + len as u64 > end {
             self.r.seek(SeekFrom::Start(at))?;
             self.data.resize(len.max(CHUNK), 0);
-            let n = read_full(&mut self.r, &mut self.data);
-            let n = match n {
-                Ok(n) => n,
-                Err(e) => {
-                    self.data.clear();
-                    return Err(e);
-                }
-            };
+            let n = read_full(&mut self.r, &mut self.data).inspect_err(|_| self.data.clear())?;
             self.data.truncate(n);
             self.start = at;
         }

@@ -280,37 +280,37 @@ impl<R: Read + Seek> MpaDemuxer<R> {
     /// count is asked to go on up to here.
     fn meet_counted_point(&mut self, byte: u64) {
         let known = lock(&self.map).exact_at(byte);
-        match known {
-            Some(frame) => {
-                if frame != self.next_frame {
-                    tracing::debug!(
-                        "mp3 estimate corrected at byte {byte}: frame {} is {frame}",
-                        self.next_frame
-                    );
-                }
-                self.next_frame = frame;
-                self.exact = true;
-                self.count = None;
+        let Some(frame) = known else {
+            if let Some(c) = &self.count {
+                c.extend_to(byte);
             }
-            None => {
-                if let Some(c) = &self.count {
-                    c.extend_to(byte);
-                }
-            }
+            return;
+        };
+        if frame != self.next_frame {
+            tracing::debug!(
+                "mp3 estimate corrected at byte {byte}: frame {} is {frame}",
+                self.next_frame
+            );
         }
+        self.go_to(byte, frame);
+        self.count = None;
+    }
+
+    /// The next frame is `frame`, at `byte` (an exact point).
+    fn go_to(&mut self, byte: u64, frame: u64) {
+        self.next = byte;
+        self.next_frame = frame;
+        self.exact = true;
     }
 
     /// Find the next frame at or after `from`; positions the reader there.
     fn resync(&mut self, from: u64) -> io::Result<Option<u64>> {
         let reference = self.reference;
         let buf = self.src.get(from, RESYNC_WINDOW)?;
-        match find_frame(buf, Some(&reference)) {
-            Some((i, _)) => {
-                self.next = from + i as u64;
-                Ok(Some(self.next))
-            }
-            None => Ok(None),
-        }
+        Ok(find_frame(buf, Some(&reference)).map(|(i, _)| {
+            self.next = from + i as u64;
+            self.next
+        }))
     }
 
     /// The header of the frame at `byte`, when one of this stream is there.
@@ -344,9 +344,7 @@ impl<R: Read + Seek> MpaDemuxer<R> {
         }
         match plan {
             Plan::Walk { byte, frame } => {
-                self.next = byte;
-                self.next_frame = frame;
-                self.exact = true;
+                self.go_to(byte, frame);
                 self.count = None;
             }
             Plan::Estimate { .. } => {
@@ -404,11 +402,10 @@ impl<R: Read + Seek> MpaDemuxer<R> {
     /// to frame `want` (before it, for the pre-roll) when that can be
     /// counted.
     fn land(&mut self, cell: u64, want: u64) -> io::Result<()> {
-        let byte = match lock(&self.map).plan(cell) {
+        let plan = lock(&self.map).plan(cell);
+        let byte = match plan {
             Plan::Walk { byte, frame } => {
-                self.next = byte;
-                self.next_frame = frame;
-                self.exact = true;
+                self.go_to(byte, frame);
                 return Ok(());
             }
             Plan::Estimate { byte } => byte,
@@ -482,9 +479,8 @@ impl<R: Read + Seek> MpaDemuxer<R> {
     /// Walk every frame header from the first frame to the end, recording
     /// exact points, and set the exact end: a local file's whole index.
     pub fn index_to_end(&mut self) -> io::Result<()> {
-        self.next = lock(&self.map).first_byte();
-        self.next_frame = 0;
-        self.exact = true;
+        let first = lock(&self.map).first_byte();
+        self.go_to(first, 0);
         self.walk_to(u64::MAX)?;
         lock(&self.map).set_counted_end(self.next, self.next_frame);
         Ok(())

@@ -51,10 +51,8 @@ impl SeekMap {
     pub fn new(first: u64, walk_frames: u64) -> Self {
         Self {
             exact: vec![(first, 0)],
-            table: Vec::new(),
-            end: None,
-            end_counted: false,
             walk_frames: walk_frames.max(1),
+            ..Self::default()
         }
     }
 
@@ -139,11 +137,12 @@ impl SeekMap {
     /// How to reach frame `target`.
     pub fn plan(&self, target: u64) -> Plan {
         let (from_byte, frame) = self.exact_before(target);
+        let walk = Plan::Walk {
+            byte: from_byte,
+            frame,
+        };
         if target - frame <= self.walk_frames {
-            return Plan::Walk {
-                byte: from_byte,
-                frame,
-            };
+            return walk;
         }
         let t = target as FrameF;
         let (lo, hi) = self.bracket(|a| a.1, t);
@@ -156,10 +155,7 @@ impl SeekMap {
         let byte = byte.max(lo.0 as f64).round() as u64;
         // Close enough in bytes: counting the frames there is cheap, exact.
         if byte.saturating_sub(from_byte) <= WALK_BYTES {
-            return Plan::Walk {
-                byte: from_byte,
-                frame,
-            };
+            return walk;
         }
         Plan::Estimate { byte }
     }

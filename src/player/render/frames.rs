@@ -50,15 +50,9 @@ pub(super) fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
             return;
         }
         Some(Item::End) => {
-            if let Some(mut s) = g.stretch.take() {
-                finish_stretch(&mut s, g.speed, out);
-                g.position = Some((s.chapter.clone(), s.fed_to));
-                g.approximate = s.fed_approximate;
-                if out.audible {
-                    return;
-                }
+            if !close_stretch(g, out) {
+                g.ended = true;
             }
-            g.ended = true;
             return;
         }
         Some(Item::Error(e)) => {
@@ -69,14 +63,9 @@ pub(super) fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
     }
     let speed = g.speed;
     let unity = (speed - 1.0).abs() < 1e-3;
-    if unity && let Some(mut s) = g.stretch.take() {
-        // Back to 1×: play the stretcher's tail, then bypass it.
-        finish_stretch(&mut s, g.speed, out);
-        g.position = Some((s.chapter.clone(), s.fed_to));
-        g.approximate = s.fed_approximate;
-        if out.audible {
-            return;
-        }
+    // Back to 1×: play the stretcher's tail, then bypass it.
+    if unity && close_stretch(g, out) {
+        return;
     }
     if unity {
         let off = g.front_off;
@@ -106,6 +95,18 @@ pub(super) fn render_inner(g: &mut Inner, max_frames: usize, out: &mut Chunk) {
     render_stretched(g, speed, max_frames, out);
 }
 
+/// Takes the stretcher (if any) and plays its tail; the position is then
+/// the end of what it was fed. True when the tail went out.
+fn close_stretch(g: &mut Inner, out: &mut Chunk) -> bool {
+    let Some(mut s) = g.stretch.take() else {
+        return false;
+    };
+    finish_stretch(&mut s, g.speed, out);
+    g.position = Some((s.chapter.clone(), s.fed_to));
+    g.approximate = s.fed_approximate;
+    out.audible
+}
+
 /// Play the stretcher's tail, no longer than the media it still holds
 /// (at the current speed), so output duration stays input / speed.
 fn finish_stretch(s: &mut StretchState, speed: f32, out: &mut Chunk) {
@@ -127,7 +128,7 @@ const FEED_FRAMES: usize = 1024;
 /// Makes the stretcher fit the front block's chapter and format, closing
 /// the previous chapter with its tail. False: nothing more this call (no
 /// audio in front, or the tail went out).
-fn fit_stretcher(g: &mut Inner, speed: f32, out: &mut Chunk) -> bool {
+fn fit_stretcher(g: &mut Inner, out: &mut Chunk) -> bool {
     // (Re)create the stretcher when the front block's chapter or format differs.
     let (rate, channels, chapter, pos, approximate) = match g.queue.front() {
         Some(Item::Audio(b)) => (
@@ -144,14 +145,9 @@ fn fit_stretcher(g: &mut Inner, speed: f32, out: &mut Chunk) -> bool {
         .as_ref()
         .is_some_and(|s| s.rate == rate && s.channels == channels && s.chapter == chapter);
     if !fits {
-        if let Some(mut old) = g.stretch.take() {
-            // Close the previous chapter with its tail; the next call starts this one.
-            finish_stretch(&mut old, speed, out);
-            g.position = Some((old.chapter.clone(), old.fed_to));
-            g.approximate = old.fed_approximate;
-            if out.audible {
-                return false;
-            }
+        // Close the previous chapter with its tail; the next call starts this one.
+        if close_stretch(g, out) {
+            return false;
         }
         g.stretch = Some(StretchState {
             st: Box::new(FastWsola::new(rate, channels)),
@@ -169,7 +165,7 @@ fn fit_stretcher(g: &mut Inner, speed: f32, out: &mut Chunk) -> bool {
 }
 
 fn render_stretched(g: &mut Inner, speed: f32, max_frames: usize, out: &mut Chunk) {
-    if !fit_stretcher(g, speed, out) {
+    if !fit_stretcher(g, out) {
         return;
     }
     let mut scratch = std::mem::take(&mut g.scratch);

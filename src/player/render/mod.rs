@@ -108,6 +108,7 @@ pub struct RenderStatus {
     pub norm_gain_db: Option<f32>,
 }
 
+#[derive(Default)]
 struct Inner {
     generation: u64,
     queue: VecDeque<Item>,
@@ -163,31 +164,11 @@ impl Renderer {
     pub fn new() -> Self {
         Self {
             inner: Mutex::new(Inner {
-                generation: 0,
-                queue: VecDeque::new(),
-                queued_secs: 0.0,
-                full: false,
-                front_off: 0,
-                playing: false,
                 speed: 1.0,
                 volume: 1.0,
-                stretch: None,
-                position: None,
-                approximate: false,
-                underrun: false,
-                ended: false,
-                error: None,
-                frames_out: 0,
-                first_audio_at: None,
-                scratch: Vec::new(),
-                sound: SoundSettings::default(),
                 loudness_target: DEFAULT_LOUDNESS_TARGET,
-                loudness: None,
-                silence_skipped: 0.0,
-                changes: 0,
-                ticked_frames: 0,
                 ticked_second: -1,
-                ticked_at: None,
+                ..Inner::default()
             }),
             space: Condvar::new(),
             changed: Condvar::new(),

@@ -11,7 +11,7 @@ use super::{
     CHUNK_TIMEOUT, DROP_BEHIND_STEP, KEEP_BEHIND, Shared, SourceError, StreamRequest, heads,
     request,
 };
-use crate::domain::backoff::{self, Backoff, Kind, Ladder};
+use crate::domain::backoff::{Backoff, Kind, Ladder};
 use std::io::SeekFrom;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -216,12 +216,19 @@ async fn open_file(shared: &Shared, url: &str, offset: u64) -> Result<Body, Outc
     f.seek(SeekFrom::Start(offset.min(total)))
         .await
         .map_err(fatal)?;
+    headers_came(shared, Some(total), true);
+    Ok(Body::File(f))
+}
+
+/// The stream's length (when known) and whether it answers ranges.
+fn headers_came(shared: &Shared, total: Option<u64>, ranges: bool) {
     let mut w = shared.lock();
-    w.total = Some(total);
-    w.ranges = true;
+    if total.is_some() {
+        w.total = total;
+    }
+    w.ranges = ranges;
     w.headers_seen = true;
     shared.data_ready.notify_all();
-    Ok(Body::File(f))
 }
 
 async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generation: u64) -> Outcome {
@@ -231,9 +238,7 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
             Err(o) => o,
         };
     }
-    let origin = url::Url::parse(&req.url)
-        .map(|u| u.origin().ascii_serialization())
-        .unwrap_or_default();
+    let origin = request::origin(&req.url);
     let throttles = shared.http.throttles();
     if let Some(t) = throttles.closed(&origin, Kind::Audio, Instant::now()) {
         return Outcome::Wait(t.until);
@@ -251,14 +256,11 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
         };
     let status = resp.status().as_u16();
     if matches!(status, 429 | 503) {
-        let header = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok());
-        let asked = header("retry-after")
-            .and_then(|v| backoff::retry_after(v, header("date"), std::time::SystemTime::now()));
-        let t = throttles.refused(&origin, Kind::Audio, asked, Instant::now());
+        let (asked, until) = request::slow_down(&throttles, &origin, &resp);
         tracing::info!(
             "the stream's server answered {status}: no request before {asked:?} (or ours)"
         );
-        return Outcome::Wait(t.until);
+        return Outcome::Wait(until);
     }
     throttles.passed(&origin, Kind::Audio);
     let mut skip: u64 = 0;
@@ -272,41 +274,22 @@ async fn fetch_once(shared: &Shared, req: &StreamRequest, offset: u64, generatio
     } else {
         (resp, None)
     };
+    let range_total = || {
+        resp.headers()
+            .get("content-range")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_content_range_total)
+    };
     match status {
-        206 => {
-            let total = resp
-                .headers()
-                .get("content-range")
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_content_range_total);
-            let mut w = shared.lock();
-            if total.is_some() {
-                w.total = total;
-            }
-            w.ranges = true;
-            w.headers_seen = true;
-            shared.data_ready.notify_all();
-        }
+        206 => headers_came(shared, range_total(), true),
         200 => {
             // Range ignored: the body starts at byte 0.
-            let total = length;
-            let mut w = shared.lock();
-            if total.is_some() {
-                w.total = total;
-            }
-            w.ranges = false;
-            w.headers_seen = true;
+            headers_came(shared, length, false);
             skip = offset;
-            shared.data_ready.notify_all();
         }
         416 => {
-            let total = resp
-                .headers()
-                .get("content-range")
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_content_range_total);
             let mut w = shared.lock();
-            w.total = total.or(Some(offset));
+            w.total = range_total().or(Some(offset));
             w.headers_seen = true;
             shared.data_ready.notify_all();
             return Outcome::Done;

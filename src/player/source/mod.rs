@@ -103,6 +103,7 @@ const CHUNK_TIMEOUT: Duration = Duration::from_secs(3);
 /// change notifies it anyway; this is only a safety net).
 const STALLED_RECHECK: Duration = Duration::from_secs(1);
 
+#[derive(Default)]
 struct Window {
     start: u64,
     data: Vec<u8>,
@@ -157,6 +158,25 @@ impl Shared {
 
     fn read_ahead(&self) -> u64 {
         self.read_ahead.load(Ordering::Relaxed)
+    }
+
+    /// Waits for news of the window (data, EOF, a fatal error and `cancel`
+    /// all notify), marking it stalled once the reader has waited
+    /// `stall_after` since `since`: the time-out only marks the stall (then
+    /// a slow safety net, not a poll).
+    fn wait<'a>(&'a self, mut w: MutexGuard<'a, Window>, since: Instant) -> MutexGuard<'a, Window> {
+        if since.elapsed() >= self.stall_after {
+            w.stalled = true;
+        }
+        let wait = if w.stalled {
+            STALLED_RECHECK
+        } else {
+            self.stall_after.saturating_sub(since.elapsed())
+        };
+        self.data_ready
+            .wait_timeout(w, wait.max(Duration::from_millis(1)))
+            .unwrap_or_else(|e| e.into_inner())
+            .0
     }
 }
 
@@ -261,22 +281,14 @@ impl HttpSource {
         };
         let shared = Arc::new(Shared {
             w: Mutex::new(Window {
-                start: 0,
                 data,
-                want: 0,
-                restart: false,
                 total,
                 ranges: from_head,
                 headers_seen: from_head,
-                eof: false,
-                fatal: None,
-                cancel: false,
-                stalled: false,
-                generation: 0,
-                hold: false,
                 accepted_type,
                 lazy: from_head,
                 head_kept: from_head,
+                ..Window::default()
             }),
             data_ready: Condvar::new(),
             wake_task: Notify::new(),
@@ -299,37 +311,20 @@ impl HttpSource {
     /// known), through network failures (reported as stalled) until the
     /// server answers, a fatal status, or `cancel`.
     pub fn wait_headers(&self) -> Result<(), SourceError> {
-        let src = self;
-        {
-            let mut w = src.shared.lock();
-            let began = Instant::now();
-            loop {
-                if let Some(e) = &w.fatal {
-                    return Err(e.clone());
-                }
-                if w.cancel {
-                    return Err(SourceError::Cancelled);
-                }
-                if w.headers_seen {
-                    break;
-                }
-                if began.elapsed() > src.shared.stall_after {
-                    w.stalled = true;
-                }
-                let wait = if w.stalled {
-                    STALLED_RECHECK
-                } else {
-                    src.shared.stall_after.saturating_sub(began.elapsed())
-                };
-                w = src
-                    .shared
-                    .data_ready
-                    .wait_timeout(w, wait.max(Duration::from_millis(1)))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+        let mut w = self.shared.lock();
+        let began = Instant::now();
+        loop {
+            if let Some(e) = &w.fatal {
+                return Err(e.clone());
             }
+            if w.cancel {
+                return Err(SourceError::Cancelled);
+            }
+            if w.headers_seen {
+                return Ok(());
+            }
+            w = self.shared.wait(w, began);
         }
-        Ok(())
     }
 
     pub fn monitor(&self) -> SourceMonitor {
@@ -385,9 +380,7 @@ impl Read for HttpSource {
                 buf[..n].copy_from_slice(&w.data[off..off + n]);
                 self.pos += n as u64;
                 w.want = self.pos;
-                if w.stalled {
-                    w.stalled = false;
-                }
+                w.stalled = false;
                 // A task that is far enough ahead waits until the reader
                 // has used half the read-ahead: wake it only then, not on
                 // every read (a finished download only waits for a seek).
@@ -406,32 +399,15 @@ impl Read for HttpSource {
             }
             let in_reach = pos >= w.start && pos <= w.end() + FORWARD_SLACK;
             if !(in_reach || (w.restart && w.want == pos)) {
-                w.want = pos;
                 w.restart = true;
                 w.eof = false;
-                shared.wake_task.notify_one();
-            } else {
-                // Starving: always tell the task (at most once per wake-up
-                // here), so a task waiting for room is never left waiting.
-                w.want = pos;
-                shared.wake_task.notify_one();
             }
+            // Starving: always tell the task (at most once per wake-up
+            // here), so a task waiting for room is never left waiting.
+            w.want = pos;
+            shared.wake_task.notify_one();
             let since = *waiting_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= shared.stall_after && !w.stalled {
-                w.stalled = true;
-            }
-            // Data, EOF, a fatal error and `cancel` all notify: the timeout
-            // only marks the stall (then a slow safety net, not a poll).
-            let wait = if w.stalled {
-                STALLED_RECHECK
-            } else {
-                shared.stall_after.saturating_sub(since.elapsed())
-            };
-            w = shared
-                .data_ready
-                .wait_timeout(w, wait.max(Duration::from_millis(1)))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            w = shared.wait(w, since);
         }
     }
 }

@@ -77,9 +77,7 @@ async fn read_range(
     // The audio back-off of the origin (see `fetch`): closed, the stream
     // reads it instead, once its wait is over.
     use crate::domain::backoff::Kind;
-    let origin = url::Url::parse(&req.url)
-        .map(|u| u.origin().ascii_serialization())
-        .unwrap_or_default();
+    let origin = request::origin(&req.url);
     let throttles = http.throttles();
     let now = std::time::Instant::now();
     if throttles.closed(&origin, Kind::Audio, now).is_some() {
@@ -96,11 +94,7 @@ async fn read_range(
         206 => {}
         416 => return Ok(Vec::new()),
         s @ (429 | 503) => {
-            let h = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok());
-            let asked = h("retry-after").and_then(|v| {
-                crate::domain::backoff::retry_after(v, h("date"), std::time::SystemTime::now())
-            });
-            throttles.refused(&origin, Kind::Audio, asked, std::time::Instant::now());
+            request::slow_down(&throttles, &origin, &resp);
             return Err(io::Error::other(format!("range read: HTTP {s}")));
         }
         s => return Err(io::Error::other(format!("range read: HTTP {s}"))),

@@ -6,8 +6,10 @@
 //! token never leaves the server's origin).
 
 use super::StreamRequest;
+use crate::domain::backoff::{self, Kind, Throttles};
 use crate::player::StreamPool;
 use reqwest::header::LOCATION;
+use std::time::{Duration, Instant, SystemTime};
 
 /// Redirects followed before the stream is given up as broken.
 const MAX_REDIRECTS: usize = 5;
@@ -28,6 +30,27 @@ fn default_client() -> reqwest::Client {
             .unwrap_or_else(|_| reqwest::Client::new())
     })
     .clone()
+}
+
+/// The origin whose audio back-off a stream's requests wait for.
+pub(super) fn origin(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default()
+}
+
+/// A 429 or 503 from `origin`: closes its audio back-off for the answer's
+/// `Retry-After` (returned) or a step of its ladder; until when.
+pub(super) fn slow_down(
+    throttles: &Throttles,
+    origin: &str,
+    resp: &reqwest::Response,
+) -> (Option<Duration>, Instant) {
+    let header = |n: &str| resp.headers().get(n).and_then(|v| v.to_str().ok());
+    let asked = header("retry-after")
+        .and_then(|v| backoff::retry_after(v, header("date"), SystemTime::now()));
+    let t = throttles.refused(origin, Kind::Audio, asked, Instant::now());
+    (asked, t.until)
 }
 
 /// Sends `GET req` with `Range: range`, following redirects by hand.
