@@ -107,6 +107,24 @@ pub struct ManifestItem {
     pub end: Option<f64>,
 }
 
+impl ManifestItem {
+    /// Chapter `id`, a whole stream with no URL of its own (`None`: the
+    /// client builds the play URL) and the server's length `secs`.
+    pub fn whole(id: impl Into<String>, title: impl Into<String>, secs: Option<f64>) -> Self {
+        ManifestItem {
+            chapter_id: ChapterId::new(id),
+            title: title.into(),
+            duration: secs,
+            duration_source: Default::default(),
+            url: None,
+            mime_type: None,
+            size_bytes: None,
+            start: 0.0,
+            end: None,
+        }
+    }
+}
+
 /// The complete, ordered playback queue of a book. Server order is kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {

@@ -1,7 +1,6 @@
 use super::*;
 use crate::domain::session::{Landing, LengthFrom, PlayState};
-use crate::domain::{Book, BookId, ChapterId, Manifest, StopReason};
-use crate::offline::fixture::item;
+use crate::domain::{Book, BookId, ChapterId, Manifest, ManifestItem, StopReason};
 use std::sync::Arc;
 
 fn playing(chapter: &str, position: f64) -> Snapshot {
@@ -14,8 +13,8 @@ fn playing(chapter: &str, position: f64) -> Snapshot {
     let manifest = Manifest {
         book_id: BookId::new("b1"),
         items: vec![
-            item("c1", "Part c1", Some(1300.0)),
-            item("c2", "Part c2", Some(200.0)),
+            ManifestItem::whole("c1", "Part c1", Some(1300.0)),
+            ManifestItem::whole("c2", "Part c2", Some(200.0)),
         ],
     };
     Snapshot {

@@ -168,15 +168,8 @@ mod tests {
     #[test]
     fn a_measured_length_replaces_an_unread_one_and_places_the_book() {
         let item = |id: &str, source: DurationSource| crate::domain::ManifestItem {
-            chapter_id: crate::domain::ChapterId::new(id),
-            title: id.to_owned(),
-            duration: None,
             duration_source: source,
-            url: None,
-            mime_type: None,
-            size_bytes: None,
-            start: 0.0,
-            end: None,
+            ..crate::domain::ManifestItem::whole(id, id, None)
         };
         let unread = DurationSource::Unchecked(Unitless {
             key: "duration".into(),

@@ -76,7 +76,7 @@ pub fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{BookId, ChapterId};
+    use crate::domain::{BookId, ChapterId, ManifestItem};
     use store::FileEntry;
 
     fn manifest(ids: &[&str]) -> Manifest {
@@ -84,7 +84,7 @@ mod tests {
             book_id: BookId::new("b"),
             items: ids
                 .iter()
-                .map(|id| fixture::item(*id, *id, Some(10.0)))
+                .map(|id| ManifestItem::whole(*id, *id, Some(10.0)))
                 .collect(),
         }
     }

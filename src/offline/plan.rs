@@ -130,7 +130,7 @@ mod tests {
     fn embedded_chapters_share_one_file_in_server_order() {
         let item = |id: &str, url: &str| ManifestItem {
             url: Some(url.into()),
-            ..crate::offline::fixture::item(id, id, None)
+            ..ManifestItem::whole(id, id, None)
         };
         let m = Manifest {
             book_id: BookId::new("b"),

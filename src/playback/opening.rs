@@ -250,14 +250,7 @@ impl Owner {
         if let (Some(chapter), Some(e)) = (chapter, &self.engine) {
             let item = ManifestItem {
                 chapter_id: chapter,
-                title: String::new(),
-                duration: None,
-                duration_source: Default::default(),
-                url: None,
-                mime_type: None,
-                size_bytes: None,
-                start: 0.0,
-                end: None,
+                ..ManifestItem::whole("", "", None)
             };
             e.send(crate::player::Command::OpenAhead(item));
         }

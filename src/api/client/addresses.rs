@@ -378,19 +378,12 @@ mod tests {
 mod streams {
     use super::*;
     use crate::api::{ClientOptions, Token};
-    use crate::domain::{ChapterId, ManifestItem, UserId};
+    use crate::domain::{ManifestItem, UserId};
 
     fn item(url: &str) -> ManifestItem {
         ManifestItem {
-            chapter_id: ChapterId::new("c1"),
-            title: "One".into(),
-            duration: None,
-            duration_source: Default::default(),
             url: Some(url.into()),
-            mime_type: None,
-            size_bytes: None,
-            start: 0.0,
-            end: None,
+            ..ManifestItem::whole("c1", "One", None)
         }
     }
 

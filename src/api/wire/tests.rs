@@ -12,17 +12,7 @@ pub(super) fn chapters(items: &[(&str, f64)]) -> Manifest {
         book_id: BookId::new("b"),
         items: items
             .iter()
-            .map(|(id, d)| ManifestItem {
-                chapter_id: ChapterId::new(*id),
-                title: String::new(),
-                duration: Some(*d),
-                duration_source: Default::default(),
-                url: None,
-                mime_type: None,
-                size_bytes: None,
-                start: 0.0,
-                end: None,
-            })
+            .map(|(id, d)| ManifestItem::whole(*id, "", Some(*d)))
             .collect(),
     }
 }

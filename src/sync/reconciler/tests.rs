@@ -1,12 +1,13 @@
 use super::*;
-use crate::domain::Progress;
-use crate::offline::fixture::item;
+use crate::domain::{ManifestItem, Progress};
 
 pub(super) fn manifest(book: &str) -> Manifest {
     Manifest {
         book_id: BookId::new(book),
         items: (1..=3)
-            .map(|i| item(format!("{book}_c{i}"), format!("Chapter {i}"), Some(2000.0)))
+            .map(|i| {
+                ManifestItem::whole(format!("{book}_c{i}"), format!("Chapter {i}"), Some(2000.0))
+            })
             .collect(),
     }
 }
