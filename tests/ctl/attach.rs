@@ -1,7 +1,8 @@
 //! The player attaches to a running session of its profile in a real
 //! pseudo-terminal: the same book and place, its keys act on it, and
 //! losing its terminal (SIGHUP) or `q` leaves the session playing. A
-//! player's own session is left playing with `x`.
+//! player's own session is left playing with `x`. A session that does
+//! not answer is said so, never shown as an answer of zeros.
 
 use crate::common::{World, place};
 use crate::pty::Tui;
@@ -96,6 +97,36 @@ async fn x_in_a_player_of_its_own_session_leaves_the_book_playing_detached_at_it
         socket: Default::default(),
         said: Default::default(),
     };
+    let (code, _) = w.ctl(&["quit"]);
+    assert_eq!(code, 0);
+    session.until_gone();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statistics_asked_of_a_session_that_does_not_answer_are_said_to_be_unanswered_not_shown_as_zero()
+ {
+    let w = World::start().await;
+    let long = w.book("Long");
+    let session = w.detach(&long, &[], &[]);
+    let pid = session.pid;
+    let w = std::sync::Arc::new(w);
+    let w2 = w.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut tui = player(&w2);
+        tui.wait_for("▶ Playing");
+        // The session hangs: it holds its socket and answers nothing.
+        // SAFETY: signals to the session this test started.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        tui.keys("S");
+        tui.wait_for_within("did not answer", std::time::Duration::from_secs(40));
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        // Esc closes the statistics, `q` leaves the session playing.
+        tui.keys("\x1b");
+        tui.keys("q");
+        tui.wait_exit();
+    })
+    .await
+    .unwrap();
     let (code, _) = w.ctl(&["quit"]);
     assert_eq!(code, 0);
     session.until_gone();
