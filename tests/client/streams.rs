@@ -110,17 +110,7 @@ fn api_judge(c: Client) -> RefusalJudge {
 }
 
 fn item(case: &str) -> ManifestItem {
-    ManifestItem {
-        chapter_id: ChapterId::new(case),
-        title: case.into(),
-        duration: Some(3.0),
-        duration_source: Default::default(),
-        url: None,
-        mime_type: None,
-        size_bytes: None,
-        start: 0.0,
-        end: None,
-    }
+    ManifestItem::whole(case, case, Some(3.0))
 }
 
 /// Plays `case` on a null-output engine until it plays or stops.

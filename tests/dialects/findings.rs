@@ -279,17 +279,7 @@ async fn a_stream_403_without_the_license_code_is_no_permission_not_a_license_st
             }),
         );
     let c = authed(&serve(app).await, opts("X-Service"));
-    let item = |id: &str| ManifestItem {
-        chapter_id: ChapterId::new(id),
-        title: String::new(),
-        duration: None,
-        duration_source: Default::default(),
-        url: None,
-        mime_type: None,
-        size_bytes: None,
-        start: 0.0,
-        end: None,
-    };
+    let item = |id: &str| ManifestItem::whole(id, "", None);
     let e = c
         .open_stream(&c.stream_request(&item("c1")), None)
         .await
